@@ -1,0 +1,4 @@
+#include <uv.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>

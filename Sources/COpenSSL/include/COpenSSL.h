@@ -1,0 +1,57 @@
+#ifndef COPENSSL_H
+#define COPENSSL_H
+// OpenSSL 3 headers, and static inline wrappers for the APIs OpenSSL only offers
+// as macros (which do not import into Swift).
+#include <openssl/ssl.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <openssl/bn.h>
+#include <openssl/ec.h>
+#include <openssl/rsa.h>
+#include <openssl/core_names.h>
+#include <openssl/param_build.h>
+#include <openssl/crypto.h>
+#include <openssl/kdf.h>
+
+static inline int shim_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
+    return (int)SSL_CTX_set_min_proto_version(ctx, version);
+}
+static inline int shim_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version) {
+    return (int)SSL_CTX_set_max_proto_version(ctx, version);
+}
+static inline int shim_SSL_CTX_set1_groups_list(SSL_CTX *ctx, const char *list) {
+    return (int)SSL_CTX_set1_groups_list(ctx, list);
+}
+static inline int shim_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
+    return (int)SSL_set_tlsext_host_name(ssl, name);
+}
+static inline long shim_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode) {
+    return SSL_CTX_set_session_cache_mode(ctx, mode);
+}
+static inline long shim_SSL_CTX_set_mode(SSL_CTX *ctx, long mode) {
+    return SSL_CTX_set_mode(ctx, mode);
+}
+static inline long shim_BIO_get_mem_data(BIO *bio, char **data) {
+    return BIO_get_mem_data(bio, data);
+}
+static inline int shim_BIO_pending(BIO *bio) {
+    return (int)BIO_pending(bio);
+}
+static inline void shim_OPENSSL_free(void *ptr) {
+    OPENSSL_free(ptr);
+}
+static inline int shim_SSL_CTX_add_extra_chain_cert(SSL_CTX *ctx, X509 *cert) {
+    return (int)SSL_CTX_add_extra_chain_cert(ctx, cert);
+}
+static inline STACK_OF(X509) *shim_sk_X509_new_null(void) { return sk_X509_new_null(); }
+static inline int shim_sk_X509_push(STACK_OF(X509) *stack, X509 *cert) { return sk_X509_push(stack, cert); }
+static inline void shim_sk_X509_pop_free(STACK_OF(X509) *stack) { sk_X509_pop_free(stack, X509_free); }
+static inline void shim_sk_X509_free(STACK_OF(X509) *stack) { sk_X509_free(stack); }
+static inline int shim_BIO_reset(BIO *bio) { return (int)BIO_reset(bio); }
+static inline uint64_t shim_SSL_OP_CIPHER_SERVER_PREFERENCE(void) { return SSL_OP_CIPHER_SERVER_PREFERENCE; }
+static inline uint64_t shim_SSL_OP_NO_RENEGOTIATION(void) { return SSL_OP_NO_RENEGOTIATION; }
+#endif

@@ -1,0 +1,191 @@
+import Foundation
+import Net
+import Yams
+
+/// The harness configuration file (`config/harness.yaml`). Every key is optional;
+/// what is missing takes the documented default.
+public struct HarnessConfiguration: Sendable, Equatable {
+    public struct Server: Sendable, Equatable, Encodable {
+        public var host = "127.0.0.1"
+        public var httpPort: Int? = 8080
+        public var httpsPort: Int? = 8443
+        /// Event loops (threads); 0 means one per core.
+        public var loops = 0
+        public var maxHeaderBytes = 16 * 1024
+        public var maxBodyBytes = 1024 * 1024
+        public var requestTimeoutMs: UInt64 = 10_000
+        public var idleTimeoutMs: UInt64 = 60_000
+        public var shutdownGraceMs: UInt64 = 10_000
+        public init() {}
+    }
+
+    public struct TLS: Sendable, Equatable, Encodable {
+        public var certificate = "certs/tls/server-chain.pem"
+        public var privateKey = "certs/tls/server-key.pem"
+        /// CA file for client certificates (mutual TLS); none by default.
+        public var clientCA: String?
+        public var requireClientCertificate = false
+        public init() {}
+    }
+
+    public struct Logging: Sendable, Equatable, Encodable {
+        public var level = "info"
+        /// "text" or "json".
+        public var format = "text"
+        public init() {}
+    }
+
+    public var server = Server()
+    public var tls = TLS()
+    public var logging = Logging()
+
+    public init() {}
+
+    /// Reads a YAML file; errors name the file and the offending key.
+    public static func load(path: String) throws(ConfigurationError) -> HarnessConfiguration {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw .unreadable(path: path)
+        }
+        return try parse(text, source: path)
+    }
+
+    /// Parses YAML text; `source` names it in errors.
+    public static func parse(_ text: String, source: String = "configuration") throws(ConfigurationError) -> HarnessConfiguration {
+        let configuration: HarnessConfiguration
+        do {
+            configuration = try YAMLDecoder().decode(HarnessConfiguration.self, from: text)
+        } catch let error as DecodingError {
+            throw .invalid(source: source, reason: error.readableDescription)
+        } catch {
+            throw .invalid(source: source, reason: "\(error)")
+        }
+        try configuration.validate(source: source)
+        return configuration
+    }
+
+    func validate(source: String) throws(ConfigurationError) {
+        for (key, port) in [("server.httpPort", server.httpPort), ("server.httpsPort", server.httpsPort)] {
+            if let port, !(0...65535).contains(port) { throw .invalid(source: source, reason: "\(key): \(port) is not a port (0-65535)") }
+        }
+        guard server.httpPort != nil || server.httpsPort != nil else {
+            throw .invalid(source: source, reason: "server: set httpPort or httpsPort (or both)")
+        }
+        guard server.loops >= 0 else { throw .invalid(source: source, reason: "server.loops: must be 0 (one per core) or more") }
+        guard server.maxHeaderBytes >= 1024 else { throw .invalid(source: source, reason: "server.maxHeaderBytes: at least 1024") }
+        guard server.maxBodyBytes >= 1024 else { throw .invalid(source: source, reason: "server.maxBodyBytes: at least 1024") }
+        guard ["text", "json"].contains(logging.format) else {
+            throw .invalid(source: source, reason: "logging.format: \"\(logging.format)\" is not text or json")
+        }
+        guard LogLevelName.parse(logging.level) != nil else {
+            throw .invalid(source: source, reason: "logging.level: \"\(logging.level)\" is not one of \(LogLevelName.all)")
+        }
+    }
+
+    /// The server settings for the Net module, with TLS files resolved against `baseDirectory`.
+    public func serverConfiguration(baseDirectory: String = FileManager.default.currentDirectoryPath) -> ServerConfiguration {
+        func resolve(_ path: String) -> String { path.hasPrefix("/") ? path : baseDirectory + "/" + path }
+        let tlsConfiguration = TLSConfiguration(
+            certificateChainFile: resolve(tls.certificate), privateKeyFile: resolve(tls.privateKey),
+            trustRootsFile: tls.clientCA.map(resolve), requireClientCertificate: tls.requireClientCertificate)
+        return ServerConfiguration(
+            host: server.host, httpPort: server.httpPort, httpsPort: server.httpsPort,
+            tls: server.httpsPort == nil ? nil : tlsConfiguration,
+            maxHeaderBytes: server.maxHeaderBytes, maxBodyBytes: server.maxBodyBytes,
+            requestTimeoutMilliseconds: server.requestTimeoutMs, idleTimeoutMilliseconds: server.idleTimeoutMs,
+            shutdownGraceMilliseconds: server.shutdownGraceMs)
+    }
+
+    public var loopCount: Int { server.loops == 0 ? ProcessInfo.processInfo.activeProcessorCount : server.loops }
+}
+
+// Decoding: every key optional (defaults above), unknown keys rejected so a typo is
+// reported instead of silently ignored.
+extension HarnessConfiguration: Codable {
+    private enum CodingKeys: String, CodingKey, CaseIterable { case server, tls, logging }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
+        server = try container.decodeIfPresent(Server.self, forKey: .server) ?? Server()
+        tls = try container.decodeIfPresent(TLS.self, forKey: .tls) ?? TLS()
+        logging = try container.decodeIfPresent(Logging.self, forKey: .logging) ?? Logging()
+    }
+}
+
+extension HarnessConfiguration.Server: Decodable {
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case host, httpPort, httpsPort, loops, maxHeaderBytes, maxBodyBytes, requestTimeoutMs, idleTimeoutMs, shutdownGraceMs
+    }
+
+    public init(from decoder: Decoder) throws {
+        self.init()
+        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
+        host = try container.decodeIfPresent(String.self, forKey: .host) ?? host
+        // An explicit null turns a listener off.
+        if container.contains(.httpPort) { httpPort = try container.decodeIfPresent(Int.self, forKey: .httpPort) }
+        if container.contains(.httpsPort) { httpsPort = try container.decodeIfPresent(Int.self, forKey: .httpsPort) }
+        loops = try container.decodeIfPresent(Int.self, forKey: .loops) ?? loops
+        maxHeaderBytes = try container.decodeIfPresent(Int.self, forKey: .maxHeaderBytes) ?? maxHeaderBytes
+        maxBodyBytes = try container.decodeIfPresent(Int.self, forKey: .maxBodyBytes) ?? maxBodyBytes
+        requestTimeoutMs = try container.decodeIfPresent(UInt64.self, forKey: .requestTimeoutMs) ?? requestTimeoutMs
+        idleTimeoutMs = try container.decodeIfPresent(UInt64.self, forKey: .idleTimeoutMs) ?? idleTimeoutMs
+        shutdownGraceMs = try container.decodeIfPresent(UInt64.self, forKey: .shutdownGraceMs) ?? shutdownGraceMs
+    }
+}
+
+extension HarnessConfiguration.TLS: Decodable {
+    private enum CodingKeys: String, CodingKey, CaseIterable { case certificate, privateKey, clientCA, requireClientCertificate }
+
+    public init(from decoder: Decoder) throws {
+        self.init()
+        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
+        certificate = try container.decodeIfPresent(String.self, forKey: .certificate) ?? certificate
+        privateKey = try container.decodeIfPresent(String.self, forKey: .privateKey) ?? privateKey
+        clientCA = try container.decodeIfPresent(String.self, forKey: .clientCA)
+        requireClientCertificate = try container.decodeIfPresent(Bool.self, forKey: .requireClientCertificate) ?? false
+    }
+}
+
+extension HarnessConfiguration.Logging: Decodable {
+    private enum CodingKeys: String, CodingKey, CaseIterable { case level, format }
+
+    public init(from decoder: Decoder) throws {
+        self.init()
+        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
+        level = try container.decodeIfPresent(String.self, forKey: .level) ?? level
+        format = try container.decodeIfPresent(String.self, forKey: .format) ?? format
+    }
+}
+
+private struct AnyKey: CodingKey {
+    let stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
+extension Decoder {
+    /// A keyed container that fails on keys `Keys` does not list, naming the key.
+    func strictContainer<Keys: CodingKey & CaseIterable>(keyedBy: Keys.Type) throws -> KeyedDecodingContainer<Keys> {
+        let known = Set(Keys.allCases.map(\.stringValue))
+        let all = try container(keyedBy: AnyKey.self)
+        if let unknown = all.allKeys.first(where: { !known.contains($0.stringValue) }) {
+            throw DecodingError.dataCorrupted(.init(
+                codingPath: codingPath + [unknown],
+                debugDescription: "unknown key (known: \(known.sorted().joined(separator: ", ")))"))
+        }
+        return try container(keyedBy: Keys.self)
+    }
+}
+
+/// A configuration file that cannot be used, and why.
+public enum ConfigurationError: Error, Equatable, CustomStringConvertible {
+    case unreadable(path: String)
+    case invalid(source: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .unreadable(let path): "cannot read configuration file \(path)"
+        case .invalid(let source, let reason): "\(source): \(reason)"
+        }
+    }
+}

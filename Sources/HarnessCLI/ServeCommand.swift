@@ -1,0 +1,69 @@
+import ArgumentParser
+import Foundation
+import Harness
+import Logging
+
+struct ServeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the harness until SIGINT or SIGTERM (then stop gracefully and exit 0)."
+    )
+
+    @Option(name: .long, help: "YAML configuration file.")
+    var config = "config/harness.yaml"
+
+    @Option(name: .long, help: "Event loops (threads); 0 = one per core. Overrides server.loops.")
+    var loops: Int?
+
+    @Option(name: .long, help: "Plain HTTP port (0 = any free port). Overrides server.httpPort.")
+    var httpPort: Int?
+
+    @Option(name: .long, help: "HTTPS port (0 = any free port). Overrides server.httpsPort.")
+    var httpsPort: Int?
+
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String?
+
+    @Flag(name: .long, help: "Log JSON lines instead of text.")
+    var jsonLogs = false
+
+    func run() throws {
+        var configuration: HarnessConfiguration
+        do {
+            configuration = FileManager.default.fileExists(atPath: config) || config != "config/harness.yaml"
+                ? try HarnessConfiguration.load(path: config)
+                : HarnessConfiguration()
+        } catch {
+            throw ValidationError(error.description)
+        }
+        if let loops { configuration.server.loops = loops }
+        if let httpPort { configuration.server.httpPort = httpPort }
+        if let httpsPort { configuration.server.httpsPort = httpsPort }
+        if let logLevel { configuration.logging.level = logLevel }
+        if jsonLogs { configuration.logging.format = "json" }
+        guard let level = LogLevelName.parse(configuration.logging.level) else {
+            throw ValidationError("log level \(configuration.logging.level) is not one of \(LogLevelName.all.joined(separator: ", "))")
+        }
+        bootstrapLogging(format: configuration.logging.format, level: level)
+        let logger = Logger(label: "harness")
+
+        // Signals arrive on a dispatch queue, never on an event loop.
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        signal(SIGPIPE, SIG_IGN)
+        let stop = DispatchSemaphore(value: 0)
+        let sources = [SIGINT, SIGTERM].map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { stop.signal() }
+            source.resume()
+            return source
+        }
+
+        let app = try HarnessApp(configuration: configuration, logger: logger)
+        try app.start()
+        stop.wait()
+        logger.info("signal received; stopping")
+        app.shutdown()
+        sources.forEach { $0.cancel() }
+    }
+}

@@ -1,0 +1,178 @@
+import CLibUV
+import Foundation
+
+/// One libuv loop running on its own thread.
+///
+/// Everything that touches a libuv handle happens on this thread. Work from other
+/// threads is handed over with ``execute(_:)``; Swift tasks can run here too, since the
+/// loop is a `TaskExecutor` (`Task(executorPreference: loop)`), so async request handlers
+/// resume on the loop that owns their connection, with no thread hop.
+public final class EventLoop: TaskExecutor, @unchecked Sendable {
+    /// The loop's index in its group, for logs.
+    public let index: Int
+    let uvLoop: UnsafeMutablePointer<uv_loop_t>
+    private let wakeup: UnsafeMutablePointer<uv_async_t>
+    private let idle: UnsafeMutablePointer<uv_idle_t>
+    private let lock = NSLock()
+    private var remoteJobs: [() -> Void] = []
+    private var localJobs: [() -> Void] = []
+    private var idleActive = false
+    private var thread: Thread?
+    private var threadID: pthread_t?
+    private let stopped = DispatchSemaphore(value: 0)
+    private var isClosed = false
+    /// Per-loop read buffer: reads are consumed synchronously in the read callback.
+    let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+
+    init(index: Int) {
+        self.index = index
+        uvLoop = .allocate(capacity: 1)
+        uv_loop_init(uvLoop)
+        wakeup = .allocate(capacity: 1)
+        idle = .allocate(capacity: 1)
+        uv_async_init(uvLoop, wakeup) { handle in
+            guard let handle, let loop = EventLoop.owner(of: handle) else { return }
+            loop.runRemoteJobs()
+        }
+        uv_idle_init(uvLoop, idle)
+        let opaque = Unmanaged.passUnretained(self).toOpaque()
+        wakeup.pointee.data = opaque
+        idle.pointee.data = opaque
+        uvLoop.pointee.data = opaque
+        // Never freed: a task holds its preferred executor unowned, and a task orphaned by
+        // shutdown may still wake up and enqueue here (it is then dropped). A process has
+        // a handful of loops; their libuv memory is released when the thread ends.
+        _ = Unmanaged.passRetained(self)
+    }
+
+    static func owner<H>(of handle: UnsafeMutablePointer<H>) -> EventLoop? {
+        let raw = UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_handle_t.self)
+        guard let loop = raw.pointee.loop, let data = loop.pointee.data else { return nil }
+        return Unmanaged<EventLoop>.fromOpaque(data).takeUnretainedValue()
+    }
+
+    static func from(_ uvLoop: UnsafeMutablePointer<uv_loop_t>) -> EventLoop {
+        Unmanaged<EventLoop>.fromOpaque(uvLoop.pointee.data).takeUnretainedValue()
+    }
+
+    /// True when called on this loop's thread.
+    public var inLoop: Bool {
+        guard let threadID = lock.withLock({ threadID }) else { return false }
+        return pthread_equal(threadID, pthread_self()) != 0
+    }
+
+    /// The loop whose thread is the caller's, if any.
+    public static var current: EventLoop? {
+        guard let raw = pthread_getspecific(currentKey) else { return nil }
+        return Unmanaged<EventLoop>.fromOpaque(raw).takeUnretainedValue()
+    }
+
+    private static let currentKey: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    func start() {
+        let ready = DispatchSemaphore(value: 0)
+        let thread = Thread { [self] in
+            threadID = pthread_self()
+            pthread_setspecific(EventLoop.currentKey, Unmanaged.passUnretained(self).toOpaque())
+            ready.signal()
+            uv_run(uvLoop, UV_RUN_DEFAULT)
+            uv_loop_close(uvLoop)
+            uvLoop.deallocate()
+            wakeup.deallocate()
+            idle.deallocate()
+            readBuffer.deallocate()
+            lock.withLock { threadID = nil }  // a later thread may get the same pthread_t
+            stopped.signal()
+        }
+        thread.name = "uv-loop-\(index)"
+        thread.stackSize = 1 << 20
+        self.thread = thread
+        thread.start()
+        ready.wait()
+    }
+
+    /// Runs `job` on the loop thread: at once if already there (after the current
+    /// callback returns), otherwise at the loop's next wake-up.
+    public func execute(_ job: @escaping () -> Void) {
+        if inLoop {
+            if isClosed { return job() }
+            localJobs.append(job)
+            if !idleActive {
+                idleActive = true
+                // An active idle handle makes the loop poll without blocking, so the job runs soon.
+                uv_idle_start(idle) { handle in
+                    guard let handle, let loop = EventLoop.owner(of: handle) else { return }
+                    loop.runLocalJobs()
+                }
+            }
+        } else {
+            lock.lock()
+            defer { lock.unlock() }
+            // A stopped loop runs nothing more; late work is dropped, as at process exit.
+            guard !isClosed else { return }
+            remoteJobs.append(job)
+            uv_async_send(wakeup)
+        }
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+
+    private func runRemoteJobs() {
+        lock.lock()
+        let jobs = remoteJobs
+        remoteJobs.removeAll(keepingCapacity: true)
+        lock.unlock()
+        for job in jobs { job() }
+    }
+
+    private func runLocalJobs() {
+        while !localJobs.isEmpty {
+            let jobs = localJobs
+            localJobs.removeAll(keepingCapacity: true)
+            for job in jobs { job() }
+        }
+        idleActive = false
+        uv_idle_stop(idle)
+    }
+
+    /// Runs `body` on the loop and returns its result to an async caller.
+    public func submit<T: Sendable>(_ body: @escaping () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            execute { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    /// Asks every handle's owner to close, lets the loop run out and joins its thread.
+    func stop() {
+        execute { [self] in
+            runLocalJobs()
+            uv_walk(uvLoop, { handle, _ in
+                guard let handle, uv_is_closing(handle) == 0,
+                      handle.pointee.type != UV_ASYNC, handle.pointee.type != UV_IDLE,
+                      let data = handle.pointee.data else { return }
+                (Unmanaged<AnyObject>.fromOpaque(data).takeUnretainedValue() as? LoopHandleOwner)?.close()
+            }, nil)
+            lock.lock()
+            isClosed = true
+            lock.unlock()
+            uv_close(wakeup.asHandle, nil)
+            uv_close(idle.asHandle, nil)
+        }
+        stopped.wait()
+    }
+
+    /// Starts a one-shot or repeating timer on this loop. Must be called on the loop.
+    public func scheduleTimer(after milliseconds: UInt64, repeat interval: UInt64 = 0, _ fire: @escaping () -> Void) -> LoopTimer {
+        precondition(inLoop, "timers are created on their loop")
+        let timer = LoopTimer(loop: self, fire: fire)
+        timer.start(after: milliseconds, repeat: interval)
+        return timer
+    }
+}

@@ -1,0 +1,166 @@
+import CHTTPParser
+
+/// A head and body parsed off the wire by Node's http_parser.
+struct ParsedMessage {
+    var method: HTTPMethod = .get
+    var target = ""
+    var statusCode = 0
+    var headers = HTTPHeaders()
+    var body: [UInt8] = []
+    var versionMinor = 1
+    var keepAlive = true
+}
+
+/// Why a message could not be parsed: each maps to one HTTP status.
+enum ParseFailure: Error, Equatable {
+    case headersTooLarge
+    case bodyTooLarge
+    case malformed(String)
+}
+
+/// Incremental HTTP/1.1 parser over `http_parser` (requests or responses), with our
+/// size limits enforced in its callbacks. Feed it bytes as they arrive; complete
+/// messages come out through ``onMessage`` in order, so pipelined requests queue up.
+final class HTTPMessageParser {
+    let maxHeaderBytes: Int
+    let maxBodyBytes: Int
+    var onMessage: ((ParsedMessage) -> Void)?
+    /// True between the first byte of a message and its end.
+    private(set) var inMessage = false
+
+    private let parser: UnsafeMutablePointer<http_parser>
+    private var message = ParsedMessage()
+    private var url: [UInt8] = []
+    private var field: [UInt8] = []
+    private var value: [UInt8] = []
+    private var readingValue = false
+    private var headerBytes = 0
+    private var failure: ParseFailure?
+
+    init(kind: http_parser_type, maxHeaderBytes: Int, maxBodyBytes: Int) {
+        self.maxHeaderBytes = maxHeaderBytes
+        self.maxBodyBytes = maxBodyBytes
+        parser = .allocate(capacity: 1)
+        http_parser_init(parser, kind)
+        parser.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    deinit { parser.deallocate() }
+
+    /// Parses `bytes`; throws at the first malformed or oversized message.
+    func feed(_ bytes: UnsafeRawBufferPointer) throws(ParseFailure) {
+        if let failure { throw failure }
+        let parsed = bytes.withMemoryRebound(to: CChar.self) {
+            http_parser_execute(parser, &Self.settings, $0.baseAddress, $0.count)
+        }
+        if let failure { throw failure }
+        let errno = http_errno(rawValue: parser.pointee.http_errno)
+        if errno != HPE_OK || (parsed != bytes.count && parser.pointee.upgrade == 0) {
+            let error = ParseFailure.malformed(String(cString: http_errno_description(errno)))
+            failure = error
+            throw error
+        }
+        if parser.pointee.upgrade != 0 {
+            failure = .malformed("protocol upgrade is not supported")
+            throw failure!
+        }
+    }
+
+    /// Tells the parser the peer closed; completes a response delimited by close.
+    func finish() throws(ParseFailure) {
+        http_parser_execute(parser, &Self.settings, nil, 0)
+        if let failure { throw failure }
+        if http_errno(rawValue: parser.pointee.http_errno) != HPE_OK { throw .malformed("message cut short") }
+    }
+
+    // MARK: callbacks
+
+    /// Records the failure and stops the parser. -1, because 1 from on_headers_complete
+    /// would mean "skip the body" rather than "error".
+    private func fail(_ failure: ParseFailure) -> Int32 {
+        self.failure = failure
+        return -1
+    }
+
+    private func countHeaderBytes(_ count: Int) -> Int32 {
+        headerBytes += count
+        return headerBytes > maxHeaderBytes ? fail(.headersTooLarge) : 0
+    }
+
+    private func storeHeader() {
+        guard !field.isEmpty else { return }
+        message.headers.add(String(decoding: field, as: UTF8.self), String(decoding: value, as: UTF8.self))
+        field.removeAll(keepingCapacity: true)
+        value.removeAll(keepingCapacity: true)
+    }
+
+    private static func instance(_ parser: UnsafeMutablePointer<http_parser>?) -> HTTPMessageParser {
+        Unmanaged<HTTPMessageParser>.fromOpaque(parser!.pointee.data).takeUnretainedValue()
+    }
+
+    private static func bytes(_ at: UnsafePointer<CChar>?, _ count: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: at, count: count)
+    }
+
+    nonisolated(unsafe) private static var settings: http_parser_settings = {
+        var settings = http_parser_settings()
+        settings.on_message_begin = { parser in
+            let this = instance(parser)
+            this.inMessage = true
+            this.message = ParsedMessage()
+            this.url.removeAll(keepingCapacity: true)
+            this.headerBytes = 0
+            this.readingValue = false
+            return 0
+        }
+        settings.on_url = { parser, at, count in
+            let this = instance(parser)
+            this.url.append(contentsOf: bytes(at, count))
+            return this.countHeaderBytes(count)
+        }
+        settings.on_header_field = { parser, at, count in
+            let this = instance(parser)
+            if this.readingValue {
+                this.storeHeader()
+                this.readingValue = false
+            }
+            this.field.append(contentsOf: bytes(at, count))
+            return this.countHeaderBytes(count + 4)  // ": " and CRLF count toward the block
+        }
+        settings.on_header_value = { parser, at, count in
+            let this = instance(parser)
+            this.readingValue = true
+            this.value.append(contentsOf: bytes(at, count))
+            return this.countHeaderBytes(count)
+        }
+        settings.on_headers_complete = { parser in
+            let this = instance(parser)
+            this.storeHeader()
+            this.readingValue = false
+            guard let parser else { return 1 }
+            let length = parser.pointee.content_length
+            if length != UInt64.max && length > UInt64(this.maxBodyBytes) { return this.fail(.bodyTooLarge) }
+            if length != UInt64.max { this.message.body.reserveCapacity(Int(length)) }
+            return 0
+        }
+        settings.on_body = { parser, at, count in
+            let this = instance(parser)
+            guard this.message.body.count + count <= this.maxBodyBytes else { return this.fail(.bodyTooLarge) }
+            this.message.body.append(contentsOf: bytes(at, count))
+            return 0
+        }
+        settings.on_message_complete = { parser in
+            let this = instance(parser)
+            guard let parser else { return 1 }
+            this.message.method = HTTPMethod(rawValue: String(cString: http_method_str(http_method(rawValue: parser.pointee.method))))
+            this.message.target = String(decoding: this.url, as: UTF8.self)
+            this.message.statusCode = Int(parser.pointee.status_code)
+            this.message.versionMinor = Int(parser.pointee.http_minor)
+            this.message.keepAlive = http_should_keep_alive(parser) != 0
+            this.inMessage = false
+            this.onMessage?(this.message)
+            return 0
+        }
+        return settings
+    }()
+}

@@ -1,0 +1,92 @@
+import Foundation
+
+/// Maps method and path to a handler. Paths are literal segments or `{name}` parameters:
+/// `/3ds-server/transactions/{id}`.
+///
+/// An unknown path is 404; a known path with another method is 405 with an `Allow` header.
+public struct Router: Sendable {
+    private struct Route: Sendable {
+        let segments: [Segment]
+        var handlers: [HTTPMethod: RouteHandler]
+    }
+
+    private enum Segment: Sendable, Equatable {
+        case literal(String)
+        case parameter(String)
+    }
+
+    enum Resolution {
+        case found(RouteHandler, parameters: [String: String])
+        case methodNotAllowed(allowed: [HTTPMethod])
+        case notFound
+    }
+
+    /// Routes without parameters, by exact path: one dictionary look-up on the hot path.
+    private var staticRoutes: [String: Route] = [:]
+    private var parameterRoutes: [Route] = []
+
+    public init() {}
+
+    /// Registers a synchronous handler.
+    public mutating func on(_ method: HTTPMethod, _ path: String, _ handler: @escaping SyncHandler) {
+        add(method, path, .sync(handler))
+    }
+
+    /// Registers an async handler.
+    public mutating func on(_ method: HTTPMethod, _ path: String, _ handler: @escaping AsyncHandler) {
+        add(method, path, .async(handler))
+    }
+
+    public mutating func get(_ path: String, _ handler: @escaping SyncHandler) { on(.get, path, handler) }
+    public mutating func get(_ path: String, _ handler: @escaping AsyncHandler) { on(.get, path, handler) }
+    public mutating func post(_ path: String, _ handler: @escaping SyncHandler) { on(.post, path, handler) }
+    public mutating func post(_ path: String, _ handler: @escaping AsyncHandler) { on(.post, path, handler) }
+    public mutating func delete(_ path: String, _ handler: @escaping SyncHandler) { on(.delete, path, handler) }
+    public mutating func delete(_ path: String, _ handler: @escaping AsyncHandler) { on(.delete, path, handler) }
+
+    private mutating func add(_ method: HTTPMethod, _ path: String, _ handler: RouteHandler) {
+        let segments = Self.split(path).map { part -> Segment in
+            part.hasPrefix("{") && part.hasSuffix("}") ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
+        }
+        if segments.allSatisfy({ if case .literal = $0 { true } else { false } }) {
+            let key = "/" + segments.map { if case .literal(let text) = $0 { text } else { "" } }.joined(separator: "/")
+            staticRoutes[key, default: Route(segments: segments, handlers: [:])].handlers[method] = handler
+        } else if let index = parameterRoutes.firstIndex(where: { $0.segments == segments }) {
+            parameterRoutes[index].handlers[method] = handler
+        } else {
+            parameterRoutes.append(Route(segments: segments, handlers: [method: handler]))
+        }
+    }
+
+    func resolve(_ method: HTTPMethod, path: Substring) -> Resolution {
+        let trimmed = path.count > 1 && path.hasSuffix("/") ? path.dropLast() : path
+        if let route = staticRoutes[String(trimmed)] {
+            return Self.pick(route, method, parameters: [:])
+        }
+        let parts = Self.split(trimmed)
+        for route in parameterRoutes where route.segments.count == parts.count {
+            var parameters: [String: String] = [:]
+            let matches = zip(route.segments, parts).allSatisfy { segment, part in
+                switch segment {
+                case .literal(let text): return text == part
+                case .parameter(let name):
+                    parameters[name] = String(part).removingPercentEncoding ?? String(part)
+                    return true
+                }
+            }
+            if matches { return Self.pick(route, method, parameters: parameters) }
+        }
+        return .notFound
+    }
+
+    private static func pick(_ route: Route, _ method: HTTPMethod, parameters: [String: String]) -> Resolution {
+        if let handler = route.handlers[method] ?? (method == .head ? route.handlers[.get] : nil) {
+            return .found(handler, parameters: parameters)
+        }
+        return .methodNotAllowed(allowed: route.handlers.keys.sorted { $0.rawValue < $1.rawValue })
+    }
+
+    private static func split(_ path: some StringProtocol) -> [Substring] {
+        path.split(separator: "/", omittingEmptySubsequences: true).map { Substring($0) }
+    }
+}

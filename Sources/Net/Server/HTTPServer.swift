@@ -1,0 +1,176 @@
+import Foundation
+import Logging
+
+/// State every connection of a server reads.
+final class ServerShared: @unchecked Sendable {
+    let configuration: ServerConfiguration
+    let router: Router
+    let logger: Logger
+    let inFlight = Counter()
+    private let lock = NSLock()
+    private var shuttingDown = false
+
+    init(configuration: ServerConfiguration, router: Router, logger: Logger) {
+        self.configuration = configuration
+        self.router = router
+        self.logger = logger
+    }
+
+    var isShuttingDown: Bool {
+        get { lock.withLock { shuttingDown } }
+        set { lock.withLock { shuttingDown = newValue } }
+    }
+}
+
+/// A thread-safe counter.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func increment() { lock.withLock { count += 1 } }
+    func decrement() { lock.withLock { count -= 1 } }
+    var value: Int { lock.withLock { count } }
+}
+
+/// An HTTP/1.1 server, plain and TLS, listening on every loop of a group.
+///
+/// ```swift
+/// var router = Router()
+/// router.get("/health") { _, _ in .text("ok") }
+/// let server = HTTPServer(configuration: .init(httpPort: 0), router: router, group: group)
+/// try server.start()
+/// ```
+public final class HTTPServer: @unchecked Sendable {
+    public let group: EventLoopGroup
+    private let shared: ServerShared
+    private let tlsContext: TLSContext?
+    private var perLoop: [LoopState] = []
+    private let stateLock = NSLock()
+    /// The ports actually bound (useful when 0 asked for a free one).
+    public private(set) var httpPort: Int?
+    public private(set) var httpsPort: Int?
+
+    public init(configuration: ServerConfiguration, router: Router, group: EventLoopGroup,
+                logger: Logger = Logger(label: "harness.http")) throws(NetError) {
+        self.group = group
+        shared = ServerShared(configuration: configuration, router: router, logger: logger)
+        if configuration.httpsPort != nil {
+            guard let tls = configuration.tls else { throw .tls("HTTPS port set but no certificate and key configured") }
+            tlsContext = try TLSContext(server: tls)
+        } else {
+            tlsContext = nil
+        }
+    }
+
+    /// Binds on every loop. The first loop binds each port (learning a free one if 0 was
+    /// asked), then the others join it through SO_REUSEPORT.
+    public func start() throws {
+        let configuration = shared.configuration
+        perLoop = group.loops.map { LoopState(loop: $0, shared: shared, tls: tlsContext) }
+        for state in perLoop {
+            let ports = try runOnLoop(state.loop) { () throws -> (Int?, Int?) in
+                let plain = try configuration.httpPort.map { try state.listen(host: configuration.host, port: self.httpPort ?? $0, secure: false) }
+                let secure = try configuration.httpsPort.map { try state.listen(host: configuration.host, port: self.httpsPort ?? $0, secure: true) }
+                return (plain, secure)
+            }
+            httpPort = httpPort ?? ports.0
+            httpsPort = httpsPort ?? ports.1
+        }
+        shared.logger.info("listening", metadata: [
+            "http": "\(httpPort.map { "\(configuration.host):\($0)" } ?? "off")",
+            "https": "\(httpsPort.map { "\(configuration.host):\($0)" } ?? "off")",
+            "loops": "\(group.loops.count)",
+        ])
+    }
+
+    /// Stops accepting, lets requests already received finish (up to the grace period),
+    /// then closes every connection. Blocks; call it off the loops.
+    public func shutdown() {
+        shared.isShuttingDown = true
+        let done = DispatchGroup()
+        for state in perLoop {
+            done.enter()
+            state.loop.execute { state.drain { done.leave() } }
+        }
+        if done.wait(timeout: .now() + .milliseconds(Int(shared.configuration.shutdownGraceMilliseconds))) == .timedOut {
+            shared.logger.warning("shutdown grace period over; closing remaining connections")
+            for state in perLoop { state.loop.execute { state.forceClose() } }
+            done.wait()
+        }
+        shared.logger.info("server stopped")
+    }
+
+    /// Connections open right now, across loops (for tests and the admin API).
+    public var openConnections: Int {
+        perLoop.reduce(0) { total, state in total + ((try? runOnLoop(state.loop) { state.connections.count }) ?? 0) }
+    }
+
+    private func runOnLoop<T>(_ loop: EventLoop, _ body: @escaping () throws -> T) throws -> T {
+        let semaphore = DispatchSemaphore(value: 0)
+        var result: Result<T, Error>!
+        loop.execute {
+            result = Result { try body() }
+            semaphore.signal()
+        }
+        semaphore.wait()
+        return try result.get()
+    }
+}
+
+/// A server's listeners and connections on one loop; touched only on that loop.
+private final class LoopState: @unchecked Sendable {
+    let loop: EventLoop
+    let shared: ServerShared
+    let tls: TLSContext?
+    var listeners: [TCPListener] = []
+    var connections: [ObjectIdentifier: ServerConnection] = [:]
+    private var onDrained: (() -> Void)?
+
+    init(loop: EventLoop, shared: ServerShared, tls: TLSContext?) {
+        self.loop = loop
+        self.shared = shared
+        self.tls = tls
+    }
+
+    func listen(host: String, port: Int, secure: Bool) throws -> Int {
+        let address = try SocketAddress(host: host, port: port)
+        let listener = try TCPListener(loop: loop, address: address) { [weak self] stream in
+            guard let self else { return stream.close() }
+            accept(stream, secure: secure)
+        }
+        listeners.append(listener)
+        return listener.localAddress?.port ?? port
+    }
+
+    private func accept(_ stream: TCPStream, secure: Bool) {
+        var session: TLSSession?
+        if secure, let tls {
+            do { session = try TLSSession(context: tls) } catch {
+                shared.logger.error("cannot start TLS session: \(error)")
+                return stream.close()
+            }
+        }
+        let connection = ServerConnection(channel: Channel(stream: stream, tls: session), shared: shared)
+        connections[ObjectIdentifier(connection)] = connection
+        connection.onClose = { [weak self] connection in
+            guard let self else { return }
+            connections[ObjectIdentifier(connection)] = nil
+            if connections.isEmpty, let onDrained {
+                self.onDrained = nil
+                onDrained()
+            }
+        }
+        connection.start()
+    }
+
+    func drain(_ completion: @escaping () -> Void) {
+        listeners.forEach { $0.close() }
+        listeners = []
+        guard !connections.isEmpty else { return completion() }
+        onDrained = completion
+        for connection in Array(connections.values) { connection.drain() }
+    }
+
+    func forceClose() {
+        for connection in Array(connections.values) { connection.forceClose() }
+    }
+}

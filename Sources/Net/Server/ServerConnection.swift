@@ -1,0 +1,221 @@
+import CHTTPParser
+import Logging
+
+/// One accepted connection: parses requests, runs their handlers one at a time (so
+/// pipelined requests are answered in order), writes the responses.
+final class ServerConnection {
+    private enum Item {
+        case request(ParsedMessage)
+        case refusal(HTTPStatus, String)
+    }
+
+    private let channel: Channel
+    private let shared: ServerShared
+    private let parser: HTTPMessageParser
+    private var queue: [Item] = []
+    private var queueHead = 0
+    private var isHandling = false
+    private var isDraining = false
+    private var stopAfterQueue = false
+    private var requestClockRunning = false
+    private var timer: LoopTimer?
+    private var serializer = HTTPSerializer()
+    private let peer: String
+    var onClose: ((ServerConnection) -> Void)?
+    /// Pipelined requests waiting beyond this stop further reads until they are answered.
+    private static let maxQueued = 64
+
+    init(channel: Channel, shared: ServerShared) {
+        self.channel = channel
+        self.shared = shared
+        peer = channel.stream.peerAddress?.description ?? "unknown"
+        parser = HTTPMessageParser(kind: HTTP_REQUEST, maxHeaderBytes: shared.configuration.maxHeaderBytes,
+                                   maxBodyBytes: shared.configuration.maxBodyBytes)
+    }
+
+    func start() {
+        parser.onMessage = { [unowned self] message in enqueue(.request(message)) }
+        // The channel holds the connection until it closes.
+        channel.onData = { bytes in self.received(bytes) }
+        channel.onClose = { reason in self.closed(reason) }
+        timer = channel.loop.scheduleTimer(after: shared.configuration.idleTimeoutMilliseconds) { self.timedOut() }
+        channel.start()
+    }
+
+    private var isIdle: Bool { !isHandling && queueHead == queue.count && !parser.inMessage }
+
+    private func received(_ bytes: UnsafeRawBufferPointer) {
+        withExtendedLifetime(self) {
+            guard !stopAfterQueue else { return }
+            do throws(ParseFailure) {
+                try parser.feed(bytes)
+            } catch {
+                switch error {
+                case .headersTooLarge:
+                    refuse(.headerFieldsTooLarge, "request header block exceeds \(shared.configuration.maxHeaderBytes) bytes")
+                case .bodyTooLarge:
+                    refuse(.payloadTooLarge, "request body exceeds \(shared.configuration.maxBodyBytes) bytes")
+                case .malformed(let reason):
+                    refuse(.badRequest, "malformed HTTP request: \(reason)")
+                }
+            }
+            armTimer()
+        }
+    }
+
+    /// Answers `status` after the requests before it, then closes: the stream is no
+    /// longer in sync with message boundaries.
+    private func refuse(_ status: HTTPStatus, _ reason: String) {
+        enqueue(.refusal(status, reason))
+        stopAfterQueue = true
+        channel.stream.stopReading()
+    }
+
+    private func enqueue(_ item: Item) {
+        queue.append(item)
+        if queue.count - queueHead > Self.maxQueued { channel.stream.stopReading() }
+        handleNext()
+    }
+
+    private func handleNext() {
+        guard !isHandling, queueHead < queue.count, channel.isOpen else { return }
+        let item = queue[queueHead]
+        queueHead += 1
+        if queueHead == queue.count {
+            queue.removeAll(keepingCapacity: true)
+            queueHead = 0
+        }
+        isHandling = true
+        armTimer()
+        switch item {
+        case .refusal(let status, let reason):
+            shared.logger.debug("refused request", metadata: ["peer": "\(peer)", "status": "\(status.code)", "reason": "\(reason)"])
+            respond(HTTPError(status, reason).response, to: nil)
+        case .request(let message):
+            dispatch(message)
+        }
+    }
+
+    private func dispatch(_ message: ParsedMessage) {
+        let request = HTTPRequest(method: message.method, target: message.target, headers: message.headers,
+                                  body: message.body, versionMinor: message.versionMinor)
+        switch shared.router.resolve(request.method, path: request.path) {
+        case .notFound:
+            respond(HTTPError(.notFound, "no route for \(request.path)").response, to: message)
+        case .methodNotAllowed(let allowed):
+            let allow = allowed.map(\.rawValue).joined(separator: ", ")
+            respond(HTTPError(.methodNotAllowed, "\(request.method) is not allowed on \(request.path); use \(allow)",
+                              headers: ["Allow": allow]).response, to: message)
+        case .found(let handler, let parameters):
+            let context = RequestContext(parameters: parameters, loop: channel.loop, peer: peer,
+                                         clientCertificateSubject: channel.tls?.peerCertificateSubject,
+                                         isSecure: channel.tls != nil, logger: shared.logger)
+            switch handler {
+            case .sync(let handle):
+                respond(Self.run { try handle(request, context) }, to: message)
+            case .async(let handle):
+                shared.inFlight.increment()
+                let loop = channel.loop
+                // The task runs on this connection's loop, so `self` is only touched there.
+                let pending = PendingResponse(connection: self, message: message)
+                Self.startTask(on: loop, handle, request, context, then: pending)
+            }
+        }
+    }
+
+    private static func startTask(on loop: EventLoop, _ handle: @escaping AsyncHandler, _ request: HTTPRequest,
+                                  _ context: RequestContext, then pending: PendingResponse) {
+        Task(executorPreference: loop) {
+            await runAsync(handle, request, context, then: pending)
+        }
+    }
+
+    private static func runAsync(_ handle: AsyncHandler, _ request: HTTPRequest, _ context: RequestContext,
+                                 then pending: PendingResponse) async {
+        let response: HTTPResponse
+        do { response = try await handle(request, context) } catch { response = Self.response(for: error) }
+        pending.connection.respond(response, to: pending.message)
+        pending.connection.shared.inFlight.decrement()
+    }
+
+    private static func run(_ body: () throws -> HTTPResponse) -> HTTPResponse {
+        do { return try body() } catch { return response(for: error) }
+    }
+
+    private static func response(for error: Error) -> HTTPResponse {
+        if let error = error as? HTTPError { return error.response }
+        return HTTPError(.internalServerError, "handler failed: \(error)").response
+    }
+
+    private func respond(_ response: HTTPResponse, to message: ParsedMessage?) {
+        isHandling = false
+        guard channel.isOpen else { return }
+        let keepAlive = (message?.keepAlive ?? false) && !(stopAfterQueue && queue.isEmpty) && !(shared.isShuttingDown && isLastQueued)
+        let bytes = serializer.serialize(response, keepAlive: keepAlive, includeBody: message?.method != .head)
+        channel.send(bytes)
+        if !keepAlive {
+            channel.closeAfterFlush()
+            return
+        }
+        if queue.count - queueHead <= Self.maxQueued && !stopAfterQueue { channel.stream.startReading() }
+        handleNext()
+        armTimer()
+    }
+
+    private var isLastQueued: Bool { queueHead == queue.count && !parser.inMessage }
+
+    /// Idle between requests: the keep-alive clock. Inside a request: the request clock,
+    /// started at its first byte and not reset by later bytes (a slow client cannot
+    /// hold the connection by trickling). While a handler runs: no clock.
+    private func armTimer() {
+        guard let timer else { return }
+        if isHandling {
+            requestClockRunning = false
+            timer.pause()
+        } else if parser.inMessage {
+            if !requestClockRunning {
+                requestClockRunning = true
+                timer.restart(after: shared.configuration.requestTimeoutMilliseconds)
+            }
+        } else {
+            requestClockRunning = false
+            if shared.isShuttingDown && queueHead == queue.count { return channel.closeAfterFlush() }
+            timer.restart(after: shared.configuration.idleTimeoutMilliseconds)
+        }
+    }
+
+    private func timedOut() {
+        guard !isHandling else { return }
+        if parser.inMessage {
+            shared.logger.debug("request timed out", metadata: ["peer": "\(peer)"])
+            refuse(.requestTimeout, "request not received in full within \(shared.configuration.requestTimeoutMilliseconds) ms")
+        } else {
+            channel.close()
+        }
+    }
+
+    /// Server shutdown: close now if idle, else after the requests already received.
+    func drain() {
+        guard !isDraining else { return }
+        isDraining = true
+        if isIdle { channel.close() }
+    }
+
+    /// Shutdown grace period over.
+    func forceClose() { channel.close() }
+
+    private func closed(_ reason: String?) {
+        if let reason { shared.logger.debug("connection closed", metadata: ["peer": "\(peer)", "reason": "\(reason)"]) }
+        timer?.close()
+        timer = nil
+        parser.onMessage = nil
+        onClose?(self)
+        onClose = nil
+    }
+}
+
+/// Carries a loop-confined connection into the handler task, which runs on the same loop.
+private struct PendingResponse: @unchecked Sendable {
+    let connection: ServerConnection
+    let message: ParsedMessage
+}

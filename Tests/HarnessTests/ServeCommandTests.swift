@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+/// The built `threeds-harness` next to this test bundle.
+private var harnessBinary: String {
+    let bundle = Bundle.main.bundleURL.deletingLastPathComponent()
+    let candidates = [bundle.appendingPathComponent("threeds-harness").path,
+                      repositoryRoot + "/.build/debug/threeds-harness"]
+    return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[1]
+}
+
+@Suite("serve command", .serialized)
+struct ServeCommandTests {
+    /// Starts `serve` on free ports, waits for its "listening" line, returns the ports.
+    private func start(_ arguments: [String] = []) throws -> (Process, FileHandle, http: Int, https: Int) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: harnessBinary)
+        process.arguments = ["serve", "--http-port", "0", "--https-port", "0", "--loops", "2"] + arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: repositoryRoot)
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = pipe
+        try process.run()
+        var log = ""
+        let deadline = Date().addingTimeInterval(20)
+        while !log.contains("listening"), Date() < deadline, process.isRunning {
+            let chunk = pipe.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            log += String(decoding: chunk, as: UTF8.self)
+        }
+        func port(_ key: String) -> Int {
+            guard let range = log.range(of: "\(key)=127.0.0.1:") else { return 0 }
+            return Int(log[range.upperBound...].prefix { $0.isNumber }) ?? 0
+        }
+        return (process, pipe.fileHandleForReading, port("http"), port("https"))
+    }
+
+    @Test func servesHealthOverHTTPAndHTTPSThenExitsZeroOnSIGTERM() throws {
+        let (process, _, http, https) = try start()
+        defer { if process.isRunning { process.terminate() } }
+        #expect(http > 0 && https > 0)
+        let plain = try curl(["-sS", "http://127.0.0.1:\(http)/health"])
+        #expect(plain == #"{"status":"ok"}"#)
+        let secure = try curl(["-sS", "--cacert", repositoryRoot + "/certs/tls/root-ca.pem", "https://localhost:\(https)/health"])
+        #expect(secure == #"{"status":"ok"}"#)
+        let echo = try curl(["-sS", "-H", "Content-Type: application/json", "-d", #"{"a":[1,"b"]}"#, "http://127.0.0.1:\(http)/admin/echo"])
+        #expect(echo == #"{"a":[1,"b"]}"#)
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
+    @Test func jsonLogsAreOneObjectPerLine() throws {
+        let (process, output, _, _) = try start(["--json-logs"])
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let rest = String(decoding: output.readDataToEndOfFile(), as: UTF8.self)
+        let lines = rest.split(separator: "\n")
+        #expect(!lines.isEmpty)
+        for line in lines {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            #expect(object?["level"] != nil && object?["msg"] != nil)
+        }
+    }
+
+    @Test func badConfigurationExitsNonZeroWithTheReason() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID().uuidString).yaml").path
+        try "server:\n  httpPort: -1\n".write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: harnessBinary)
+        process.arguments = ["serve", "--config", path]
+        let pipe = Pipe()
+        process.standardError = pipe
+        try process.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus != 0)
+        #expect(text.contains("server.httpPort: -1 is not a port"))
+    }
+
+    private func curl(_ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = arguments + ["--max-time", "10"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -1,0 +1,208 @@
+import Foundation
+import Testing
+@testable import Net
+
+private func router() -> Router {
+    var router = Router()
+    router.get("/health") { _, _ in .text("ok") }
+    router.post("/echo") { request, _ in HTTPResponse(headers: ["Content-Type": "application/octet-stream"], body: request.body) }
+    router.get("/items/{id}") { _, context in .text("item \(try context.parameter("id"))") }
+    // Answers after `ms` milliseconds: a slow async handler, for ordering and shutdown.
+    router.get("/sleep/{ms}") { _, context in
+        let ms = UInt64(context.parameters["ms"] ?? "") ?? 0
+        try await Task.sleep(nanoseconds: ms * 1_000_000)
+        return .text("slept \(ms)")
+    }
+    return router
+}
+
+@Suite("HTTP server")
+struct HTTPServerTests {
+    @Test func answersGetAndPathParameters() throws {
+        let server = try TestServer(router: router())
+        defer { server.stop() }
+        let socket = try RawSocket(port: server.port)
+        socket.send("GET /items/a%20b HTTP/1.1\r\nHost: x\r\n\r\n")
+        let response = try #require(socket.readResponses(1).first)
+        #expect(statusLine(response) == "HTTP/1.1 200 OK")
+        #expect(response.hasSuffix("item a b"))
+        #expect(response.contains("Date: "))
+    }
+
+    @Test func unknownPathIs404AndWrongMethodIs405WithAllow() throws {
+        let server = try TestServer(router: router())
+        defer { server.stop() }
+        let socket = try RawSocket(port: server.port)
+        socket.send("GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\nDELETE /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        let responses = socket.readResponses(2)
+        #expect(responses.count == 2)
+        #expect(statusLine(responses[0]) == "HTTP/1.1 404 Not Found")
+        #expect(responses[0].contains(#"{"error":"no route for \/nowhere"}"#) || responses[0].contains(#""error":"no route for /nowhere""#))
+        #expect(statusLine(responses[1]) == "HTTP/1.1 405 Method Not Allowed")
+        #expect(responses[1].contains("Allow: GET"))
+    }
+
+    @Test func malformedRequestIs400AndCloses() throws {
+        let server = try TestServer(router: router())
+        defer { server.stop() }
+        let socket = try RawSocket(port: server.port)
+        socket.send("GARBAGE\r\n\r\n")
+        let response = socket.readAll()  // read to EOF: the server must close
+        #expect(statusLine(response) == "HTTP/1.1 400 Bad Request")
+        #expect(response.contains("Connection: close"))
+        #expect(response.contains("malformed HTTP request"))
+    }
+
+    @Test func headerBlockOver16KiBIs431() throws {
+        let server = try TestServer(router: router())
+        defer { server.stop() }
+        let socket = try RawSocket(port: server.port)
+        socket.send("GET /health HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 17 * 1024))\r\n\r\n")
+        #expect(statusLine(socket.readAll()) == "HTTP/1.1 431 Request Header Fields Too Large")
+        // Just under the limit passes.
+        let small = try RawSocket(port: server.port)
+        small.send("GET /health HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 15 * 1024))\r\n\r\n")
+        #expect(statusLine(small.readResponses(1).first ?? "") == "HTTP/1.1 200 OK")
+    }
+
+    @Test func bodyOverLimitIs413ByContentLengthAndByChunks() throws {
+        let server = try TestServer(router: router()) { $0.maxBodyBytes = 4096 }
+        defer { server.stop() }
+        let declared = try RawSocket(port: server.port)
+        declared.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n")
+        #expect(statusLine(declared.readAll()) == "HTTP/1.1 413 Content Too Large")
+        let chunked = try RawSocket(port: server.port)
+        let chunk = String(repeating: "b", count: 3000)
+        chunked.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nBB8\r\n\(chunk)\r\nBB8\r\n\(chunk)\r\n0\r\n\r\n")
+        #expect(statusLine(chunked.readAll()) == "HTTP/1.1 413 Content Too Large")
+    }
+
+    @Test func chunkedBodyIsReassembled() throws {
+        let server = try TestServer(router: router())
+        defer { server.stop() }
+        let socket = try RawSocket(port: server.port)
+        socket.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
+        let response = try #require(socket.readResponses(1).first)
+        #expect(response.contains("Content-Length: 11"))
+        #expect(response.hasSuffix("hello world"))
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrder() throws {
+        let server = try TestServer(router: router())
+        defer { server.stop() }
+        let socket = try RawSocket(port: server.port)
+        // The first answer takes longest: order must still be request order.
+        socket.send("GET /sleep/120 HTTP/1.1\r\nHost: x\r\n\r\nGET /sleep/10 HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\nPOST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc")
+        let responses = socket.readResponses(4)
+        #expect(responses.count == 4)
+        #expect(responses.map { $0.split(separator: "\r\n\r\n").last.map(String.init) ?? "" } == ["slept 120", "slept 10", "ok", "abc"])
+    }
+
+    @Test func requestsSplitAcrossManyWrites() throws {
+        let server = try TestServer(router: router())
+        defer { server.stop() }
+        let socket = try RawSocket(port: server.port)
+        for byte in "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nabcd".utf8 {
+            socket.send([byte])
+        }
+        #expect(socket.readResponses(1).first?.hasSuffix("abcd") == true)
+    }
+
+    @Test func clientStallingMidRequestGets408AndIsCut() throws {
+        let server = try TestServer(router: router()) { $0.requestTimeoutMilliseconds = 200 }
+        defer { server.stop() }
+        let socket = try RawSocket(port: server.port)
+        socket.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
+        let started = Date()
+        let response = socket.readAll()
+        #expect(statusLine(response) == "HTTP/1.1 408 Request Timeout")
+        #expect(Date().timeIntervalSince(started) < 3)
+    }
+
+    @Test func tricklingClientCannotHoldTheConnection() throws {
+        let server = try TestServer(router: router()) { $0.requestTimeoutMilliseconds = 300 }
+        defer { server.stop() }
+        let socket = try RawSocket(port: server.port)
+        // A byte every 50 ms: each read arrives well within 300 ms, the whole request does not.
+        for byte in "GET /health HTTP/1.1\r\nHost: xxxxxxxxxxxxxxxxxxxxxxxxxxx".utf8 {
+            socket.send([byte])
+            usleep(50_000)
+            if server.openConnections == 0 { break }
+        }
+        #expect(statusLine(socket.readAll()) == "HTTP/1.1 408 Request Timeout")
+    }
+
+    @Test func idleKeepAliveConnectionIsClosedQuietly() throws {
+        let server = try TestServer(router: router()) { $0.idleTimeoutMilliseconds = 150 }
+        defer { server.stop() }
+        let socket = try RawSocket(port: server.port)
+        socket.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(socket.readResponses(1).count == 1)
+        #expect(socket.peerClosed())
+    }
+
+    @Test func connectionCloseAndHTTP10AreHonoured() throws {
+        let server = try TestServer(router: router())
+        defer { server.stop() }
+        let close = try RawSocket(port: server.port)
+        close.send("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        #expect(close.readAll().contains("Connection: close"))
+        let old = try RawSocket(port: server.port)
+        old.send("GET /health HTTP/1.0\r\n\r\n")
+        #expect(statusLine(old.readAll()) == "HTTP/1.1 200 OK")
+    }
+
+    @Test func fiveHundredConcurrentKeepAliveConnections() throws {
+        let server = try TestServer(router: router())
+        defer { server.stop() }
+        let sockets = try (0..<500).map { _ in try RawSocket(port: server.port) }
+        for round in 0..<2 {
+            for socket in sockets { socket.send("GET /items/\(round) HTTP/1.1\r\nHost: x\r\n\r\n") }
+            let answered = sockets.filter { $0.readResponses(1).first?.hasSuffix("item \(round)") == true }.count
+            #expect(answered == 500)
+        }
+        #expect(server.openConnections == 500)
+    }
+
+    @Test func openingAndClosingManyConnectionsLeavesNoneBehind() throws {
+        let server = try TestServer(router: router())
+        defer { server.stop() }
+        for _ in 0..<2000 {
+            let socket = try RawSocket(port: server.port)
+            socket.send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+            _ = socket.readResponses(1)
+        }
+        // Every handle is closed through its close callback once the peer goes.
+        let deadline = Date().addingTimeInterval(5)
+        while server.openConnections > 0 && Date() < deadline { usleep(10_000) }
+        #expect(server.openConnections == 0)
+    }
+
+    @Test func handlerErrorsBecomeJSONAnswers() throws {
+        var router = Router()
+        router.get("/teapot") { _, _ in throw HTTPError(HTTPStatus(code: 418, reason: "I'm a teapot"), "short and stout") }
+        router.get("/boom") { _, _ in throw CocoaError(.fileNoSuchFile) }
+        let server = try TestServer(router: router)
+        defer { server.stop() }
+        let socket = try RawSocket(port: server.port)
+        socket.send("GET /teapot HTTP/1.1\r\nHost: x\r\n\r\nGET /boom HTTP/1.1\r\nHost: x\r\n\r\n")
+        let responses = socket.readResponses(2)
+        #expect(statusLine(responses[0]) == "HTTP/1.1 418 I'm a teapot")
+        #expect(responses[0].hasSuffix(#"{"error":"short and stout"}"#))
+        #expect(statusLine(responses[1]) == "HTTP/1.1 500 Internal Server Error")
+    }
+
+    @Test func reusePortSpreadsAcrossLoops() throws {
+        var router = Router()
+        router.get("/loop") { _, context in .text("\(context.loop.index)") }
+        let server = try TestServer(router: router, loops: 2)
+        defer { server.stop() }
+        var seen = Set<String>()
+        for _ in 0..<64 where seen.count < 2 {
+            let socket = try RawSocket(port: server.port)
+            socket.send("GET /loop HTTP/1.1\r\nHost: x\r\n\r\n")
+            if let body = socket.readResponses(1).first?.split(separator: "\r\n\r\n").last { seen.insert(String(body)) }
+        }
+        #expect(seen == ["0", "1"])
+    }
+}

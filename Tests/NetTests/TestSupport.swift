@@ -1,0 +1,148 @@
+import Foundation
+@testable import Net
+
+/// A server on 127.0.0.1 with free ports, stopped by `stop()`.
+final class TestServer: @unchecked Sendable {
+    let group: EventLoopGroup
+    let server: HTTPServer
+    var port: Int { server.httpPort ?? 0 }
+    var tlsPort: Int { server.httpsPort ?? 0 }
+    var openConnections: Int { server.openConnections }
+
+    init(router: Router, loops: Int = 2, tls: TLSConfiguration? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
+        var configuration = ServerConfiguration(host: "127.0.0.1", httpPort: 0, httpsPort: tls == nil ? nil : 0, tls: tls)
+        configure(&configuration)
+        group = EventLoopGroup(loopCount: loops)
+        server = try HTTPServer(configuration: configuration, router: router, group: group)
+        try server.start()
+    }
+
+    func stop() {
+        server.shutdown()
+        group.shutdown()
+    }
+}
+
+/// The repository's root, for certs/ and the built binary.
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+enum TestCerts {
+    static var root: String { repositoryRoot + "/certs/tls/root-ca.pem" }
+    static var serverChain: String { repositoryRoot + "/certs/tls/server-chain.pem" }
+    static var serverKey: String { repositoryRoot + "/certs/tls/server-key.pem" }
+    static var clientChain: String { repositoryRoot + "/certs/tls/client-chain.pem" }
+    static var clientKey: String { repositoryRoot + "/certs/tls/client-key.pem" }
+    static var server: TLSConfiguration { TLSConfiguration(certificateChainFile: serverChain, privateKeyFile: serverKey) }
+}
+
+/// A blocking TCP socket for sending raw, possibly malformed, bytes.
+final class RawSocket {
+    let fd: Int32
+
+    init(port: Int, receiveTimeout: TimeInterval = 5) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard rc == 0 else {
+            close(fd)
+            throw POSIXError(.ECONNREFUSED)
+        }
+        var timeout = timeval(tv_sec: Int(receiveTimeout), tv_usec: Int((receiveTimeout - floor(receiveTimeout)) * 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(fd) }
+
+    func send(_ text: String) { send(Array(text.utf8)) }
+
+    func send(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { Foundation.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if sent <= 0 { return }
+            offset += sent
+        }
+    }
+
+    /// Reads until the peer closes or the receive timeout passes.
+    func readAll() -> String {
+        var result: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            result.append(contentsOf: buffer[0..<count])
+        }
+        return String(decoding: result, as: UTF8.self)
+    }
+
+    /// Reads until `count` complete responses (by Content-Length) have arrived.
+    func readResponses(_ count: Int) -> [String] {
+        var data: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let parsed = Self.split(data)
+            if parsed.count >= count { return parsed }
+            let read = recv(fd, &buffer, buffer.count, 0)
+            if read <= 0 { return parsed }
+            data.append(contentsOf: buffer[0..<read])
+        }
+    }
+
+    /// Whether the peer has closed (recv returns 0 within the timeout).
+    func peerClosed() -> Bool {
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, 0) == 0
+    }
+
+    static func split(_ data: [UInt8]) -> [String] {
+        var responses: [String] = []
+        var text = Substring(String(decoding: data, as: UTF8.self))
+        while let end = text.range(of: "\r\n\r\n") {
+            let head = text[..<end.lowerBound]
+            let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+            let bodyStart = end.upperBound
+            guard text.utf8.count - text[..<bodyStart].utf8.count >= length else { break }
+            let bodyEnd = text.utf8.index(bodyStart, offsetBy: length)
+            responses.append(String(text[..<bodyEnd]))
+            text = text[bodyEnd...]
+        }
+        return responses
+    }
+}
+
+/// Runs a command and returns its exit code and combined output (killed after `timeout`).
+@discardableResult
+func run(_ executable: String, _ arguments: [String], input: String? = nil, timeout: TimeInterval = 20) throws -> (status: Int32, output: String) {
+    let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("run-\(UUID().uuidString).out").path
+    FileManager.default.createFile(atPath: outputPath, contents: nil)
+    defer { try? FileManager.default.removeItem(atPath: outputPath) }
+    let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    process.standardOutput = output
+    process.standardError = output
+    let stdin = Pipe()
+    process.standardInput = stdin
+    try process.run()
+    if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+    try? stdin.fileHandleForWriting.close()
+    let deadline = Date().addingTimeInterval(timeout)
+    while process.isRunning && Date() < deadline { usleep(10_000) }
+    if process.isRunning { process.terminate() }
+    process.waitUntilExit()
+    try? output.close()
+    let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+    return (process.terminationStatus, text)
+}
+
+func statusLine(_ response: String) -> String {
+    String(response.split(separator: "\r\n", maxSplits: 1).first ?? "")
+}

@@ -22,6 +22,7 @@ let package = Package(
         ),
 
         // I/O and crypto.
+        .target(name: "JOSE", dependencies: ["COpenSSL"]),
         .target(
             name: "Net",
             dependencies: [
@@ -51,6 +52,7 @@ let package = Package(
         ),
 
         .testTarget(name: "NetTests", dependencies: ["Net"]),
+        .testTarget(name: "JOSETests", dependencies: ["JOSE"]),
         .testTarget(name: "HarnessTests", dependencies: ["Harness", "Net"]),
     ]
 )

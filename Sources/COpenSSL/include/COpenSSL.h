@@ -54,4 +54,20 @@ static inline void shim_sk_X509_free(STACK_OF(X509) *stack) { sk_X509_free(stack
 static inline int shim_BIO_reset(BIO *bio) { return (int)BIO_reset(bio); }
 static inline uint64_t shim_SSL_OP_CIPHER_SERVER_PREFERENCE(void) { return SSL_OP_CIPHER_SERVER_PREFERENCE; }
 static inline uint64_t shim_SSL_OP_NO_RENEGOTIATION(void) { return SSL_OP_NO_RENEGOTIATION; }
+
+/* Key generation: EVP_RSA_gen / EVP_EC_gen are variadic macros. */
+static inline EVP_PKEY *shim_EVP_RSA_gen(unsigned int bits) { return EVP_RSA_gen(bits); }
+static inline EVP_PKEY *shim_EVP_EC_gen(const char *curve) { return EVP_EC_gen(curve); }
+/* X509V3_set_ctx_nodb is a macro. */
+static inline void shim_X509V3_set_ctx_nodb(X509V3_CTX *ctx) { X509V3_set_ctx_nodb(ctx); }
+static inline int shim_sk_X509_num(const STACK_OF(X509) *stack) { return sk_X509_num(stack); }
+static inline X509 *shim_sk_X509_value(const STACK_OF(X509) *stack, int i) { return sk_X509_value(stack, i); }
+/* OSSL_PARAM construction helpers for EVP_PKEY_fromdata. */
+static inline int shim_OSSL_PARAM_BLD_push_utf8_string(OSSL_PARAM_BLD *bld, const char *key, const char *value) {
+    return OSSL_PARAM_BLD_push_utf8_string(bld, key, value, 0);
+}
+static inline int shim_EVP_PKEY_KEYPAIR(void) { return EVP_PKEY_KEYPAIR; }
+static inline int shim_EVP_PKEY_PUBLIC_KEY(void) { return EVP_PKEY_PUBLIC_KEY; }
+static inline int shim_MBSTRING_UTF8(void) { return MBSTRING_UTF8; }
+static inline unsigned long shim_XN_FLAG_RFC2253(void) { return XN_FLAG_RFC2253; }
 #endif

@@ -1,0 +1,136 @@
+import COpenSSL
+import Foundation
+
+/// The kinds of key EMV 3DS uses.
+public enum KeyKind: String, Sendable, Equatable {
+    case rsa = "RSA"
+    case ecP256 = "EC P-256"
+}
+
+/// An owned `EVP_PKEY`; freed with its last reference. OpenSSL keys are immutable after
+/// creation and safe to use from several threads.
+final class EVPKey: @unchecked Sendable {
+    let pointer: OpaquePointer
+    let kind: KeyKind
+
+    init(_ pointer: OpaquePointer) throws(JOSEError) {
+        self.pointer = pointer
+        switch EVP_PKEY_get_base_id(pointer) {
+        case EVP_PKEY_RSA:
+            kind = .rsa
+        case EVP_PKEY_EC:
+            var name = [CChar](repeating: 0, count: 64)
+            var length = 0
+            guard EVP_PKEY_get_utf8_string_param(pointer, OSSL_PKEY_PARAM_GROUP_NAME, &name, name.count, &length) == 1,
+                  String(decoding: name.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) == "prime256v1" else {
+                EVP_PKEY_free(pointer)
+                throw .invalidKey("only the EC curve P-256 is supported")
+            }
+            kind = .ecP256
+        default:
+            EVP_PKEY_free(pointer)
+            throw .invalidKey("only RSA and EC P-256 keys are supported")
+        }
+    }
+
+    deinit { EVP_PKEY_free(pointer) }
+
+    var bits: Int { Int(EVP_PKEY_get_bits(pointer)) }
+
+    func bigNumber(_ name: String, padTo length: Int? = nil) -> [UInt8]? {
+        var number: OpaquePointer?
+        guard EVP_PKEY_get_bn_param(pointer, name, &number) == 1, let number else { return nil }
+        defer { BN_clear_free(number) }
+        let size = length ?? Int((BN_num_bits(number) + 7) / 8)
+        var bytes = [UInt8](repeating: 0, count: size)
+        guard BN_bn2binpad(number, &bytes, Int32(size)) == Int32(size) else { return nil }
+        return bytes
+    }
+
+    /// Builds a key from OSSL_PARAMs, then checks it (point on the curve, RSA consistency).
+    static func fromData(type: String, isPrivate: Bool, build: (ParamBuilder) -> Bool) throws(JOSEError) -> EVPKey {
+        let builder = try ParamBuilder()
+        guard build(builder), let params = OSSL_PARAM_BLD_to_param(builder.pointer) else { throw .invalidKey("cannot encode \(type) parameters") }
+        defer { OSSL_PARAM_free(params) }
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, type, nil) else { throw .crypto(openSSLError()) }
+        defer { EVP_PKEY_CTX_free(context) }
+        var key: OpaquePointer?
+        guard EVP_PKEY_fromdata_init(context) == 1,
+              EVP_PKEY_fromdata(context, &key, isPrivate ? shim_EVP_PKEY_KEYPAIR() : shim_EVP_PKEY_PUBLIC_KEY(), params) == 1,
+              let key else {
+            throw .invalidKey("OpenSSL rejected the \(type) parameters: \(openSSLError())")
+        }
+        let wrapped = try EVPKey(key)
+        guard let check = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else { throw .crypto(openSSLError()) }
+        defer { EVP_PKEY_CTX_free(check) }
+        let valid = isPrivate ? EVP_PKEY_pairwise_check(check) : EVP_PKEY_public_check(check)
+        guard valid == 1 else { throw .invalidKey("\(type) key fails its consistency check: \(openSSLError())") }
+        return wrapped
+    }
+}
+
+/// Runs `body` with a memory BIO and returns what it wrote.
+func withMemoryBIO(_ body: (OpaquePointer) -> Int32) throws(JOSEError) -> [UInt8] {
+    guard let bio = BIO_new(BIO_s_mem()) else { throw .crypto("BIO_new") }
+    defer { BIO_free(bio) }
+    guard body(bio) == 1 else { throw .crypto(openSSLError()) }
+    var data: UnsafeMutablePointer<CChar>?
+    let count = shim_BIO_get_mem_data(bio, &data)
+    guard count > 0, let data else { return [] }
+    return Array(UnsafeRawBufferPointer(start: data, count: count))
+}
+
+/// Runs `body` with a read-only memory BIO over `bytes`.
+func withReadBIO<T>(_ bytes: [UInt8], _ body: (OpaquePointer) -> T?) throws(JOSEError) -> T? {
+    let result: T?? = bytes.withUnsafeBytes { raw in
+        guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
+        defer { BIO_free(bio) }
+        return .some(body(bio))
+    }
+    guard let result else { throw .crypto("BIO_new_mem_buf") }
+    return result
+}
+
+/// An `OSSL_PARAM_BLD` and everything pushed into it: the builder keeps pointers (to the
+/// names, the BIGNUMs and the octets) until the params are built, so this object owns
+/// copies that outlive the builder's use of them.
+final class ParamBuilder {
+    let pointer: OpaquePointer
+    private var numbers: [OpaquePointer] = []
+    private var buffers: [UnsafeMutableRawPointer] = []
+
+    init() throws(JOSEError) {
+        guard let pointer = OSSL_PARAM_BLD_new() else { throw .crypto("OSSL_PARAM_BLD_new") }
+        self.pointer = pointer
+    }
+
+    deinit {
+        numbers.forEach { BN_clear_free($0) }
+        buffers.forEach { free($0) }
+        OSSL_PARAM_BLD_free(pointer)
+    }
+
+    private func keep(_ text: String) -> UnsafeMutablePointer<CChar> {
+        let copy = strdup(text)!
+        buffers.append(copy)
+        return copy
+    }
+
+    /// Pushes a big-endian unsigned integer.
+    func push(_ name: String, integer bytes: [UInt8]) -> Bool {
+        guard let number = BN_bin2bn(bytes, Int32(bytes.count), nil) else { return false }
+        numbers.append(number)
+        return OSSL_PARAM_BLD_push_BN(pointer, keep(name), number) == 1
+    }
+
+    func push(_ name: String, octets bytes: [UInt8]) -> Bool {
+        guard let copy = malloc(max(bytes.count, 1)) else { return false }
+        buffers.append(copy)
+        copy.copyMemory(from: bytes, byteCount: bytes.count)
+        return OSSL_PARAM_BLD_push_octet_string(pointer, keep(name), copy, bytes.count) == 1
+    }
+
+    func push(_ name: String, utf8 value: String) -> Bool {
+        shim_OSSL_PARAM_BLD_push_utf8_string(pointer, keep(name), keep(value)) == 1
+    }
+}

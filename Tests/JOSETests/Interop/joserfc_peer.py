@@ -1,0 +1,49 @@
+"""The other side of the JOSE interoperability tests: joserfc (PyPI) encrypts, decrypts,
+signs and verifies what the Swift JOSE module produces and consumes.
+
+usage: joserfc_peer.py COMMAND JWK_JSON [ARGS]
+  encrypt JWK ALG ENC PLAINTEXT [APU APV]   -> compact JWE
+  decrypt JWK ALG ENC COMPACT              -> plaintext
+  sign    JWK ALG PAYLOAD                  -> compact JWS
+  verify  JWK ALG COMPACT                  -> payload (exit 1 if the signature fails)
+  oct     KEY_B64URL ...                   (JWK given as raw octets for alg "dir")
+"""
+import json
+import sys
+
+from joserfc import jwe, jws
+from joserfc.jwk import ECKey, OctKey, RSAKey
+
+
+def key_from(text):
+    data = json.loads(text)
+    if data["kty"] == "RSA":
+        return RSAKey.import_key(data)
+    if data["kty"] == "EC":
+        return ECKey.import_key(data)
+    return OctKey.import_key(data)
+
+
+def main(argv):
+    command, key = argv[1], key_from(argv[2])
+    if command == "encrypt":
+        alg, enc, plaintext = argv[3], argv[4], argv[5]
+        header = {"alg": alg, "enc": enc}
+        if len(argv) > 7:
+            header["apu"], header["apv"] = argv[6], argv[7]
+        print(jwe.encrypt_compact(header, plaintext.encode(), key, algorithms=[alg, enc]))
+    elif command == "decrypt":
+        alg, enc, compact = argv[3], argv[4], argv[5]
+        print(jwe.decrypt_compact(compact, key, algorithms=[alg, enc]).plaintext.decode())
+    elif command == "sign":
+        alg, payload = argv[3], argv[4]
+        print(jws.serialize_compact({"alg": alg}, payload.encode(), key, algorithms=[alg]))
+    elif command == "verify":
+        alg, compact = argv[3], argv[4]
+        print(jws.deserialize_compact(compact, key, algorithms=[alg]).payload.decode())
+    else:
+        sys.exit("unknown command " + command)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -35,7 +35,7 @@ let package = Package(
         .target(
             name: "Harness",
             dependencies: [
-                "Net",
+                "Net", "JOSE",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ]
@@ -45,7 +45,7 @@ let package = Package(
         .executableTarget(
             name: "HarnessCLI",
             dependencies: [
-                "Harness", "Net",
+                "Harness", "Net", "JOSE",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

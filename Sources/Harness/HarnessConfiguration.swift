@@ -1,4 +1,5 @@
 import Foundation
+import JOSE
 import Net
 import Yams
 
@@ -38,6 +39,10 @@ public struct HarnessConfiguration: Sendable, Equatable {
     public var server = Server()
     public var tls = TLS()
     public var logging = Logging()
+    /// Folder of the test PKI (`pki generate` writes it, the roles read it).
+    public var pkiDirectory = "certs"
+    /// The Directory Servers the harness plays, by RID.
+    public var directoryServers = DirectoryServerProfile.defaults
 
     public init() {}
 
@@ -73,6 +78,15 @@ public struct HarnessConfiguration: Sendable, Equatable {
         guard server.loops >= 0 else { throw .invalid(source: source, reason: "server.loops: must be 0 (one per core) or more") }
         guard server.maxHeaderBytes >= 1024 else { throw .invalid(source: source, reason: "server.maxHeaderBytes: at least 1024") }
         guard server.maxBodyBytes >= 1024 else { throw .invalid(source: source, reason: "server.maxBodyBytes: at least 1024") }
+        var seen = Set<String>()
+        for (index, profile) in directoryServers.enumerated() {
+            guard profile.rid.count == 10, profile.rid.allSatisfy(\.isHexDigit) else {
+                throw .invalid(source: source, reason: "directoryServers[\(index)].rid: \"\(profile.rid)\" is not a RID (10 hex digits)")
+            }
+            guard seen.insert(profile.rid).inserted else {
+                throw .invalid(source: source, reason: "directoryServers[\(index)].rid: \(profile.rid) is listed twice")
+            }
+        }
         guard ["text", "json"].contains(logging.format) else {
             throw .invalid(source: source, reason: "logging.format: \"\(logging.format)\" is not text or json")
         }
@@ -95,19 +109,29 @@ public struct HarnessConfiguration: Sendable, Equatable {
             shutdownGraceMilliseconds: server.shutdownGraceMs)
     }
 
+    /// The profile with `rid`, or an error listing the known ones.
+    public func directoryServer(_ rid: String) throws(TestPKIError) -> DirectoryServerProfile {
+        guard let profile = directoryServers.first(where: { $0.rid.uppercased() == rid.uppercased() }) else {
+            throw .unknownProfile(rid, known: directoryServers.map(\.rid))
+        }
+        return profile
+    }
+
     public var loopCount: Int { server.loops == 0 ? ProcessInfo.processInfo.activeProcessorCount : server.loops }
 }
 
 // Decoding: every key optional (defaults above), unknown keys rejected so a typo is
 // reported instead of silently ignored.
 extension HarnessConfiguration: Codable {
-    private enum CodingKeys: String, CodingKey, CaseIterable { case server, tls, logging }
+    private enum CodingKeys: String, CodingKey, CaseIterable { case server, tls, logging, pkiDirectory, directoryServers }
 
     public init(from decoder: Decoder) throws {
         let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
         server = try container.decodeIfPresent(Server.self, forKey: .server) ?? Server()
         tls = try container.decodeIfPresent(TLS.self, forKey: .tls) ?? TLS()
         logging = try container.decodeIfPresent(Logging.self, forKey: .logging) ?? Logging()
+        pkiDirectory = try container.decodeIfPresent(String.self, forKey: .pkiDirectory) ?? pkiDirectory
+        directoryServers = try container.decodeIfPresent([DirectoryServerProfile].self, forKey: .directoryServers) ?? directoryServers
     }
 }
 

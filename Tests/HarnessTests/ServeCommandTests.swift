@@ -94,3 +94,41 @@ struct ServeCommandTests {
         return String(decoding: data, as: UTF8.self)
     }
 }
+
+@Suite("pki command")
+struct PKICommandTests {
+    private func harness(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: repositoryRoot + "/.build/debug/threeds-harness")
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: repositoryRoot)
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test func generateIntoANewFolderThenRefuseThenForce() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pki-cli-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let first = try harness(["pki", "generate", "--dir", directory, "--years", "12"])
+        #expect(first.status == 0, "\(first.output)")
+        #expect(first.output.contains("wrote 76 files"))
+        let again = try harness(["pki", "generate", "--dir", directory])
+        #expect(again.status != 0)
+        #expect(again.output.contains("pass --force to overwrite"))
+        #expect(try harness(["pki", "generate", "--dir", directory, "--force"]).status == 0)
+        let export = try harness(["pki", "export", "--dir", directory, "--rid", "a000000025", "--format", "json"])
+        #expect(export.status == 0)
+        #expect(export.output.contains(#""dsId" : "A000000025""#))
+    }
+
+    @Test func exportOfAnUnknownRIDNamesTheKnownOnes() throws {
+        let result = try harness(["pki", "export", "--rid", "A000000999"])
+        #expect(result.status != 0)
+        #expect(result.output.contains("no Directory Server profile A000000999 (known: A000000003"))
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+
+/// A Directory Server profile: the RID that identifies the DS to SDKs, and a name.
+public struct DirectoryServerProfile: Sendable, Equatable, Codable {
+    public var rid: String
+    public var name: String
+
+    public init(rid: String, name: String) {
+        self.rid = rid
+        self.name = name
+    }
+
+    /// The card schemes' RIDs, and a neutral one for tests.
+    public static let defaults: [DirectoryServerProfile] = [
+        .init(rid: "A000000003", name: "Visa"), .init(rid: "A000000004", name: "Mastercard"),
+        .init(rid: "A000000025", name: "American Express"), .init(rid: "A000000152", name: "Discover"),
+        .init(rid: "A000000065", name: "JCB"), .init(rid: "A000000333", name: "UnionPay"),
+        .init(rid: "F000000001", name: "Harness Test"),
+    ]
+}
+
+/// The files of the test PKI under one folder (by default `certs/`):
+///
+/// ```
+/// certs/tls/root-ca.pem                  TLS root (trust it for https://localhost:8443)
+/// certs/tls/server-chain.pem, -key.pem   TLS server (SAN localhost, 127.0.0.1, ::1, extra names)
+/// certs/tls/client-chain.pem, -key.pem   client certificate for mutual TLS
+/// certs/<RID>/root-ca.pem                DS CA root: the root an SDK is configured with
+/// certs/<RID>/ds-encryption-rsa.pem      DS encryption certificate, RSA 2048 (RSA-OAEP-256)
+/// certs/<RID>/ds-encryption-ec.pem       DS encryption certificate, EC P-256 (ECDH-ES)
+/// certs/<RID>/acs-signing-rsa.pem        ACS signing certificate, RSA 2048 (PS256)
+/// certs/<RID>/acs-signing-ec.pem         ACS signing certificate, EC P-256 (ES256)
+/// ```
+/// Every certificate has its private key beside it (`*-key.pem`).
+public struct TestPKI: Sendable {
+    public let directory: String
+
+    public init(directory: String) { self.directory = directory }
+
+    /// The kinds of DS and ACS key every profile has.
+    public enum KeyVariant: String, Sendable, CaseIterable {
+        case rsa, ec
+        var kind: KeyKind { self == .rsa ? .rsa : .ecP256 }
+    }
+
+    public func profileDirectory(_ rid: String) -> String { directory + "/" + rid }
+    public func rootCertificatePath(_ rid: String) -> String { profileDirectory(rid) + "/root-ca.pem" }
+    public func dsCertificatePath(_ rid: String, _ variant: KeyVariant) -> String { profileDirectory(rid) + "/ds-encryption-\(variant.rawValue).pem" }
+    public func dsKeyPath(_ rid: String, _ variant: KeyVariant) -> String { profileDirectory(rid) + "/ds-encryption-\(variant.rawValue)-key.pem" }
+    public func acsCertificatePath(_ rid: String, _ variant: KeyVariant) -> String { profileDirectory(rid) + "/acs-signing-\(variant.rawValue).pem" }
+    public func acsKeyPath(_ rid: String, _ variant: KeyVariant) -> String { profileDirectory(rid) + "/acs-signing-\(variant.rawValue)-key.pem" }
+
+    /// The key id an SDK is configured with for the DS key (also the JWE `kid`).
+    public static func dsKeyID(_ rid: String, _ variant: KeyVariant) -> String { "\(rid)-ds-\(variant.rawValue)" }
+
+    /// What `pki generate` writes, relative to the directory.
+    public static func files(for profiles: [DirectoryServerProfile]) -> [String] {
+        let tls = ["tls/root-ca.pem", "tls/root-ca-key.pem", "tls/server-chain.pem", "tls/server-key.pem",
+                   "tls/client-chain.pem", "tls/client-key.pem"]
+        return tls + profiles.flatMap { profile in
+            ["root-ca.pem", "root-ca-key.pem"] + KeyVariant.allCases.flatMap { variant in
+                ["ds-encryption-\(variant.rawValue).pem", "ds-encryption-\(variant.rawValue)-key.pem",
+                 "acs-signing-\(variant.rawValue).pem", "acs-signing-\(variant.rawValue)-key.pem"]
+            }.map { "\(profile.rid)/\($0)" }
+        }
+    }
+
+    /// Writes a complete set. Existing files are an error unless `overwrite`.
+    public func generate(profiles: [DirectoryServerProfile], tlsNames: [String] = [], years: Int = 20,
+                         overwrite: Bool = false, now: Date = Date()) throws -> [String] {
+        let existing = Self.files(for: profiles).filter { FileManager.default.fileExists(atPath: directory + "/" + $0) }
+        if !overwrite, let first = existing.first {
+            throw TestPKIError.wouldOverwrite(directory + "/" + first, count: existing.count)
+        }
+        let start = now.addingTimeInterval(-86_400)  // a day of slack for clocks that lag
+        let days = years * 365
+        var written: [String] = []
+        func write(_ text: String, _ relative: String) throws {
+            let path = directory + "/" + relative
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            written.append(path)
+        }
+
+        // TLS: an EC root, a server certificate for localhost, a client certificate.
+        let tlsRootKey = try PrivateKey.generateP256()
+        let tlsRoot = try CertificateBuilder.issue(
+            CertificateProfile(commonName: "Harness TLS Test Root CA", notBefore: start, validFor: days, isCA: true),
+            publicKey: tlsRootKey.publicKey, issuer: nil, issuerKey: tlsRootKey)
+        try write(tlsRoot.pemRepresentation, "tls/root-ca.pem")
+        try write(tlsRootKey.pemRepresentation, "tls/root-ca-key.pem")
+        let names = ["localhost"] + tlsNames.filter { !$0.isIPAddress }
+        let addresses = ["127.0.0.1", "::1"] + tlsNames.filter(\.isIPAddress)
+        for (role, profile) in [
+            ("server", CertificateProfile(commonName: "localhost", notBefore: start, validFor: days - 1,
+                                          keyUsage: ["digitalSignature", "keyEncipherment"], extendedKeyUsage: ["serverAuth"],
+                                          dnsNames: names, ipAddresses: addresses)),
+            ("client", CertificateProfile(commonName: "Harness Test Client", notBefore: start, validFor: days - 1,
+                                          extendedKeyUsage: ["clientAuth"])),
+        ] {
+            let key = try PrivateKey.generateP256()
+            let certificate = try CertificateBuilder.issue(profile, publicKey: key.publicKey, issuer: tlsRoot, issuerKey: tlsRootKey)
+            try write(certificate.pemRepresentation, "tls/\(role)-chain.pem")
+            try write(key.pemRepresentation, "tls/\(role)-key.pem")
+        }
+
+        // Per DS: an RSA root, and DS encryption and ACS signing certificates of each kind.
+        for profile in profiles {
+            let rootKey = try PrivateKey.generateRSA()
+            let root = try CertificateBuilder.issue(
+                CertificateProfile(commonName: "\(profile.name) Test DS CA (\(profile.rid))", notBefore: start, validFor: days, isCA: true),
+                publicKey: rootKey.publicKey, issuer: nil, issuerKey: rootKey)
+            try write(root.pemRepresentation, "\(profile.rid)/root-ca.pem")
+            try write(rootKey.pemRepresentation, "\(profile.rid)/root-ca-key.pem")
+            for variant in KeyVariant.allCases {
+                let dsKey = variant == .rsa ? try PrivateKey.generateRSA() : try PrivateKey.generateP256()
+                let ds = try CertificateBuilder.issue(
+                    CertificateProfile(commonName: "\(profile.name) Test DS Encryption \(variant.rawValue.uppercased())", notBefore: start,
+                                       validFor: days - 1, keyUsage: variant == .rsa ? ["keyEncipherment"] : ["keyAgreement"]),
+                    publicKey: dsKey.publicKey, issuer: root, issuerKey: rootKey)
+                try write(ds.pemRepresentation, "\(profile.rid)/ds-encryption-\(variant.rawValue).pem")
+                try write(dsKey.pemRepresentation, "\(profile.rid)/ds-encryption-\(variant.rawValue)-key.pem")
+                let acsKey = variant == .rsa ? try PrivateKey.generateRSA() : try PrivateKey.generateP256()
+                let acs = try CertificateBuilder.issue(
+                    CertificateProfile(commonName: "\(profile.name) Test ACS Signing \(variant.rawValue.uppercased())", notBefore: start,
+                                       validFor: days - 1, keyUsage: ["digitalSignature"]),
+                    publicKey: acsKey.publicKey, issuer: root, issuerKey: rootKey)
+                try write(acs.pemRepresentation, "\(profile.rid)/acs-signing-\(variant.rawValue).pem")
+                try write(acsKey.pemRepresentation, "\(profile.rid)/acs-signing-\(variant.rawValue)-key.pem")
+            }
+        }
+        return written
+    }
+
+    // MARK: reading
+
+    public func rootCertificate(_ rid: String) throws -> Certificate { try Certificate(pem: read(rootCertificatePath(rid))) }
+    public func dsCertificate(_ rid: String, _ variant: KeyVariant) throws -> Certificate { try Certificate(pem: read(dsCertificatePath(rid, variant))) }
+    public func dsPrivateKey(_ rid: String, _ variant: KeyVariant) throws -> PrivateKey { try PrivateKey(pem: read(dsKeyPath(rid, variant))) }
+    public func acsCertificate(_ rid: String, _ variant: KeyVariant) throws -> Certificate { try Certificate(pem: read(acsCertificatePath(rid, variant))) }
+    public func acsPrivateKey(_ rid: String, _ variant: KeyVariant) throws -> PrivateKey { try PrivateKey(pem: read(acsKeyPath(rid, variant))) }
+
+    private func read(_ path: String) throws -> String {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw TestPKIError.missingFile(path) }
+        return text
+    }
+}
+
+public enum TestPKIError: Error, Equatable, CustomStringConvertible {
+    case wouldOverwrite(String, count: Int)
+    case missingFile(String)
+    case unknownProfile(String, known: [String])
+
+    public var description: String {
+        switch self {
+        case .wouldOverwrite(let path, let count): "\(path) and \(count - 1) other files exist; pass --force to overwrite them"
+        case .missingFile(let path): "\(path) is missing; run `threeds-harness pki generate`"
+        case .unknownProfile(let rid, let known): "no Directory Server profile \(rid) (known: \(known.joined(separator: ", ")))"
+        }
+    }
+}
+
+extension String {
+    var isIPAddress: Bool { !isEmpty && (allSatisfy { $0.isNumber || $0 == "." } || contains(":")) }
+}

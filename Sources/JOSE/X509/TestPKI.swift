@@ -112,21 +112,19 @@ public struct TestPKI: Sendable {
                 publicKey: rootKey.publicKey, issuer: nil, issuerKey: rootKey)
             try write(root.pemRepresentation, "\(profile.rid)/root-ca.pem")
             try write(rootKey.pemRepresentation, "\(profile.rid)/root-ca-key.pem")
+            // One key and certificate under this root, written as NAME.pem and NAME-key.pem.
+            func issue(_ name: String, _ variant: KeyVariant, title: String, usage: String) throws {
+                let key = variant == .rsa ? try PrivateKey.generateRSA() : try PrivateKey.generateP256()
+                let certificate = try CertificateBuilder.issue(
+                    CertificateProfile(commonName: "\(profile.name) Test \(title) \(variant.rawValue.uppercased())", notBefore: start,
+                                       validFor: days - 1, keyUsage: [usage]),
+                    publicKey: key.publicKey, issuer: root, issuerKey: rootKey)
+                try write(certificate.pemRepresentation, "\(profile.rid)/\(name)-\(variant.rawValue).pem")
+                try write(key.pemRepresentation, "\(profile.rid)/\(name)-\(variant.rawValue)-key.pem")
+            }
             for variant in KeyVariant.allCases {
-                let dsKey = variant == .rsa ? try PrivateKey.generateRSA() : try PrivateKey.generateP256()
-                let ds = try CertificateBuilder.issue(
-                    CertificateProfile(commonName: "\(profile.name) Test DS Encryption \(variant.rawValue.uppercased())", notBefore: start,
-                                       validFor: days - 1, keyUsage: variant == .rsa ? ["keyEncipherment"] : ["keyAgreement"]),
-                    publicKey: dsKey.publicKey, issuer: root, issuerKey: rootKey)
-                try write(ds.pemRepresentation, "\(profile.rid)/ds-encryption-\(variant.rawValue).pem")
-                try write(dsKey.pemRepresentation, "\(profile.rid)/ds-encryption-\(variant.rawValue)-key.pem")
-                let acsKey = variant == .rsa ? try PrivateKey.generateRSA() : try PrivateKey.generateP256()
-                let acs = try CertificateBuilder.issue(
-                    CertificateProfile(commonName: "\(profile.name) Test ACS Signing \(variant.rawValue.uppercased())", notBefore: start,
-                                       validFor: days - 1, keyUsage: ["digitalSignature"]),
-                    publicKey: acsKey.publicKey, issuer: root, issuerKey: rootKey)
-                try write(acs.pemRepresentation, "\(profile.rid)/acs-signing-\(variant.rawValue).pem")
-                try write(acsKey.pemRepresentation, "\(profile.rid)/acs-signing-\(variant.rawValue)-key.pem")
+                try issue("ds-encryption", variant, title: "DS Encryption", usage: variant == .rsa ? "keyEncipherment" : "keyAgreement")
+                try issue("acs-signing", variant, title: "ACS Signing", usage: "digitalSignature")
             }
         }
         return written

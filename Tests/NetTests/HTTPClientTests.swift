@@ -103,6 +103,18 @@ struct HTTPClientTests {
         }
     }
 
+    @Test func connectTimeoutCoversAServerThatNeverAnswersTheTLSHandshake() async throws {
+        let silent = SilentListener()
+        let group = EventLoopGroup(loopCount: 1)
+        defer { group.shutdown() }
+        let client = try HTTPClient(group: group, configuration: HTTPClientConfiguration(
+            tls: TLSConfiguration(trustRootsFile: TestCerts.root), connectTimeoutMilliseconds: 200))
+        // Without the connect timer this would wait forever: the error proves it fired.
+        await #expect(throws: HTTPClientError.connectTimedOut(address: "https://127.0.0.1:\(silent.port)", milliseconds: 200)) {
+            _ = try await client.get("https://127.0.0.1:\(silent.port)/health")
+        }
+    }
+
     @Test func readTimeoutIsReported() async throws {
         let server = try TestServer(router: router()) { $0.shutdownGraceMilliseconds = 100 }
         defer { server.stop() }

@@ -34,7 +34,8 @@ struct ShutdownTests {
         _ = idle.readResponses(1)
         let started = Date()
         server.stop()
-        #expect(Date().timeIntervalSince(started) < 2)
+        // Well under the 10 s grace period: idle connections are not waited for.
+        #expect(Date().timeIntervalSince(started) < 5)
         #expect(idle.peerClosed())
     }
 
@@ -50,7 +51,8 @@ struct ShutdownTests {
         usleep(50_000)
         let started = Date()
         server.stop()
-        #expect(Date().timeIntervalSince(started) < 3)
+        // The handler would run 60 s; the 200 ms grace period ends the wait long before.
+        #expect(Date().timeIntervalSince(started) < 30)
         #expect(socket.readAll() == "")
     }
 }

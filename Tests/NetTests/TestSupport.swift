@@ -146,3 +146,29 @@ func run(_ executable: String, _ arguments: [String], input: String? = nil, time
 func statusLine(_ response: String) -> String {
     String(response.split(separator: "\r\n", maxSplits: 1).first ?? "")
 }
+
+/// A TCP listener on 127.0.0.1 that never accepts: the kernel completes handshakes into
+/// the backlog, and nothing ever answers.
+final class SilentListener {
+    let fd: Int32
+    let port: Int
+
+    init() {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.fd = fd
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length)
+                listen(fd, 16)
+                getsockname(fd, pointer, &length)
+            }
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit { close(fd) }
+}

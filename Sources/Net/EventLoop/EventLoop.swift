@@ -85,7 +85,11 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
             wakeup.deallocate()
             idle.deallocate()
             readBuffer.deallocate()
-            lock.withLock { threadID = nil }  // a later thread may get the same pthread_t
+            lock.withLock {
+                threadID = nil  // a later thread may get the same pthread_t
+                remoteJobs = []
+            }
+            localJobs = []
             stopped.signal()
         }
         thread.name = "uv-loop-\(index)"
@@ -166,6 +170,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
             uv_close(idle.asHandle, nil)
         }
         stopped.wait()
+        thread = nil  // the loop object itself stays (see init); what it held goes
     }
 
     /// Starts a one-shot or repeating timer on this loop. Must be called on the loop.

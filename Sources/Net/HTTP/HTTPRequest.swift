@@ -17,7 +17,8 @@ public struct HTTPRequest: Sendable {
 
     /// The path part of the target, without the query.
     public var path: Substring {
-        target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        guard let mark = target.firstIndex(of: "?") else { return target[...] }
+        return target[..<mark]
     }
 
     /// The query part of the target, if any.

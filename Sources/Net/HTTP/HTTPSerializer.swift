@@ -22,18 +22,37 @@ struct HTTPSerializer {
     mutating func serialize(_ response: HTTPResponse, keepAlive: Bool, includeBody: Bool = true) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(128 + response.body.count + response.headers.fields.count * 32)
-        out.append(contentsOf: "HTTP/1.1 \(response.status.code) \(response.status.reason)\r\n".utf8)
+        if response.status == .ok {
+            out.append(contentsOf: Self.okStatusLine)
+        } else {
+            out.append(contentsOf: "HTTP/1.1 \(response.status.code) \(response.status.reason)\r\n".utf8)
+        }
         for (name, value) in response.headers where !name.equalsIgnoringASCIICase("Content-Length") && !name.equalsIgnoringASCIICase("Connection") {
             out.append(contentsOf: name.utf8)
             out.append(contentsOf: ": ".utf8)
             out.append(contentsOf: value.utf8)
             out.append(contentsOf: "\r\n".utf8)
         }
-        out.append(contentsOf: "Content-Length: \(response.body.count)\r\nDate: \(date())\r\n".utf8)
+        out.append(contentsOf: Self.contentLengthPrefix)
+        Self.appendDecimal(response.body.count, to: &out)
+        out.append(contentsOf: Self.datePrefix)
+        out.append(contentsOf: date().utf8)
+        out.append(contentsOf: Self.crlf)
         if !keepAlive { out.append(contentsOf: "Connection: close\r\n".utf8) }
         out.append(contentsOf: "\r\n".utf8)
         if includeBody { out.append(contentsOf: response.body) }
         return out
+    }
+
+    private static let okStatusLine = Array("HTTP/1.1 200 OK\r\n".utf8)
+    private static let contentLengthPrefix = Array("Content-Length: ".utf8)
+    private static let datePrefix = Array("\r\nDate: ".utf8)
+    private static let crlf = Array("\r\n".utf8)
+
+    private static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
+        guard value >= 10 else { return out.append(UInt8(ascii: "0") + UInt8(value)) }
+        appendDecimal(value / 10, to: &out)
+        out.append(UInt8(ascii: "0") + UInt8(value % 10))
     }
 
     /// A request head and body for the client.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// State every connection of a server reads.
 final class ServerShared: @unchecked Sendable {
@@ -7,8 +8,8 @@ final class ServerShared: @unchecked Sendable {
     let router: Router
     let logger: Logger
     let inFlight = Counter()
-    private let lock = NSLock()
-    private var shuttingDown = false
+    /// Read on every response: an atomic, not a lock.
+    private let shuttingDown = Atomic<Bool>(false)
 
     init(configuration: ServerConfiguration, router: Router, logger: Logger) {
         self.configuration = configuration
@@ -17,8 +18,8 @@ final class ServerShared: @unchecked Sendable {
     }
 
     var isShuttingDown: Bool {
-        get { lock.withLock { shuttingDown } }
-        set { lock.withLock { shuttingDown = newValue } }
+        get { shuttingDown.load(ordering: .acquiring) }
+        set { shuttingDown.store(newValue, ordering: .releasing) }
     }
 }
 

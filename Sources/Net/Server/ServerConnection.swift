@@ -21,6 +21,8 @@ final class ServerConnection {
     private var timer: LoopTimer?
     private var serializer = HTTPSerializer()
     private let peer: String
+    /// Read once: the peer's certificate does not change during a connection.
+    private lazy var clientCertificateSubject: String? = channel.tls?.peerCertificateSubject
     var onClose: ((ServerConnection) -> Void)?
     /// Pipelined requests waiting beyond this stop further reads until they are answered.
     private static let maxQueued = 64
@@ -108,7 +110,7 @@ final class ServerConnection {
                               headers: ["Allow": allow]).response, to: message)
         case .found(let handler, let parameters):
             let context = RequestContext(parameters: parameters, loop: channel.loop, peer: peer,
-                                         clientCertificateSubject: channel.tls?.peerCertificateSubject,
+                                         clientCertificateSubject: clientCertificateSubject,
                                          isSecure: channel.tls != nil, logger: shared.logger)
             switch handler {
             case .sync(let handle):

@@ -23,6 +23,9 @@ let package = Package(
 
         // I/O and crypto.
         .target(name: "JOSE", dependencies: ["COpenSSL"]),
+
+        // The protocol model: messages, field rules, error codes. Pure Swift, no I/O.
+        .target(name: "EMV3DS"),
         .target(
             name: "Net",
             dependencies: [
@@ -52,6 +55,7 @@ let package = Package(
         ),
 
         .testTarget(name: "NetTests", dependencies: ["Net"]),
+        .testTarget(name: "EMV3DSTests", dependencies: ["EMV3DS"]),
         // Fixtures and the Python interop peer are read from the source tree at test time.
         .testTarget(name: "JOSETests", dependencies: ["JOSE"], exclude: ["Fixtures", "Interop"]),
         .testTarget(name: "HarnessTests", dependencies: ["Harness", "Net"]),

@@ -1,0 +1,217 @@
+/// A strict RFC 8259 JSON reader that keeps member order and reports duplicate members,
+/// which EMV 3DS answers with error 204 (a general-purpose parser silently keeps one).
+public struct JSONReader {
+    /// Why a text is not JSON, with the byte offset where reading stopped.
+    public struct SyntaxError: Error, Equatable, CustomStringConvertible {
+        public let offset: Int
+        public let reason: String
+        public var description: String { "\(reason) at byte \(offset)" }
+    }
+
+    /// A member name repeated within one object, with its path ("acsRenderingType.acsUiTemplate").
+    public struct Duplicate: Equatable, Sendable {
+        public let path: String
+    }
+
+    /// The value and every duplicate member found in it.
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = 32) throws(SyntaxError) -> (value: JSONValue, duplicates: [Duplicate]) {
+        var reader = JSONReader(bytes: bytes, maxDepth: maxDepth)
+        reader.skipWhitespace()
+        let value = try reader.readValue(path: "", depth: 0)
+        reader.skipWhitespace()
+        guard reader.index == bytes.count else { throw reader.error("unexpected data after the JSON value") }
+        return (value, reader.duplicates)
+    }
+
+    private let bytes: [UInt8]
+    private let maxDepth: Int
+    private var index = 0
+    private var duplicates: [Duplicate] = []
+
+    private init(bytes: [UInt8], maxDepth: Int) {
+        self.bytes = bytes
+        self.maxDepth = maxDepth
+    }
+
+    private func error(_ reason: String) -> SyntaxError { SyntaxError(offset: index, reason: reason) }
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09 {
+            index += 1
+        }
+    }
+
+    private mutating func expect(_ literal: String, _ value: JSONValue) throws(SyntaxError) -> JSONValue {
+        let expected = Array(literal.utf8)
+        guard index + expected.count <= bytes.count, Array(bytes[index..<index + expected.count]) == expected else {
+            throw error("invalid literal")
+        }
+        index += expected.count
+        return value
+    }
+
+    private mutating func readValue(path: String, depth: Int) throws(SyntaxError) -> JSONValue {
+        guard depth <= maxDepth else { throw error("nesting deeper than \(maxDepth)") }
+        guard index < bytes.count else { throw error("unexpected end of input") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try readObject(path: path, depth: depth)
+        case UInt8(ascii: "["): return try readArray(path: path, depth: depth)
+        case UInt8(ascii: "\""): return .string(try readString())
+        case UInt8(ascii: "t"): return try expect("true", .bool(true))
+        case UInt8(ascii: "f"): return try expect("false", .bool(false))
+        case UInt8(ascii: "n"): return try expect("null", .null)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try readNumber()
+        default: throw error("unexpected character")
+        }
+    }
+
+    private mutating func readObject(path: String, depth: Int) throws(SyntaxError) -> JSONValue {
+        index += 1
+        var members: [(key: String, value: JSONValue)] = []
+        var seen = Set<String>()
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return .object(members)
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a member name") }
+            let key = try readString()
+            let memberPath = path.isEmpty ? key : path + "." + key
+            if !seen.insert(key).inserted { duplicates.append(Duplicate(path: memberPath)) }
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
+            index += 1
+            skipWhitespace()
+            members.append((key, try readValue(path: memberPath, depth: depth + 1)))
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unterminated object") }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+            } else if bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                return .object(members)
+            } else {
+                throw error("expected ',' or '}'")
+            }
+        }
+    }
+
+    private mutating func readArray(path: String, depth: Int) throws(SyntaxError) -> JSONValue {
+        index += 1
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return .array(elements)
+        }
+        while true {
+            skipWhitespace()
+            elements.append(try readValue(path: "\(path)[\(elements.count)]", depth: depth + 1))
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unterminated array") }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+            } else if bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                return .array(elements)
+            } else {
+                throw error("expected ',' or ']'")
+            }
+        }
+    }
+
+    private mutating func readNumber() throws(SyntaxError) -> JSONValue {
+        let start = index
+        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        func digits(_ reader: inout JSONReader) -> Int {
+            let from = reader.index
+            while reader.index < reader.bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(reader.bytes[reader.index]) { reader.index += 1 }
+            return reader.index - from
+        }
+        guard index < bytes.count else { throw error("invalid number") }
+        if bytes[index] == UInt8(ascii: "0") {
+            index += 1
+        } else if digits(&self) == 0 {
+            throw error("invalid number")
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            guard digits(&self) > 0 else { throw error("invalid number") }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard digits(&self) > 0 else { throw error("invalid number") }
+        }
+        return .number(String(decoding: bytes[start..<index], as: UTF8.self))
+    }
+
+    private mutating func readString() throws(SyntaxError) -> String {
+        index += 1
+        var scalars = String.UnicodeScalarView()
+        var start = index
+        var output = ""
+        func flush(_ reader: JSONReader, _ output: inout String, _ start: Int) {
+            if reader.index > start { output += String(decoding: reader.bytes[start..<reader.index], as: UTF8.self) }
+        }
+        while true {
+            guard index < bytes.count else { throw error("unterminated string") }
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                flush(self, &output, start)
+                index += 1
+                return output
+            }
+            if byte < 0x20 { throw error("control character in string") }
+            if byte == UInt8(ascii: "\\") {
+                flush(self, &output, start)
+                index += 1
+                guard index < bytes.count else { throw error("unterminated escape") }
+                let escape = bytes[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""): output += "\""
+                case UInt8(ascii: "\\"): output += "\\"
+                case UInt8(ascii: "/"): output += "/"
+                case UInt8(ascii: "b"): output += "\u{08}"
+                case UInt8(ascii: "f"): output += "\u{0C}"
+                case UInt8(ascii: "n"): output += "\n"
+                case UInt8(ascii: "r"): output += "\r"
+                case UInt8(ascii: "t"): output += "\t"
+                case UInt8(ascii: "u"):
+                    var code = try readHex4()
+                    if (0xD800...0xDBFF).contains(code) {
+                        guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                            throw error("unpaired surrogate")
+                        }
+                        index += 2
+                        let low = try readHex4()
+                        guard (0xDC00...0xDFFF).contains(low) else { throw error("unpaired surrogate") }
+                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                    } else if (0xDC00...0xDFFF).contains(code) {
+                        throw error("unpaired surrogate")
+                    }
+                    guard let scalar = Unicode.Scalar(code) else { throw error("invalid \\u escape") }
+                    scalars.removeAll()
+                    scalars.append(scalar)
+                    output += String(scalars)
+                default:
+                    throw error("invalid escape")
+                }
+                start = index
+                continue
+            }
+            index += 1
+        }
+    }
+
+    private mutating func readHex4() throws(SyntaxError) -> UInt32 {
+        guard index + 4 <= bytes.count, let value = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16) else {
+            throw error("invalid \\u escape")
+        }
+        index += 4
+        return value
+    }
+}

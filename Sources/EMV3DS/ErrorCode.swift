@@ -1,0 +1,53 @@
+/// EMV 3DS error codes (Core specification, Table A.4), carried by an `Erro` message.
+public enum ErrorCode: String, Sendable, CaseIterable, Codable {
+    case messageNotRecognised = "101"
+    case versionNotSupported = "102"
+    case sentTooLate = "103"
+    case requiredElementMissing = "201"
+    case criticalExtensionNotRecognised = "202"
+    case formatInvalid = "203"
+    case duplicateElement = "204"
+    case transactionIDNotRecognised = "301"
+    case dataDecryptionFailure = "302"
+    case accessDenied = "303"
+    case isoCodeInvalid = "304"
+    case transactionDataNotValid = "305"
+    case mccNotValid = "306"
+    case serialNumberNotValid = "307"
+    case transactionTimedOut = "402"
+    case transientSystemFailure = "403"
+    case permanentSystemFailure = "404"
+    case systemConnectionFailure = "405"
+
+    /// The specification's description, used as `errorDescription`.
+    public var description: String {
+        switch self {
+        case .messageNotRecognised: "Message Received Invalid"
+        case .versionNotSupported: "Message Version Number Not Supported"
+        case .sentTooLate: "Message Received Too Late"
+        case .requiredElementMissing: "Required Data Element Missing"
+        case .criticalExtensionNotRecognised: "Critical Message Extension Not Recognised"
+        case .formatInvalid: "Format of one or more Data Elements is Invalid according to the Specification"
+        case .duplicateElement: "Duplicate Data Element"
+        case .transactionIDNotRecognised: "Transaction ID Not Recognised"
+        case .dataDecryptionFailure: "Data Decryption Failure"
+        case .accessDenied: "Access Denied, Invalid Endpoint"
+        case .isoCodeInvalid: "ISO Code Invalid"
+        case .transactionDataNotValid: "Transaction data not valid"
+        case .mccNotValid: "Merchant Category Code (MCC) Not Valid for Payment System"
+        case .serialNumberNotValid: "Serial Number not Valid"
+        case .transactionTimedOut: "Transaction Timed Out"
+        case .transientSystemFailure: "Transient System Failure"
+        case .permanentSystemFailure: "Permanent System Failure"
+        case .systemConnectionFailure: "System Connection Failure"
+        }
+    }
+}
+
+/// Who reports an error: `errorComponent`.
+public enum ErrorComponent: String, Sendable, Codable {
+    case sdk = "C"
+    case threeDSServer = "S"
+    case directoryServer = "D"
+    case acs = "A"
+}

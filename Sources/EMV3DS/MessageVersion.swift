@@ -1,0 +1,11 @@
+/// The EMV 3DS protocol versions the harness speaks. A transaction's version is fixed
+/// by its AReq; every later message must carry the same one.
+public enum MessageVersion: String, Sendable, CaseIterable, Comparable, Codable {
+    case v2_1_0 = "2.1.0"
+    case v2_2_0 = "2.2.0"
+    case v2_3_1 = "2.3.1"
+
+    public static func < (lhs: MessageVersion, rhs: MessageVersion) -> Bool {
+        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    }
+}

@@ -1,0 +1,105 @@
+/// The format a field's value must have (Core specification, Annex A "Format" and "Length").
+public enum FieldFormat: Sendable {
+    /// A string of `length` characters.
+    case string(ClosedRange<Int>)
+    /// A string of digits of `length`.
+    case numeric(ClosedRange<Int>)
+    /// One of the listed values.
+    case oneOf([String])
+    /// A UUID in canonical 8-4-4-4-12 form (RFC 4122), 36 characters.
+    case uuid
+    /// A fully qualified http(s) URL of at most the given length.
+    case url(maxLength: Int)
+    /// "YYYYMMDDHHMMSS" (purchaseDate).
+    case dateTime14
+    /// "YYMM" (cardExpiryDate).
+    case expiryYYMM
+    /// A JSON object.
+    case object
+    /// An EC P-256 public JWK object (kty, crv, x, y).
+    case ecPublicJWK
+    /// Unpadded base64url (or a compact JWS/JWE made of it) of at most the given length.
+    case base64url(maxLength: Int)
+    /// A JSON array.
+    case array
+
+    /// Why `value` does not have this format, or nil if it has.
+    func problem(with value: JSONValue) -> String? {
+        switch self {
+        case .object:
+            return value.objectMembers == nil ? "must be a JSON object, not \(value.typeName)" : nil
+        case .array:
+            if case .array = value { return nil }
+            return "must be a JSON array, not \(value.typeName)"
+        case .ecPublicJWK:
+            guard let members = value.objectMembers else { return "must be a JWK object, not \(value.typeName)" }
+            let keys = Set(members.map(\.key))
+            guard value["kty"]?.stringValue == "EC", value["crv"]?.stringValue == "P-256" else { return "must be an EC P-256 JWK" }
+            guard keys.isSuperset(of: ["x", "y"]) else { return "JWK must have x and y" }
+            return nil
+        default:
+            guard let text = value.stringValue else { return "must be a string, not \(value.typeName)" }
+            return problem(with: text)
+        }
+    }
+
+    private func problem(with text: String) -> String? {
+        let count = text.count
+        switch self {
+        case .string(let length):
+            return length.contains(count) ? nil : "length \(count) is outside \(length.lowerBound)-\(length.upperBound)"
+        case .numeric(let length):
+            guard text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return "must be digits only" }
+            return length.contains(count) ? nil : "length \(count) is outside \(length.lowerBound)-\(length.upperBound)"
+        case .oneOf(let values):
+            return values.contains(text) ? nil : "\"\(text)\" is not one of \(values.joined(separator: ", "))"
+        case .uuid:
+            return Self.isCanonicalUUID(text) ? nil : "must be a canonical UUID (8-4-4-4-12 hex)"
+        case .url(let maxLength):
+            guard count <= maxLength else { return "longer than \(maxLength)" }
+            let lower = text.lowercased()
+            guard (lower.hasPrefix("https://") || lower.hasPrefix("http://")) && count > 8 else { return "must be an http(s) URL" }
+            return nil
+        case .dateTime14:
+            return Self.isDate(text, length: 14) ? nil : "must be YYYYMMDDHHMMSS"
+        case .expiryYYMM:
+            guard count == 4, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let month = Int(text.suffix(2)), (1...12).contains(month) else {
+                return "must be YYMM"
+            }
+            return nil
+        case .base64url(let maxLength):
+            guard count <= maxLength else { return "longer than \(maxLength)" }
+            let allowed = text.utf8.allSatisfy { byte in
+                (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
+            }
+            return allowed ? nil : "must be unpadded base64url"
+        case .object, .array, .ecPublicJWK:
+            return "must be JSON, not a string"
+        }
+    }
+
+    static func isCanonicalUUID(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 36 else { return false }
+        for (index, byte) in bytes.enumerated() {
+            if [8, 13, 18, 23].contains(index) {
+                guard byte == UInt8(ascii: "-") else { return false }
+            } else {
+                guard (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte) || (0x41...0x46).contains(byte) else { return false }
+            }
+        }
+        return true
+    }
+
+    private static func isDate(_ text: String, length: Int) -> Bool {
+        let digits = text.utf8.map { Int($0) - 0x30 }
+        guard digits.count == length, digits.allSatisfy({ (0...9).contains($0) }) else { return false }
+        let month = digits[4] * 10 + digits[5]
+        let day = digits[6] * 10 + digits[7]
+        let hour = digits[8] * 10 + digits[9]
+        let minute = digits[10] * 10 + digits[11]
+        let second = length == 14 ? digits[12] * 10 + digits[13] : 0
+        return (1...12).contains(month) && (1...31).contains(day) && hour < 24 && minute < 60 && second < 60
+    }
+}

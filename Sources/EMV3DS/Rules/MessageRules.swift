@@ -1,0 +1,49 @@
+/// The field rules of one message type, and validation against them.
+///
+/// Validation reports every violation, in this order: duplicates (204), missing required
+/// fields (201), then formats (203), so that a report can cite each and an Erro can carry
+/// the first.
+public struct MessageRules: Sendable {
+    public let messageType: MessageType
+    public let fields: [FieldRule]
+
+    public init(_ messageType: MessageType, _ fields: [FieldRule]) {
+        self.messageType = messageType
+        self.fields = fields
+    }
+
+    public func rule(_ name: String) -> FieldRule? { fields.first { $0.name == name } }
+
+    /// Checks `message` (already parsed, with the duplicates the reader found) at `version`.
+    public func validate(_ message: JSONValue, version: MessageVersion, duplicates: [JSONReader.Duplicate] = []) -> [Violation] {
+        var violations = duplicates.map { Violation(field: $0.path, code: .duplicateElement, reason: "appears more than once") }
+        guard message.objectMembers != nil else {
+            return violations + [Violation(field: "message", code: .messageNotRecognised, reason: "is not a JSON object")]
+        }
+        var formatViolations: [Violation] = []
+        for rule in fields where rule.versions.contains(version) {
+            let value = message[rule.name]
+            switch rule.presence {
+            case .required where value == nil:
+                violations.append(Violation(field: rule.name, code: .requiredElementMissing, reason: "is required"))
+                continue
+            case .requiredWhen(let condition, let because) where value == nil && condition.holds(in: message, version: version):
+                violations.append(Violation(field: rule.name, code: .requiredElementMissing, reason: "is required \(because)"))
+                continue
+            case .absent where value != nil:
+                formatViolations.append(Violation(field: rule.name, code: .formatInvalid, reason: "must not be present in this message"))
+                continue
+            default:
+                break
+            }
+            guard let value else { continue }
+            // Optional fields are never sent empty: "" and null are format errors.
+            if value == .null || value == .string("") {
+                formatViolations.append(Violation(field: rule.name, code: .formatInvalid, reason: "is empty; omit an absent field"))
+            } else if let problem = rule.format.problem(with: value) {
+                formatViolations.append(Violation(field: rule.name, code: .formatInvalid, reason: problem))
+            }
+        }
+        return violations + formatViolations
+    }
+}

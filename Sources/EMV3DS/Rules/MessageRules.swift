@@ -12,8 +12,6 @@ public struct MessageRules: Sendable {
         self.fields = fields
     }
 
-    public func rule(_ name: String) -> FieldRule? { fields.first { $0.name == name } }
-
     /// Checks `message` (already parsed, with the duplicates the reader found) at `version`.
     public func validate(_ message: JSONValue, version: MessageVersion, duplicates: [JSONReader.Duplicate] = []) -> [Violation] {
         var violations = duplicates.map { Violation(field: $0.path, code: .duplicateElement, reason: "appears more than once") }

@@ -34,17 +34,4 @@ public enum Base64URL {
 extension Array where Element == UInt8 {
     /// Lower-case hex, for logs and tests.
     public var hexString: String { map { String(format: "%02x", $0) }.joined() }
-
-    /// Bytes from a hex string; nil if it is not hex.
-    public init?(hex: String) {
-        let digits = Array(hex.utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let byte = UInt8(String(decoding: digits[index...index + 1], as: UTF8.self), radix: 16) else { return nil }
-            bytes.append(byte)
-        }
-        self = bytes
-    }
 }

@@ -18,7 +18,6 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     private var localJobs: [() -> Void] = []
     private var idleActive = false
     private var thread: Thread?
-    private var threadID: pthread_t?
     private let stopped = DispatchSemaphore(value: 0)
     private var isClosed = false
     /// Per-loop read buffer: reads are consumed synchronously in the read callback.
@@ -56,10 +55,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     }
 
     /// True when called on this loop's thread.
-    public var inLoop: Bool {
-        guard let threadID = lock.withLock({ threadID }) else { return false }
-        return pthread_equal(threadID, pthread_self()) != 0
-    }
+    public var inLoop: Bool { EventLoop.current === self }
 
     /// The loop whose thread is the caller's, if any.
     public static var current: EventLoop? {
@@ -76,7 +72,6 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     func start() {
         let ready = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
-            threadID = pthread_self()
             pthread_setspecific(EventLoop.currentKey, Unmanaged.passUnretained(self).toOpaque())
             ready.signal()
             uv_run(uvLoop, UV_RUN_DEFAULT)
@@ -85,10 +80,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
             wakeup.deallocate()
             idle.deallocate()
             readBuffer.deallocate()
-            lock.withLock {
-                threadID = nil  // a later thread may get the same pthread_t
-                remoteJobs = []
-            }
+            lock.withLock { remoteJobs = [] }
             localJobs = []
             stopped.signal()
         }

@@ -7,7 +7,6 @@ final class ServerShared: @unchecked Sendable {
     let configuration: ServerConfiguration
     let router: Router
     let logger: Logger
-    let inFlight = Counter()
     /// Read on every response: an atomic, not a lock.
     private let shuttingDown = Atomic<Bool>(false)
 
@@ -21,15 +20,6 @@ final class ServerShared: @unchecked Sendable {
         get { shuttingDown.load(ordering: .acquiring) }
         set { shuttingDown.store(newValue, ordering: .releasing) }
     }
-}
-
-/// A thread-safe counter.
-final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    func increment() { lock.withLock { count += 1 } }
-    func decrement() { lock.withLock { count -= 1 } }
-    var value: Int { lock.withLock { count } }
 }
 
 /// An HTTP/1.1 server, plain and TLS, listening on every loop of a group.

@@ -116,7 +116,6 @@ final class ServerConnection {
             case .sync(let handle):
                 respond(Self.run { try handle(request, context) }, to: message)
             case .async(let handle):
-                shared.inFlight.increment()
                 let loop = channel.loop
                 // The task runs on this connection's loop, so `self` is only touched there.
                 let pending = PendingResponse(connection: self, message: message)
@@ -137,7 +136,6 @@ final class ServerConnection {
         let response: HTTPResponse
         do { response = try await handle(request, context) } catch { response = Self.response(for: error) }
         pending.connection.respond(response, to: pending.message)
-        pending.connection.shared.inFlight.decrement()
     }
 
     private static func run(_ body: () throws -> HTTPResponse) -> HTTPResponse {

@@ -19,7 +19,6 @@ final class Channel {
 
     var loop: EventLoop { stream.loop }
     var isOpen: Bool { stream.isOpen }
-    var isReady: Bool { tls?.isHandshakeComplete ?? true }
 
     func start() {
         // The stream holds the channel until it closes; close() drops these closures.

@@ -25,7 +25,6 @@ final class TCPStream: LoopHandleOwner {
     }
 
     var isOpen: Bool { handle != nil }
-    var hasQueuedWrites: Bool { queuedWrites > 0 }
 
     var peerAddress: SocketAddress? {
         guard let handle else { return nil }

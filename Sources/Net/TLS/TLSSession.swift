@@ -84,8 +84,6 @@ final class TLSSession {
         if SSL_shutdown(ssl) < 0 { ERR_clear_error() }
     }
 
-    var hasOutgoing: Bool { shim_BIO_pending(networkOut) > 0 }
-
     /// Drains what OpenSSL produced for the peer and passes it to `sink`.
     func takeOutgoing(_ sink: (UnsafeRawBufferPointer) -> Void) {
         var data: UnsafeMutablePointer<CChar>?
@@ -104,8 +102,6 @@ final class TLSSession {
         return String(cString: name)
     }
 
-    var negotiatedProtocol: String { String(cString: SSL_get_version(ssl)) }
-    var negotiatedCipher: String { String(cString: SSL_CIPHER_get_name(SSL_get_current_cipher(ssl))) }
 
     private func check(_ rc: Int32, during step: String) throws(NetError) {
         switch SSL_get_error(ssl, rc) {

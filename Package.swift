@@ -26,6 +26,11 @@ let package = Package(
 
         // The protocol model: messages, field rules, error codes. Pure Swift, no I/O.
         .target(name: "EMV3DS"),
+        // The EMV-specific uses of JOSE: device data, and the secure channel.
+        .target(name: "EMVCrypto", dependencies: ["EMV3DS", "JOSE"]),
+        // Scripted outcomes, and the transaction records the roles keep.
+        .target(name: "Scenarios", dependencies: ["EMV3DS"]),
+        .target(name: "Store"),
         .target(
             name: "Net",
             dependencies: [
@@ -34,11 +39,29 @@ let package = Package(
             ]
         ),
 
+        // EMV messages over HTTP: reading requests, answering Erro, exchanging with peers.
+        .target(name: "Messaging", dependencies: ["Net", "EMV3DS"]),
+
+        // The three roles, one module each.
+        .target(name: "DirectoryServer", dependencies: [
+            "EMV3DS", "EMVCrypto", "JOSE", "Messaging", "Net", "Store", .product(name: "Logging", package: "swift-log"),
+        ]),
+        .target(name: "AccessControlServer", dependencies: [
+            "EMV3DS", "EMVCrypto", "JOSE", "Messaging", "Net", "Scenarios", "Store", .product(name: "Logging", package: "swift-log"),
+        ]),
+        .target(name: "ThreeDSServer", dependencies: [
+            "EMV3DS", "Messaging", "Net", "Store", .product(name: "Logging", package: "swift-log"),
+        ]),
+
+        // The SDK side of the protocol, for tests and `simulate`.
+        .target(name: "SDKSimulator", dependencies: ["EMV3DS", "EMVCrypto", "JOSE", "Net"]),
+
         // Composition: configuration file, logging, the routes of every role on one server.
         .target(
             name: "Harness",
             dependencies: [
-                "Net", "JOSE",
+                "Net", "JOSE", "EMV3DS", "EMVCrypto", "Scenarios", "Messaging",
+                "DirectoryServer", "AccessControlServer", "ThreeDSServer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ]
@@ -48,7 +71,7 @@ let package = Package(
         .executableTarget(
             name: "HarnessCLI",
             dependencies: [
-                "Harness", "Net", "JOSE",
+                "Harness", "Net", "JOSE", "EMV3DS", "SDKSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

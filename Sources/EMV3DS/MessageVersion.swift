@@ -5,6 +5,9 @@ public enum MessageVersion: String, Sendable, CaseIterable, Comparable, Codable 
     case v2_2_0 = "2.2.0"
     case v2_3_1 = "2.3.1"
 
+    /// The newest version the harness speaks.
+    public static let latest = MessageVersion.v2_3_1
+
     public static func < (lhs: MessageVersion, rhs: MessageVersion) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
     }

@@ -1,33 +1,104 @@
+import AccessControlServer
+import DirectoryServer
+import EMV3DS
+import EMVCrypto
 import Foundation
+import JOSE
 import Logging
+import Messaging
 import Net
+import Scenarios
+import ThreeDSServer
 
 /// The running harness: its loops, its server and the routes of every role.
 public final class HarnessApp: Sendable {
     public let configuration: HarnessConfiguration
     public let group: EventLoopGroup
     public let server: HTTPServer
+    public let threeDSServer: ThreeDSServer
+    public let directoryServer: DirectoryServer
+    public let accessControlServer: AccessControlServer
+    public let scenarios: ScenarioSource
+    public let endpoints = LocalEndpoints()
     private let logger: Logger
 
     /// Builds the app; relative file paths in `configuration` are resolved against `baseDirectory`.
+    /// Fails, naming the file, when the test PKI or the scenario file cannot be read.
     public init(configuration: HarnessConfiguration, baseDirectory: String = FileManager.default.currentDirectoryPath,
                 logger: Logger = Logger(label: "harness")) throws {
         self.configuration = configuration
         self.logger = logger
+        func resolve(_ path: String) -> String { path.hasPrefix("/") ? path : baseDirectory + "/" + path }
+        let pki = TestPKI(directory: resolve(configuration.pkiDirectory))
+        var keys: [String: DirectoryServerKeys] = [:]
+        for scheme in configuration.directoryServers {
+            do {
+                keys[scheme.rid] = DirectoryServerKeys(rsa: try pki.dsPrivateKey(scheme.rid, .rsa), ec: try pki.dsPrivateKey(scheme.rid, .ec))
+            } catch {
+                throw ConfigurationError.invalid(source: "directoryServers", reason: "\(scheme.rid): DS keys under \(pki.profileDirectory(scheme.rid)): \(error) (run `threeds-harness pki generate`)")
+            }
+        }
+        scenarios = ScenarioSource(try ScenarioFile.load(path: resolve(configuration.scenarios)))
+        let schemes = configuration.directoryServers.map(\.scheme)
+
         group = EventLoopGroup(loopCount: configuration.loopCount)
         do {
+            let clientTLS = TLSConfiguration(trustRootsFile: pki.directory + "/tls/root-ca.pem")
+            let peer = EMVPeer(client: try HTTPClient(group: group, configuration: HTTPClientConfiguration(tls: clientTLS)))
+            let capacity = configuration.maxTransactions
+
+            var dsSettings = DirectoryServerSettings(schemes: schemes, keys: keys)
+            dsSettings.referenceNumber = configuration.directoryServer.referenceNumber
+            dsSettings.outOfRange = configuration.directoryServer.outOfRange == "erro" ? .erro
+                : .ares(TransStatus(rawValue: configuration.directoryServer.outOfRange) ?? .notAuthenticated,
+                        reason: configuration.directoryServer.outOfRangeReason)
+            directoryServer = DirectoryServer(settings: dsSettings, peer: peer, endpoints: endpoints, capacity: capacity,
+                                              logger: logger.named("ds"))
+
+            var acsSettings = AccessControlServerSettings(schemes: schemes)
+            acsSettings.referenceNumber = configuration.accessControlServer.referenceNumber
+            acsSettings.operatorID = configuration.accessControlServer.operatorID
+            accessControlServer = AccessControlServer(settings: acsSettings, scenarios: scenarios, capacity: capacity,
+                                                      logger: logger.named("acs"))
+
+            let own = configuration.threeDSServer
+            var serverSettings = ThreeDSServerSettings()
+            serverSettings.referenceNumber = own.referenceNumber
+            serverSettings.operatorID = own.operatorID
+            serverSettings.requestorID = own.requestorID
+            serverSettings.requestorName = own.requestorName
+            serverSettings.requestorURL = own.requestorURL
+            serverSettings.directoryServerURL = own.directoryServerURL
+            threeDSServer = ThreeDSServer(settings: serverSettings, peer: peer, endpoints: endpoints, capacity: capacity,
+                                          logger: logger.named("3ds-server"))
+
+            var router = Self.baseRoutes()
+            AdminRoutes(scenarios: scenarios).register(on: &router)
+            threeDSServer.register(on: &router)
+            directoryServer.register(on: &router)
+            accessControlServer.register(on: &router)
             server = try HTTPServer(configuration: configuration.serverConfiguration(baseDirectory: baseDirectory),
-                                    router: Self.routes(), group: group, logger: logger)
+                                    router: router, group: group, logger: logger)
         } catch {
             group.shutdown()
             throw error
         }
     }
 
+    /// Binds the listeners; from then on the roles address each other at the bound ports.
     public func start() throws {
         do { try server.start() } catch {
             group.shutdown()
             throw error
+        }
+        var host = configuration.server.host
+        if host == "0.0.0.0" { host = "127.0.0.1" }
+        if host == "::" { host = "::1" }
+        if host.contains(":") { host = "[\(host)]" }
+        if let port = server.httpPort {
+            endpoints.setBaseURL("http://\(host):\(port)")
+        } else if let port = server.httpsPort {
+            endpoints.setBaseURL("https://\(host == "127.0.0.1" ? "localhost" : host):\(port)")
         }
     }
 
@@ -37,7 +108,7 @@ public final class HarnessApp: Sendable {
         group.shutdown()
     }
 
-    static func routes() -> Router {
+    static func baseRoutes() -> Router {
         var router = Router()
         router.get("/health") { _, _ in
             HTTPResponse(headers: ["Content-Type": "application/json"], body: Array(#"{"status":"ok"}"#.utf8))
@@ -55,5 +126,14 @@ public final class HarnessApp: Sendable {
             return HTTPResponse(headers: ["Content-Type": "application/json"], body: Array(body))
         }
         return router
+    }
+}
+
+extension Logger {
+    /// A logger for a role: the same handler, with the role in its metadata.
+    func named(_ role: String) -> Logger {
+        var logger = self
+        logger[metadataKey: "role"] = "\(role)"
+        return logger
     }
 }

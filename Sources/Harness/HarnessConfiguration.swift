@@ -1,3 +1,4 @@
+import EMV3DS
 import Foundation
 import JOSE
 import Net
@@ -41,8 +42,15 @@ public struct HarnessConfiguration: Sendable, Equatable {
     public var logging = Logging()
     /// Folder of the test PKI (`pki generate` writes it, the roles read it).
     public var pkiDirectory = "certs"
-    /// The Directory Servers the harness plays, by RID.
-    public var directoryServers = DirectoryServerProfile.defaults
+    /// The Directory Servers the harness plays, by RID, with their card ranges.
+    public var directoryServers = SchemeConfiguration.defaults
+    public var directoryServer = DirectoryServerConfiguration()
+    public var accessControlServer = AccessControlServerConfiguration()
+    public var threeDSServer = ThreeDSServerConfiguration()
+    /// The scenario file (`config/scenarios.yaml`).
+    public var scenarios = "config/scenarios.yaml"
+    /// Transactions each role keeps in memory; past this the oldest are dropped.
+    public var maxTransactions = 100_000
 
     public init() {}
 
@@ -86,7 +94,21 @@ public struct HarnessConfiguration: Sendable, Equatable {
             guard seen.insert(profile.rid).inserted else {
                 throw .invalid(source: source, reason: "directoryServers[\(index)].rid: \(profile.rid) is listed twice")
             }
+            for range in profile.cardRanges where CardRange(range) == nil {
+                throw .invalid(source: source, reason: "directoryServers[\(index)].cardRanges: \"\(range)\" is not leading digits (\"4\") or a range of them (\"2221-2720\")")
+            }
+            for (key, eci) in [("authenticatedECI", profile.authenticatedECI), ("attemptedECI", profile.attemptedECI)]
+            where eci.count != 2 || !eci.allSatisfy(\.isNumber) {
+                throw .invalid(source: source, reason: "directoryServers[\(index)].\(key): \"\(eci)\" is not two digits")
+            }
         }
+        guard ["N", "U", "erro"].contains(directoryServer.outOfRange) else {
+            throw .invalid(source: source, reason: "directoryServer.outOfRange: \"\(directoryServer.outOfRange)\" is not N, U or erro")
+        }
+        guard directoryServer.outOfRangeReason.count == 2, directoryServer.outOfRangeReason.allSatisfy(\.isNumber) else {
+            throw .invalid(source: source, reason: "directoryServer.outOfRangeReason: \"\(directoryServer.outOfRangeReason)\" is not two digits")
+        }
+        guard maxTransactions > 0 else { throw .invalid(source: source, reason: "maxTransactions: at least 1") }
         guard ["text", "json"].contains(logging.format) else {
             throw .invalid(source: source, reason: "logging.format: \"\(logging.format)\" is not text or json")
         }
@@ -114,8 +136,14 @@ public struct HarnessConfiguration: Sendable, Equatable {
         guard let profile = directoryServers.first(where: { $0.rid.uppercased() == rid.uppercased() }) else {
             throw .unknownProfile(rid, known: directoryServers.map(\.rid))
         }
-        return profile
+        return profile.profile
     }
+
+    /// The PKI profiles of every Directory Server.
+    public var profiles: [DirectoryServerProfile] { directoryServers.map(\.profile) }
+
+    /// The scheme whose card ranges hold `pan`.
+    public func scheme(for pan: String) -> PaymentScheme? { directoryServers.map(\.scheme).scheme(for: pan) }
 
     public var loopCount: Int { server.loops == 0 ? ProcessInfo.processInfo.activeProcessorCount : server.loops }
 }
@@ -123,7 +151,9 @@ public struct HarnessConfiguration: Sendable, Equatable {
 // Decoding: every key optional (defaults above), unknown keys rejected so a typo is
 // reported instead of silently ignored.
 extension HarnessConfiguration: Codable {
-    private enum CodingKeys: String, CodingKey, CaseIterable { case server, tls, logging, pkiDirectory, directoryServers }
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case server, tls, logging, pkiDirectory, directoryServers, directoryServer, accessControlServer, threeDSServer, scenarios, maxTransactions
+    }
 
     public init(from decoder: Decoder) throws {
         let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
@@ -131,7 +161,12 @@ extension HarnessConfiguration: Codable {
         tls = try container.decodeIfPresent(TLS.self, forKey: .tls) ?? TLS()
         logging = try container.decodeIfPresent(Logging.self, forKey: .logging) ?? Logging()
         pkiDirectory = try container.decodeIfPresent(String.self, forKey: .pkiDirectory) ?? pkiDirectory
-        directoryServers = try container.decodeIfPresent([DirectoryServerProfile].self, forKey: .directoryServers) ?? directoryServers
+        directoryServers = try container.decodeIfPresent([SchemeConfiguration].self, forKey: .directoryServers) ?? directoryServers
+        directoryServer = try container.decodeIfPresent(DirectoryServerConfiguration.self, forKey: .directoryServer) ?? directoryServer
+        accessControlServer = try container.decodeIfPresent(AccessControlServerConfiguration.self, forKey: .accessControlServer) ?? accessControlServer
+        threeDSServer = try container.decodeIfPresent(ThreeDSServerConfiguration.self, forKey: .threeDSServer) ?? threeDSServer
+        scenarios = try container.decodeIfPresent(String.self, forKey: .scenarios) ?? scenarios
+        maxTransactions = try container.decodeIfPresent(Int.self, forKey: .maxTransactions) ?? maxTransactions
     }
 }
 

@@ -45,7 +45,7 @@ struct PKICommand: ParsableCommand {
         func run() throws {
             let (configuration, pki) = try options.load()
             do {
-                let written = try pki.generate(profiles: configuration.directoryServers, tlsNames: tlsName, years: years, overwrite: force)
+                let written = try pki.generate(profiles: configuration.profiles, tlsNames: tlsName, years: years, overwrite: force)
                 print("wrote \(written.count) files under \(pki.directory)/ (valid \(years) years; test keys only)")
             } catch let error as TestPKIError {
                 throw CommandFailure(error.description)

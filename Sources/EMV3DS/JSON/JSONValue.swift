@@ -49,3 +49,26 @@ public indirect enum JSONValue: Sendable, Equatable {
         }
     }
 }
+
+extension JSONValue {
+    /// An object of the members that have a value: absent optional fields are omitted,
+    /// never sent as null or "".
+    public static func object(omittingAbsent members: [(String, JSONValue?)]) -> JSONValue {
+        .object(members.compactMap { key, value in value.map { (key: key, value: $0) } })
+    }
+
+    /// Sets member `key` in place (appended if new); nil removes it. No effect on non-objects.
+    public mutating func set(_ key: String, _ value: JSONValue?) {
+        guard case .object(var members) = self else { return }
+        self = .null // drop the reference so the array is mutated in place
+        if let index = members.firstIndex(where: { $0.key == key }) {
+            if let value { members[index].value = value } else { members.remove(at: index) }
+        } else if let value {
+            members.append((key, value))
+        }
+        self = .object(members)
+    }
+
+    /// `.string(text)`, or nil when `text` is nil: for optional fields.
+    public static func string(_ text: String?) -> JSONValue? { text.map(JSONValue.string) }
+}

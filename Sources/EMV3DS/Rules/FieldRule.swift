@@ -11,18 +11,23 @@ public enum Presence: Sendable, Equatable {
 /// A condition on other fields of the same message.
 public enum Condition: Sendable, Equatable {
     case fieldEquals(String, [String])
+    /// A field of the message this one answers (e.g. the AReq's `deviceChannel` for an ARes).
+    case requestFieldEquals(String, [String])
     case versionAtLeast(MessageVersion)
     indirect case all([Condition])
 
-    func holds(in message: JSONValue, version: MessageVersion) -> Bool {
+    func holds(in message: JSONValue, version: MessageVersion, request: JSONValue?) -> Bool {
         switch self {
         case .fieldEquals(let field, let values):
             guard let value = message[field]?.stringValue else { return false }
             return values.contains(value)
+        case .requestFieldEquals(let field, let values):
+            guard let value = request?[field]?.stringValue else { return false }
+            return values.contains(value)
         case .versionAtLeast(let minimum):
             return version >= minimum
         case .all(let conditions):
-            return conditions.allSatisfy { $0.holds(in: message, version: version) }
+            return conditions.allSatisfy { $0.holds(in: message, version: version, request: request) }
         }
     }
 }

@@ -12,8 +12,10 @@ public struct MessageRules: Sendable {
         self.fields = fields
     }
 
-    /// Checks `message` (already parsed, with the duplicates the reader found) at `version`.
-    public func validate(_ message: JSONValue, version: MessageVersion, duplicates: [JSONReader.Duplicate] = []) -> [Violation] {
+    /// Checks `message` (already parsed, with the duplicates the reader found) at `version`;
+    /// `request` is the message it answers, for rules that depend on it.
+    public func validate(_ message: JSONValue, version: MessageVersion, duplicates: [JSONReader.Duplicate] = [],
+                         request: JSONValue? = nil) -> [Violation] {
         var violations = duplicates.map { Violation(field: $0.path, code: .duplicateElement, reason: "appears more than once") }
         guard message.objectMembers != nil else {
             return violations + [Violation(field: "message", code: .messageNotRecognised, reason: "is not a JSON object")]
@@ -25,7 +27,7 @@ public struct MessageRules: Sendable {
             case .required where value == nil:
                 violations.append(Violation(field: rule.name, code: .requiredElementMissing, reason: "is required"))
                 continue
-            case .requiredWhen(let condition, let because) where value == nil && condition.holds(in: message, version: version):
+            case .requiredWhen(let condition, let because) where value == nil && condition.holds(in: message, version: version, request: request):
                 violations.append(Violation(field: rule.name, code: .requiredElementMissing, reason: "is required \(because)"))
                 continue
             case .absent where value != nil:

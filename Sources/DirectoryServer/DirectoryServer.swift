@@ -1,0 +1,200 @@
+import EMV3DS
+import EMVCrypto
+import Foundation
+import JOSE
+import Logging
+import Messaging
+import Net
+import Store
+
+/// What the DS answers for a PAN outside every card range.
+public enum OutOfRangeAnswer: Sendable, Equatable {
+    /// An ARes of its own with this status and reason (N/13 "cardholder not enrolled" by default).
+    case ares(TransStatus, reason: String)
+    /// An Erro 305 (transaction data not valid) naming `acctNumber`.
+    case erro
+}
+
+public struct DirectoryServerSettings: Sendable {
+    public var referenceNumber = "3DS_LOA_DIS_HARN_020200_00001"
+    public var schemes: [PaymentScheme]
+    public var outOfRange = OutOfRangeAnswer.ares(.notAuthenticated, reason: "13")
+    /// The device-data keys of each scheme, by RID.
+    public var keys: [String: DirectoryServerKeys]
+
+    public init(schemes: [PaymentScheme], keys: [String: DirectoryServerKeys]) {
+        self.schemes = schemes
+        self.keys = keys
+    }
+}
+
+/// The Directory Server role: checks AReqs, decrypts the SDK's device data, routes by card
+/// range to the ACS and relays its answer; answers PReqs with its card ranges.
+public final class DirectoryServer: Sendable {
+    /// What the DS remembers of a transaction: where to send its results.
+    struct Transaction: Sendable {
+        let ids: TransactionIDs
+        let version: MessageVersion
+        let threeDSServerURL: String
+    }
+
+    let settings: DirectoryServerSettings
+    let peer: EMVPeer
+    let endpoints: LocalEndpoints
+    let transactions: TransactionStore<Transaction>
+    let logger: Logger
+
+    public init(settings: DirectoryServerSettings, peer: EMVPeer, endpoints: LocalEndpoints, capacity: Int = 100_000, logger: Logger) {
+        self.settings = settings
+        self.peer = peer
+        self.endpoints = endpoints
+        transactions = TransactionStore(capacity: capacity)
+        self.logger = logger
+    }
+
+    public func register(on router: inout Router) {
+        router.post("/ds/areq") { request, _ async in await self.authenticate(request) }
+        router.post("/ds/preq") { request, _ in self.prepare(request) }
+        router.post("/ds/rreq") { request, _ async in await self.results(request) }
+    }
+
+    // MARK: AReq
+
+    func authenticate(_ request: HTTPRequest) async -> HTTPResponse {
+        var areq: AReq
+        do { areq = try AReq(bytes: try request.emvMessageBody(), rules: AReqRules.fromThreeDSServer) } catch {
+            logger.info("AReq refused", metadata: ["reason": "\(error)"])
+            return .erro(error, from: .directoryServer)
+        }
+        guard let scheme = settings.schemes.scheme(for: areq.acctNumber) else { return outOfRange(areq) }
+        if areq.deviceChannel == "01" {
+            do { areq.set("deviceInfo", .string(try deviceInfo(of: areq, scheme: scheme))) } catch {
+                logger.info("sdkEncData not decrypted", metadata: ["reason": "\(error.reason)", "rid": "\(scheme.rid)"])
+                return .erro(InvalidMessage(Violation(field: "sdkEncData", code: .dataDecryptionFailure, reason: error.reason), about: areq.json),
+                             from: .directoryServer)
+            }
+            areq.set("sdkEncData", nil)
+        }
+        let dsTransID = UUID().uuidString.lowercased()
+        areq.set("dsTransID", .string(dsTransID))
+        areq.set("dsReferenceNumber", .string(settings.referenceNumber))
+        areq.set("dsURL", .string(endpoints.url("/ds/rreq")))
+        transactions.put(dsTransID, Transaction(ids: areq.ids, version: areq.version, threeDSServerURL: areq["threeDSServerURL"] ?? ""))
+        return await relay(areq, to: scheme.acsURL ?? endpoints.url("/acs/areq"))
+    }
+
+    /// The decrypted device data as `deviceInfo` (base64url of the JSON the SDK encrypted).
+    private func deviceInfo(of areq: AReq, scheme: PaymentScheme) throws(DeviceDataError) -> String {
+        guard let keys = settings.keys[scheme.rid] else { throw DeviceDataError(reason: "no DS keys for \(scheme.rid)") }
+        let plaintext = try DeviceData.decrypt(areq["sdkEncData"] ?? "", keys: keys, directoryServerID: scheme.rid)
+        guard (try? JSONReader.parse(plaintext).value.objectMembers) != nil else {
+            throw DeviceDataError(reason: "sdkEncData decrypts to something other than a JSON object")
+        }
+        return Base64URL.encode(plaintext)
+    }
+
+    private func relay(_ areq: AReq, to acsURL: String) async -> HTTPResponse {
+        let answer: PeerAnswer<JSONValue>
+        do {
+            answer = try await peer.exchange(areq.json, url: acsURL) { bytes throws(InvalidMessage) in
+                try MessageEnvelope.read(bytes, rules: AResRules.rules, request: areq.json).json
+            }
+        } catch {
+            logger.warning("ACS gave no usable ARes", metadata: ["reason": "\(error)"])
+            return .emv(Self.erro(about: error, areq: areq).json)
+        }
+        switch answer {
+        case .erro(let erro):
+            return .emv(erro.json)
+        case .message(let ares):
+            let mismatched = areq.ids.mismatches(in: TransactionIDs(json: ares))
+            let version = ares["messageVersion"]?.stringValue
+            guard mismatched.isEmpty, version == areq.version.rawValue else {
+                let field = mismatched.first ?? "messageVersion"
+                let invalid = InvalidMessage(Violation(field: field, code: .formatInvalid, reason: "in the ACS's ARes does not match the AReq"), about: areq.json)
+                return .emv(invalid.erro(from: .directoryServer).json)
+            }
+            return .emv(ares)
+        }
+    }
+
+    /// The Erro the DS sends the 3DS Server when the ACS failed it.
+    static func erro(about failure: PeerFailure, areq: AReq) -> ErroMessage {
+        var ids = areq.ids
+        let code: ErrorCode
+        let detail: String
+        switch failure {
+        case .unreachable, .httpStatus:
+            (code, detail) = (.systemConnectionFailure, "ACS")
+        case .invalid(_, let invalid):
+            (code, detail) = (invalid.code, "ARes." + invalid.offendingFields.joined(separator: ",ARes."))
+            ids.acsTransID = invalid.ids.acsTransID
+        }
+        var erro = ErroMessage(messageVersion: areq.version.rawValue, errorCode: code, errorComponent: .directoryServer, errorDetail: detail,
+                               errorMessageType: MessageType.aRes.rawValue, threeDSServerTransID: ids.threeDSServerTransID,
+                               acsTransID: ids.acsTransID, dsTransID: areq["dsTransID"], sdkTransID: ids.sdkTransID)
+        erro.errorDescription = String("\(code.description): \(failure)".prefix(2048))
+        return erro
+    }
+
+    private func outOfRange(_ areq: AReq) -> HTTPResponse {
+        switch settings.outOfRange {
+        case .erro:
+            let reason = "is in no card range of this DS"
+            return .erro(InvalidMessage(Violation(field: "acctNumber", code: .transactionDataNotValid, reason: reason), about: areq.json),
+                         from: .directoryServer)
+        case .ares(let status, let reason):
+            var ares = ARes(messageVersion: areq.version, threeDSServerTransID: areq.threeDSServerTransID,
+                            acsTransID: UUID().uuidString.lowercased(), dsTransID: UUID().uuidString.lowercased(),
+                            sdkTransID: areq.sdkTransID, acsReferenceNumber: settings.referenceNumber,
+                            dsReferenceNumber: settings.referenceNumber, transStatus: status)
+            ares.transStatusReason = status.carriesReason ? reason : nil
+            return .emv(ares.json)
+        }
+    }
+
+    // MARK: PReq
+
+    func prepare(_ request: HTTPRequest) -> HTTPResponse {
+        let preq: PReq
+        do { preq = try PReq(bytes: try request.emvMessageBody()) } catch { return .erro(error, from: .directoryServer) }
+        let ranges = settings.schemes.flatMap(\.cardRanges).map { range in
+            let bounds = range.panBounds
+            return CardRangeData(startRange: bounds.start, endRange: bounds.end, versions: MessageVersion.v2_1_0...MessageVersion.latest)
+        }
+        let pres = PRes(messageVersion: preq.messageVersion, threeDSServerTransID: preq.threeDSServerTransID,
+                        dsTransID: UUID().uuidString.lowercased(), serialNum: preq.serialNum, cardRangeData: ranges)
+        return .emv(pres.json)
+    }
+
+    // MARK: RReq
+
+    /// Relays the ACS's RReq to the 3DS Server of the transaction and its RRes back.
+    func results(_ request: HTTPRequest) async -> HTTPResponse {
+        let rreq: RReq
+        do { rreq = try RReq(bytes: try request.emvMessageBody()) } catch { return .erro(error, from: .directoryServer) }
+        guard let transaction = transactions.get(rreq.dsTransID),
+              transaction.ids.threeDSServerTransID == rreq.threeDSServerTransID else {
+            let invalid = InvalidMessage(Violation(field: "dsTransID", code: .transactionIDNotRecognised, reason: "names no transaction of this DS"),
+                                         about: rreq.json)
+            return .erro(invalid, from: .directoryServer)
+        }
+        do {
+            let answer = try await peer.exchange(rreq.json, url: transaction.threeDSServerURL) { bytes throws(InvalidMessage) in
+                try RRes(bytes: bytes).json
+            }
+            switch answer {
+            case .message(let rres): return .emv(rres)
+            case .erro(let erro): return .emv(erro.json)
+            }
+        } catch {
+            logger.warning("3DS Server gave no usable RRes", metadata: ["reason": "\(error)"])
+            var erro = ErroMessage(messageVersion: rreq.messageVersion.rawValue, errorCode: .systemConnectionFailure,
+                                   errorComponent: .directoryServer, errorDetail: "threeDSServerURL", errorMessageType: MessageType.rReq.rawValue,
+                                   threeDSServerTransID: rreq.threeDSServerTransID, acsTransID: rreq.acsTransID,
+                                   dsTransID: rreq.dsTransID, sdkTransID: rreq.sdkTransID)
+            erro.errorDescription = String("\(ErrorCode.systemConnectionFailure.description): \(error)".prefix(2048))
+            return .emv(erro.json)
+        }
+    }
+}

@@ -1,0 +1,20 @@
+/// Card number (PAN) checks.
+public enum CardNumber {
+    /// True when `pan` is all digits and passes the Luhn (mod 10) check.
+    public static func isLuhnValid(_ pan: String) -> Bool {
+        let digits = pan.utf8.map { Int($0) - 0x30 }
+        guard !digits.isEmpty, digits.allSatisfy({ (0...9).contains($0) }) else { return false }
+        let sum = digits.reversed().enumerated().reduce(0) { sum, element in
+            let (offset, digit) = element
+            guard offset % 2 == 1 else { return sum + digit }
+            return sum + (digit * 2 > 9 ? digit * 2 - 9 : digit * 2)
+        }
+        return sum % 10 == 0
+    }
+
+    /// `pan` with all but the first six and last four digits masked, for logs.
+    public static func masked(_ pan: String) -> String {
+        guard pan.count > 10 else { return String(repeating: "*", count: pan.count) }
+        return String(pan.prefix(6)) + String(repeating: "*", count: pan.count - 10) + String(pan.suffix(4))
+    }
+}

@@ -1,0 +1,98 @@
+/// The transaction ids a message carries, echoed in an Erro about it.
+public struct TransactionIDs: Sendable, Equatable {
+    public var threeDSServerTransID: String?
+    public var acsTransID: String?
+    public var dsTransID: String?
+    public var sdkTransID: String?
+
+    public init(threeDSServerTransID: String? = nil, acsTransID: String? = nil, dsTransID: String? = nil, sdkTransID: String? = nil) {
+        self.threeDSServerTransID = threeDSServerTransID
+        self.acsTransID = acsTransID
+        self.dsTransID = dsTransID
+        self.sdkTransID = sdkTransID
+    }
+
+    /// The ids found in `json`; only canonical UUIDs are echoed, so an Erro never repeats a malformed id.
+    public init(json: JSONValue) {
+        func id(_ name: String) -> String? { json[name]?.stringValue.flatMap { FieldFormat.isCanonicalUUID($0) ? $0 : nil } }
+        self.init(threeDSServerTransID: id("threeDSServerTransID"), acsTransID: id("acsTransID"),
+                  dsTransID: id("dsTransID"), sdkTransID: id("sdkTransID"))
+    }
+}
+
+/// A message that cannot be processed: every violation found (the first decides the Erro),
+/// and what an Erro about it needs.
+public struct InvalidMessage: Error, Sendable, CustomStringConvertible {
+    public let violations: [Violation]
+    /// `messageType` as received, for `errorMessageType`.
+    public let messageType: String?
+    /// `messageVersion` as received.
+    public let claimedVersion: String?
+    public let ids: TransactionIDs
+
+    public init(violations: [Violation], messageType: String?, claimedVersion: String?, ids: TransactionIDs) {
+        precondition(!violations.isEmpty, "an invalid message has at least one violation")
+        self.violations = violations
+        self.messageType = messageType
+        self.claimedVersion = claimedVersion
+        self.ids = ids
+    }
+
+    public init(_ violation: Violation, about json: JSONValue?) {
+        self.init(violations: [violation], messageType: json?["messageType"]?.stringValue,
+                  claimedVersion: json?["messageVersion"]?.stringValue, ids: json.map(TransactionIDs.init(json:)) ?? TransactionIDs())
+    }
+
+    public var code: ErrorCode { violations[0].code }
+
+    /// The fields of every violation that shares the first one's code: what `errorDetail` lists.
+    public var offendingFields: [String] { violations.filter { $0.code == code }.map(\.field) }
+
+    public var description: String { violations.map(\.description).joined(separator: "; ") }
+
+    /// The Erro a party answers with. Its version is the one received when the harness speaks
+    /// it, else the newest it speaks (a peer cannot read an Erro in a version it sent wrongly).
+    public func erro(from component: ErrorComponent) -> ErroMessage {
+        let version = claimedVersion.flatMap(MessageVersion.init(rawValue:)) ?? .latest
+        let fields = offendingFields
+        var erro = ErroMessage(messageVersion: version.rawValue, errorCode: code, errorComponent: component,
+                               errorDetail: String(fields.joined(separator: ",").prefix(2048)),
+                               errorMessageType: messageType.flatMap { MessageType(rawValue: $0) == nil ? nil : $0 },
+                               threeDSServerTransID: ids.threeDSServerTransID, acsTransID: ids.acsTransID,
+                               dsTransID: ids.dsTransID, sdkTransID: ids.sdkTransID)
+        let reasons = violations.filter { $0.code == code }.map { "\($0.field) \($0.reason)" }
+        erro.errorDescription = String((code.description + ": " + reasons.joined(separator: "; ")).prefix(2048))
+        return erro
+    }
+}
+
+extension MessageEnvelope {
+    /// Reads `bytes` as a message of `rules`' type and checks every field rule; `request` is
+    /// the message this one answers, if any.
+    public static func read(_ bytes: [UInt8], rules: MessageRules, request: JSONValue? = nil) throws(InvalidMessage) -> MessageEnvelope {
+        let envelope: MessageEnvelope
+        do { envelope = try MessageEnvelope(bytes: bytes, expected: [rules.messageType]) } catch {
+            // The body may still be readable JSON: echo what ids it has.
+            let json = try? JSONReader.parse(bytes).value
+            throw InvalidMessage(violations: [Violation(field: error.field, code: error.code, reason: error.reason)],
+                                 messageType: json?["messageType"]?.stringValue, claimedVersion: error.claimedVersion,
+                                 ids: json.map(TransactionIDs.init(json:)) ?? TransactionIDs())
+        }
+        let violations = rules.validate(envelope.json, version: envelope.version, duplicates: envelope.duplicates, request: request)
+        guard violations.isEmpty else {
+            throw InvalidMessage(violations: violations, messageType: rules.messageType.rawValue,
+                                 claimedVersion: envelope.version.rawValue, ids: TransactionIDs(json: envelope.json))
+        }
+        return envelope
+    }
+}
+
+extension TransactionIDs {
+    /// The fields where `answer` does not echo the ids of the request (`self`); only ids
+    /// the request carried are compared.
+    public func mismatches(in answer: TransactionIDs) -> [String] {
+        [("threeDSServerTransID", threeDSServerTransID, answer.threeDSServerTransID), ("acsTransID", acsTransID, answer.acsTransID),
+         ("dsTransID", dsTransID, answer.dsTransID), ("sdkTransID", sdkTransID, answer.sdkTransID)]
+            .compactMap { name, expected, got in expected != nil && expected != got ? name : nil }
+    }
+}

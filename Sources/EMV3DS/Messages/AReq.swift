@@ -1,0 +1,35 @@
+/// An Authentication Request, read and validated. The message is kept whole, in received
+/// order, because the DS forwards it with only its own fields changed.
+public struct AReq: Sendable {
+    public private(set) var json: JSONValue
+    public let version: MessageVersion
+
+    /// Reads and validates an AReq on one of its legs (`AReqRules.fromThreeDSServer` or `.fromDirectoryServer`).
+    public init(bytes: [UInt8], rules: MessageRules) throws(InvalidMessage) {
+        let envelope = try MessageEnvelope.read(bytes, rules: rules)
+        json = envelope.json
+        version = envelope.version
+    }
+
+    /// An AReq built by a 3DS Server; call `validate` before sending it.
+    public init(json: JSONValue, version: MessageVersion) {
+        self.json = json
+        self.version = version
+    }
+
+    /// Every violation of `rules`, empty when the message is valid.
+    public func violations(of rules: MessageRules) -> [Violation] { rules.validate(json, version: version) }
+
+    public subscript(field: String) -> String? { json[field]?.stringValue }
+
+    public var threeDSServerTransID: String { self["threeDSServerTransID"] ?? "" }
+    public var acctNumber: String { self["acctNumber"] ?? "" }
+    public var deviceChannel: String { self["deviceChannel"] ?? "" }
+    public var messageCategory: String { self["messageCategory"] ?? "" }
+    public var sdkTransID: String? { self["sdkTransID"] }
+    public var sdkReferenceNumber: String? { self["sdkReferenceNumber"] }
+    public var ids: TransactionIDs { TransactionIDs(json: json) }
+
+    /// Sets or (with nil) removes a field, as the DS does on the way to the ACS.
+    public mutating func set(_ field: String, _ value: JSONValue?) { json.set(field, value) }
+}

@@ -1,0 +1,123 @@
+import EMV3DS
+import JOSE
+
+/// One Directory Server the harness plays: its RID (for the test PKI), the card ranges
+/// routed to it, its ECIs, and optionally an ACS elsewhere.
+public struct SchemeConfiguration: Sendable, Equatable {
+    public var rid: String
+    public var name: String
+    /// Leading digits: "4", "51-55", "2221-2720".
+    public var cardRanges: [String]
+    public var authenticatedECI = "05"
+    public var attemptedECI = "06"
+    /// The ACS for these ranges; nil means the harness's own.
+    public var acsURL: String?
+
+    public init(rid: String, name: String, cardRanges: [String], authenticatedECI: String = "05", attemptedECI: String = "06") {
+        self.rid = rid
+        self.name = name
+        self.cardRanges = cardRanges
+        self.authenticatedECI = authenticatedECI
+        self.attemptedECI = attemptedECI
+    }
+
+    /// The schemes of `DirectoryServerProfile.defaults` with their usual card ranges.
+    public static let defaults: [SchemeConfiguration] = [
+        SchemeConfiguration(rid: "A000000003", name: "Visa", cardRanges: ["4"]),
+        SchemeConfiguration(rid: "A000000004", name: "Mastercard", cardRanges: ["51-55", "2221-2720"], authenticatedECI: "02", attemptedECI: "01"),
+        SchemeConfiguration(rid: "A000000025", name: "American Express", cardRanges: ["34", "37"]),
+        SchemeConfiguration(rid: "A000000152", name: "Discover", cardRanges: ["6011", "644-649", "65"]),
+        SchemeConfiguration(rid: "A000000065", name: "JCB", cardRanges: ["35"]),
+        SchemeConfiguration(rid: "A000000333", name: "UnionPay", cardRanges: ["62"]),
+        SchemeConfiguration(rid: "F000000001", name: "Harness Test", cardRanges: ["9"]),
+    ]
+
+    public var profile: DirectoryServerProfile { DirectoryServerProfile(rid: rid, name: name) }
+
+    /// The scheme for the roles; the ranges were checked when the file was read.
+    public var scheme: PaymentScheme {
+        PaymentScheme(rid: rid, name: name, cardRanges: cardRanges.compactMap(CardRange.init),
+                      authenticatedECI: authenticatedECI, attemptedECI: attemptedECI, acsURL: acsURL)
+    }
+}
+
+/// `directoryServer:` settings of the DS role.
+public struct DirectoryServerConfiguration: Sendable, Equatable {
+    public var referenceNumber = "3DS_LOA_DIS_HARN_020200_00001"
+    /// For a PAN in no card range: "N" or "U" (an ARes with `outOfRangeReason`), or "erro" (Erro 305).
+    public var outOfRange = "N"
+    public var outOfRangeReason = "13"
+    public init() {}
+}
+
+/// `accessControlServer:` settings of the ACS role.
+public struct AccessControlServerConfiguration: Sendable, Equatable {
+    public var referenceNumber = "3DS_LOA_ACS_HARN_020200_00001"
+    public var operatorID = "HARNESS-ACS-OPERATOR"
+    public init() {}
+}
+
+/// `threeDSServer:` settings of the 3DS Server role.
+public struct ThreeDSServerConfiguration: Sendable, Equatable {
+    public var referenceNumber = "3DS_LOA_SER_HARN_020200_00001"
+    public var operatorID = "HARNESS-3DSS-OPERATOR"
+    public var requestorID = "harness-requestor"
+    public var requestorName = "Harness Test Merchant"
+    public var requestorURL = "https://merchant.example"
+    /// Where AReqs go; nil means the harness's own DS.
+    public var directoryServerURL: String?
+    public init() {}
+}
+
+extension SchemeConfiguration: Codable {
+    private enum CodingKeys: String, CodingKey, CaseIterable { case rid, name, cardRanges, authenticatedECI, attemptedECI, acsURL }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
+        self.init(rid: try container.decode(String.self, forKey: .rid), name: try container.decode(String.self, forKey: .name),
+                  cardRanges: try container.decodeIfPresent([String].self, forKey: .cardRanges) ?? [])
+        authenticatedECI = try container.decodeIfPresent(String.self, forKey: .authenticatedECI) ?? authenticatedECI
+        attemptedECI = try container.decodeIfPresent(String.self, forKey: .attemptedECI) ?? attemptedECI
+        acsURL = try container.decodeIfPresent(String.self, forKey: .acsURL)
+    }
+}
+
+extension DirectoryServerConfiguration: Codable {
+    private enum CodingKeys: String, CodingKey, CaseIterable { case referenceNumber, outOfRange, outOfRangeReason }
+
+    public init(from decoder: Decoder) throws {
+        self.init()
+        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
+        referenceNumber = try container.decodeIfPresent(String.self, forKey: .referenceNumber) ?? referenceNumber
+        outOfRange = try container.decodeIfPresent(String.self, forKey: .outOfRange) ?? outOfRange
+        outOfRangeReason = try container.decodeIfPresent(String.self, forKey: .outOfRangeReason) ?? outOfRangeReason
+    }
+}
+
+extension AccessControlServerConfiguration: Codable {
+    private enum CodingKeys: String, CodingKey, CaseIterable { case referenceNumber, operatorID }
+
+    public init(from decoder: Decoder) throws {
+        self.init()
+        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
+        referenceNumber = try container.decodeIfPresent(String.self, forKey: .referenceNumber) ?? referenceNumber
+        operatorID = try container.decodeIfPresent(String.self, forKey: .operatorID) ?? operatorID
+    }
+}
+
+extension ThreeDSServerConfiguration: Codable {
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case referenceNumber, operatorID, requestorID, requestorName, requestorURL, directoryServerURL
+    }
+
+    public init(from decoder: Decoder) throws {
+        self.init()
+        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
+        referenceNumber = try container.decodeIfPresent(String.self, forKey: .referenceNumber) ?? referenceNumber
+        operatorID = try container.decodeIfPresent(String.self, forKey: .operatorID) ?? operatorID
+        requestorID = try container.decodeIfPresent(String.self, forKey: .requestorID) ?? requestorID
+        requestorName = try container.decodeIfPresent(String.self, forKey: .requestorName) ?? requestorName
+        requestorURL = try container.decodeIfPresent(String.self, forKey: .requestorURL) ?? requestorURL
+        directoryServerURL = try container.decodeIfPresent(String.self, forKey: .directoryServerURL)
+    }
+}

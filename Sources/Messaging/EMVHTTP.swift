@@ -1,0 +1,83 @@
+import EMV3DS
+import Net
+
+extension HTTPResponse {
+    /// An EMV message as an answer: plain JSON, HTTP 200 (an `Erro` too: it is a message, not a failure of HTTP).
+    public static func emv(_ json: JSONValue, status: HTTPStatus = .ok) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: JSONWriter.write(json))
+    }
+
+    /// An `Erro` answer from `component` about an invalid message.
+    public static func erro(_ invalid: InvalidMessage, from component: ErrorComponent) -> HTTPResponse {
+        .emv(invalid.erro(from: component).json)
+    }
+}
+
+extension HTTPRequest {
+    /// The body of a request that must carry an EMV message: JSON by Content-Type.
+    /// A wrong or missing Content-Type is Erro 101 (the message is not recognised).
+    public func emvMessageBody() throws(InvalidMessage) -> [UInt8] {
+        guard headers.mediaType == "application/json" else {
+            let reason = "must be application/json, got \(headers["Content-Type"] ?? "none")"
+            throw InvalidMessage(Violation(field: "Content-Type", code: .messageNotRecognised, reason: reason),
+                                 about: try? JSONReader.parse(body).value)
+        }
+        return body
+    }
+}
+
+/// What a peer answered: the message asked for, or an `Erro`.
+public enum PeerAnswer<Message: Sendable>: Sendable {
+    case message(Message)
+    case erro(ErroMessage)
+}
+
+/// Why a peer gave no usable answer.
+public enum PeerFailure: Error, Sendable, CustomStringConvertible {
+    /// No HTTP answer: refused, timed out, TLS failure.
+    case unreachable(url: String, HTTPClientError)
+    /// An HTTP status other than 2xx.
+    case httpStatus(url: String, Int, body: String)
+    /// An answer that is neither the expected message nor an Erro, or one that breaks its rules.
+    case invalid(url: String, InvalidMessage)
+
+    public var description: String {
+        switch self {
+        case .unreachable(let url, let error): "\(url): \(error)"
+        case .httpStatus(let url, let status, let body): "\(url) answered HTTP \(status): \(body.prefix(200))"
+        case .invalid(let url, let invalid): "\(url) answered an invalid message: \(invalid)"
+        }
+    }
+}
+
+/// Sends EMV messages to other parties over HTTP(S) and reads their answers.
+public struct EMVPeer: Sendable {
+    public let client: HTTPClient
+
+    public init(client: HTTPClient) { self.client = client }
+
+    /// Posts `message` to `url` and reads the answer with `read`, or as an `Erro`.
+    public func exchange<Message: Sendable>(_ message: JSONValue, url: String,
+                                            read: ([UInt8]) throws(InvalidMessage) -> Message) async throws(PeerFailure) -> PeerAnswer<Message> {
+        let response: HTTPResponse
+        do { response = try await client.post(url, body: JSONWriter.write(message)) } catch {
+            throw .unreachable(url: url, error)
+        }
+        guard (200..<300).contains(response.status.code) else {
+            throw .httpStatus(url: url, response.status.code, body: response.bodyText)
+        }
+        guard response.headers.mediaType == "application/json" else {
+            let reason = "must be application/json, got \(response.headers["Content-Type"] ?? "none")"
+            throw .invalid(url: url, InvalidMessage(Violation(field: "Content-Type", code: .messageNotRecognised, reason: reason), about: nil))
+        }
+        do {
+            return .message(try read(response.body))
+        } catch {
+            if let json = try? JSONReader.parse(response.body).value, json["messageType"]?.stringValue == MessageType.erro.rawValue,
+               let erro = try? ErroMessage(json: json) {
+                return .erro(erro)
+            }
+            throw .invalid(url: url, error)
+        }
+    }
+}

@@ -1,0 +1,17 @@
+import Synchronization
+
+/// The base URL of this harness, known once its listeners are bound (a port of 0 is chosen
+/// by the system). Roles build the URLs of each other from it unless configured otherwise.
+public final class LocalEndpoints: Sendable {
+    private let base = Mutex("http://127.0.0.1")
+
+    public init() {}
+
+    /// Sets the base, e.g. "http://127.0.0.1:8080".
+    public func setBaseURL(_ url: String) { base.withLock { $0 = url } }
+
+    public var baseURL: String { base.withLock { $0 } }
+
+    /// The URL of `path` on this harness.
+    public func url(_ path: String) -> String { baseURL + path }
+}

@@ -1,0 +1,87 @@
+import EMV3DS
+import EMVCrypto
+import Foundation
+import JOSE
+
+/// The Directory Server an SDK is configured with: its id and encryption certificate,
+/// as `pki export` prints them.
+public struct DirectoryServerConfiguration: Sendable {
+    public let rid: String
+    public let certificate: Certificate
+    public let keyID: String?
+
+    public init(rid: String, certificate: Certificate, keyID: String? = nil) {
+        self.rid = rid
+        self.certificate = certificate
+        self.keyID = keyID
+    }
+}
+
+/// One transaction of a simulated SDK: what `createTransaction` and
+/// `getAuthenticationRequestParameters` produce in a real one.
+public struct SimulatedSDKTransaction: Sendable {
+    public static let sdkReferenceNumber = "3DS_LOA_SDK_HARN_020200_00001"
+
+    public let messageVersion: MessageVersion
+    public let style: DeviceDataStyle
+    public let sdkTransID: String
+    public let sdkAppID: String
+    /// The ephemeral key of the secure channel; its public half goes into the AReq.
+    public let ephemeralKey: PrivateKey
+    public let deviceData: String
+
+    /// Creates the ids, the ephemeral key and the encrypted device data.
+    public init(directoryServer: DirectoryServerConfiguration, messageVersion: MessageVersion, style: DeviceDataStyle,
+                encryption: ContentEncryptionAlgorithm = .a128cbcHS256, sdkAppID: String = "5cd8c5e9-7d0c-4a1f-a0d4-2b1a1d8c7f10") throws(JOSEError) {
+        self.messageVersion = messageVersion
+        self.style = style
+        self.sdkAppID = sdkAppID
+        sdkTransID = UUID().uuidString.lowercased()
+        ephemeralKey = try PrivateKey.generateP256()
+        deviceData = try DeviceData.encrypt(Array(JSONWriter.string(Self.deviceInformation(style)).utf8), to: directoryServer.certificate.publicKey,
+                                            directoryServerID: directoryServer.rid, style: style, encryption: encryption,
+                                            kid: directoryServer.keyID)
+    }
+
+    /// Device information as the SDK specification lays it out (a small, plausible sample).
+    static func deviceInformation(_ style: DeviceDataStyle) -> JSONValue {
+        let android = style == .android
+        return .object([
+            ("DV", .string("1.4")),
+            ("DD", .object([
+                ("C001", .string(android ? "Android" : "iOS")),
+                ("C002", .string(android ? "Pixel 8" : "iPhone15,2")),
+                ("C003", .string(android ? "14" : "17.4")),
+                ("C004", .string("en-US")),
+                ("C005", .string("UTC")),
+            ])),
+            ("DPNA", .object([("C010", .string("RE03")), ("C011", .string("RE03"))])),
+            ("SW", .array([])),
+        ])
+    }
+
+    /// The authentication request parameters, as the SDK gives them to the app, with the
+    /// card and purchase: the body of `POST /3ds-server/authenticate`.
+    public func authenticateRequest(pan: String, amount: String = "1099", currency: String = "978", messageCategory: String = "01") -> JSONValue {
+        var members: [(key: String, value: JSONValue)] = [
+            ("messageVersion", .string(messageVersion.rawValue)),
+            ("sdkTransID", .string(sdkTransID)),
+            ("sdkAppID", .string(sdkAppID)),
+            ("sdkReferenceNumber", .string(Self.sdkReferenceNumber)),
+            // The SDK APIs hand the key over as a JSON string.
+            ("sdkEphemPubKey", .string(JSONWriter.string(Self.jwkJSON(ephemeralKey.publicKey.jwk())))),
+            ("deviceData", .string(deviceData)),
+            ("acctNumber", .string(pan)),
+            ("cardExpiryDate", .string("3012")),
+            ("messageCategory", .string(messageCategory)),
+        ]
+        if messageCategory == "01" {
+            members += [("purchaseAmount", .string(amount)), ("purchaseCurrency", .string(currency))]
+        }
+        return .object(members)
+    }
+
+    static func jwkJSON(_ jwk: JWK) -> JSONValue {
+        .object(omittingAbsent: [("kty", .string(jwk.kty)), ("crv", .string(jwk.crv)), ("x", .string(jwk.x)), ("y", .string(jwk.y))])
+    }
+}

@@ -1,0 +1,80 @@
+import EMV3DS
+import EMVCrypto
+import Foundation
+import JOSE
+import Net
+
+/// What a simulated transaction ended with, as the app would see it.
+public struct SimulationResult: Sendable {
+    /// The 3DS Server's record: state, transStatus, ids, message trail.
+    public let record: JSONValue
+    public var state: String? { record["state"]?.stringValue }
+    public var transStatus: String? { record["transStatus"]?.stringValue }
+    public var transStatusReason: String? { record["transStatusReason"]?.stringValue }
+    public var eci: String? { record["eci"]?.stringValue }
+    public var authenticationValue: String? { record["authenticationValue"]?.stringValue }
+    public var threeDSServerTransID: String? { record["threeDSServerTransID"]?.stringValue }
+    /// One line: "Y eci 05" or "error: Erro 302 ...".
+    public var summary: String {
+        if state == "error" { return "error: \(record["error"]?.stringValue ?? "unknown")" }
+        var parts = [transStatus ?? "?"]
+        if let transStatusReason { parts.append("reason \(transStatusReason)") }
+        if let eci { parts.append("eci \(eci)") }
+        if let authenticationValue { parts.append("authenticationValue \(authenticationValue)") }
+        return parts.joined(separator: " ")
+    }
+}
+
+/// Why a simulation could not run.
+public enum SimulationError: Error, CustomStringConvertible {
+    case unreachable(String)
+    case refused(status: Int, String)
+    case unreadable(String)
+
+    public var description: String {
+        switch self {
+        case .unreachable(let reason): "harness unreachable: \(reason)"
+        case .refused(let status, let body): "harness answered HTTP \(status): \(body)"
+        case .unreadable(let reason): "unreadable answer: \(reason)"
+        }
+    }
+}
+
+/// Drives transactions through a harness's 3DS Server API the way an app with an SDK does.
+public struct Simulator: Sendable {
+    public let client: HTTPClient
+    /// The harness, e.g. "http://127.0.0.1:8080".
+    public let baseURL: String
+
+    public init(client: HTTPClient, baseURL: String) {
+        self.client = client
+        self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+    }
+
+    /// Runs one frictionless authentication: the SDK's parameters to the 3DS Server, the outcome back.
+    public func authenticate(_ transaction: SimulatedSDKTransaction, pan: String) async throws(SimulationError) -> SimulationResult {
+        let body = JSONWriter.write(transaction.authenticateRequest(pan: pan))
+        let response: HTTPResponse
+        do { response = try await client.post(baseURL + "/3ds-server/authenticate", body: body) } catch {
+            throw .unreachable("\(error)")
+        }
+        // 502 carries the record of a transaction the DS failed: that is a result, not a refusal.
+        guard response.status.code == 200 || response.status.code == 502 else {
+            throw .refused(status: response.status.code, response.bodyText)
+        }
+        do { return SimulationResult(record: try JSONReader.parse(response.body).value) } catch {
+            throw .unreadable(error.description)
+        }
+    }
+
+    /// The harness's scenarios (`GET /admin/scenarios`).
+    public func scenarios() async throws(SimulationError) -> [JSONValue] {
+        let response: HTTPResponse
+        do { response = try await client.get(baseURL + "/admin/scenarios") } catch { throw .unreachable("\(error)") }
+        guard response.status.code == 200 else { throw .refused(status: response.status.code, response.bodyText) }
+        guard case .array(let list)? = (try? JSONReader.parse(response.body).value)?["scenarios"] else {
+            throw .unreadable("no scenarios array")
+        }
+        return list
+    }
+}

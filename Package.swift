@@ -82,5 +82,8 @@ let package = Package(
         // Fixtures and the Python interop peer are read from the source tree at test time.
         .testTarget(name: "JOSETests", dependencies: ["JOSE"], exclude: ["Fixtures", "Interop"]),
         .testTarget(name: "HarnessTests", dependencies: ["Harness", "Net"]),
+        // End to end: the roles over real HTTP on loopback, driven by the SDK simulator and by a Python peer.
+        .testTarget(name: "FlowTests", dependencies: ["Harness", "Net", "EMV3DS", "EMVCrypto", "JOSE", "SDKSimulator"],
+                    exclude: ["Peer"]),
     ]
 )

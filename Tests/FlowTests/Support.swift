@@ -1,0 +1,136 @@
+import EMV3DS
+import EMVCrypto
+import Foundation
+import Harness
+import JOSE
+import Logging
+import Net
+import SDKSimulator
+
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+/// The harness with its committed defaults on a free loopback port; stopped by `stop()`.
+final class RunningHarness: Sendable {
+    let app: HarnessApp
+    let clientGroup = EventLoopGroup(loopCount: 1)
+    let client: HTTPClient
+    let baseURL: String
+
+    init(configure: (inout HarnessConfiguration) -> Void = { _ in }) throws {
+        var configuration = try HarnessConfiguration.load(path: repositoryRoot + "/config/harness.yaml")
+        configuration.server.host = "127.0.0.1"
+        configuration.server.httpPort = 0
+        configuration.server.httpsPort = nil
+        configuration.server.loops = 2
+        configure(&configuration)
+        app = try HarnessApp(configuration: configuration, baseDirectory: repositoryRoot, logger: silentLogger)
+        try app.start()
+        baseURL = app.endpoints.baseURL
+        client = try HTTPClient(group: clientGroup)
+    }
+
+    func stop() {
+        app.shutdown()
+        clientGroup.shutdown()
+    }
+
+    var simulator: Simulator { Simulator(client: client, baseURL: baseURL) }
+
+    /// Posts raw bytes to a path of the harness.
+    func post(_ path: String, _ body: [UInt8], contentType: String = "application/json") async throws -> HTTPResponse {
+        try await client.post(baseURL + path, body: body, contentType: contentType)
+    }
+
+    /// Posts an EMV message and parses the answer.
+    func postMessage(_ path: String, _ message: JSONValue) async throws -> JSONValue {
+        let response = try await post(path, JSONWriter.write(message))
+        return try JSONReader.parse(response.body).value
+    }
+
+    func get(_ path: String) async throws -> HTTPResponse { try await client.get(baseURL + path) }
+}
+
+/// Runs `body` against a fresh harness and stops it, also when `body` throws.
+func withHarness(configure: (inout HarnessConfiguration) -> Void = { _ in }, _ body: (RunningHarness) async throws -> Void) async throws {
+    let harness = try RunningHarness(configure: configure)
+    do { try await body(harness) } catch {
+        harness.stop()
+        throw error
+    }
+    harness.stop()
+}
+
+let pki = TestPKI(directory: repositoryRoot + "/certs")
+
+/// The Directory Server an SDK is configured with for `rid` and the key type of `style`.
+func directoryServer(_ rid: String, _ style: DeviceDataStyle) throws -> SDKSimulator.DirectoryServerConfiguration {
+    SDKSimulator.DirectoryServerConfiguration(rid: rid, certificate: try pki.dsCertificate(rid, style.keyVariant),
+                                              keyID: TestPKI.dsKeyID(rid, style.keyVariant))
+}
+
+/// A complete app-channel AReq as a 3DS Server sends it to the DS, with real device data.
+func appAReq(pan: String = "4000000000001000", version: MessageVersion = .v2_2_0, style: DeviceDataStyle = .android,
+             rid: String = "A000000003", encryption: ContentEncryptionAlgorithm = .a128cbcHS256,
+             replacing changes: [String: JSONValue?] = [:]) throws -> JSONValue {
+    let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer(rid, style), messageVersion: version, style: style, encryption: encryption)
+    var areq: JSONValue = .object([
+        ("messageType", .string("AReq")), ("messageVersion", .string(version.rawValue)), ("messageCategory", .string("01")),
+        ("deviceChannel", .string("01")), ("threeDSServerTransID", .string(UUID().uuidString.lowercased())),
+        ("threeDSServerRefNumber", .string("3DS_LOA_SER_PEER_020200_00001")), ("threeDSServerURL", .string("http://127.0.0.1:9/rreq")),
+        ("threeDSRequestorID", .string("peer-requestor")), ("threeDSRequestorName", .string("Peer Shop")),
+        ("threeDSRequestorURL", .string("https://shop.example")), ("threeDSRequestorAuthenticationInd", .string("01")),
+        ("acctNumber", .string(pan)), ("cardExpiryDate", .string("3012")),
+        ("acquirerBIN", .string("400551")), ("acquirerMerchantID", .string("merchant-1")), ("mcc", .string("5411")),
+        ("merchantCountryCode", .string("840")), ("merchantName", .string("Peer Shop")),
+        ("purchaseAmount", .string("1099")), ("purchaseCurrency", .string("978")), ("purchaseExponent", .string("2")),
+        ("purchaseDate", .string("20261121120000")),
+        ("sdkAppID", .string(sdk.sdkAppID)), ("sdkTransID", .string(sdk.sdkTransID)),
+        ("sdkReferenceNumber", .string(SimulatedSDKTransaction.sdkReferenceNumber)), ("sdkMaxTimeout", .string("05")),
+        ("sdkEphemPubKey", try JSONReader.parse(Array(sdk.ephemeralKey.publicKey.jwk().jsonString.utf8)).value),
+        ("deviceRenderOptions", .object([("sdkInterface", .string("03")), ("sdkUiType", .array([.string("01")]))])),
+        ("sdkEncData", .string(sdk.deviceData)),
+    ])
+    for (key, value) in changes { areq.set(key, value) }
+    return areq
+}
+
+/// A stand-in ACS: keeps every AReq it receives and answers a frictionless Y.
+final class AReqRecorder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var messages: [JSONValue] = []
+    private let group = EventLoopGroup(loopCount: 1)
+    private var server: HTTPServer!
+    var port: Int { server.httpPort ?? 0 }
+
+    init() {
+        var router = Router()
+        router.post("/acs/areq") { [unowned self] request, _ in
+            let areq = try JSONReader.parse(request.body).value
+            lock.withLock { messages.append(areq) }
+            var ares = ARes(messageVersion: MessageVersion(rawValue: areq["messageVersion"]?.stringValue ?? "") ?? .v2_2_0,
+                            threeDSServerTransID: areq["threeDSServerTransID"]?.stringValue ?? "", acsTransID: UUID().uuidString.lowercased(),
+                            dsTransID: areq["dsTransID"]?.stringValue ?? "", sdkTransID: areq["sdkTransID"]?.stringValue,
+                            acsReferenceNumber: "RECORDER", dsReferenceNumber: areq["dsReferenceNumber"]?.stringValue ?? "", transStatus: .authenticated)
+            ares.authenticationValue = "AAABBBCCCDDDEEEFFFGGGHHHIII="
+            ares.eci = "05"
+            return HTTPResponse(headers: ["Content-Type": "application/json"], body: JSONWriter.write(ares.json))
+        }
+        // The server outlives init only through `self`; started here so the port is known.
+        server = try? HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", httpPort: 0, httpsPort: nil, tls: nil),
+                                 router: router, group: group, logger: silentLogger)
+        try? server.start()
+    }
+
+    var received: [JSONValue] { lock.withLock { messages } }
+
+    func stop() {
+        server.shutdown()
+        group.shutdown()
+    }
+}
+
+let silentLogger: Logger = {
+    var logger = Logger(label: "test")
+    logger.logLevel = .critical
+    return logger
+}()

@@ -60,3 +60,45 @@ struct ConfigurationTests {
         #expect(server.tls?.privateKeyFile == "/srv/harness/certs/tls/server-key.pem")
     }
 }
+
+@Suite("Scenario file")
+struct ScenarioFileTests {
+    @Test func committedFileParses() throws {
+        let catalog = try ScenarioFile.load(path: repositoryRoot + "/config/scenarios.yaml")
+        #expect(catalog.scenarios.count == 6)
+        #expect(catalog.scenario(for: "4000000000003006").name == "frictionless-n")
+        #expect(catalog.scenario(for: "4111111111111111").name == "frictionless-y")
+    }
+
+    @Test(arguments: [
+        ("defaultScenario: x\nscenarios: []", "s.yaml: defaultScenario x is not a defined scenario"),
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, transStatus: C}", "s.yaml: scenarios[0] (a).transStatus: \"C\" is not one of"),
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, transStatus: N}", "s.yaml: scenarios[0] (a).transStatusReason: required for transStatus N"),
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, transStatus: Y, transStatusReason: \"01\"}", "s.yaml: scenarios[0] (a).transStatusReason: only N, R and U"),
+        ("defaultScenario: a\nscenarios:\n  - {name: a, pan: \"4000000000001001\", description: d, transStatus: Y}", "s.yaml: scenarios[0] (a).pan: \"4000000000001001\" is not"),
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, transStatus: Y}\n  - {name: a, description: d, transStatus: Y}", "s.yaml: scenario a is defined twice"),
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, transStatus: Y, colour: red}", "s.yaml: scenarios.0.colour: unknown key"),
+    ])
+    func invalidFilesSayWhatIsWrong(yaml: String, message: String) {
+        #expect {
+            _ = try ScenarioFile.parse(yaml, source: "s.yaml")
+        } throws: { error in
+            let text = (error as? ConfigurationError)?.description ?? "\(error)"
+            return text.hasPrefix(message)
+        }
+    }
+
+    @Test(arguments: [
+        ("directoryServers:\n  - {rid: A000000003, name: V, cardRanges: [\"4x\"]}", "h.yaml: directoryServers[0].cardRanges: \"4x\" is not"),
+        ("directoryServers:\n  - {rid: A000000003, name: V, authenticatedECI: \"5\"}", "h.yaml: directoryServers[0].authenticatedECI: \"5\" is not two digits"),
+        ("directoryServer:\n  outOfRange: Y", "h.yaml: directoryServer.outOfRange: \"Y\" is not N, U or erro"),
+        ("threeDSServer:\n  dsURL: x", "h.yaml: threeDSServer.dsURL: unknown key"),
+    ])
+    func invalidRoleSettingsSayWhatIsWrong(yaml: String, message: String) {
+        #expect {
+            _ = try HarnessConfiguration.parse(yaml, source: "h.yaml")
+        } throws: { error in
+            (error as? ConfigurationError)?.description.hasPrefix(message) == true
+        }
+    }
+}

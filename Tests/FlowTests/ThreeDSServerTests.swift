@@ -1,0 +1,117 @@
+import EMV3DS
+import EMVCrypto
+import Foundation
+import JOSE
+import Net
+import SDKSimulator
+import Testing
+
+@Suite("3DS Server requestor API")
+struct ThreeDSServerTests {
+    private func authenticate(_ harness: RunningHarness, _ body: JSONValue, contentType: String = "application/json") async throws -> HTTPResponse {
+        try await harness.post("/3ds-server/authenticate", JSONWriter.write(body), contentType: contentType)
+    }
+
+    @Test func acceptsTheSDKAPINamesAndAKeyObject() async throws {
+        try await withHarness { harness in
+            let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .iosEC), messageVersion: .v2_1_0, style: .iosEC)
+            // iOS/Android API names, the key as an object, a non-payment authentication.
+            let body: JSONValue = .object([
+                ("messageVersion", .string("2.1.0")), ("sdkTransactionId", .string(sdk.sdkTransID)), ("sdkAppId", .string(sdk.sdkAppID)),
+                ("sdkReferenceNumber", .string(SimulatedSDKTransaction.sdkReferenceNumber)),
+                ("sdkEphemeralPublicKey", try JSONReader.parse(Array(sdk.ephemeralKey.publicKey.jwk().jsonString.utf8)).value),
+                ("deviceData", .string(sdk.deviceData)), ("pan", .string("4000000000002008")), ("messageCategory", .string("02")),
+            ])
+            let response = try await authenticate(harness, body)
+            #expect(response.status == .ok)
+            let record = try JSONReader.parse(response.body).value
+            #expect(record["transStatus"]?.stringValue == "A", "\(response.bodyText)")
+            #expect(record["acctNumber"]?.stringValue == "400000******2008")
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"messageVersion":"2.2.0"}"#, "sdkTransID is required"),
+        ("[]", "body must be a JSON object"),
+        ("nope", "body is not JSON"),
+        (#"{"messageVersion":"3.0.0","sdkTransID":"x","sdkAppID":"x","sdkReferenceNumber":"x","deviceData":"x","acctNumber":"4","sdkEphemPubKey":{}}"#,
+         "messageVersion 3.0.0 is not one of"),
+        (#"{"messageVersion":"2.2.0","sdkTransID":"x","sdkAppID":"x","sdkReferenceNumber":"x","deviceData":"x","acctNumber":"4","sdkEphemPubKey":"nope"}"#,
+         "sdkEphemPubKey is a string that does not hold a JWK object"),
+    ])
+    func badInputIs400WithTheReason(body: String, reason: String) async throws {
+        try await withHarness { harness in
+            let response = try await harness.post("/3ds-server/authenticate", Array(body.utf8))
+            #expect(response.status == .badRequest)
+            #expect(response.bodyText.contains(reason), "\(response.bodyText)")
+        }
+    }
+
+    @Test func anAReqThatWouldBreakTheRulesIs400NamingTheField() async throws {
+        try await withHarness { harness in
+            let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .rsa), messageVersion: .v2_2_0, style: .rsa)
+            var body = sdk.authenticateRequest(pan: "4000000000001000")
+            body.set("sdkTransID", .string("not-a-uuid"))
+            body.set("purchaseCurrency", .string("EUR"))
+            let response = try await authenticate(harness, body)
+            #expect(response.status == .badRequest)
+            #expect(response.bodyText.contains("203 sdkTransID"), "\(response.bodyText)")
+            #expect(response.bodyText.contains("203 purchaseCurrency"), "\(response.bodyText)")
+        }
+    }
+
+    @Test func wrongContentTypeIs415() async throws {
+        try await withHarness { harness in
+            let response = try await authenticate(harness, .object([]), contentType: "text/plain")
+            #expect(response.status.code == 415)
+        }
+    }
+
+    @Test func anErroFromTheDSIsTheTransactionsOutcome() async throws {
+        try await withHarness { harness in
+            let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000004", .rsa), messageVersion: .v2_2_0, style: .rsa)
+            // Device data for Mastercard's key on a Visa card: the DS answers Erro 302.
+            let result = try await harness.simulator.authenticate(sdk, pan: "4000000000001000")
+            #expect(result.state == "error")
+            #expect(result.record["erro"]?["errorCode"]?.stringValue == "302")
+            #expect(result.record["erro"]?["errorComponent"]?.stringValue == "D")
+            let id = try #require(result.threeDSServerTransID)
+            let stored = try JSONReader.parse(try await harness.get("/3ds-server/transactions/\(id)").body).value
+            #expect(stored["state"]?.stringValue == "error")
+        }
+    }
+
+    @Test func anUnreachableDSIs502WithTheRecord() async throws {
+        try await withHarness(configure: { $0.threeDSServer.directoryServerURL = "http://127.0.0.1:1/ds/areq" }) { harness in
+            let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: .v2_2_0, style: .android)
+            let response = try await authenticate(harness, sdk.authenticateRequest(pan: "4000000000001000"))
+            #expect(response.status.code == 502)
+            let record = try JSONReader.parse(response.body).value
+            #expect(record["state"]?.stringValue == "error")
+            #expect(record["error"]?.stringValue?.contains("127.0.0.1:1") == true)
+        }
+    }
+
+    @Test func unknownTransactionIs404() async throws {
+        try await withHarness { harness in
+            let response = try await harness.get("/3ds-server/transactions/8a880dc0-d2d2-4067-bcb1-b08d1690b26e")
+            #expect(response.status == .notFound)
+        }
+    }
+
+    @Test func scenariosAreListedWithTheirPANsAndOutcomes() async throws {
+        try await withHarness { harness in
+            let list = try JSONReader.parse(try await harness.get("/admin/scenarios").body).value
+            guard case .array(let scenarios)? = list["scenarios"] else { Issue.record("no scenarios"); return }
+            let names = scenarios.compactMap { $0["name"]?.stringValue }
+            #expect(names == ["frictionless-y", "frictionless-a", "frictionless-n", "frictionless-r", "frictionless-u", "frictionless-i"])
+            for scenario in scenarios {
+                let pan = try #require(scenario["pan"]?.stringValue)
+                #expect(CardNumber.isLuhnValid(pan), "\(pan)")
+                #expect(scenario["description"]?.stringValue?.isEmpty == false)
+            }
+            #expect(scenarios.last?["expected"]?["2.1.0"]?["transStatus"]?.stringValue == "U")
+            #expect(scenarios.last?["expected"]?["2.2.0"]?["transStatus"]?.stringValue == "I")
+        }
+    }
+}

@@ -21,11 +21,14 @@ let package = Package(
             linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
         ),
 
+        // A strict JSON reader and writer that keep member order and report duplicates.
+        .target(name: "JSON"),
+
         // I/O and crypto.
-        .target(name: "JOSE", dependencies: ["COpenSSL"]),
+        .target(name: "JOSE", dependencies: ["COpenSSL", "JSON"]),
 
         // The protocol model: messages, field rules, error codes. Pure Swift, no I/O.
-        .target(name: "EMV3DS"),
+        .target(name: "EMV3DS", dependencies: ["JSON"]),
         // The EMV-specific uses of JOSE: device data, and the secure channel.
         .target(name: "EMVCrypto", dependencies: ["EMV3DS", "JOSE"]),
         // Scripted outcomes, and the transaction records the roles keep.
@@ -40,27 +43,27 @@ let package = Package(
         ),
 
         // EMV messages over HTTP: reading requests, answering Erro, exchanging with peers.
-        .target(name: "Messaging", dependencies: ["Net", "EMV3DS"]),
+        .target(name: "Messaging", dependencies: ["Net", "EMV3DS", "JSON"]),
 
         // The three roles, one module each.
         .target(name: "DirectoryServer", dependencies: [
-            "EMV3DS", "EMVCrypto", "JOSE", "Messaging", "Net", "Store", .product(name: "Logging", package: "swift-log"),
+            "EMV3DS", "EMVCrypto", "JOSE", "JSON", "Messaging", "Net", "Store", .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "AccessControlServer", dependencies: [
-            "EMV3DS", "EMVCrypto", "JOSE", "Messaging", "Net", "Scenarios", "Store", .product(name: "Logging", package: "swift-log"),
+            "EMV3DS", "EMVCrypto", "JOSE", "JSON", "Messaging", "Net", "Scenarios", "Store", .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "ThreeDSServer", dependencies: [
-            "EMV3DS", "Messaging", "Net", "Store", .product(name: "Logging", package: "swift-log"),
+            "EMV3DS", "EMVCrypto", "JSON", "Messaging", "Net", "Store", .product(name: "Logging", package: "swift-log"),
         ]),
 
         // The SDK side of the protocol, for tests and `simulate`.
-        .target(name: "SDKSimulator", dependencies: ["EMV3DS", "EMVCrypto", "JOSE", "Net"]),
+        .target(name: "SDKSimulator", dependencies: ["EMV3DS", "EMVCrypto", "JOSE", "JSON", "Net"]),
 
         // Composition: configuration file, logging, the routes of every role on one server.
         .target(
             name: "Harness",
             dependencies: [
-                "Net", "JOSE", "EMV3DS", "EMVCrypto", "Scenarios", "Messaging",
+                "Net", "JOSE", "JSON", "EMV3DS", "EMVCrypto", "Scenarios", "Messaging",
                 "DirectoryServer", "AccessControlServer", "ThreeDSServer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
@@ -71,19 +74,19 @@ let package = Package(
         .executableTarget(
             name: "HarnessCLI",
             dependencies: [
-                "Harness", "Net", "JOSE", "EMV3DS", "SDKSimulator",
+                "Harness", "Net", "JOSE", "JSON", "EMV3DS", "SDKSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
 
         .testTarget(name: "NetTests", dependencies: ["Net"]),
-        .testTarget(name: "EMV3DSTests", dependencies: ["EMV3DS"]),
+        .testTarget(name: "EMV3DSTests", dependencies: ["EMV3DS", "JSON"]),
         // Fixtures and the Python interop peer are read from the source tree at test time.
         .testTarget(name: "JOSETests", dependencies: ["JOSE"], exclude: ["Fixtures", "Interop"]),
         .testTarget(name: "HarnessTests", dependencies: ["Harness", "Net"]),
         // End to end: the roles over real HTTP on loopback, driven by the SDK simulator and by a Python peer.
-        .testTarget(name: "FlowTests", dependencies: ["Harness", "Net", "EMV3DS", "EMVCrypto", "JOSE", "SDKSimulator"],
+        .testTarget(name: "FlowTests", dependencies: ["Harness", "Net", "EMV3DS", "EMVCrypto", "JOSE", "JSON", "SDKSimulator"],
                     exclude: ["Peer"]),
     ]
 )

@@ -1,4 +1,5 @@
 import EMV3DS
+import EMVCrypto
 import Foundation
 import Logging
 import Messaging
@@ -59,7 +60,7 @@ public final class AccessControlServer: Sendable {
             return .erro(error, from: .acs)
         }
         let scenario = scenarios.catalog.scenario(for: areq.acctNumber)
-        let acsTransID = UUID().uuidString.lowercased()
+        let acsTransID = TransactionIdentifier.make()
         var ares = ARes(messageVersion: areq.version, threeDSServerTransID: areq.threeDSServerTransID, acsTransID: acsTransID,
                         dsTransID: areq["dsTransID"] ?? "", sdkTransID: areq.sdkTransID, acsReferenceNumber: settings.referenceNumber,
                         dsReferenceNumber: areq["dsReferenceNumber"] ?? "", transStatus: .unavailable)
@@ -68,7 +69,7 @@ public final class AccessControlServer: Sendable {
         ares.transStatus = status
         ares.transStatusReason = reason
         if status.carriesAuthenticationValue {
-            ares.authenticationValue = Self.newAuthenticationValue()
+            ares.authenticationValue = TransactionIdentifier.authenticationValue()
             // A PAN of no known scheme (sent by a peer DS) gets the Visa-like default ECIs.
             ares.eci = (settings.schemes.scheme(for: areq.acctNumber) ?? PaymentScheme(rid: "", name: "", cardRanges: [])).eci(for: status)
         }
@@ -77,10 +78,5 @@ public final class AccessControlServer: Sendable {
         transactions.put(acsTransID, Transaction(ids: ids, version: areq.version, scenario: scenario.name, transStatus: status))
         logger.debug("ARes", metadata: ["scenario": "\(scenario.name)", "transStatus": "\(status.rawValue)", "acsTransID": "\(acsTransID)"])
         return .emv(ares.json)
-    }
-
-    /// A CAVV-like value: 20 random bytes in standard base64, 28 characters.
-    static func newAuthenticationValue() -> String {
-        Data((0..<20).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
     }
 }

@@ -2,6 +2,7 @@ import EMV3DS
 import EMVCrypto
 import Foundation
 import JOSE
+import JSON
 import Logging
 import Messaging
 import Net
@@ -75,7 +76,7 @@ public final class DirectoryServer: Sendable {
             }
             areq.set("sdkEncData", nil)
         }
-        let dsTransID = UUID().uuidString.lowercased()
+        let dsTransID = TransactionIdentifier.make()
         areq.set("dsTransID", .string(dsTransID))
         areq.set("dsReferenceNumber", .string(settings.referenceNumber))
         areq.set("dsURL", .string(endpoints.url("/ds/rreq")))
@@ -145,7 +146,7 @@ public final class DirectoryServer: Sendable {
                          from: .directoryServer)
         case .ares(let status, let reason):
             var ares = ARes(messageVersion: areq.version, threeDSServerTransID: areq.threeDSServerTransID,
-                            acsTransID: UUID().uuidString.lowercased(), dsTransID: UUID().uuidString.lowercased(),
+                            acsTransID: TransactionIdentifier.make(), dsTransID: TransactionIdentifier.make(),
                             sdkTransID: areq.sdkTransID, acsReferenceNumber: settings.referenceNumber,
                             dsReferenceNumber: settings.referenceNumber, transStatus: status)
             ares.transStatusReason = status.carriesReason ? reason : nil
@@ -163,7 +164,7 @@ public final class DirectoryServer: Sendable {
             return CardRangeData(startRange: bounds.start, endRange: bounds.end, versions: MessageVersion.v2_1_0...MessageVersion.latest)
         }
         let pres = PRes(messageVersion: preq.messageVersion, threeDSServerTransID: preq.threeDSServerTransID,
-                        dsTransID: UUID().uuidString.lowercased(), serialNum: preq.serialNum, cardRangeData: ranges)
+                        dsTransID: TransactionIdentifier.make(), serialNum: preq.serialNum, cardRangeData: ranges)
         return .emv(pres.json)
     }
 

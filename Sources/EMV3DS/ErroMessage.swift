@@ -1,3 +1,5 @@
+import JSON
+
 /// An EMV 3DS `Erro` message: what a party sends instead of an answer it cannot give.
 public struct ErroMessage: Sendable, Equatable {
     public var messageVersion: String

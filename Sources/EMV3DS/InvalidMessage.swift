@@ -1,3 +1,5 @@
+import JSON
+
 /// The transaction ids a message carries, echoed in an Erro about it.
 public struct TransactionIDs: Sendable, Equatable {
     public var threeDSServerTransID: String?

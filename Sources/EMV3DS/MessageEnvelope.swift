@@ -1,3 +1,5 @@
+import JSON
+
 /// A message read off the wire: parsed strictly, its type and version recognised.
 public struct MessageEnvelope: Sendable {
     public let json: JSONValue

@@ -1,4 +1,5 @@
 import EMV3DS
+import JSON
 import Net
 
 extension HTTPResponse {

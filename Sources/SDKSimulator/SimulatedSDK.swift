@@ -2,6 +2,7 @@ import EMV3DS
 import EMVCrypto
 import Foundation
 import JOSE
+import JSON
 
 /// The Directory Server an SDK is configured with: its id and encryption certificate,
 /// as `pki export` prints them.

@@ -2,6 +2,7 @@ import EMV3DS
 import EMVCrypto
 import Foundation
 import JOSE
+import JSON
 import Net
 
 /// What a simulated transaction ended with, as the app would see it.

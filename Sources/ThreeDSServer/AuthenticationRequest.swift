@@ -1,4 +1,5 @@
 import EMV3DS
+import JSON
 import Net
 
 /// The requestor app's call to `POST /3ds-server/authenticate`: the SDK's authentication

@@ -1,5 +1,7 @@
 import EMV3DS
+import EMVCrypto
 import Foundation
+import JSON
 import Logging
 import Messaging
 import Net
@@ -99,7 +101,7 @@ public final class ThreeDSServer: Sendable {
             ("messageVersion", .string(input.messageVersion.rawValue)),
             ("messageCategory", .string(input.messageCategory)),
             ("deviceChannel", .string("01")),
-            ("threeDSServerTransID", .string(UUID().uuidString.lowercased())),
+            ("threeDSServerTransID", .string(TransactionIdentifier.make())),
             ("threeDSServerRefNumber", .string(settings.referenceNumber)),
             ("threeDSServerOperatorID", .string(settings.operatorID)),
             ("threeDSServerURL", .string(endpoints.url("/3ds-server/rreq"))),

@@ -1,5 +1,6 @@
 import EMV3DS
 import Foundation
+import JSON
 
 /// A transaction as the 3DS Server sees it: its state, outcome and message trail.
 public struct Transaction: Sendable {

@@ -2,6 +2,7 @@
 import EMVCrypto
 import Foundation
 import JOSE
+import JSON
 import Net
 import SDKSimulator
 import Testing

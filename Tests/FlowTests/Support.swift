@@ -3,6 +3,7 @@ import EMVCrypto
 import Foundation
 import Harness
 import JOSE
+import JSON
 import Logging
 import Net
 import SDKSimulator

@@ -2,6 +2,7 @@ import EMV3DS
 import EMVCrypto
 import Foundation
 import JOSE
+import JSON
 import Net
 import SDKSimulator
 import Testing

@@ -1,3 +1,5 @@
+import JSON
+
 /// An Authentication Request, read and validated. The message is kept whole, in received
 /// order, because the DS forwards it with only its own fields changed.
 public struct AReq: Sendable {

@@ -1,3 +1,5 @@
+import JSON
+
 /// An Authentication Response.
 public struct ARes: Sendable, Equatable {
     public var messageVersion: MessageVersion

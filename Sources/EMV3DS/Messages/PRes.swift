@@ -1,3 +1,5 @@
+import JSON
+
 /// A Preparation Request: a 3DS Server asks the DS for its card ranges.
 public struct PReq: Sendable {
     public let messageVersion: MessageVersion

@@ -1,3 +1,5 @@
+import JSON
+
 /// A Results Request: the ACS reports the final outcome of a challenge (or decoupled
 /// authentication) through the DS to the 3DS Server.
 public struct RReq: Sendable, Equatable {

@@ -1,3 +1,5 @@
+import JSON
+
 /// The format a field's value must have (Core specification, Annex A "Format" and "Length").
 public enum FieldFormat: Sendable {
     /// A string of `length` characters.

@@ -1,3 +1,5 @@
+import JSON
+
 /// When a field must be present.
 public enum Presence: Sendable, Equatable {
     case required

@@ -1,3 +1,5 @@
+import JSON
+
 /// The field rules of one message type, and validation against them.
 ///
 /// Validation reports every violation, in this order: duplicates (204), missing required
@@ -21,8 +23,12 @@ public struct MessageRules: Sendable {
             return violations + [Violation(field: "message", code: .messageNotRecognised, reason: "is not a JSON object")]
         }
         var formatViolations: [Violation] = []
+        // One pass over the members instead of a search per rule; the first of duplicates counts.
+        var members: [String: JSONValue] = [:]
+        members.reserveCapacity(message.objectMembers?.count ?? 0)
+        for member in message.objectMembers ?? [] where members[member.key] == nil { members[member.key] = member.value }
         for rule in fields where rule.versions.contains(version) {
-            let value = message[rule.name]
+            let value = members[rule.name]
             switch rule.presence {
             case .required where value == nil:
                 violations.append(Violation(field: rule.name, code: .requiredElementMissing, reason: "is required"))

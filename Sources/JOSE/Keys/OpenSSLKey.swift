@@ -63,7 +63,9 @@ final class EVPKey: @unchecked Sendable {
         let wrapped = try EVPKey(key)
         guard let check = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else { throw .crypto(openSSLError()) }
         defer { EVP_PKEY_CTX_free(check) }
-        let valid = isPrivate ? EVP_PKEY_pairwise_check(check) : EVP_PKEY_public_check(check)
+        // The quick public check (on the curve, sane RSA numbers) is enough for P-256, whose
+        // cofactor is 1; the full check adds a scalar multiplication, as dear as the ECDH itself.
+        let valid = isPrivate ? EVP_PKEY_pairwise_check(check) : EVP_PKEY_public_check_quick(check)
         guard valid == 1 else { throw .invalidKey("\(type) key fails its consistency check: \(openSSLError())") }
         return wrapped
     }

@@ -101,7 +101,8 @@ public struct PrivateKey: Sendable {
         guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { throw .crypto(openSSLError()) }
         defer { EVP_PKEY_CTX_free(context) }
         var length = 0
-        guard EVP_PKEY_derive_init(context) == 1, EVP_PKEY_derive_set_peer(context, peer.key.pointer) == 1,
+        // The peer was checked when it was built (see EVPKey.fromData): no second validation here.
+        guard EVP_PKEY_derive_init(context) == 1, EVP_PKEY_derive_set_peer_ex(context, peer.key.pointer, 0) == 1,
               EVP_PKEY_derive(context, nil, &length) == 1 else { throw .crypto(openSSLError()) }
         var secret = [UInt8](repeating: 0, count: length)
         guard EVP_PKEY_derive(context, &secret, &length) == 1 else { throw .crypto(openSSLError()) }

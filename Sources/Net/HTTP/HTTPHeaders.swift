@@ -38,6 +38,8 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// The media type of Content-Type, lower-cased, without parameters ("application/json").
     public var mediaType: String? {
         guard let value = self["Content-Type"] else { return nil }
+        // The common case, already a bare lower-case type, without the allocations of splitting.
+        if value.utf8.allSatisfy({ $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: " ") && !(0x41...0x5A).contains($0) }) { return value }
         return value.split(separator: ";", maxSplits: 1).first.map { $0.trimmingSpaces.lowercased() }
     }
 }

@@ -11,6 +11,7 @@ public struct JSONReader {
     /// A member name repeated within one object, with its path ("acsRenderingType.acsUiTemplate").
     public struct Duplicate: Equatable, Sendable {
         public let path: String
+        public init(path: String) { self.path = path }
     }
 
     /// The value and every duplicate member found in it.

@@ -82,6 +82,7 @@ let package = Package(
 
         .testTarget(name: "NetTests", dependencies: ["Net"]),
         .testTarget(name: "EMV3DSTests", dependencies: ["EMV3DS", "JSON"]),
+        .testTarget(name: "EMVCryptoTests", dependencies: ["EMVCrypto", "EMV3DS", "JOSE"]),
         // Fixtures and the Python interop peer are read from the source tree at test time.
         .testTarget(name: "JOSETests", dependencies: ["JOSE"], exclude: ["Fixtures", "Interop"]),
         .testTarget(name: "HarnessTests", dependencies: ["Harness", "Net"]),

@@ -95,10 +95,10 @@ public final class DirectoryServer: Sendable {
     }
 
     private func relay(_ areq: AReq, to acsURL: String) async -> HTTPResponse {
-        let answer: PeerAnswer<JSONValue>
+        let answer: PeerAnswer<(json: JSONValue, bytes: [UInt8])>
         do {
             answer = try await peer.exchange(areq.json, url: acsURL) { bytes throws(InvalidMessage) in
-                try MessageEnvelope.read(bytes, rules: AResRules.rules, request: areq.json).json
+                (try MessageEnvelope.read(bytes, rules: AResRules.rules, request: areq.json).json, bytes)
             }
         } catch {
             logger.warning("ACS gave no usable ARes", metadata: ["reason": "\(error)"])
@@ -108,14 +108,14 @@ public final class DirectoryServer: Sendable {
         case .erro(let erro):
             return .emv(erro.json)
         case .message(let ares):
-            let mismatched = areq.ids.mismatches(in: TransactionIDs(json: ares))
-            let version = ares["messageVersion"]?.stringValue
-            guard mismatched.isEmpty, version == areq.version.rawValue else {
+            let mismatched = areq.ids.mismatches(in: TransactionIDs(json: ares.json))
+            guard mismatched.isEmpty, ares.json["messageVersion"]?.stringValue == areq.version.rawValue else {
                 let field = mismatched.first ?? "messageVersion"
                 let invalid = InvalidMessage(Violation(field: field, code: .formatInvalid, reason: "in the ACS's ARes does not match the AReq"), about: areq.json)
                 return .emv(invalid.erro(from: .directoryServer).json)
             }
-            return .emv(ares)
+            // Relayed as the ACS wrote it, once checked.
+            return HTTPResponse(headers: ["Content-Type": "application/json"], body: ares.bytes)
         }
     }
 

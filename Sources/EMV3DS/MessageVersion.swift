@@ -8,7 +8,16 @@ public enum MessageVersion: String, Sendable, CaseIterable, Comparable, Codable 
     /// The newest version the harness speaks.
     public static let latest = MessageVersion.v2_3_1
 
-    public static func < (lhs: MessageVersion, rhs: MessageVersion) -> Bool {
-        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    /// The order of the versions, oldest first.
+    var ordinal: Int {
+        switch self {
+        case .v2_1_0: 0
+        case .v2_2_0: 1
+        case .v2_3_1: 2
+        }
     }
+
+    var bit: UInt8 { 1 << UInt8(ordinal) }
+
+    public static func < (lhs: MessageVersion, rhs: MessageVersion) -> Bool { lhs.ordinal < rhs.ordinal }
 }

@@ -18,7 +18,7 @@ public struct JSONReader {
     public static func parse(_ bytes: [UInt8], maxDepth: Int = 32) throws(SyntaxError) -> (value: JSONValue, duplicates: [Duplicate]) {
         var reader = JSONReader(bytes: bytes, maxDepth: maxDepth)
         reader.skipWhitespace()
-        let value = try reader.readValue(path: "", depth: 0)
+        let value = try reader.readValue(depth: 0)
         reader.skipWhitespace()
         guard reader.index == bytes.count else { throw reader.error("unexpected data after the JSON value") }
         return (value, reader.duplicates)
@@ -28,6 +28,13 @@ public struct JSONReader {
     private let maxDepth: Int
     private var index = 0
     private var duplicates: [Duplicate] = []
+    /// Where the reader is, kept as parts and joined only when a duplicate needs its path.
+    private var path: [PathComponent] = []
+
+    private enum PathComponent {
+        case member(String)
+        case element(Int)
+    }
 
     private init(bytes: [UInt8], maxDepth: Int) {
         self.bytes = bytes
@@ -51,12 +58,12 @@ public struct JSONReader {
         return value
     }
 
-    private mutating func readValue(path: String, depth: Int) throws(SyntaxError) -> JSONValue {
+    private mutating func readValue(depth: Int) throws(SyntaxError) -> JSONValue {
         guard depth <= maxDepth else { throw error("nesting deeper than \(maxDepth)") }
         guard index < bytes.count else { throw error("unexpected end of input") }
         switch bytes[index] {
-        case UInt8(ascii: "{"): return try readObject(path: path, depth: depth)
-        case UInt8(ascii: "["): return try readArray(path: path, depth: depth)
+        case UInt8(ascii: "{"): return try readObject(depth: depth)
+        case UInt8(ascii: "["): return try readArray(depth: depth)
         case UInt8(ascii: "\""): return .string(try readString())
         case UInt8(ascii: "t"): return try expect("true", .bool(true))
         case UInt8(ascii: "f"): return try expect("false", .bool(false))
@@ -66,10 +73,20 @@ public struct JSONReader {
         }
     }
 
-    private mutating func readObject(path: String, depth: Int) throws(SyntaxError) -> JSONValue {
+    private var pathText: String {
+        path.enumerated().map { offset, component in
+            switch component {
+            case .member(let name): offset == 0 ? name : "." + name
+            case .element(let position): "[\(position)]"
+            }
+        }.joined()
+    }
+
+    private mutating func readObject(depth: Int) throws(SyntaxError) -> JSONValue {
         index += 1
         var members: [(key: String, value: JSONValue)] = []
-        var seen = Set<String>()
+        // Small objects are searched in place; a set only pays for itself on larger ones.
+        var seen: Set<String>?
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -79,13 +96,16 @@ public struct JSONReader {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a member name") }
             let key = try readString()
-            let memberPath = path.isEmpty ? key : path + "." + key
-            if !seen.insert(key).inserted { duplicates.append(Duplicate(path: memberPath)) }
+            path.append(.member(key))
+            defer { path.removeLast() }
+            if members.count == 16 { seen = Set(members.map(\.key)) }
+            let repeated = seen?.contains(key) ?? members.contains { $0.key == key }
+            if repeated { duplicates.append(Duplicate(path: pathText)) } else { seen?.insert(key) }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
             skipWhitespace()
-            members.append((key, try readValue(path: memberPath, depth: depth + 1)))
+            members.append((key, try readValue(depth: depth + 1)))
             skipWhitespace()
             guard index < bytes.count else { throw error("unterminated object") }
             if bytes[index] == UInt8(ascii: ",") {
@@ -99,7 +119,7 @@ public struct JSONReader {
         }
     }
 
-    private mutating func readArray(path: String, depth: Int) throws(SyntaxError) -> JSONValue {
+    private mutating func readArray(depth: Int) throws(SyntaxError) -> JSONValue {
         index += 1
         var elements: [JSONValue] = []
         skipWhitespace()
@@ -109,7 +129,9 @@ public struct JSONReader {
         }
         while true {
             skipWhitespace()
-            elements.append(try readValue(path: "\(path)[\(elements.count)]", depth: depth + 1))
+            path.append(.element(elements.count))
+            defer { path.removeLast() }
+            elements.append(try readValue(depth: depth + 1))
             skipWhitespace()
             guard index < bytes.count else { throw error("unterminated array") }
             if bytes[index] == UInt8(ascii: ",") {

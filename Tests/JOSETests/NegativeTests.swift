@@ -221,3 +221,21 @@ struct KeyFormatTests {
         #expect(chain.leaf.issuer == chain.intermediate.subject)
     }
 }
+
+@Suite("Protected headers read strictly")
+struct HeaderStrictnessTests {
+    private func token(header: String) -> String {
+        Base64URL.encode(header) + "..AAAAAAAAAAAAAAAA.AAAA.AAAAAAAAAAAAAAAAAAAAAA"
+    }
+
+    @Test(arguments: [
+        (#"{"alg":"dir","enc":"A128GCM","alg":"dir"}"#, "member alg appears more than once"),
+        (#"{"alg":"dir","enc":"A128GCM","kid":5}"#, "kid must be a string"),
+        (#"{"alg":"dir"}"#, "enc is required"),
+        (#"{"alg":"dir","enc":"A128GCM","epk":"key"}"#, "epk must be an object"),
+        (#"["alg"]"#, "not a JSON object"),
+    ])
+    func malformedHeadersAreRefusedWithTheReason(header: String, reason: String) {
+        #expect(throws: JOSEError.invalidHeader(reason)) { _ = try JWE(compact: token(header: header)) }
+    }
+}

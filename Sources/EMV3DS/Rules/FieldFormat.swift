@@ -46,7 +46,8 @@ public enum FieldFormat: Sendable {
     }
 
     private func problem(with text: String) -> String? {
-        let count = text.count
+        // Lengths are in characters; ASCII text (nearly every EMV field) needs no grapheme walk.
+        let count = text.utf8.allSatisfy { $0 < 0x80 } ? text.utf8.count : text.count
         switch self {
         case .string(let length):
             return length.contains(count) ? nil : "length \(count) is outside \(length.lowerBound)-\(length.upperBound)"
@@ -82,12 +83,12 @@ public enum FieldFormat: Sendable {
     }
 
     static func isCanonicalUUID(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
-        guard bytes.count == 36 else { return false }
-        for (index, byte) in bytes.enumerated() {
-            if [8, 13, 18, 23].contains(index) {
+        guard text.utf8.count == 36 else { return false }
+        for (index, byte) in text.utf8.enumerated() {
+            switch index {
+            case 8, 13, 18, 23:
                 guard byte == UInt8(ascii: "-") else { return false }
-            } else {
+            default:
                 guard (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte) || (0x41...0x46).contains(byte) else { return false }
             }
         }

@@ -41,13 +41,19 @@ public struct FieldRule: Sendable {
     public let format: FieldFormat
     /// The versions that define the field; elsewhere it is unknown.
     public let versions: Set<MessageVersion>
+    /// `versions` as bits, for the check validation makes on every rule.
+    private let versionBits: UInt8
 
     public init(_ name: String, _ presence: Presence, _ format: FieldFormat, versions: Set<MessageVersion> = Set(MessageVersion.allCases)) {
         self.name = name
         self.presence = presence
         self.format = format
         self.versions = versions
+        versionBits = versions.reduce(0) { $0 | $1.bit }
     }
+
+    /// True when the field exists in `version`.
+    public func applies(to version: MessageVersion) -> Bool { versionBits & version.bit != 0 }
 
     public static func since(_ version: MessageVersion) -> Set<MessageVersion> {
         Set(MessageVersion.allCases.filter { $0 >= version })

@@ -27,7 +27,7 @@ public struct MessageRules: Sendable {
         var members: [String: JSONValue] = [:]
         members.reserveCapacity(message.objectMembers?.count ?? 0)
         for member in message.objectMembers ?? [] where members[member.key] == nil { members[member.key] = member.value }
-        for rule in fields where rule.versions.contains(version) {
+        for rule in fields where rule.applies(to: version) {
             let value = members[rule.name]
             switch rule.presence {
             case .required where value == nil:

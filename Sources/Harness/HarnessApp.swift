@@ -61,15 +61,7 @@ public final class HarnessApp: Sendable {
             accessControlServer = AccessControlServer(settings: acsSettings, scenarios: scenarios, capacity: capacity,
                                                       logger: logger.named("acs"))
 
-            let own = configuration.threeDSServer
-            var serverSettings = ThreeDSServerSettings()
-            serverSettings.referenceNumber = own.referenceNumber
-            serverSettings.operatorID = own.operatorID
-            serverSettings.requestorID = own.requestorID
-            serverSettings.requestorName = own.requestorName
-            serverSettings.requestorURL = own.requestorURL
-            serverSettings.directoryServerURL = own.directoryServerURL
-            threeDSServer = ThreeDSServer(settings: serverSettings, peer: peer, endpoints: endpoints, capacity: capacity,
+            threeDSServer = ThreeDSServer(settings: configuration.threeDSServer, peer: peer, endpoints: endpoints, capacity: capacity,
                                           logger: logger.named("3ds-server"))
 
             var router = Self.baseRoutes()

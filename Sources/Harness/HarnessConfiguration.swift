@@ -2,6 +2,7 @@ import EMV3DS
 import Foundation
 import JOSE
 import Net
+import ThreeDSServer
 import Yams
 
 /// The harness configuration file (`config/harness.yaml`). Every key is optional;
@@ -46,7 +47,7 @@ public struct HarnessConfiguration: Sendable, Equatable {
     public var directoryServers = SchemeConfiguration.defaults
     public var directoryServer = DirectoryServerConfiguration()
     public var accessControlServer = AccessControlServerConfiguration()
-    public var threeDSServer = ThreeDSServerConfiguration()
+    public var threeDSServer = ThreeDSServerSettings()
     /// The scenario file (`config/scenarios.yaml`).
     public var scenarios = "config/scenarios.yaml"
     /// Transactions each role keeps in memory; past this the oldest are dropped.
@@ -164,7 +165,7 @@ extension HarnessConfiguration: Codable {
         directoryServers = try container.decodeIfPresent([SchemeConfiguration].self, forKey: .directoryServers) ?? directoryServers
         directoryServer = try container.decodeIfPresent(DirectoryServerConfiguration.self, forKey: .directoryServer) ?? directoryServer
         accessControlServer = try container.decodeIfPresent(AccessControlServerConfiguration.self, forKey: .accessControlServer) ?? accessControlServer
-        threeDSServer = try container.decodeIfPresent(ThreeDSServerConfiguration.self, forKey: .threeDSServer) ?? threeDSServer
+        threeDSServer = try container.decodeIfPresent(ThreeDSServerSettings.self, forKey: .threeDSServer) ?? threeDSServer
         scenarios = try container.decodeIfPresent(String.self, forKey: .scenarios) ?? scenarios
         maxTransactions = try container.decodeIfPresent(Int.self, forKey: .maxTransactions) ?? maxTransactions
     }

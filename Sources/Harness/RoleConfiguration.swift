@@ -1,5 +1,6 @@
 import EMV3DS
 import JOSE
+import ThreeDSServer
 
 /// One Directory Server the harness plays: its RID (for the test PKI), the card ranges
 /// routed to it, its ECIs, and optionally an ACS elsewhere.
@@ -57,18 +58,6 @@ public struct AccessControlServerConfiguration: Sendable, Equatable {
     public init() {}
 }
 
-/// `threeDSServer:` settings of the 3DS Server role.
-public struct ThreeDSServerConfiguration: Sendable, Equatable {
-    public var referenceNumber = "3DS_LOA_SER_HARN_020200_00001"
-    public var operatorID = "HARNESS-3DSS-OPERATOR"
-    public var requestorID = "harness-requestor"
-    public var requestorName = "Harness Test Merchant"
-    public var requestorURL = "https://merchant.example"
-    /// Where AReqs go; nil means the harness's own DS.
-    public var directoryServerURL: String?
-    public init() {}
-}
-
 extension SchemeConfiguration: Codable {
     private enum CodingKeys: String, CodingKey, CaseIterable { case rid, name, cardRanges, authenticatedECI, attemptedECI, acsURL }
 
@@ -105,9 +94,11 @@ extension AccessControlServerConfiguration: Codable {
     }
 }
 
-extension ThreeDSServerConfiguration: Codable {
+// `threeDSServer:` is read straight into the role's settings.
+extension ThreeDSServerSettings: Codable {
     private enum CodingKeys: String, CodingKey, CaseIterable {
-        case referenceNumber, operatorID, requestorID, requestorName, requestorURL, directoryServerURL
+        case referenceNumber, operatorID, requestorID, requestorName, requestorURL, directoryServerURL,
+             acquirerBIN, acquirerMerchantID, mcc, merchantCountryCode
     }
 
     public init(from decoder: Decoder) throws {
@@ -119,5 +110,23 @@ extension ThreeDSServerConfiguration: Codable {
         requestorName = try container.decodeIfPresent(String.self, forKey: .requestorName) ?? requestorName
         requestorURL = try container.decodeIfPresent(String.self, forKey: .requestorURL) ?? requestorURL
         directoryServerURL = try container.decodeIfPresent(String.self, forKey: .directoryServerURL)
+        acquirerBIN = try container.decodeIfPresent(String.self, forKey: .acquirerBIN) ?? acquirerBIN
+        acquirerMerchantID = try container.decodeIfPresent(String.self, forKey: .acquirerMerchantID) ?? acquirerMerchantID
+        mcc = try container.decodeIfPresent(String.self, forKey: .mcc) ?? mcc
+        merchantCountryCode = try container.decodeIfPresent(String.self, forKey: .merchantCountryCode) ?? merchantCountryCode
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(referenceNumber, forKey: .referenceNumber)
+        try container.encode(operatorID, forKey: .operatorID)
+        try container.encode(requestorID, forKey: .requestorID)
+        try container.encode(requestorName, forKey: .requestorName)
+        try container.encode(requestorURL, forKey: .requestorURL)
+        try container.encodeIfPresent(directoryServerURL, forKey: .directoryServerURL)
+        try container.encode(acquirerBIN, forKey: .acquirerBIN)
+        try container.encode(acquirerMerchantID, forKey: .acquirerMerchantID)
+        try container.encode(mcc, forKey: .mcc)
+        try container.encode(merchantCountryCode, forKey: .merchantCountryCode)
     }
 }

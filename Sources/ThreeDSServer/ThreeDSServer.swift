@@ -7,7 +7,7 @@ import Messaging
 import Net
 import Store
 
-public struct ThreeDSServerSettings: Sendable {
+public struct ThreeDSServerSettings: Sendable, Equatable {
     public var referenceNumber = "3DS_LOA_SER_HARN_020200_00001"
     public var operatorID = "HARNESS-3DSS-OPERATOR"
     public var requestorID = "harness-requestor"

@@ -58,3 +58,38 @@ struct EMVCryptoTests {
         #expect(seen.count == 200)
     }
 }
+
+@Suite("EMV crypto: secure channel")
+struct SecureChannelTests {
+    @Test func theKeyMatchesTheEMVCoExample() throws {
+        let sdk = try PrivateKey(jwk: JWK(kty: "EC", crv: "P-256", x: "C1PL42i6kmNkM61aupEAgLJ4gF1ZRzcV7lqo1TG0mL4",
+                                          y: "cNToWLSdcFQKG--PGVEUQrIHP8w6TcRyj0pyFx4-ZMc", d: "iyn--IbkBeNoPu8cN245L6pOQWt2lTH8V0Ds92jQmWA"))
+        let peer = try PublicKey(jwk: JWK(kty: "EC", crv: "P-256", x: "2_v-MuNZccqwM7PXlakW9oHLP5XyrjMG1UVS8OxYrgA",
+                                          y: "rm1ktLmFIsP2R0YyJGXtsCbaTUesUK31Xc04tHJRolc"))
+        let channel = try SecureChannel(privateKey: sdk, peerPublicKey: peer, sdkReferenceNumber: "F155545342")
+        #expect(channel.key.hexString == "f7c4ee20a0fceb6d1b2cd5da9dcbde07e64396ce5f7d72fb5a793f7d7f4f9f9a")
+    }
+
+    @Test(arguments: [ContentEncryptionAlgorithm.a128cbcHS256, .a128gcm])
+    func bothSidesAgreeAndGCMUsesAHalfEachWay(encryption: ContentEncryptionAlgorithm) throws {
+        let sdkKey = try PrivateKey.generateP256()
+        let acsKey = try PrivateKey.generateP256()
+        let sdk = try SecureChannel(privateKey: sdkKey, peerPublicKey: acsKey.publicKey, sdkReferenceNumber: "3DS_LOA_SDK_X")
+        let acs = try SecureChannel(privateKey: acsKey, peerPublicKey: sdkKey.publicKey, sdkReferenceNumber: "3DS_LOA_SDK_X")
+        #expect(sdk.key == acs.key)
+        // Android style: a zero IV ending in the counter.
+        let iv = [UInt8](repeating: 0, count: encryption == .a128gcm ? 11 : 15) + [3]
+        let creq = try sdk.seal(Array(#"{"messageType":"CReq"}"#.utf8), encryption: encryption, kid: "acs-id", direction: .sdkToACS, iv: iv)
+        let opened = try acs.open(creq, direction: .sdkToACS)
+        #expect(opened.plaintext == Array(#"{"messageType":"CReq"}"#.utf8))
+        #expect(opened.jwe.header.kid == "acs-id")
+        if encryption == .a128gcm {
+            #expect(throws: JOSEError.self) { _ = try acs.open(creq, direction: .acsToSDK) }
+        }
+    }
+
+    @Test func anotherReferenceNumberIsAnotherKey() throws {
+        let secret = randomBytes(32)
+        #expect(SecureChannel(sharedSecret: secret, sdkReferenceNumber: "A").key != SecureChannel(sharedSecret: secret, sdkReferenceNumber: "B").key)
+    }
+}

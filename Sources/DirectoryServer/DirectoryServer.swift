@@ -108,9 +108,7 @@ public final class DirectoryServer: Sendable {
         case .erro(let erro):
             return .emv(erro.json)
         case .message(let ares):
-            let mismatched = areq.ids.mismatches(in: TransactionIDs(json: ares.json))
-            guard mismatched.isEmpty, ares.json["messageVersion"]?.stringValue == areq.version.rawValue else {
-                let field = mismatched.first ?? "messageVersion"
+            if let field = areq.unechoedField(in: ares.json) {
                 let invalid = InvalidMessage(Violation(field: field, code: .formatInvalid, reason: "in the ACS's ARes does not match the AReq"), about: areq.json)
                 return .emv(invalid.erro(from: .directoryServer).json)
             }
@@ -134,7 +132,7 @@ public final class DirectoryServer: Sendable {
         var erro = ErroMessage(messageVersion: areq.version.rawValue, errorCode: code, errorComponent: .directoryServer, errorDetail: detail,
                                errorMessageType: MessageType.aRes.rawValue, threeDSServerTransID: ids.threeDSServerTransID,
                                acsTransID: ids.acsTransID, dsTransID: areq["dsTransID"], sdkTransID: ids.sdkTransID)
-        erro.errorDescription = String("\(code.description): \(failure)".prefix(2048))
+        erro.explain("\(failure)")
         return erro
     }
 
@@ -194,7 +192,7 @@ public final class DirectoryServer: Sendable {
                                    errorComponent: .directoryServer, errorDetail: "threeDSServerURL", errorMessageType: MessageType.rReq.rawValue,
                                    threeDSServerTransID: rreq.threeDSServerTransID, acsTransID: rreq.acsTransID,
                                    dsTransID: rreq.dsTransID, sdkTransID: rreq.sdkTransID)
-            erro.errorDescription = String("\(ErrorCode.systemConnectionFailure.description): \(error)".prefix(2048))
+            erro.explain("\(error)")
             return .emv(erro.json)
         }
     }

@@ -30,6 +30,11 @@ public struct ErroMessage: Sendable, Equatable {
         self.sdkTransID = sdkTransID
     }
 
+    /// Sets `errorDescription` to the code's description followed by `reason` (2048 characters at most).
+    public mutating func explain(_ reason: String) {
+        errorDescription = String("\(errorCode.description): \(reason)".prefix(2048))
+    }
+
     /// The message as JSON. Absent ids are omitted, never sent as "" or null (SDKs answer
     /// 203 to an optional field sent empty).
     public var json: JSONValue {

@@ -63,7 +63,7 @@ public struct InvalidMessage: Error, Sendable, CustomStringConvertible {
                                threeDSServerTransID: ids.threeDSServerTransID, acsTransID: ids.acsTransID,
                                dsTransID: ids.dsTransID, sdkTransID: ids.sdkTransID)
         let reasons = violations.filter { $0.code == code }.map { "\($0.field) \($0.reason)" }
-        erro.errorDescription = String((code.description + ": " + reasons.joined(separator: "; ")).prefix(2048))
+        erro.explain(reasons.joined(separator: "; "))
         return erro
     }
 }

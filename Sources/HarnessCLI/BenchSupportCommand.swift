@@ -44,7 +44,7 @@ struct BenchSupportCommand: ParsableCommand {
                 ("acquirerBIN", .string("400551")), ("acquirerMerchantID", .string("bench")), ("mcc", .string("5411")),
                 ("merchantCountryCode", .string("840")), ("merchantName", .string("Bench")), ("purchaseExponent", .string("2")),
                 ("purchaseDate", .string("20261121120000")), ("sdkMaxTimeout", .string("05")),
-                ("sdkEphemPubKey", try JSONReader.parse(Array(sdk.ephemeralKey.publicKey.jwk().jsonString.utf8)).value),
+                ("sdkEphemPubKey", sdk.ephemeralPublicKeyJSON),
                 ("sdkEncData", .string(sdk.deviceData)),
                 ("deviceRenderOptions", .object([("sdkInterface", .string("03")), ("sdkUiType", .array([.string("01")]))])),
             ]

@@ -19,9 +19,7 @@ extension HTTPRequest {
     /// A wrong or missing Content-Type is Erro 101 (the message is not recognised).
     public func emvMessageBody() throws(InvalidMessage) -> [UInt8] {
         guard headers.mediaType == "application/json" else {
-            let reason = "must be application/json, got \(headers["Content-Type"] ?? "none")"
-            throw InvalidMessage(Violation(field: "Content-Type", code: .messageNotRecognised, reason: reason),
-                                 about: try? JSONReader.parse(body).value)
+            throw InvalidMessage(.wrongContentType(headers["Content-Type"]), about: try? JSONReader.parse(body).value)
         }
         return body
     }
@@ -68,8 +66,7 @@ public struct EMVPeer: Sendable {
             throw .httpStatus(url: url, response.status.code, body: response.bodyText)
         }
         guard response.headers.mediaType == "application/json" else {
-            let reason = "must be application/json, got \(response.headers["Content-Type"] ?? "none")"
-            throw .invalid(url: url, InvalidMessage(Violation(field: "Content-Type", code: .messageNotRecognised, reason: reason), about: nil))
+            throw .invalid(url: url, InvalidMessage(.wrongContentType(response.headers["Content-Type"]), about: nil))
         }
         do {
             return .message(try read(response.body))
@@ -80,5 +77,12 @@ public struct EMVPeer: Sendable {
             }
             throw .invalid(url: url, error)
         }
+    }
+}
+
+extension Violation {
+    /// An EMV message sent as anything but JSON: not recognised (101).
+    static func wrongContentType(_ value: String?) -> Violation {
+        Violation(field: "Content-Type", code: .messageNotRecognised, reason: "must be application/json, got \(value ?? "none")")
     }
 }

@@ -70,7 +70,7 @@ public struct SimulatedSDKTransaction: Sendable {
             ("sdkAppID", .string(sdkAppID)),
             ("sdkReferenceNumber", .string(Self.sdkReferenceNumber)),
             // The SDK APIs hand the key over as a JSON string.
-            ("sdkEphemPubKey", .string(JSONWriter.string(Self.jwkJSON(ephemeralKey.publicKey.jwk())))),
+            ("sdkEphemPubKey", .string(JSONWriter.string(ephemeralPublicKeyJSON))),
             ("deviceData", .string(deviceData)),
             ("acctNumber", .string(pan)),
             ("cardExpiryDate", .string("3012")),
@@ -82,7 +82,9 @@ public struct SimulatedSDKTransaction: Sendable {
         return .object(members)
     }
 
-    static func jwkJSON(_ jwk: JWK) -> JSONValue {
-        .object(omittingAbsent: [("kty", .string(jwk.kty)), ("crv", .string(jwk.crv)), ("x", .string(jwk.x)), ("y", .string(jwk.y))])
+    /// The public half of the ephemeral key as the AReq's `sdkEphemPubKey` object.
+    public var ephemeralPublicKeyJSON: JSONValue {
+        let jwk = ephemeralKey.publicKey.jwk()
+        return .object(omittingAbsent: [("kty", .string(jwk.kty)), ("crv", .string(jwk.crv)), ("x", .string(jwk.x)), ("y", .string(jwk.y))])
     }
 }

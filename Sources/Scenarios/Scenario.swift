@@ -58,8 +58,6 @@ public struct ScenarioCatalog: Sendable {
 
     /// The scenario for a transaction on `pan`.
     public func scenario(for pan: String) -> Scenario { byPAN[pan] ?? fallback }
-
-    public func scenario(named name: String) -> Scenario? { scenarios.first { $0.name == name } }
 }
 
 /// Why a set of scenarios cannot be used.

@@ -74,11 +74,10 @@ public final class ThreeDSServer: Sendable {
             switch answer {
             case .message(let (ares, json)):
                 transaction.record(.received, json)
-                let mismatched = areq.ids.mismatches(in: TransactionIDs(json: json))
-                if mismatched.isEmpty && ares.messageVersion == areq.version {
-                    transaction.apply(ares)
+                if let field = areq.unechoedField(in: json) {
+                    transaction.fail("the ARes does not echo the AReq's \(field)")
                 } else {
-                    transaction.fail("the ARes does not echo the AReq's " + (mismatched.first ?? "messageVersion"))
+                    transaction.apply(ares)
                 }
             case .erro(let erro):
                 transaction.record(.received, erro.json)

@@ -87,7 +87,7 @@ func appAReq(pan: String = "4000000000001000", version: MessageVersion = .v2_2_0
         ("purchaseDate", .string("20261121120000")),
         ("sdkAppID", .string(sdk.sdkAppID)), ("sdkTransID", .string(sdk.sdkTransID)),
         ("sdkReferenceNumber", .string(SimulatedSDKTransaction.sdkReferenceNumber)), ("sdkMaxTimeout", .string("05")),
-        ("sdkEphemPubKey", try JSONReader.parse(Array(sdk.ephemeralKey.publicKey.jwk().jsonString.utf8)).value),
+        ("sdkEphemPubKey", sdk.ephemeralPublicKeyJSON),
         ("deviceRenderOptions", .object([("sdkInterface", .string("03")), ("sdkUiType", .array([.string("01")]))])),
         ("sdkEncData", .string(sdk.deviceData)),
     ])

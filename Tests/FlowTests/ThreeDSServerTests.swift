@@ -20,7 +20,7 @@ struct ThreeDSServerTests {
             let body: JSONValue = .object([
                 ("messageVersion", .string("2.1.0")), ("sdkTransactionId", .string(sdk.sdkTransID)), ("sdkAppId", .string(sdk.sdkAppID)),
                 ("sdkReferenceNumber", .string(SimulatedSDKTransaction.sdkReferenceNumber)),
-                ("sdkEphemeralPublicKey", try JSONReader.parse(Array(sdk.ephemeralKey.publicKey.jwk().jsonString.utf8)).value),
+                ("sdkEphemeralPublicKey", sdk.ephemeralPublicKeyJSON),
                 ("deviceData", .string(sdk.deviceData)), ("pan", .string("4000000000002008")), ("messageCategory", .string("02")),
             ])
             let response = try await authenticate(harness, body)

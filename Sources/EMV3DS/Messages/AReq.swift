@@ -32,6 +32,13 @@ public struct AReq: Sendable {
     public var sdkReferenceNumber: String? { self["sdkReferenceNumber"] }
     public var ids: TransactionIDs { TransactionIDs(json: json) }
 
+    /// The first field in which `answer` (its ARes) does not echo this AReq: an id it carried,
+    /// or `messageVersion`; nil when it echoes them all.
+    public func unechoedField(in answer: JSONValue) -> String? {
+        ids.mismatches(in: TransactionIDs(json: answer)).first
+            ?? (answer["messageVersion"]?.stringValue == version.rawValue ? nil : "messageVersion")
+    }
+
     /// Sets or (with nil) removes a field, as the DS does on the way to the ACS.
     public mutating func set(_ field: String, _ value: JSONValue?) { json.set(field, value) }
 }

@@ -27,10 +27,10 @@ let package = Package(
         // I/O and crypto.
         .target(name: "JOSE", dependencies: ["COpenSSL", "JSON"]),
 
-        // The protocol model: messages, field rules, error codes. Pure Swift, no I/O.
-        .target(name: "EMV3DS", dependencies: ["JSON"]),
+        // The protocol model: messages, field rules, error codes. Pure Swift, no I/O (JOSE for base64url only).
+        .target(name: "EMV3DS", dependencies: ["JSON", "JOSE"]),
         // The EMV-specific uses of JOSE: device data, and the secure channel.
-        .target(name: "EMVCrypto", dependencies: ["EMV3DS", "JOSE"]),
+        .target(name: "EMVCrypto", dependencies: ["EMV3DS", "JOSE", "JSON"]),
         // Scripted outcomes, and the transaction records the roles keep.
         .target(name: "Scenarios", dependencies: ["EMV3DS"]),
         .target(name: "Store"),

@@ -1,6 +1,7 @@
 import EMV3DS
 import EMVCrypto
 import Foundation
+import JOSE
 import Logging
 import Messaging
 import Net
@@ -12,8 +13,19 @@ public struct AccessControlServerSettings: Sendable {
     public var referenceNumber = "3DS_LOA_ACS_HARN_020200_00001"
     public var operatorID = "HARNESS-ACS-OPERATOR"
     public var schemes: [PaymentScheme]
+    /// The `acsSignedContent` signer of each Directory Server profile, by RID.
+    public var signers: [String: ACSSigningIdentity]
+    /// The acsURL given to SDKs; nil means this harness's `/acs/challenge`, over HTTPS when it listens on HTTPS.
+    public var challengeURL: String?
+    /// Where RReqs go when the AReq carried no `dsURL`; nil means this harness's DS.
+    public var directoryServerURL: String?
+    /// Seconds a challenge may take, from the ARes to the final CRes, before it ends as timed out.
+    public var challengeTimeout: Double = 600
 
-    public init(schemes: [PaymentScheme]) { self.schemes = schemes }
+    public init(schemes: [PaymentScheme], signers: [String: ACSSigningIdentity] = [:]) {
+        self.schemes = schemes
+        self.signers = signers
+    }
 }
 
 /// The scenarios in force; the harness swaps them on reload without stopping the ACS.
@@ -27,31 +39,37 @@ public final class ScenarioSource: Sendable {
     public func replace(with catalog: ScenarioCatalog) { current.withLock { $0 = catalog } }
 }
 
-/// The Access Control Server role: decides each authentication from the scenarios.
+/// The Access Control Server role: decides each authentication from the scenarios, runs
+/// challenges over the secure channel, and reports their results by RReq.
 public final class AccessControlServer: Sendable {
-    /// What the ACS remembers of a transaction.
-    public struct Transaction: Sendable {
-        public let ids: TransactionIDs
-        public let version: MessageVersion
-        public let scenario: String
-        public var transStatus: TransStatus
-    }
-
     let settings: AccessControlServerSettings
     let scenarios: ScenarioSource
+    let peer: EMVPeer
+    let endpoints: LocalEndpoints
     public let transactions: TransactionStore<Transaction>
     let logger: Logger
 
-    public init(settings: AccessControlServerSettings, scenarios: ScenarioSource, capacity: Int = 100_000, logger: Logger) {
+    public init(settings: AccessControlServerSettings, scenarios: ScenarioSource, peer: EMVPeer, endpoints: LocalEndpoints,
+                capacity: Int = 100_000, logger: Logger) {
         self.settings = settings
         self.scenarios = scenarios
+        self.peer = peer
+        self.endpoints = endpoints
         transactions = TransactionStore(capacity: capacity)
         self.logger = logger
     }
 
     public func register(on router: inout Router) {
         router.post("/acs/areq") { request, _ in self.authenticate(request) }
+        router.post("/acs/challenge") { request, _ async in await self.challenge(request) }
+        router.get("/admin/acs/transactions/{id}") { _, context in
+            let id = try context.parameter("id")
+            guard let transaction = self.transactions.get(id) else { throw HTTPError(.notFound, "no ACS transaction \(id)") }
+            return .emv(transaction.json)
+        }
     }
+
+    // MARK: AReq
 
     func authenticate(_ request: HTTPRequest) -> HTTPResponse {
         let areq: AReq
@@ -60,23 +78,131 @@ public final class AccessControlServer: Sendable {
             return .erro(error, from: .acs)
         }
         let scenario = scenarios.catalog.scenario(for: areq.acctNumber)
-        let acsTransID = TransactionIdentifier.make()
-        var ares = ARes(messageVersion: areq.version, threeDSServerTransID: areq.threeDSServerTransID, acsTransID: acsTransID,
+        let scheme = settings.schemes.scheme(for: areq.acctNumber)
+        var transaction = Transaction(areq: areq, acsTransID: TransactionIdentifier.make(), scenario: scenario.name, scheme: scheme,
+                                      resultsURL: areq["dsURL"] ?? settings.directoryServerURL ?? endpoints.url("/ds/rreq"))
+        var ares = ARes(messageVersion: areq.version, threeDSServerTransID: areq.threeDSServerTransID, acsTransID: transaction.ids.acsTransID ?? "",
                         dsTransID: areq["dsTransID"] ?? "", sdkTransID: areq.sdkTransID, acsReferenceNumber: settings.referenceNumber,
                         dsReferenceNumber: areq["dsReferenceNumber"] ?? "", transStatus: .unavailable)
         ares.acsOperatorID = settings.operatorID
-        let (status, reason) = scenario.outcome.frictionlessResult(for: areq.version)
-        ares.transStatus = status
-        ares.transStatusReason = reason
-        if status.carriesAuthenticationValue {
-            ares.authenticationValue = TransactionIdentifier.authenticationValue()
-            // A PAN of no known scheme (sent by a peer DS) gets the Visa-like default ECIs.
-            ares.eci = (settings.schemes.scheme(for: areq.acctNumber) ?? PaymentScheme(rid: "", name: "", cardRanges: [])).eci(for: status)
+
+        var plan = scenario.outcome.plan(for: areq.version)
+        if case .challenge = plan, areq.deviceChannel != "01" {
+            plan = .final(.unavailable, reason: "07")  // only app challenges are scripted
         }
-        var ids = areq.ids
-        ids.acsTransID = acsTransID
-        transactions.put(acsTransID, Transaction(ids: ids, version: areq.version, scenario: scenario.name, transStatus: status))
-        logger.debug("ARes", metadata: ["scenario": "\(scenario.name)", "transStatus": "\(status.rawValue)", "acsTransID": "\(acsTransID)"])
+        switch plan {
+        case .final(let status, let reason):
+            ares.transStatus = status
+            ares.transStatusReason = reason
+            if status.carriesAuthenticationValue {
+                ares.authenticationValue = TransactionIdentifier.authenticationValue()
+                ares.eci = transaction.eci(for: status)
+            }
+        case .challenge(let script):
+            do { try startChallenge(script, areq: areq, ares: &ares, transaction: &transaction) } catch {
+                logger.info("AReq refused", metadata: ["reason": "\(error)"])
+                return .erro(error, from: .acs)
+            }
+        case .decoupled(let script):
+            ares.transStatus = .decoupled
+            ares.acsDecConInd = "Y"
+            ares.cardholderInfo = script.cardholderInfo ?? "Approve the payment in your banking app."
+            transaction.phase = .decoupled
+        }
+        transaction.transStatus = ares.transStatus
+        let acsTransID = ares.acsTransID
+        transactions.put(acsTransID, transaction)
+        if case .decoupled(let script) = plan {
+            Task { [self] in
+                try? await Task.sleep(for: .seconds(script.delay))
+                await finish(acsTransID, with: ChallengeResult(transStatus: script.status, reason: script.reason, interactions: 0))
+            }
+        }
+        logger.debug("ARes", metadata: ["scenario": "\(scenario.name)", "transStatus": "\(ares.transStatus.rawValue)", "acsTransID": "\(acsTransID)"])
         return .emv(ares.json)
+    }
+
+    /// Fills an ARes C: a fresh ephemeral key, the secure channel it makes with the SDK's
+    /// key, and `acsSignedContent` signed for the transaction's Directory Server profile.
+    func startChallenge(_ script: ChallengeScript, areq: AReq, ares: inout ARes, transaction: inout Transaction) throws(InvalidMessage) {
+        func refuse(_ field: String, _ code: ErrorCode, _ reason: String) -> InvalidMessage {
+            InvalidMessage(Violation(field: field, code: code, reason: reason), about: areq.json)
+        }
+        guard let sdkKeyJSON = areq.json["sdkEphemPubKey"], let sdkKey = try? PublicKey(emvJWK: sdkKeyJSON) else {
+            throw refuse("sdkEphemPubKey", .formatInvalid, "is not a usable P-256 public key")
+        }
+        guard let sdkReferenceNumber = areq.sdkReferenceNumber else { throw refuse("sdkReferenceNumber", .requiredElementMissing, "is required") }
+        guard let signer = transaction.scheme.flatMap({ settings.signers[$0.rid] }) ?? settings.signers.values.first else {
+            throw refuse("acctNumber", .permanentSystemFailure, "the ACS has no signing certificate")
+        }
+        let session = ChallengeSession(script: script, version: areq.version)
+        let acsURL = settings.challengeURL ?? endpoints.secureURL("/acs/challenge")
+        do {
+            let ephemeral = try PrivateKey.generateP256()
+            let channel = try SecureChannel(privateKey: ephemeral, peerPublicKey: sdkKey, sdkReferenceNumber: sdkReferenceNumber)
+            ares.acsSignedContent = try AcsSignedContent.sign(acsURL: acsURL, acsEphemeralKey: ephemeral.publicKey,
+                                                              sdkEphemPubKey: sdkKeyJSON, identity: signer)
+            transaction.phase = .challenge(ChallengeState(channel: channel, session: session))
+        } catch {
+            throw refuse("sdkEphemPubKey", .formatInvalid, "no key agreement with it: \(error)")
+        }
+        ares.transStatus = .challenge
+        ares.acsChallengeMandated = "Y"
+        ares.authenticationType = session.firstUIType.authenticationType
+        transaction.authenticationType = ares.authenticationType
+        ares.acsRenderingType = .object([("acsInterface", .string(session.firstUIType.isHTML ? "02" : "01")),
+                                         ("acsUiTemplate", .string(session.firstUIType.rawValue))])
+        let acsTransID = ares.acsTransID
+        let timeout = settings.challengeTimeout
+        Task { [self] in
+            try? await Task.sleep(for: .seconds(timeout))
+            await expire(acsTransID)
+        }
+    }
+
+    /// Ends a challenge still open at its time limit.
+    func expire(_ acsTransID: String) async {
+        let cancel: ChallengeCancel? = transactions.update(acsTransID) { transaction in
+            guard case .challenge(let state) = transaction.phase else { return nil }
+            let cancel: ChallengeCancel = state.nextCounter == 0 ? .firstCReqNotReceived : .timedOutAtACS
+            transaction.phase = .ended("timed out after \(settings.challengeTimeout) s")
+            return cancel
+        } ?? nil
+        guard let cancel else { return }
+        logger.info("challenge timed out", metadata: ["acsTransID": "\(acsTransID)"])
+        await report(acsTransID, .cancelled(cancel))
+    }
+
+    // MARK: Results
+
+    /// Ends a decoupled authentication with its result.
+    func finish(_ acsTransID: String, with result: ChallengeResult) async {
+        let open = transactions.update(acsTransID) { transaction -> Bool in
+            guard case .decoupled = transaction.phase else { return false }
+            transaction.phase = .ended("decoupled authentication completed")
+            return true
+        }
+        if open == true { await report(acsTransID, result) }
+    }
+
+    /// Sends the RReq of an ended transaction through the DS and records the RRes.
+    func report(_ acsTransID: String, _ result: ChallengeResult) async {
+        guard let transaction = transactions.update(acsTransID, { transaction -> Transaction in
+            transaction.result = result
+            transaction.transStatus = result.transStatus
+            return transaction
+        }) else { return }
+        let rreq = transaction.rreq(for: result)
+        let delivery: String
+        do {
+            switch try await peer.exchange(rreq.json, url: transaction.resultsURL, read: { bytes throws(InvalidMessage) in try RRes(bytes: bytes) }) {
+            case .message(let rres): delivery = "RRes resultsStatus \(rres.resultsStatus.rawValue)"
+            case .erro(let erro): delivery = "Erro \(erro.errorCode.rawValue): \(erro.errorDescription)"
+            }
+        } catch {
+            delivery = "no RRes: \(error)"
+            logger.warning("RReq not delivered", metadata: ["acsTransID": "\(acsTransID)", "reason": "\(error)"])
+        }
+        transactions.update(acsTransID) { $0.resultsDelivery = delivery }
     }
 }

@@ -22,14 +22,27 @@ struct AdminRoutes {
     static func json(_ scenario: Scenario) -> JSONValue {
         // The outcome per version: a status a version does not know is answered differently.
         let expected = MessageVersion.allCases.map { version -> (String, JSONValue?) in
-            let result = scenario.outcome.frictionlessResult(for: version)
-            return (version.rawValue, .object(omittingAbsent: [("transStatus", .string(result.status.rawValue)),
-                                                              ("transStatusReason", .string(result.reason))]))
+            let plan = scenario.outcome.plan(for: version)
+            let flow: String
+            var reason: String?
+            switch plan {
+            case .final(_, let finalReason):
+                flow = "frictionless"
+                reason = finalReason
+            case .challenge: flow = "challenge"
+            case .decoupled: flow = "decoupled"
+            }
+            return (version.rawValue, .object(omittingAbsent: [("flow", .string(flow)),
+                                                              ("transStatus", .string(scenario.outcome.expectedResult(for: version).rawValue)),
+                                                              ("transStatusReason", .string(reason))]))
         }
+        var answers: JSONValue?
+        if case .challenge(let script) = scenario.outcome { answers = .array(script.passingAnswers.map(JSONValue.string)) }
         return .object(omittingAbsent: [
             ("name", .string(scenario.name)),
             ("pan", .string(scenario.pan)),
             ("description", .string(scenario.description)),
+            ("answers", answers),
             ("expected", .object(omittingAbsent: expected)),
         ])
     }

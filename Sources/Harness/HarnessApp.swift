@@ -31,11 +31,15 @@ public final class HarnessApp: Sendable {
         func resolve(_ path: String) -> String { path.hasPrefix("/") ? path : baseDirectory + "/" + path }
         let pki = TestPKI(directory: resolve(configuration.pkiDirectory))
         var keys: [String: DirectoryServerKeys] = [:]
+        var signers: [String: ACSSigningIdentity] = [:]
         for scheme in configuration.directoryServers {
             do {
                 keys[scheme.rid] = DirectoryServerKeys(rsa: try pki.dsPrivateKey(scheme.rid, .rsa), ec: try pki.dsPrivateKey(scheme.rid, .ec))
+                let variant = TestPKI.KeyVariant(rawValue: scheme.acsSigning) ?? .rsa
+                signers[scheme.rid] = ACSSigningIdentity(key: try pki.acsPrivateKey(scheme.rid, variant),
+                                                         chain: [try pki.acsCertificate(scheme.rid, variant), try pki.rootCertificate(scheme.rid)])
             } catch {
-                throw ConfigurationError.invalid(source: "directoryServers", reason: "\(scheme.rid): DS keys under \(pki.profileDirectory(scheme.rid)): \(error) (run `threeds-harness pki generate`)")
+                throw ConfigurationError.invalid(source: "directoryServers", reason: "\(scheme.rid): DS and ACS keys under \(pki.profileDirectory(scheme.rid)): \(error) (run `threeds-harness pki generate`)")
             }
         }
         scenarios = ScenarioSource(try ScenarioFile.load(path: resolve(configuration.scenarios)))
@@ -55,11 +59,13 @@ public final class HarnessApp: Sendable {
             directoryServer = DirectoryServer(settings: dsSettings, peer: peer, endpoints: endpoints, capacity: capacity,
                                               logger: logger.named("ds"))
 
-            var acsSettings = AccessControlServerSettings(schemes: schemes)
+            var acsSettings = AccessControlServerSettings(schemes: schemes, signers: signers)
             acsSettings.referenceNumber = configuration.accessControlServer.referenceNumber
             acsSettings.operatorID = configuration.accessControlServer.operatorID
-            accessControlServer = AccessControlServer(settings: acsSettings, scenarios: scenarios, capacity: capacity,
-                                                      logger: logger.named("acs"))
+            acsSettings.challengeURL = configuration.accessControlServer.challengeURL
+            acsSettings.challengeTimeout = configuration.accessControlServer.challengeTimeout
+            accessControlServer = AccessControlServer(settings: acsSettings, scenarios: scenarios, peer: peer, endpoints: endpoints,
+                                                      capacity: capacity, logger: logger.named("acs"))
 
             threeDSServer = ThreeDSServer(settings: configuration.threeDSServer, peer: peer, endpoints: endpoints, capacity: capacity,
                                           logger: logger.named("3ds-server"))
@@ -87,10 +93,13 @@ public final class HarnessApp: Sendable {
         if host == "0.0.0.0" { host = "127.0.0.1" }
         if host == "::" { host = "::1" }
         if host.contains(":") { host = "[\(host)]" }
+        // The TLS certificate names localhost, so SDKs are given that name for HTTPS.
+        let secureBase = server.httpsPort.map { "https://\(host == "127.0.0.1" ? "localhost" : host):\($0)" }
+        endpoints.setSecureBaseURL(secureBase)
         if let port = server.httpPort {
             endpoints.setBaseURL("http://\(host):\(port)")
-        } else if let port = server.httpsPort {
-            endpoints.setBaseURL("https://\(host == "127.0.0.1" ? "localhost" : host):\(port)")
+        } else if let secureBase {
+            endpoints.setBaseURL(secureBase)
         }
     }
 

@@ -102,6 +102,12 @@ public struct HarnessConfiguration: Sendable, Equatable {
             where eci.count != 2 || !eci.allSatisfy(\.isNumber) {
                 throw .invalid(source: source, reason: "directoryServers[\(index)].\(key): \"\(eci)\" is not two digits")
             }
+            guard TestPKI.KeyVariant(rawValue: profile.acsSigning) != nil else {
+                throw .invalid(source: source, reason: "directoryServers[\(index)].acsSigning: \"\(profile.acsSigning)\" is not rsa or ec")
+            }
+        }
+        guard accessControlServer.challengeTimeout > 0 else {
+            throw .invalid(source: source, reason: "accessControlServer.challengeTimeout: must be more than 0 seconds")
         }
         guard ["N", "U", "erro"].contains(directoryServer.outOfRange) else {
             throw .invalid(source: source, reason: "directoryServer.outOfRange: \"\(directoryServer.outOfRange)\" is not N, U or erro")

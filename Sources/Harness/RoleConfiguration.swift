@@ -13,6 +13,8 @@ public struct SchemeConfiguration: Sendable, Equatable {
     public var attemptedECI = "06"
     /// The ACS for these ranges; nil means the harness's own.
     public var acsURL: String?
+    /// The ACS signing certificate for `acsSignedContent`: "rsa" (PS256) or "ec" (ES256).
+    public var acsSigning = "rsa"
 
     public init(rid: String, name: String, cardRanges: [String], authenticatedECI: String = "05", attemptedECI: String = "06") {
         self.rid = rid
@@ -55,11 +57,15 @@ public struct DirectoryServerConfiguration: Sendable, Equatable {
 public struct AccessControlServerConfiguration: Sendable, Equatable {
     public var referenceNumber = "3DS_LOA_ACS_HARN_020200_00001"
     public var operatorID = "HARNESS-ACS-OPERATOR"
+    /// The acsURL given to SDKs; nil means this harness's `/acs/challenge` (HTTPS when it listens on HTTPS).
+    public var challengeURL: String?
+    /// Seconds a challenge may take before it ends as timed out.
+    public var challengeTimeout: Double = 600
     public init() {}
 }
 
 extension SchemeConfiguration: Codable {
-    private enum CodingKeys: String, CodingKey, CaseIterable { case rid, name, cardRanges, authenticatedECI, attemptedECI, acsURL }
+    private enum CodingKeys: String, CodingKey, CaseIterable { case rid, name, cardRanges, authenticatedECI, attemptedECI, acsURL, acsSigning }
 
     public init(from decoder: Decoder) throws {
         let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
@@ -68,6 +74,7 @@ extension SchemeConfiguration: Codable {
         authenticatedECI = try container.decodeIfPresent(String.self, forKey: .authenticatedECI) ?? authenticatedECI
         attemptedECI = try container.decodeIfPresent(String.self, forKey: .attemptedECI) ?? attemptedECI
         acsURL = try container.decodeIfPresent(String.self, forKey: .acsURL)
+        acsSigning = try container.decodeIfPresent(String.self, forKey: .acsSigning) ?? acsSigning
     }
 }
 
@@ -84,13 +91,15 @@ extension DirectoryServerConfiguration: Codable {
 }
 
 extension AccessControlServerConfiguration: Codable {
-    private enum CodingKeys: String, CodingKey, CaseIterable { case referenceNumber, operatorID }
+    private enum CodingKeys: String, CodingKey, CaseIterable { case referenceNumber, operatorID, challengeURL, challengeTimeout }
 
     public init(from decoder: Decoder) throws {
         self.init()
         let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
         referenceNumber = try container.decodeIfPresent(String.self, forKey: .referenceNumber) ?? referenceNumber
         operatorID = try container.decodeIfPresent(String.self, forKey: .operatorID) ?? operatorID
+        challengeURL = try container.decodeIfPresent(String.self, forKey: .challengeURL)
+        challengeTimeout = try container.decodeIfPresent(Double.self, forKey: .challengeTimeout) ?? challengeTimeout
     }
 }
 

@@ -1,9 +1,11 @@
 import EMV3DS
 import Foundation
+import JSON
 import Scenarios
 import Yams
 
 /// The scenario file (`config/scenarios.yaml`): the named outcomes and their test PANs.
+/// A scenario has exactly one of `transStatus` (frictionless), `challenge` or `decoupled`.
 public enum ScenarioFile {
     struct Document: Decodable {
         var defaultScenario: String
@@ -22,20 +24,128 @@ public enum ScenarioFile {
         var name: String
         var pan: String?
         var description: String
-        var transStatus: String
+        var transStatus: String?
         var transStatusReason: String?
+        var challenge: ChallengeEntry?
+        var decoupled: DecoupledEntry?
 
-        private enum CodingKeys: String, CodingKey, CaseIterable { case name, pan, description, transStatus, transStatusReason }
+        private enum CodingKeys: String, CodingKey, CaseIterable {
+            case name, pan, description, transStatus, transStatusReason, challenge, decoupled
+        }
 
         init(from decoder: Decoder) throws {
             let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
             name = try container.decode(String.self, forKey: .name)
             pan = try container.decodeIfPresent(String.self, forKey: .pan)
             description = try container.decode(String.self, forKey: .description)
-            transStatus = try container.decode(String.self, forKey: .transStatus)
+            transStatus = try container.decodeIfPresent(String.self, forKey: .transStatus)
             transStatusReason = try container.decodeIfPresent(String.self, forKey: .transStatusReason)
+            challenge = try container.decodeIfPresent(ChallengeEntry.self, forKey: .challenge)
+            decoupled = try container.decodeIfPresent(DecoupledEntry.self, forKey: .decoupled)
         }
     }
+
+    struct ChallengeEntry: Decodable {
+        var steps: [StepEntry]
+        var attempts: Int?
+        var success: String?
+        var failureStatus: String?
+        var failureReason: String?
+        var whitelisting: String?
+
+        private enum CodingKeys: String, CodingKey, CaseIterable { case steps, attempts, success, failureStatus, failureReason, whitelisting }
+
+        init(from decoder: Decoder) throws {
+            let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
+            steps = try container.decode([StepEntry].self, forKey: .steps)
+            attempts = try container.decodeIfPresent(Int.self, forKey: .attempts)
+            success = try container.decodeIfPresent(String.self, forKey: .success)
+            failureStatus = try container.decodeIfPresent(String.self, forKey: .failureStatus)
+            failureReason = try container.decodeIfPresent(String.self, forKey: .failureReason)
+            whitelisting = try container.decodeIfPresent(String.self, forKey: .whitelisting)
+        }
+    }
+
+    struct OptionEntry: Decodable {
+        var key: String
+        var label: String
+        private enum CodingKeys: String, CodingKey, CaseIterable { case key, label }
+
+        init(from decoder: Decoder) throws {
+            let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
+            key = try container.decode(String.self, forKey: .key)
+            label = try container.decode(String.self, forKey: .label)
+        }
+    }
+
+    struct ImageEntry: Decodable {
+        var medium: String?
+        var high: String?
+        var extraHigh: String?
+        private enum CodingKeys: String, CodingKey, CaseIterable { case medium, high, extraHigh }
+
+        init(from decoder: Decoder) throws {
+            let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
+            medium = try container.decodeIfPresent(String.self, forKey: .medium)
+            high = try container.decodeIfPresent(String.self, forKey: .high)
+            extraHigh = try container.decodeIfPresent(String.self, forKey: .extraHigh)
+        }
+
+        var json: JSONValue { .object(omittingAbsent: [("medium", .string(medium)), ("high", .string(high)), ("extraHigh", .string(extraHigh))]) }
+    }
+
+    struct StepEntry: Decodable {
+        var uiType: String
+        var answer: String?
+        var resendAnswer: String?
+        var errorText: String?
+        var texts: [CodingKeys: String] = [:]
+        var options: [OptionEntry]?
+        var issuerImage: ImageEntry?
+        var psImage: ImageEntry?
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case uiType, answer, resendAnswer, errorText, options, issuerImage, psImage
+            case header, label, text, additionalInfo, submitLabel, oobContinueLabel, oobAppURL, oobAppLabel, html, htmlRefresh
+            case expandInfoLabel, expandInfoText, whyInfoLabel, whyInfoText, resendLabel
+        }
+        static let textKeys: [CodingKeys] = [.header, .label, .text, .additionalInfo, .submitLabel, .oobContinueLabel, .oobAppURL, .oobAppLabel,
+                                             .html, .htmlRefresh, .expandInfoLabel, .expandInfoText, .whyInfoLabel, .whyInfoText, .resendLabel]
+
+        init(from decoder: Decoder) throws {
+            let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
+            uiType = try container.decode(String.self, forKey: .uiType)
+            answer = try container.decodeIfPresent(String.self, forKey: .answer)
+            resendAnswer = try container.decodeIfPresent(String.self, forKey: .resendAnswer)
+            errorText = try container.decodeIfPresent(String.self, forKey: .errorText)
+            options = try container.decodeIfPresent([OptionEntry].self, forKey: .options)
+            issuerImage = try container.decodeIfPresent(ImageEntry.self, forKey: .issuerImage)
+            psImage = try container.decodeIfPresent(ImageEntry.self, forKey: .psImage)
+            for key in Self.textKeys { texts[key] = try container.decodeIfPresent(String.self, forKey: key) }
+        }
+    }
+
+    struct DecoupledEntry: Decodable {
+        var transStatus: String?
+        var transStatusReason: String?
+        var delay: Double?
+        var cardholderInfo: String?
+        private enum CodingKeys: String, CodingKey, CaseIterable { case transStatus, transStatusReason, delay, cardholderInfo }
+
+        init(from decoder: Decoder) throws {
+            let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
+            transStatus = try container.decodeIfPresent(String.self, forKey: .transStatus)
+            transStatusReason = try container.decodeIfPresent(String.self, forKey: .transStatusReason)
+            delay = try container.decodeIfPresent(Double.self, forKey: .delay)
+            cardholderInfo = try container.decodeIfPresent(String.self, forKey: .cardholderInfo)
+        }
+    }
+
+    /// The names `uiType` accepts beside the codes "01"-"07".
+    static let uiTypeNames: [String: ACSUIType] = [
+        "text": .text, "single-select": .singleSelect, "multi-select": .multiSelect, "oob": .outOfBand,
+        "html": .html, "html-oob": .htmlOutOfBand, "information": .information,
+    ]
 
     /// Reads and checks a scenario file.
     public static func load(path: String) throws(ConfigurationError) -> ScenarioCatalog {
@@ -59,21 +169,115 @@ public enum ScenarioFile {
             if let pan = entry.pan, !((13...19).contains(pan.count) && CardNumber.isLuhnValid(pan)) {
                 throw invalid("pan", "\"\(pan)\" is not a 13-19 digit Luhn-valid card number")
             }
-            let frictionless: [TransStatus] = [.authenticated, .attempted, .notAuthenticated, .rejected, .unavailable, .informational]
-            guard let status = TransStatus(rawValue: entry.transStatus), frictionless.contains(status) else {
-                throw invalid("transStatus", "\"\(entry.transStatus)\" is not one of \(frictionless.map(\.rawValue).joined(separator: ", "))")
+            let outcome: Outcome
+            switch (entry.transStatus, entry.challenge, entry.decoupled) {
+            case (let status?, nil, nil):
+                let frictionless: [TransStatus] = [.authenticated, .attempted, .notAuthenticated, .rejected, .unavailable, .informational]
+                let (parsed, reason) = try finalStatus(status, entry.transStatusReason, allowed: frictionless, field: "transStatus", invalid: invalid)
+                outcome = .frictionless(parsed, reason: reason)
+            case (nil, let challenge?, nil):
+                outcome = .challenge(try script(challenge, invalid: invalid))
+            case (nil, nil, let decoupled?):
+                let (status, reason) = try finalStatus(decoupled.transStatus ?? "Y", decoupled.transStatusReason,
+                                                       allowed: [.authenticated, .attempted, .notAuthenticated, .rejected, .unavailable],
+                                                       field: "decoupled.transStatus", invalid: invalid)
+                let delay = decoupled.delay ?? 2
+                guard delay >= 0 else { throw invalid("decoupled.delay", "must be 0 seconds or more") }
+                outcome = .decoupled(DecoupledScript(status: status, reason: reason, delay: delay, cardholderInfo: decoupled.cardholderInfo))
+            default:
+                throw invalid("transStatus", "give exactly one of transStatus, challenge or decoupled")
             }
-            if let reason = entry.transStatusReason {
-                guard reason.count == 2, reason.allSatisfy(\.isNumber) else { throw invalid("transStatusReason", "\"\(reason)\" is not two digits") }
-                guard status.carriesReason else { throw invalid("transStatusReason", "only N, R and U carry a reason") }
-            } else if status.carriesReason {
-                throw invalid("transStatusReason", "required for transStatus \(status.rawValue)")
-            }
-            scenarios.append(Scenario(name: entry.name, pan: entry.pan, description: entry.description,
-                                      outcome: .frictionless(status, reason: entry.transStatusReason)))
+            scenarios.append(Scenario(name: entry.name, pan: entry.pan, description: entry.description, outcome: outcome))
         }
         do { return try ScenarioCatalog(scenarios: scenarios, fallbackName: document.defaultScenario) } catch {
             throw .invalid(source: source, reason: error.description)
         }
+    }
+
+    /// A final status and its reason, checked: N, R and U need a two-digit reason, others none.
+    private static func finalStatus(_ text: String, _ reason: String?, allowed: [TransStatus], field: String,
+                                    invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> (TransStatus, String?) {
+        guard let status = TransStatus(rawValue: text), allowed.contains(status) else {
+            throw invalid(field, "\"\(text)\" is not one of \(allowed.map(\.rawValue).joined(separator: ", "))")
+        }
+        let reasonField = field.replacingOccurrences(of: "transStatus", with: "transStatusReason")
+        if let reason {
+            guard reason.count == 2, reason.allSatisfy(\.isNumber) else { throw invalid(reasonField, "\"\(reason)\" is not two digits") }
+            guard status.carriesReason else { throw invalid(reasonField, "only N, R and U carry a reason") }
+        } else if status.carriesReason {
+            throw invalid(reasonField, "required for transStatus \(status.rawValue)")
+        }
+        return (status, reason)
+    }
+
+    private static func script(_ entry: ChallengeEntry, invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> ChallengeScript {
+        guard !entry.steps.isEmpty else { throw invalid("challenge.steps", "at least one step") }
+        var steps: [ChallengeStep] = []
+        for (index, step) in entry.steps.enumerated() {
+            let field = "challenge.steps[\(index)]"
+            guard let type = ACSUIType(rawValue: step.uiType) ?? uiTypeNames[step.uiType] else {
+                throw invalid(field + ".uiType", "\"\(step.uiType)\" is not 01-07 or one of \(uiTypeNames.keys.sorted().joined(separator: ", "))")
+            }
+            var screen = ChallengeScreenContent(uiType: type)
+            let texts = step.texts
+            screen.header = texts[.header]
+            screen.label = texts[.label]
+            screen.text = texts[.text]
+            screen.additionalInfo = texts[.additionalInfo]
+            screen.submitLabel = texts[.submitLabel] ?? ([.text, .singleSelect, .multiSelect].contains(type) ? "Submit" : nil)
+            screen.oobContinueLabel = texts[.oobContinueLabel]
+            screen.oobAppURL = texts[.oobAppURL]
+            screen.oobAppLabel = texts[.oobAppLabel]
+            screen.html = texts[.html]
+            screen.htmlRefresh = texts[.htmlRefresh]
+            screen.expandInfoLabel = texts[.expandInfoLabel]
+            screen.expandInfoText = texts[.expandInfoText]
+            screen.whyInfoLabel = texts[.whyInfoLabel]
+            screen.whyInfoText = texts[.whyInfoText]
+            screen.resendInformationLabel = texts[.resendLabel]
+            screen.issuerImage = step.issuerImage?.json
+            screen.psImage = step.psImage?.json
+            screen.options = (step.options ?? []).map { ($0.key, $0.label) }
+            for (key, limit) in [(StepEntry.CodingKeys.header, 45), (.label, 45), (.submitLabel, 45), (.oobContinueLabel, 45),
+                                 (.text, 350), (.whyInfoLabel, 45), (.expandInfoLabel, 45), (.resendLabel, 45)] {
+                if let value = texts[key], value.isEmpty || value.count > limit {
+                    throw invalid("\(field).\(key.rawValue)", "must be 1-\(limit) characters (SDKs refuse empty or longer texts)")
+                }
+            }
+            if type == .singleSelect || type == .multiSelect {
+                guard !screen.options.isEmpty else { throw invalid(field + ".options", "required for uiType \(type.rawValue)") }
+            } else if step.options != nil {
+                throw invalid(field + ".options", "only single-select and multi-select steps have options")
+            }
+            let answer: String
+            if type.continuesOutOfBand {
+                answer = step.answer ?? "continue"
+            } else {
+                guard let given = step.answer, !given.isEmpty else { throw invalid(field + ".answer", "required for uiType \(type.rawValue)") }
+                answer = given
+            }
+            let keys = Set(screen.options.map(\.key))
+            if type == .singleSelect, !keys.contains(answer) { throw invalid(field + ".answer", "\"\(answer)\" is not one of the option keys") }
+            if type == .multiSelect, let unknown = answer.split(separator: ",").first(where: { !keys.contains(String($0)) }) {
+                throw invalid(field + ".answer", "\"\(unknown)\" is not one of the option keys")
+            }
+            if step.resendAnswer != nil, type != .text { throw invalid(field + ".resendAnswer", "only text steps send new codes") }
+            steps.append(ChallengeStep(screen: screen, answer: answer, resendAnswer: step.resendAnswer,
+                                       errorText: step.errorText ?? "Incorrect answer. Please try again."))
+        }
+        let attempts = entry.attempts ?? 3
+        guard attempts >= 1 else { throw invalid("challenge.attempts", "at least 1") }
+        let success = entry.success ?? "Y"
+        guard let successStatus = TransStatus(rawValue: success), successStatus.carriesAuthenticationValue else {
+            throw invalid("challenge.success", "\"\(success)\" is not Y or A")
+        }
+        let (failureStatus, failureReason) = try finalStatus(entry.failureStatus ?? "N", entry.failureReason ?? "01",
+                                                             allowed: [.notAuthenticated, .rejected, .unavailable],
+                                                             field: "challenge.failureStatus", invalid: invalid)
+        if let text = entry.whitelisting, text.isEmpty || text.count > 64 {
+            throw invalid("challenge.whitelisting", "must be 1-64 characters (whitelistingInfoText)")
+        }
+        return ChallengeScript(steps: steps, attempts: attempts, success: successStatus, failure: (failureStatus, failureReason ?? "01"),
+                               whitelistingInfoText: entry.whitelisting)
     }
 }

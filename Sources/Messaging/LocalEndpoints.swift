@@ -4,6 +4,7 @@ import Synchronization
 /// by the system). Roles build the URLs of each other from it unless configured otherwise.
 public final class LocalEndpoints: Sendable {
     private let base = Mutex("http://127.0.0.1")
+    private let secureBase = Mutex<String?>(nil)
 
     public init() {}
 
@@ -14,4 +15,11 @@ public final class LocalEndpoints: Sendable {
 
     /// The URL of `path` on this harness.
     public func url(_ path: String) -> String { baseURL + path }
+
+    /// Sets the HTTPS base, e.g. "https://localhost:8443", when an HTTPS listener is bound.
+    public func setSecureBaseURL(_ url: String?) { secureBase.withLock { $0 = url } }
+
+    /// The HTTPS URL of `path` when the harness listens on HTTPS, else the plain one: what
+    /// SDKs are given (a real acsURL is always HTTPS).
+    public func secureURL(_ path: String) -> String { (secureBase.withLock { $0 } ?? baseURL) + path }
 }

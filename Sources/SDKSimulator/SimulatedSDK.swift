@@ -83,8 +83,5 @@ public struct SimulatedSDKTransaction: Sendable {
     }
 
     /// The public half of the ephemeral key as the AReq's `sdkEphemPubKey` object.
-    public var ephemeralPublicKeyJSON: JSONValue {
-        let jwk = ephemeralKey.publicKey.jwk()
-        return .object(omittingAbsent: [("kty", .string(jwk.kty)), ("crv", .string(jwk.crv)), ("x", .string(jwk.x)), ("y", .string(jwk.y))])
-    }
+    public var ephemeralPublicKeyJSON: JSONValue { ephemeralKey.publicKey.emvJWK }
 }

@@ -1,21 +1,5 @@
 import EMV3DS
 
-/// What the ACS does for a transaction.
-public enum Outcome: Sendable, Equatable {
-    /// An ARes with this final status at once (Y, A, N, R, U, or I from 2.2.0).
-    case frictionless(TransStatus, reason: String?)
-
-    /// The transStatus a transaction of `version` ends with. A status the version does not
-    /// know (I before 2.2.0) cannot be sent: the ACS answers U with reason 07 ("invalid transaction") instead.
-    public func frictionlessResult(for version: MessageVersion) -> (status: TransStatus, reason: String?) {
-        switch self {
-        case .frictionless(let status, let reason):
-            guard status.since <= version else { return (.unavailable, "07") }
-            return (status, status.carriesReason ? reason : nil)
-        }
-    }
-}
-
 /// A named, scripted outcome and how a transaction selects it.
 public struct Scenario: Sendable, Equatable {
     public var name: String

@@ -20,6 +20,8 @@ public struct ARes: Sendable, Equatable {
     public var acsSignedContent: String?
     public var acsURL: String?
     public var cardholderInfo: String?
+    /// `acsDecConInd` (2.2.0+): "Y" when the ACS authenticates decoupled.
+    public var acsDecConInd: String?
     public var messageExtension: JSONValue?
 
     public init(messageVersion: MessageVersion, threeDSServerTransID: String, acsTransID: String, dsTransID: String,
@@ -58,6 +60,7 @@ public struct ARes: Sendable, Equatable {
         acsSignedContent = text("acsSignedContent")
         acsURL = text("acsURL")
         cardholderInfo = text("cardholderInfo")
+        acsDecConInd = text("acsDecConInd")
         messageExtension = json["messageExtension"]
     }
 
@@ -82,6 +85,7 @@ public struct ARes: Sendable, Equatable {
             ("acsSignedContent", .string(acsSignedContent)),
             ("acsURL", .string(acsURL)),
             ("cardholderInfo", .string(cardholderInfo)),
+            ("acsDecConInd", .string(acsDecConInd)),
             ("messageExtension", messageExtension),
         ])
     }

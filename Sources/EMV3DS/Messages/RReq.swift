@@ -16,6 +16,8 @@ public struct RReq: Sendable, Equatable {
     public var authenticationType: String?
     public var interactionCounter: String
     public var challengeCancel: String?
+    /// `whiteListStatus` (2.2.0+): Y when the cardholder agreed to whitelist the requestor.
+    public var whiteListStatus: String?
 
     public init(messageVersion: MessageVersion, messageCategory: String, threeDSServerTransID: String, acsTransID: String,
                 dsTransID: String, sdkTransID: String?, transStatus: TransStatus, interactionCounter: String) {
@@ -44,6 +46,7 @@ public struct RReq: Sendable, Equatable {
         eci = text("eci")
         authenticationType = text("authenticationType")
         challengeCancel = text("challengeCancel")
+        whiteListStatus = text("whiteListStatus")
     }
 
     public var ids: TransactionIDs {
@@ -66,6 +69,7 @@ public struct RReq: Sendable, Equatable {
             ("authenticationType", .string(authenticationType)),
             ("interactionCounter", .string(interactionCounter)),
             ("challengeCancel", .string(challengeCancel)),
+            ("whiteListStatus", .string(whiteListStatus)),
         ])
     }
 }

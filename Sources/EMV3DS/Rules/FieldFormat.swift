@@ -24,6 +24,10 @@ public enum FieldFormat: Sendable {
     case base64url(maxLength: Int)
     /// A JSON array.
     case array
+    /// A JSON boolean (`oobContinue`).
+    case boolean
+    /// `challengeSelectInfo`: a non-empty array of objects of one member each, `{"key":"label"}`.
+    case keyLabelList
 
     /// Why `value` does not have this format, or nil if it has.
     func problem(with value: JSONValue) -> String? {
@@ -33,6 +37,17 @@ public enum FieldFormat: Sendable {
         case .array:
             if case .array = value { return nil }
             return "must be a JSON array, not \(value.typeName)"
+        case .boolean:
+            if case .bool = value { return nil }
+            return "must be a JSON boolean, not \(value.typeName)"
+        case .keyLabelList:
+            guard case .array(let items) = value, !items.isEmpty else { return "must be a non-empty array of {\"key\":\"label\"} objects" }
+            for item in items {
+                guard let members = item.objectMembers, members.count == 1, members[0].value.stringValue != nil else {
+                    return "each item must be an object of one key with a string label"
+                }
+            }
+            return nil
         case .ecPublicJWK:
             guard let members = value.objectMembers else { return "must be a JWK object, not \(value.typeName)" }
             let keys = Set(members.map(\.key))
@@ -77,7 +92,7 @@ public enum FieldFormat: Sendable {
                     || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
             }
             return allowed ? nil : "must be unpadded base64url"
-        case .object, .array, .ecPublicJWK:
+        case .object, .array, .ecPublicJWK, .boolean, .keyLabelList:
             return "must be JSON, not a string"
         }
     }

@@ -1,0 +1,154 @@
+import EMV3DS
+import EMVCrypto
+import JOSE
+import JSON
+import Messaging
+import Net
+
+/// `POST /acs/challenge`: the app channel. Each CReq arrives as a JWE under the secure
+/// channel's key; each answer is a CRes JWE in the same `enc`, or an Erro in plain JSON.
+extension AccessControlServer {
+    /// A CReq the ACS cannot process: the Erro to answer, and whether it ends the transaction.
+    struct ChallengeRefusal: Error {
+        let invalid: InvalidMessage
+        /// The open transaction it ends, if the CReq named one.
+        let ends: String?
+    }
+
+    func challenge(_ request: HTTPRequest) async -> HTTPResponse {
+        // An SDK posts its Erro as plain JSON, with either Content-Type: tell it by the body.
+        if request.body.first(where: { !Self.isWhitespace($0) }) == UInt8(ascii: "{") {
+            return await sdkErro(request.body)
+        }
+        do {
+            return try await answer(request.body)
+        } catch {
+            logger.info("CReq refused", metadata: ["reason": "\(error.invalid)", "acsTransID": "\(error.ends ?? "-")"])
+            if let acsTransID = error.ends { await end(acsTransID, because: "Erro \(error.invalid.code.rawValue) sent to the SDK", cancel: .transactionError) }
+            return .erro(error.invalid, from: .acs)
+        }
+    }
+
+    private func answer(_ body: [UInt8]) async throws(ChallengeRefusal) -> HTTPResponse {
+        func refusal(_ field: String, _ code: ErrorCode, _ reason: String, about json: JSONValue? = nil, ends: String? = nil) -> ChallengeRefusal {
+            ChallengeRefusal(invalid: InvalidMessage(Violation(field: field, code: code, reason: reason), about: json), ends: ends)
+        }
+        let text = String(decoding: body, as: UTF8.self)
+        guard text.utf8.count(where: { $0 == UInt8(ascii: ".") }) == 4 else {
+            throw refusal("message", .messageNotRecognised, "is neither a CReq JWE nor an Erro")
+        }
+        let jwe: JWE
+        do { jwe = try JWE(compact: text) } catch { throw refusal("CReq", .dataDecryptionFailure, "JWE unreadable: \(error)") }
+        guard let kid = jwe.header.kid, let transaction = transactions.get(kid) else {
+            throw refusal("kid", .transactionIDNotRecognised, "names no transaction of this ACS",
+                          about: .object([("acsTransID", .string(jwe.header.kid ?? ""))]))
+        }
+        let known = transaction.idsJSON
+        guard case .challenge(let state) = transaction.phase else {
+            throw refusal("acsTransID", .transactionIDNotRecognised, "the challenge has ended", about: known)
+        }
+        let plaintext: [UInt8]
+        do { plaintext = try state.channel.open(text, direction: .sdkToACS).plaintext } catch {
+            logger.debug("CReq decryption failed", metadata: ["reason": "\(error.logDescription)"])
+            throw refusal("CReq", .dataDecryptionFailure, "cannot be decrypted with the channel key", about: known, ends: kid)
+        }
+        let creq: CReq
+        do { creq = try CReq(bytes: plaintext) } catch {
+            throw ChallengeRefusal(invalid: error.echoing(known), ends: kid)
+        }
+        guard creq.messageVersion == transaction.version else {
+            throw refusal("messageVersion", .versionNotSupported,
+                          "\(creq.messageVersion.rawValue) differs from the transaction's \(transaction.version.rawValue)", about: known, ends: kid)
+        }
+        if let field = transaction.ids.mismatches(in: creq.ids).first {
+            throw refusal(field, .transactionIDNotRecognised, "does not match the transaction", about: known, ends: kid)
+        }
+        // Claim the counter and take the decision at once, so a replayed or concurrent CReq cannot pass.
+        let step: Result<ChallengeSession.Decision, ChallengeRefusal>? = transactions.update(kid) { transaction in
+            guard case .challenge(var state) = transaction.phase else {
+                return .failure(refusal("acsTransID", .transactionIDNotRecognised, "the challenge has ended", about: known))
+            }
+            guard creq.counter == state.nextCounter else {
+                return .failure(refusal("sdkCounterStoA", .dataDecryptionFailure,
+                                        "is \(CReq.counterText(creq.counter)), expected \(CReq.counterText(state.nextCounter))", about: known, ends: kid))
+            }
+            state.nextCounter += 1
+            let decision = state.session.handle(creq)
+            if case .finish = decision { transaction.phase = .finishing } else { transaction.phase = .challenge(state) }
+            return .success(decision)
+        }
+        guard let step else { throw refusal("acsTransID", .transactionIDNotRecognised, "names no transaction of this ACS", about: known) }
+        let decision: ChallengeSession.Decision
+        switch step {
+        case .success(let value): decision = value
+        case .failure(let refusal): throw refusal
+        }
+        let content: CRes.Content
+        switch decision {
+        case .show(let screen):
+            content = .screen(screen)
+        case .finish(let result):
+            // The specification orders the RReq (and its RRes) before the final CRes.
+            transactions.update(kid) { $0.phase = .ended(result.cancel.map { "challenge cancelled (\($0.rawValue))" } ?? "challenge completed") }
+            await report(kid, result)
+            content = .final(result.transStatus)
+        }
+        let cres = CRes(answering: creq, content: content)
+        do {
+            let sealed = try state.channel.seal(JSONWriter.write(cres.json), encryption: jwe.contentEncryption, kid: kid, direction: .acsToSDK)
+            return HTTPResponse(headers: ["Content-Type": "application/jose; charset=UTF-8"], body: Array(sealed.utf8))
+        } catch {
+            throw refusal("CRes", .transientSystemFailure, "cannot be encrypted: \(error)", about: known, ends: kid)
+        }
+    }
+
+    /// An SDK's Erro about a CRes: the challenge ends (transaction error, or the SDK's
+    /// timeout for 402). The SDK does not wait for an answer; it gets an empty 200.
+    private func sdkErro(_ body: [UInt8]) async -> HTTPResponse {
+        guard let json = try? JSONReader.parse(body).value, let erro = try? ErroMessage(json: json) else {
+            let invalid = InvalidMessage(Violation(field: "message", code: .messageNotRecognised, reason: "is JSON but not an Erro; a CReq must be a JWE"),
+                                         about: try? JSONReader.parse(body).value)
+            return .erro(invalid, from: .acs)
+        }
+        logger.info("Erro from the SDK", metadata: ["errorCode": "\(erro.errorCode.rawValue)", "acsTransID": "\(erro.acsTransID ?? "-")"])
+        if let acsTransID = erro.acsTransID {
+            await end(acsTransID, because: "Erro \(erro.errorCode.rawValue) from the SDK: \(erro.errorDescription)",
+                      cancel: erro.errorCode == .transactionTimedOut ? .timedOutAtSDK : .transactionError)
+        }
+        return HTTPResponse(status: .ok, headers: ["Content-Length": "0"], body: [])
+    }
+
+    /// Ends an open challenge after an error, and reports it.
+    func end(_ acsTransID: String, because reason: String, cancel: ChallengeCancel) async {
+        let interactions: Int? = transactions.update(acsTransID) { transaction in
+            guard case .challenge(let state) = transaction.phase else { return nil }
+            transaction.phase = .ended(reason)
+            return state.session.interactions
+        } ?? nil
+        guard let interactions else { return }
+        // 08 (timed out at the SDK) is 2.2.0+; 2.1.0 reports it as an ACS timeout.
+        let version = transactions.get(acsTransID)?.version ?? .latest
+        let code = cancel.since <= version ? cancel : .timedOutAtACS
+        await report(acsTransID, .cancelled(code, interactions: interactions))
+    }
+
+    static func isWhitespace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+}
+
+extension AccessControlServer.Transaction {
+    /// The transaction's ids, to echo in an Erro.
+    var idsJSON: JSONValue {
+        .object(omittingAbsent: [("messageType", .string(MessageType.cReq.rawValue)), ("messageVersion", .string(version.rawValue)),
+                                 ("threeDSServerTransID", .string(ids.threeDSServerTransID)), ("acsTransID", .string(ids.acsTransID)),
+                                 ("sdkTransID", .string(ids.sdkTransID))])
+    }
+}
+
+extension InvalidMessage {
+    /// The same violations, echoing the transaction's ids and version instead of what the message said.
+    func echoing(_ known: JSONValue) -> InvalidMessage {
+        InvalidMessage(violations: violations, messageType: MessageType.cReq.rawValue,
+                       claimedVersion: code == .versionNotSupported ? claimedVersion : known["messageVersion"]?.stringValue,
+                       ids: TransactionIDs(json: known))
+    }
+}

@@ -1,0 +1,145 @@
+import EMV3DS
+import Foundation
+import Scenarios
+
+/// How a challenge ended: what the RReq and the final CRes report.
+public struct ChallengeResult: Sendable, Equatable {
+    public var transStatus: TransStatus
+    public var reason: String?
+    public var cancel: ChallengeCancel?
+    /// `whiteListStatus` (2.2.0+): the cardholder's answer to the whitelisting prompt.
+    public var whiteListStatus: String?
+    /// Cardholder interactions: CReqs that carried an answer.
+    public var interactions: Int
+
+    public init(transStatus: TransStatus, reason: String? = nil, cancel: ChallengeCancel? = nil, whiteListStatus: String? = nil,
+                interactions: Int) {
+        self.transStatus = transStatus
+        self.reason = reason
+        self.cancel = cancel
+        self.whiteListStatus = whiteListStatus
+        self.interactions = interactions
+    }
+
+    /// A challenge that ended early: cancelled, timed out or broken.
+    public static func cancelled(_ cancel: ChallengeCancel, interactions: Int = 0) -> ChallengeResult {
+        ChallengeResult(transStatus: cancel.result.transStatus, reason: cancel.result.reason, cancel: cancel, interactions: interactions)
+    }
+}
+
+/// The cardholder's side of one challenge: which step is showing, the wrong answers and
+/// resends so far. Pure logic; the ACS feeds it each valid CReq in counter order.
+struct ChallengeSession: Sendable {
+    enum Decision: Sendable, Equatable {
+        case show(ChallengeScreenContent)
+        case finish(ChallengeResult)
+    }
+
+    let script: ChallengeScript
+    let version: MessageVersion
+    private(set) var stepIndex = 0
+    private(set) var wrongAnswers = 0
+    private(set) var resends = 0
+    private(set) var interactions = 0
+    private(set) var whitelistingEntry: String?
+
+    init(script: ChallengeScript, version: MessageVersion) {
+        self.script = script
+        self.version = version
+    }
+
+    /// The first screen's type, for the ARes's `acsRenderingType` and `authenticationType`.
+    var firstUIType: ACSUIType { (script.steps.first?.screen.uiType ?? .text).available(in: version) }
+
+    mutating func handle(_ creq: CReq) -> Decision {
+        if let entry = creq.whitelistingDataEntry { whitelistingEntry = entry }
+        if case .cancel(let cancel) = creq.action { return .finish(result(cancel: cancel)) }
+        // The first CReq asks for the first screen; some SDKs send it as an empty submit.
+        guard creq.counter > 0 else { return .show(screen()) }
+        interactions += 1
+        guard let step = currentStep else { return .finish(result(cancel: .transactionError)) }
+        let type = step.screen.uiType.available(in: version)
+        switch creq.action {
+        case .resend:
+            resends += 1
+            return .show(screen(resent: true))
+        case .oobContinue where type.continuesOutOfBand || type == .htmlOutOfBand,
+             .noEntry where type == .information:
+            return pass()
+        case .dataEntry(let entry) where !type.isHTML && !type.continuesOutOfBand && step.accepts(entry, afterResends: resends):
+            return pass()
+        case .htmlDataEntry(let query) where type.isHTML && Self.formValues(query).contains(where: { step.accepts($0, afterResends: resends) }):
+            return pass()
+        default:
+            return fail()
+        }
+    }
+
+    private var currentStep: ChallengeStep? { stepIndex < script.steps.count ? script.steps[stepIndex] : nil }
+
+    private mutating func pass() -> Decision {
+        stepIndex += 1
+        wrongAnswers = 0
+        resends = 0
+        guard stepIndex < script.steps.count else {
+            return .finish(ChallengeResult(transStatus: script.success, whiteListStatus: whiteListStatus, interactions: interactions))
+        }
+        return .show(screen())
+    }
+
+    private mutating func fail() -> Decision {
+        wrongAnswers += 1
+        guard wrongAnswers < script.attempts else {
+            return .finish(ChallengeResult(transStatus: script.failure.status, reason: script.failure.reason,
+                                           whiteListStatus: whiteListStatus, interactions: interactions))
+        }
+        return .show(screen(warning: true))
+    }
+
+    private func result(cancel: ChallengeCancel) -> ChallengeResult {
+        var result = ChallengeResult.cancelled(cancel, interactions: interactions)
+        result.whiteListStatus = whiteListStatus
+        return result
+    }
+
+    /// Y when the cardholder ticked the whitelisting box, N when they answered otherwise (2.2.0+).
+    private var whiteListStatus: String? {
+        guard version >= .v2_2_0, let whitelistingEntry else { return nil }
+        return whitelistingEntry == "Y" ? "Y" : "N"
+    }
+
+    /// The current step as the SDK of this version shows it.
+    func screen(warning: Bool = false, resent: Bool = false) -> ChallengeScreenContent {
+        guard let step = currentStep else { return ChallengeScreenContent(uiType: .text) }
+        var screen = step.screen
+        screen.uiType = screen.uiType.available(in: version)
+        if screen.uiType.isHTML && screen.html == nil {
+            screen.html = ChallengeStep.defaultHTML(header: screen.header, text: warning ? step.errorText : screen.text,
+                                                    submitLabel: screen.submitLabel)
+        }
+        if screen.uiType == .outOfBand && screen.oobContinueLabel == nil { screen.oobContinueLabel = "Continue" }
+        if screen.uiType == .information && screen.submitLabel == nil { screen.submitLabel = "Continue" }
+        if warning {
+            screen.text = step.errorText
+            screen.textIsWarning = true
+        } else if resent {
+            screen.text = "A new code has been sent."
+        }
+        if version < .v2_2_0 {
+            screen.oobAppURL = nil
+            screen.oobAppLabel = nil
+            screen.whitelistingInfoText = nil
+        } else if stepIndex == 0, screen.whitelistingInfoText == nil {
+            screen.whitelistingInfoText = script.whitelistingInfoText
+        }
+        return screen
+    }
+
+    /// The values of an `application/x-www-form-urlencoded` query string.
+    static func formValues(_ query: String) -> [String] {
+        query.split(separator: "&").compactMap { pair in
+            let value = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).dropFirst().first ?? ""
+            return String(value).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import EMV3DS
+import EMVCrypto
+import JSON
+
+/// The secure channel and the cardholder's progress of an open challenge.
+struct ChallengeState: Sendable {
+    let channel: SecureChannel
+    var session: ChallengeSession
+    /// The `sdkCounterStoA` the next CReq must carry.
+    var nextCounter = 0
+}
+
+extension AccessControlServer {
+    /// What the ACS remembers of a transaction.
+    public struct Transaction: Sendable {
+        /// Where a transaction is.
+        enum Phase: Sendable {
+            /// Ended with the ARes (frictionless).
+            case answered
+            case challenge(ChallengeState)
+            /// A CReq is being answered with the final CRes; later CReqs are refused.
+            case finishing
+            /// Waiting to send the decoupled result.
+            case decoupled
+            case ended(String)
+        }
+
+        public let ids: TransactionIDs
+        public let version: MessageVersion
+        public let scenario: String
+        let messageCategory: String
+        let scheme: PaymentScheme?
+        /// Where the RReq goes: the AReq's `dsURL`.
+        let resultsURL: String
+        public var transStatus: TransStatus = .unavailable
+        /// `authenticationType` of a challenge, from its first screen.
+        var authenticationType: String?
+        var phase = Phase.answered
+        public var result: ChallengeResult?
+        /// What came back for the RReq.
+        public var resultsDelivery: String?
+
+        init(areq: AReq, acsTransID: String, scenario: String, scheme: PaymentScheme?, resultsURL: String) {
+            var ids = areq.ids
+            ids.acsTransID = acsTransID
+            self.ids = ids
+            version = areq.version
+            self.scenario = scenario
+            messageCategory = areq.messageCategory
+            self.scheme = scheme
+            self.resultsURL = resultsURL
+        }
+
+        /// The scheme's ECI for an authenticated or attempted result (Visa-like for a PAN of no known scheme).
+        func eci(for status: TransStatus) -> String? {
+            (scheme ?? PaymentScheme(rid: "", name: "", cardRanges: [])).eci(for: status)
+        }
+
+        /// Whether the transaction still waits for something (a CReq, or its decoupled result).
+        public var isOpen: Bool {
+            switch phase {
+            case .challenge, .finishing, .decoupled: true
+            case .answered, .ended: false
+            }
+        }
+
+        /// The RReq reporting `result`.
+        func rreq(for result: ChallengeResult) -> RReq {
+            var rreq = RReq(messageVersion: version, messageCategory: messageCategory.isEmpty ? "01" : messageCategory,
+                            threeDSServerTransID: ids.threeDSServerTransID ?? "", acsTransID: ids.acsTransID ?? "",
+                            dsTransID: ids.dsTransID ?? "", sdkTransID: ids.sdkTransID, transStatus: result.transStatus,
+                            interactionCounter: CReq.counterText(min(result.interactions, 99)).suffix(2).description)
+            if result.transStatus.carriesReason { rreq.transStatusReason = result.reason ?? "01" }
+            if result.transStatus.carriesAuthenticationValue {
+                rreq.authenticationValue = TransactionIdentifier.authenticationValue()
+                rreq.eci = eci(for: result.transStatus)
+            }
+            rreq.authenticationType = authenticationType
+            rreq.challengeCancel = result.cancel?.rawValue
+            rreq.whiteListStatus = version >= .v2_2_0 ? result.whiteListStatus : nil
+            return rreq
+        }
+
+        public var json: JSONValue {
+            let phaseName: String
+            var ended: String?
+            switch phase {
+            case .answered: phaseName = "answered"
+            case .challenge: phaseName = "challenge"
+            case .finishing: phaseName = "finishing"
+            case .decoupled: phaseName = "decoupled"
+            case .ended(let why):
+                phaseName = "ended"
+                ended = why
+            }
+            return .object(omittingAbsent: [
+                ("acsTransID", .string(ids.acsTransID)),
+                ("threeDSServerTransID", .string(ids.threeDSServerTransID)),
+                ("dsTransID", .string(ids.dsTransID)),
+                ("sdkTransID", .string(ids.sdkTransID)),
+                ("messageVersion", .string(version.rawValue)),
+                ("scenario", .string(scenario)),
+                ("phase", .string(phaseName)),
+                ("endedBecause", .string(ended)),
+                ("transStatus", .string(transStatus.rawValue)),
+                ("transStatusReason", .string(result?.reason)),
+                ("challengeCancel", .string(result?.cancel?.rawValue)),
+                ("whiteListStatus", .string(result?.whiteListStatus)),
+                ("resultsDelivery", .string(resultsDelivery)),
+            ])
+        }
+    }
+}

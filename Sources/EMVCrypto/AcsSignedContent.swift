@@ -1,0 +1,69 @@
+import Foundation
+import JOSE
+import JSON
+
+/// The key and certificates an ACS signs `acsSignedContent` with: PS256 with an RSA
+/// certificate or ES256 with an EC one, the chain leaf first up to the DS CA root.
+public struct ACSSigningIdentity: Sendable {
+    public let key: PrivateKey
+    public let chain: [Certificate]
+
+    public init(key: PrivateKey, chain: [Certificate]) {
+        self.key = key
+        self.chain = chain
+    }
+
+    public var algorithm: SignatureAlgorithm { key.kind == .rsa ? .ps256 : .es256 }
+}
+
+/// `acsSignedContent`: the JWS in an app-channel ARes C that tells the SDK where the ACS is
+/// and which ephemeral key it agreed with, so the SDK can trust the secure channel.
+public struct AcsSignedContent: Sendable {
+    public let acsURL: String
+    public let acsEphemPubKey: PublicKey
+    /// The SDK's key as the ACS echoes it.
+    public let sdkEphemPubKey: JSONValue
+    /// The certificate that signed it (the first of `x5c`).
+    public let signer: Certificate
+
+    /// Why an SDK refuses an `acsSignedContent`: for SDKs every case is a runtime error.
+    public enum Failure: Error, Equatable, CustomStringConvertible {
+        case signature(JOSEError)
+        case payload(String)
+
+        public var description: String {
+            switch self {
+            case .signature(let error): "acsSignedContent: \(error)"
+            case .payload(let reason): "acsSignedContent payload: \(reason)"
+            }
+        }
+    }
+
+    /// Signs the three elements the specification names, and nothing else.
+    public static func sign(acsURL: String, acsEphemeralKey: PublicKey, sdkEphemPubKey: JSONValue,
+                            identity: ACSSigningIdentity) throws(JOSEError) -> String {
+        let payload = JSONValue.object([("acsURL", .string(acsURL)), ("acsEphemPubKey", acsEphemeralKey.emvJWK),
+                                        ("sdkEphemPubKey", sdkEphemPubKey)])
+        return try JWS.sign(payload: JSONWriter.write(payload), key: identity.key, algorithm: identity.algorithm,
+                            certificates: identity.chain)
+    }
+
+    /// Verifies as an SDK does: PS256 or ES256 only, the `x5c` chain up to one of the
+    /// verifier's roots (dates, CA constraints), the signature with the leaf's key, then the payload.
+    public init(verifying compact: String, with verifier: CertificateVerifier, at time: Date = Date()) throws(Failure) {
+        let jws: JWS
+        do {
+            jws = try JWS(compact: compact)
+            signer = try jws.verifyWithCertificateChain(verifier, allowed: [.ps256, .es256], at: time)
+        } catch { throw .signature(error) }
+        guard let payload = try? JSONReader.parse(jws.payload).value, payload.objectMembers != nil else {
+            throw .payload("is not a JSON object")
+        }
+        guard let url = payload["acsURL"]?.stringValue, url.lowercased().hasPrefix("http") else { throw .payload("acsURL is missing or not a URL") }
+        guard let acsKey = payload["acsEphemPubKey"], acsKey.objectMembers != nil else { throw .payload("acsEphemPubKey is not a JWK object") }
+        guard let sdkKey = payload["sdkEphemPubKey"], sdkKey.objectMembers != nil else { throw .payload("sdkEphemPubKey is not a JWK object") }
+        do { acsEphemPubKey = try PublicKey(emvJWK: acsKey) } catch { throw .payload("acsEphemPubKey: \(error)") }
+        acsURL = url
+        sdkEphemPubKey = sdkKey
+    }
+}

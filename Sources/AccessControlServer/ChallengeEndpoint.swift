@@ -60,7 +60,9 @@ extension AccessControlServer {
             throw refusal("messageVersion", .versionNotSupported,
                           "\(creq.messageVersion.rawValue) differs from the transaction's \(transaction.version.rawValue)", about: known, ends: kid)
         }
-        if let field = transaction.ids.mismatches(in: creq.ids).first {
+        let channelIDs = TransactionIDs(threeDSServerTransID: transaction.ids.threeDSServerTransID, acsTransID: transaction.ids.acsTransID,
+                                        sdkTransID: transaction.ids.sdkTransID)
+        if let field = channelIDs.mismatches(in: creq.ids).first {
             throw refusal(field, .transactionIDNotRecognised, "does not match the transaction", about: known, ends: kid)
         }
         // Claim the counter and take the decision at once, so a replayed or concurrent CReq cannot pass.

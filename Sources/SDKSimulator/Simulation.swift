@@ -26,6 +26,22 @@ public struct SimulationResult: Sendable {
     }
 }
 
+/// One transaction end to end: what authentication answered, the challenge as the SDK ran
+/// it (when there was one), and the 3DS Server's record at the end.
+public struct TransactionRun: Sendable {
+    public let authentication: SimulationResult
+    public let challenge: ChallengeRunner.Report?
+    public let final: SimulationResult
+
+    /// One line: the SDK's outcome, then the final record's.
+    public var summary: String {
+        var parts: [String] = []
+        if let challenge { parts.append("SDK \(challenge.outcome)") }
+        parts.append("3DS Server \(final.state ?? "?"): \(final.summary)")
+        return parts.joined(separator: "; ")
+    }
+}
+
 /// Why a simulation could not run.
 public enum SimulationError: Error, CustomStringConvertible {
     case unreachable(String)
@@ -66,6 +82,41 @@ public struct Simulator: Sendable {
         do { return SimulationResult(record: try JSONReader.parse(response.body).value) } catch {
             throw .unreadable(error.description)
         }
+    }
+
+    /// A transaction's record as it is now (`GET /3ds-server/transactions/{id}`).
+    public func record(_ threeDSServerTransID: String) async throws(SimulationError) -> SimulationResult {
+        let response: HTTPResponse
+        do { response = try await client.get(baseURL + "/3ds-server/transactions/" + threeDSServerTransID) } catch { throw .unreachable("\(error)") }
+        guard response.status.code == 200 else { throw .refused(status: response.status.code, response.bodyText) }
+        do { return SimulationResult(record: try JSONReader.parse(response.body).value) } catch { throw .unreadable(error.description) }
+    }
+
+    /// Waits until the 3DS Server has the result of a challenge or decoupled authentication
+    /// (its RReq), or `limit` passes; returns the record as it is then.
+    public func awaitResult(_ threeDSServerTransID: String, limit: Duration = .seconds(30)) async throws(SimulationError) -> SimulationResult {
+        let deadline = ContinuousClock.now + limit
+        while true {
+            let result = try await record(threeDSServerTransID)
+            if result.state != "challenge" || ContinuousClock.now >= deadline { return result }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    /// Runs one transaction as an app with an SDK does: authentication, then the challenge
+    /// with `answers` if the ACS asks for one, then the 3DS Server's final record.
+    public func run(_ transaction: SimulatedSDKTransaction, pan: String, answers: ChallengeAnswers, challenger: ChallengeRunner,
+                    style: ChannelStyle, encryption: ContentEncryptionAlgorithm = .a128cbcHS256) async throws(SimulationError) -> TransactionRun {
+        let authentication = try await authenticate(transaction, pan: pan)
+        guard authentication.state == "challenge", let id = authentication.threeDSServerTransID else {
+            return TransactionRun(authentication: authentication, challenge: nil, final: authentication)
+        }
+        var report: ChallengeRunner.Report?
+        if authentication.transStatus == TransStatus.challenge.rawValue {
+            guard let parameters = ChallengeParameters(record: authentication.record) else { throw .unreadable("no challenge parameters in the record") }
+            report = await challenger.run(transaction, parameters: parameters, answers: answers, style: style, encryption: encryption)
+        }
+        return TransactionRun(authentication: authentication, challenge: report, final: try await awaitResult(id))
     }
 
     /// The harness's scenarios (`GET /admin/scenarios`).

@@ -91,6 +91,8 @@ public struct Transaction: Sendable {
             ("dsTransID", .string(ids.dsTransID)),
             ("acsTransID", .string(ids.acsTransID)),
             ("sdkTransID", .string(ids.sdkTransID)),
+            ("challengeCancel", .string(rreq?.challengeCancel)),
+            ("whiteListStatus", .string(rreq?.whiteListStatus)),
             ("challenge", challenge),
             ("error", .string(error)),
             ("erro", erro?.json),

@@ -37,6 +37,11 @@ final class RunningHarness: Sendable {
 
     var simulator: Simulator { Simulator(client: client, baseURL: baseURL) }
 
+    /// An SDK's challenge side, configured with every DS CA root of the test PKI.
+    var challenger: ChallengeRunner {
+        ChallengeRunner(client: client, trustAnchors: app.configuration.directoryServers.compactMap { try? pki.rootCertificate($0.rid) })
+    }
+
     /// Posts raw bytes to a path of the harness.
     func post(_ path: String, _ body: [UInt8], contentType: String = "application/json") async throws -> HTTPResponse {
         try await client.post(baseURL + path, body: body, contentType: contentType)

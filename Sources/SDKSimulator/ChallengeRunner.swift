@@ -1,0 +1,258 @@
+import EMV3DS
+import EMVCrypto
+import Foundation
+import JOSE
+import JSON
+import Net
+
+/// What an SDK reports to the app at the end of a challenge (the SDK specification's
+/// `completed`, `cancelled`, `timedout`, `protocolError` and `runtimeError` events).
+public enum SDKOutcome: Sendable, Equatable, CustomStringConvertible {
+    case completed(TransStatus)
+    case cancelled
+    case timedOut
+    /// The ACS broke the protocol, or answered an Erro; the reason says which, and what the SDK sent.
+    case protocolError(String)
+    /// Something outside the protocol failed: the network, HTTP, or `acsSignedContent`.
+    case runtimeError(String)
+
+    public var description: String {
+        switch self {
+        case .completed(let status): "completed transStatus \(status.rawValue)"
+        case .cancelled: "cancelled"
+        case .timedOut: "timed out"
+        case .protocolError(let reason): "protocolError: \(reason)"
+        case .runtimeError(let reason): "runtimeError: \(reason)"
+        }
+    }
+}
+
+/// How an SDK talks on the secure channel. Both kinds exist in the field, and an ACS must take both.
+public enum ChannelStyle: String, Sendable, CaseIterable {
+    /// Zero IV but for the counter in its last byte, `challengeNoEntry` on the first CReq,
+    /// `messageExtensions`, an Erro posted as `application/json`.
+    case android
+    /// Random IVs, an Erro posted as `application/jose`.
+    case ios
+}
+
+/// The challenge parameters the 3DS Server hands the app (from the ARes).
+public struct ChallengeParameters: Sendable {
+    public let threeDSServerTransID: String
+    public let acsTransID: String
+    public let acsSignedContent: String
+
+    /// Reads them from a 3DS Server transaction record's `challenge` member.
+    public init?(record: JSONValue) {
+        guard let challenge = record["challenge"], let server = challenge["threeDSServerTransID"]?.stringValue,
+              let acs = challenge["acsTransID"]?.stringValue, let signed = challenge["acsSignedContent"]?.stringValue else { return nil }
+        threeDSServerTransID = server
+        acsTransID = acs
+        acsSignedContent = signed
+    }
+}
+
+/// The cardholder's side of a challenge, scripted: one answer per screen. Besides the
+/// answer itself: `cancel` (or `cancel:NN`), `resend`, `continue` (oobContinue) and `empty`.
+public struct ChallengeAnswers: Sendable, Equatable {
+    public var answers: [String]
+    /// `whitelistingDataEntry` sent once a screen has shown the whitelisting prompt.
+    public var whitelisting: String?
+
+    public init(_ answers: [String], whitelisting: String? = nil) {
+        self.answers = answers
+        self.whitelisting = whitelisting
+    }
+
+    /// "wrong;resend;5678": answers separated by semicolons (a multi-select answer has commas).
+    public init(script: String, whitelisting: String? = nil) {
+        self.init(script.split(separator: ";", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) },
+                  whitelisting: whitelisting)
+    }
+}
+
+/// One challenge as an SDK runs it: verify `acsSignedContent`, agree the key, then CReq/CRes
+/// rounds until the final CRes, checking each CRes the way SDKs do.
+public struct ChallengeRunner: Sendable {
+    /// Its read timeout is how long the SDK waits for a CRes (10 s in SDKs).
+    public let client: HTTPClient
+    /// The DS CA roots the SDK was configured with.
+    public let verifier: CertificateVerifier
+
+    public init(client: HTTPClient, trustAnchors: [Certificate]) {
+        self.client = client
+        verifier = CertificateVerifier(trustAnchors: trustAnchors)
+    }
+
+    /// What happened: the outcome, and every screen the cardholder saw.
+    public struct Report: Sendable {
+        public var outcome: SDKOutcome
+        public var screens: [ChallengeScreenContent] = []
+        /// The Erro the SDK sent the ACS, if any.
+        public var erroSent: ErroMessage?
+    }
+
+    public func run(_ transaction: SimulatedSDKTransaction, parameters: ChallengeParameters, answers: ChallengeAnswers,
+                    style: ChannelStyle, encryption: ContentEncryptionAlgorithm = .a128cbcHS256) async -> Report {
+        let content: AcsSignedContent
+        do { content = try AcsSignedContent(verifying: parameters.acsSignedContent, with: verifier) } catch {
+            return Report(outcome: .runtimeError(error.description))
+        }
+        guard (try? PublicKey(emvJWK: content.sdkEphemPubKey)) == transaction.ephemeralKey.publicKey else {
+            return Report(outcome: .runtimeError("acsSignedContent: sdkEphemPubKey is not this SDK's key"))
+        }
+        let channel: SecureChannel
+        do {
+            channel = try SecureChannel(privateKey: transaction.ephemeralKey, peerPublicKey: content.acsEphemPubKey,
+                                        sdkReferenceNumber: SimulatedSDKTransaction.sdkReferenceNumber)
+        } catch { return Report(outcome: .runtimeError("key agreement: \(error)")) }
+
+        var session = Session(runner: self, transaction: transaction, parameters: parameters, acsURL: content.acsURL,
+                              channel: channel, style: style, encryption: encryption)
+        var report = Report(outcome: .runtimeError("no CRes"))
+        var pending = answers.answers[...]
+        var action: CReq.Action = style == .android ? .noEntry : .none
+        var whitelisting: String?
+        for counter in 0..<100 {
+            switch await session.exchange(counter: counter, action: action, whitelisting: whitelisting) {
+            case .finished(let outcome, let erro):
+                report.outcome = outcome
+                report.erroSent = erro
+                return report
+            case .screen(let screen):
+                report.screens.append(screen)
+                if screen.whitelistingInfoText != nil { whitelisting = answers.whitelisting }
+                guard let answer = pending.popFirst() else {
+                    action = .cancel(.cardholderCancelled)  // the script ran out: the cardholder gives up
+                    continue
+                }
+                action = Self.action(for: answer, on: screen)
+            }
+        }
+        report.outcome = .protocolError("the challenge did not end within 100 CReqs")
+        return report
+    }
+
+    /// The CReq action for one scripted answer on `screen`.
+    static func action(for answer: String, on screen: ChallengeScreenContent) -> CReq.Action {
+        switch answer {
+        case "cancel": return .cancel(.cardholderCancelled)
+        case "resend": return .resend
+        case "continue": return .oobContinue
+        case "empty", "": return .noEntry
+        default:
+            if answer.hasPrefix("cancel:"), let code = ChallengeCancel(rawValue: String(answer.dropFirst(7))) { return .cancel(code) }
+            if screen.uiType.continuesOutOfBand { return .oobContinue }
+            if screen.uiType.isHTML {
+                // Submit the page's form as a browser would: its first text field.
+                let field = screen.html.flatMap(Self.firstInputName) ?? "answer"
+                let value = answer.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? answer
+                return .htmlDataEntry("\(field)=\(value)")
+            }
+            return .dataEntry(answer)
+        }
+    }
+
+    /// The `name` of the first input that is not a submit button.
+    static func firstInputName(_ html: String) -> String? {
+        var rest = html[...]
+        while let start = rest.range(of: "<input") {
+            let tagEnd = rest[start.upperBound...].firstIndex(of: ">") ?? rest.endIndex
+            let tag = rest[start.upperBound..<tagEnd]
+            rest = rest[tagEnd...]
+            guard !tag.contains("type=\"submit\""), let nameStart = tag.range(of: "name=\"") else { continue }
+            return String(tag[nameStart.upperBound...].prefix { $0 != "\"" })
+        }
+        return nil
+    }
+}
+
+/// One secure-channel conversation: seals CReqs, reads CRes, sends Erro on a bad one.
+struct Session {
+    enum Step {
+        case screen(ChallengeScreenContent)
+        case finished(SDKOutcome, erroSent: ErroMessage?)
+    }
+
+    let runner: ChallengeRunner
+    let transaction: SimulatedSDKTransaction
+    let parameters: ChallengeParameters
+    let acsURL: String
+    let channel: SecureChannel
+    let style: ChannelStyle
+    let encryption: ContentEncryptionAlgorithm
+
+    mutating func exchange(counter: Int, action: CReq.Action, whitelisting: String?) async -> Step {
+        var creq = CReq(messageVersion: transaction.messageVersion, threeDSServerTransID: parameters.threeDSServerTransID,
+                        acsTransID: parameters.acsTransID, sdkTransID: transaction.sdkTransID, counter: counter, action: action)
+        if transaction.messageVersion >= .v2_2_0 { creq.whitelistingDataEntry = whitelisting }
+        if style == .android { creq.extraMembers = [("messageExtensions", .array([]))] }
+        let iv: [UInt8]? = style == .android
+            ? [UInt8](repeating: 0, count: encryption == .a128gcm ? 11 : 15) + [UInt8(truncatingIfNeeded: counter)] : nil
+        let sealed: String
+        do {
+            sealed = try channel.seal(JSONWriter.write(creq.json), encryption: encryption, kid: parameters.acsTransID, direction: .sdkToACS, iv: iv)
+        } catch { return .finished(.runtimeError("CReq encryption: \(error)"), erroSent: nil) }
+
+        let response: HTTPResponse
+        do {
+            response = try await runner.client.post(acsURL, body: Array(sealed.utf8), contentType: "application/jose; charset=UTF-8")
+        } catch .readTimedOut {
+            return .finished(.timedOut, erroSent: await sendErro(.transactionTimedOut, "CRes", "no CRes within the SDK's time limit"))
+        } catch {
+            return .finished(.runtimeError("\(acsURL): \(error)"), erroSent: nil)
+        }
+        guard (200..<300).contains(response.status.code) else {
+            return .finished(.runtimeError("ACS answered HTTP \(response.status.code)"), erroSent: nil)
+        }
+        // A JSON answer is an Erro from the ACS (how Android SDKs read it).
+        if response.headers.mediaType == "application/json" {
+            let erro = (try? JSONReader.parse(response.body).value).flatMap { try? ErroMessage(json: $0) }
+            let what = erro.map { "Erro \($0.errorCode.rawValue) from the ACS: \($0.errorDescription)" } ?? "a JSON answer that is not an Erro"
+            return .finished(.protocolError(what), erroSent: nil)
+        }
+        let plaintext: [UInt8]
+        do { plaintext = try channel.open(String(decoding: response.body, as: UTF8.self), direction: .acsToSDK).plaintext } catch {
+            return .finished(.protocolError("CRes cannot be decrypted: \(error)"),
+                             erroSent: await sendErro(.dataDecryptionFailure, "CRes", "CRes cannot be decrypted"))
+        }
+        let cres: CRes
+        do { cres = try CRes(bytes: plaintext) } catch {
+            return .finished(.protocolError("invalid CRes: \(error)"),
+                             erroSent: await sendErro(error.code, error.offendingFields.joined(separator: ","), error.description))
+        }
+        if let field = creq.ids.mismatches(in: cres.ids).first {
+            return .finished(.protocolError("CRes \(field) does not match"), erroSent: await sendErro(.transactionIDNotRecognised, field, "does not match"))
+        }
+        guard cres.messageVersion == transaction.messageVersion else {
+            return .finished(.protocolError("CRes messageVersion \(cres.messageVersion.rawValue)"),
+                             erroSent: await sendErro(.versionNotSupported, "messageVersion", "differs from the AReq's"))
+        }
+        guard cres.counter == counter else {
+            return .finished(.protocolError("acsCounterAtoS \(cres.counter), expected \(counter)"),
+                             erroSent: await sendErro(.dataDecryptionFailure, "acsCounterAtoS", "does not match sdkCounterStoA"))
+        }
+        switch cres.content {
+        case .final(let status):
+            if case .cancel = action { return .finished(.cancelled, erroSent: nil) }
+            return .finished(.completed(status), erroSent: nil)
+        case .screen(let screen):
+            if case .cancel = action {
+                return .finished(.protocolError("an ongoing CRes answered a cancel"), erroSent: await sendErro(.formatInvalid, "challengeCompletionInd", "must be Y after a cancel"))
+            }
+            return .screen(screen)
+        }
+    }
+
+    /// Posts an Erro to the acsURL without waiting for anything but the HTTP answer.
+    func sendErro(_ code: ErrorCode, _ detail: String, _ reason: String) async -> ErroMessage {
+        var erro = ErroMessage(messageVersion: transaction.messageVersion.rawValue, errorCode: code, errorComponent: .sdk,
+                               errorDetail: detail, errorMessageType: MessageType.cRes.rawValue,
+                               threeDSServerTransID: parameters.threeDSServerTransID, acsTransID: parameters.acsTransID,
+                               sdkTransID: transaction.sdkTransID)
+        erro.explain(reason)
+        let contentType = style == .android ? "application/json" : "application/jose; charset=UTF-8"
+        _ = try? await runner.client.post(acsURL, body: JSONWriter.write(erro.json), contentType: contentType)
+        return erro
+    }
+}

@@ -111,12 +111,22 @@ public struct Simulator: Sendable {
         guard authentication.state == "challenge", let id = authentication.threeDSServerTransID else {
             return TransactionRun(authentication: authentication, challenge: nil, final: authentication)
         }
-        var report: ChallengeRunner.Report?
-        if authentication.transStatus == TransStatus.challenge.rawValue {
-            guard let parameters = ChallengeParameters(record: authentication.record) else { throw .unreadable("no challenge parameters in the record") }
-            report = await challenger.run(transaction, parameters: parameters, answers: answers, style: style, encryption: encryption)
+        guard authentication.transStatus == TransStatus.challenge.rawValue else {
+            // Decoupled: the result comes by RReq, later.
+            return TransactionRun(authentication: authentication, challenge: nil, final: try await awaitResult(id))
         }
-        return TransactionRun(authentication: authentication, challenge: report, final: try await awaitResult(id))
+        guard let parameters = ChallengeParameters(record: authentication.record) else { throw .unreadable("no challenge parameters in the record") }
+        let report = await challenger.run(transaction, parameters: parameters, answers: answers, style: style, encryption: encryption)
+        let final: SimulationResult
+        switch report.outcome {
+        case .completed, .cancelled, .runtimeError:
+            // The ACS sends the RReq before the final CRes; after a runtime error there is no result to wait for.
+            final = try await record(id)
+        case .protocolError, .timedOut:
+            // An Erro either way ends the transaction; its RReq follows shortly.
+            final = try await awaitResult(id, limit: .seconds(5))
+        }
+        return TransactionRun(authentication: authentication, challenge: report, final: final)
     }
 
     /// The harness's scenarios (`GET /admin/scenarios`).

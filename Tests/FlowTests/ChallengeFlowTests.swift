@@ -4,7 +4,7 @@ import Foundation
 import JOSE
 import JSON
 import Net
-import SDKSimulator
+@testable import SDKSimulator
 import Testing
 
 /// The default challenge scenarios: (name, PAN, the answers that pass).
@@ -55,6 +55,200 @@ struct ChallengeFlowTests {
                 // Every screen is one this version knows.
                 for screen in report.screens { #expect(screen.uiType.since <= flow.version, "\(name): \(screen.uiType)") }
             }
+        }
+    }
+}
+
+@Suite("Challenge behaviour: retries, resend, cancel, whitelisting, decoupled, time limit")
+struct ChallengeBehaviourTests {
+    let text = "4000000000110009"
+
+    @Test func wrongAnswerReprompts() async throws {
+        try await withHarness { harness in
+            let run = try await runTransaction(harness, pan: text, answers: ["1111", "1234"])
+            let report = try #require(run.challenge)
+            #expect(report.outcome == .completed(.authenticated))
+            #expect(report.screens.count == 2)
+            #expect(report.screens[1].textIsWarning)
+            #expect(report.screens[1].text == "That code is not correct. Try again.")
+            #expect(run.final.transStatus == "Y")
+            #expect(run.final.record["messages"].map { "\($0)".contains("\"interactionCounter\"") } == true)
+        }
+    }
+
+    @Test(arguments: MessageVersion.allCases)
+    func retriesExhaustedEndNotAuthenticated(_ version: MessageVersion) async throws {
+        try await withHarness { harness in
+            let run = try await runTransaction(harness, pan: text, version: version, answers: ["1111", "2222", "3333"])
+            #expect(run.challenge?.outcome == .completed(.notAuthenticated))
+            #expect(run.final.state == "completed")
+            #expect(run.final.transStatus == "N")
+            #expect(run.final.transStatusReason == "01")
+            #expect(run.final.eci == nil)
+        }
+    }
+
+    @Test func resendIssuesANewCode() async throws {
+        try await withHarness { harness in
+            let resent = try await runTransaction(harness, pan: text, answers: ["resend", "5678"])
+            #expect(resent.challenge?.outcome == .completed(.authenticated))
+            #expect(resent.challenge?.screens[1].text == "A new code has been sent.")
+            // The old code no longer passes.
+            let old = try await runTransaction(harness, pan: text, answers: ["resend", "1234", "1234", "1234"])
+            #expect(old.challenge?.outcome == .completed(.notAuthenticated))
+        }
+    }
+
+    @Test(arguments: MessageVersion.allCases)
+    func everyCancelCode(_ version: MessageVersion) async throws {
+        try await withHarness { harness in
+            for cancel in ChallengeCancel.allCases where cancel.since <= version {
+                let run = try await runTransaction(harness, pan: text, version: version, answers: ["cancel:\(cancel.rawValue)"])
+                #expect(run.challenge?.outcome == .cancelled, "\(cancel)")
+                #expect(run.final.state == "completed", "\(cancel)")
+                #expect(run.final.transStatus == cancel.result.transStatus.rawValue, "\(cancel)")
+                #expect(run.final.transStatusReason == cancel.result.reason, "\(cancel)")
+                #expect(run.final.record["challengeCancel"]?.stringValue == cancel.rawValue, "\(cancel)")
+            }
+        }
+    }
+
+    @Test func cancelOnTheFirstScreenAndRunningOutOfAnswersAreCardholderCancels() async throws {
+        try await withHarness { harness in
+            let run = try await runTransaction(harness, pan: text, answers: [])
+            #expect(run.challenge?.outcome == .cancelled)
+            #expect(run.final.record["challengeCancel"]?.stringValue == "01")
+            #expect(run.final.transStatus == "N")
+        }
+    }
+
+    @Test func whitelistingAnswerReachesTheThreeDSServer() async throws {
+        try await withHarness { harness in
+            let yes = try await runTransaction(harness, pan: "4000000000160004", answers: ["1234"], whitelisting: "Y")
+            #expect(yes.challenge?.screens.first?.whitelistingInfoText == "Trust Harness Test Merchant for future purchases?")
+            #expect(yes.final.record["whiteListStatus"]?.stringValue == "Y")
+            let no = try await runTransaction(harness, pan: "4000000000160004", answers: ["1234"], whitelisting: "N")
+            #expect(no.final.record["whiteListStatus"]?.stringValue == "N")
+            // 2.1.0 has no whitelisting: no prompt, no status.
+            let old = try await runTransaction(harness, pan: "4000000000160004", version: .v2_1_0, answers: ["1234"], whitelisting: "Y")
+            #expect(old.challenge?.screens.first?.whitelistingInfoText == nil)
+            #expect(old.final.record["whiteListStatus"] == nil)
+            #expect(old.final.transStatus == "Y")
+        }
+    }
+
+    @Test func oobShowsTheBankAppFrom220() async throws {
+        try await withHarness { harness in
+            let new = try await runTransaction(harness, pan: "4000000000140006", answers: ["continue"])
+            #expect(new.challenge?.screens.first?.oobAppURL == "https://bank.example/approve")
+            #expect(new.challenge?.screens.first?.oobContinueLabel == "I have approved")
+            let old = try await runTransaction(harness, pan: "4000000000140006", version: .v2_1_0, answers: ["continue"])
+            #expect(old.challenge?.screens.first?.oobAppURL == nil)
+            // An empty submit on an OOB screen is not a confirmation.
+            let typed = try await runTransaction(harness, pan: "4000000000140006", answers: ["empty", "continue"])
+            #expect(typed.challenge?.screens.last?.textIsWarning == true)
+            #expect(typed.final.transStatus == "Y")
+        }
+    }
+
+    @Test func htmlScreenIsAFormPostingToTheSDK() async throws {
+        try await withHarness { harness in
+            let run = try await runTransaction(harness, pan: "4000000000150005", answers: ["0000", "1234"])
+            let html = try #require(run.challenge?.screens.first?.html)
+            #expect(html.contains(#"<form action="https://emv3ds/challenge" method="post">"#))
+            #expect(ChallengeRunner.firstInputName(html) == "answer")
+            #expect(run.challenge?.screens.last?.html?.contains("Incorrect answer") == true)
+            #expect(run.final.transStatus == "Y")
+        }
+    }
+
+    @Test func informationScreenIsType07Only0n231() async throws {
+        try await withHarness { harness in
+            let new = try await runTransaction(harness, pan: "4000000000180002", version: .v2_3_1, answers: ["continue"])
+            #expect(new.challenge?.screens.first?.uiType == .information)
+            let old = try await runTransaction(harness, pan: "4000000000180002", version: .v2_2_0, answers: ["continue"])
+            #expect(old.challenge?.screens.first?.uiType == .outOfBand)
+            #expect(old.final.transStatus == "Y")
+        }
+    }
+
+    @Test func gcmChannel() async throws {
+        try await withHarness { harness in
+            for style in DeviceDataStyle.allCases {
+                let run = try await runTransaction(harness, pan: text, style: style, answers: ["1234"], encryption: .a128gcm)
+                #expect(run.challenge?.outcome == .completed(.authenticated), "\(style)")
+            }
+        }
+    }
+
+    @Test func ecSigningProfile() async throws {
+        try await withHarness(configure: { configuration in
+            for index in configuration.directoryServers.indices { configuration.directoryServers[index].acsSigning = "ec" }
+        }) { harness in
+            let run = try await runTransaction(harness, pan: text, answers: ["1234"])
+            let signed = try #require(ChallengeParameters(record: run.authentication.record)?.acsSignedContent)
+            #expect(try JWS(compact: signed).header.alg == "ES256")
+            #expect(try JWS(compact: signed).signature.count == 64)
+            #expect(run.challenge?.outcome == .completed(.authenticated))
+        }
+    }
+
+    @Test func acsSignedContentIsCheckedAgainstTheConfiguredRoot() async throws {
+        try await withHarness { harness in
+            let run = try await runTransaction(harness, pan: text, answers: ["1234"])
+            let signed = try #require(ChallengeParameters(record: run.authentication.record)?.acsSignedContent)
+            let jws = try JWS(compact: signed)
+            #expect(jws.header.alg == "PS256")
+            let chain = try jws.certificateChain()
+            #expect(chain.count == 2)
+            #expect(chain[1] == (try pki.rootCertificate("A000000003")))
+            let payload = try JSONReader.parse(jws.payload).value
+            #expect(payload.objectMembers?.map(\.key) == ["acsURL", "acsEphemPubKey", "sdkEphemPubKey"])
+            #expect(payload["acsURL"]?.stringValue == harness.baseURL + "/acs/challenge")
+            // An SDK configured with another scheme's root refuses it: a runtime error, no Erro.
+            let stranger = ChallengeRunner(client: harness.client, trustAnchors: [try pki.rootCertificate("A000000004")])
+            let refused = try await runTransaction(harness, pan: text, answers: ["1234"], challenger: stranger)
+            guard case .runtimeError(let reason)? = refused.challenge?.outcome else {
+                Issue.record("expected a runtime error, got \(String(describing: refused.challenge?.outcome))")
+                return
+            }
+            #expect(reason.contains("acsSignedContent"))
+            #expect(refused.challenge?.erroSent == nil)
+        }
+    }
+
+    @Test func decoupledResultArrivesByRReq() async throws {
+        try await withHarness { harness in
+            let run = try await runTransaction(harness, pan: "4000000000190001", answers: [])
+            #expect(run.authentication.transStatus == "D")
+            #expect(run.authentication.record["challenge"] != nil)
+            #expect(run.challenge == nil)
+            #expect(run.final.state == "completed")
+            #expect(run.final.transStatus == "Y")
+            #expect(run.final.eci == "05")
+            let old = try await runTransaction(harness, pan: "4000000000190001", version: .v2_1_0, answers: [])
+            #expect(old.final.state == "frictionless")
+            #expect(old.final.transStatus == "U")
+            #expect(old.final.transStatusReason == "07")
+        }
+    }
+
+    @Test func challengeNotFinishedInTimeEndsTimedOut() async throws {
+        try await withHarness(configure: { $0.accessControlServer.challengeTimeout = 0.5 }) { harness in
+            // No CReq at all: 05, first CReq not received.
+            let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: .v2_2_0, style: .android)
+            let started = try await harness.simulator.authenticate(sdk, pan: text)
+            let id = try #require(started.threeDSServerTransID)
+            let final = try await harness.simulator.awaitResult(id, limit: .seconds(20))
+            #expect(final.state == "completed")
+            #expect(final.transStatus == "N")
+            #expect(final.transStatusReason == "14")
+            #expect(final.record["challengeCancel"]?.stringValue == "05")
+            // A CReq after the limit is refused.
+            let parameters = try #require(ChallengeParameters(record: started.record))
+            let late = await harness.challenger.run(sdk, parameters: parameters, answers: ChallengeAnswers(["1234"]), style: .android)
+            guard case .protocolError(let reason) = late.outcome else { Issue.record("got \(late.outcome)"); return }
+            #expect(reason.contains("Erro 301"))
         }
     }
 }

@@ -14,8 +14,11 @@ struct SimulateCommand: AsyncParsableCommand {
         discussion: """
             The SDK encrypts its device data to the DS certificate of the card's scheme (from the test PKI named by --config), \
             creates an ephemeral key and ids, and the app posts them with the card to /3ds-server/authenticate.
-            --all-frictionless runs every frictionless-* scenario of GET /admin/scenarios for each chosen version and style, \
-            and exits 1 on any unexpected result.
+            When the ACS asks for a challenge, the SDK verifies acsSignedContent against the DS CA root, agrees the key and \
+            answers each screen from --answers ("1234", or "1111;resend;5678": one answer per screen; also cancel, cancel:NN, \
+            continue, empty). android runs the Android channel (zero IV with counter); ios-ec and rsa the iOS one (random IV).
+            --all runs every scenario of GET /admin/scenarios (--all-frictionless only the frictionless ones) for each chosen \
+            version and style with the scenario's documented answers, and exits 1 on any unexpected result.
             """
     )
 
@@ -34,11 +37,26 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Device data style: android (dir, EC), ios-ec (ECDH-ES), rsa (RSA-OAEP-256). Repeatable; default android, or all with --all-frictionless.")
     var style: [String] = []
 
+    @Option(name: .long, help: "Challenge answers, one per screen, separated by semicolons (with --pan).")
+    var answers = ""
+
+    @Option(name: .long, help: "whitelistingDataEntry to send when a screen asks (Y or N).")
+    var whitelisting = "Y"
+
+    @Option(name: .long, help: "CReq encryption: A128CBC-HS256 or A128GCM.")
+    var encryption = "A128CBC-HS256"
+
+    @Flag(name: .long, help: "Run every scenario and check its outcome.")
+    var all = false
+
     @Flag(name: .long, help: "Run every frictionless scenario and check its outcome.")
     var allFrictionless = false
 
+    var runsScenarios: Bool { all || allFrictionless }
+
     func validate() throws {
-        guard pan != nil || allFrictionless else { throw ValidationError("give --pan or --all-frictionless") }
+        guard pan != nil || runsScenarios else { throw ValidationError("give --pan, --all or --all-frictionless") }
+        guard ["A128CBC-HS256", "A128GCM"].contains(encryption) else { throw ValidationError("--encryption \(encryption) is not A128CBC-HS256 or A128GCM") }
         for name in version where MessageVersion(rawValue: name) == nil { throw ValidationError("--version \(name) is not 2.1.0, 2.2.0 or 2.3.1") }
         for name in style where DeviceDataStyle(rawValue: name) == nil { throw ValidationError("--style \(name) is not android, ios-ec or rsa") }
     }
@@ -49,35 +67,43 @@ struct SimulateCommand: AsyncParsableCommand {
             configuration = FileManager.default.fileExists(atPath: config) || config != "config/harness.yaml"
                 ? try HarnessConfiguration.load(path: config) : HarnessConfiguration()
         } catch { throw ValidationError(error.description) }
-        let versions = version.isEmpty ? (allFrictionless ? MessageVersion.allCases : [.v2_2_0]) : version.compactMap(MessageVersion.init(rawValue:))
-        let styles = style.isEmpty ? (allFrictionless ? DeviceDataStyle.allCases : [.android]) : style.compactMap(DeviceDataStyle.init(rawValue:))
+        let versions = version.isEmpty ? (runsScenarios ? MessageVersion.allCases : [.v2_2_0]) : version.compactMap(MessageVersion.init(rawValue:))
+        let styles = style.isEmpty ? (runsScenarios ? DeviceDataStyle.allCases : [.android]) : style.compactMap(DeviceDataStyle.init(rawValue:))
+        let contentEncryption = ContentEncryptionAlgorithm(rawValue: encryption) ?? .a128cbcHS256
 
         let group = EventLoopGroup(loopCount: 1)
         defer { group.shutdown() }
+        // An SDK waits 10 s for a CRes: the read timeout.
         let client = try HTTPClient(group: group, configuration: HTTPClientConfiguration(
-            tls: TLSConfiguration(trustRootsFile: configuration.pkiDirectory + "/tls/root-ca.pem")))
+            tls: TLSConfiguration(trustRootsFile: configuration.pkiDirectory + "/tls/root-ca.pem"), readTimeoutMilliseconds: 10_000))
         let simulator = Simulator(client: client, baseURL: url)
         let pki = TestPKI(directory: configuration.pkiDirectory)
+        let challenger = ChallengeRunner(client: client, trustAnchors: configuration.directoryServers.compactMap { try? pki.rootCertificate($0.rid) })
 
-        // (label, pan, expected transStatus per version or nil when unchecked)
-        var cases: [(String, String, [String: String]?)] = []
-        if let pan { cases.append((pan, pan, nil)) }
-        if allFrictionless {
+        var cases: [SimulationCase] = []
+        if let pan { cases.append(SimulationCase(label: pan, pan: pan, answers: ChallengeAnswers(script: answers, whitelisting: whitelisting))) }
+        if runsScenarios {
             for scenario in try await simulator.scenarios() {
-                guard let name = scenario["name"]?.stringValue, name.hasPrefix("frictionless-"),
-                      let scenarioPAN = scenario["pan"]?.stringValue else { continue }
-                var expected: [String: String] = [:]
+                guard let name = scenario["name"]?.stringValue, let scenarioPAN = scenario["pan"]?.stringValue,
+                      all || name.hasPrefix("frictionless-") else { continue }
+                var expected: [String: (flow: String, transStatus: String)] = [:]
                 for version in MessageVersion.allCases {
-                    expected[version.rawValue] = scenario["expected"]?[version.rawValue]?["transStatus"]?.stringValue
+                    guard let entry = scenario["expected"]?[version.rawValue], let flow = entry["flow"]?.stringValue,
+                          let status = entry["transStatus"]?.stringValue else { continue }
+                    expected[version.rawValue] = (flow, status)
                 }
-                cases.append((name, scenarioPAN, expected))
+                var scripted: [String] = []
+                if case .array(let list)? = scenario["answers"] { scripted = list.compactMap(\.stringValue) }
+                cases.append(SimulationCase(label: name, pan: scenarioPAN, answers: ChallengeAnswers(scripted, whitelisting: whitelisting),
+                                            expected: expected))
             }
         }
 
         var failures = 0
-        for (label, cardNumber, expected) in cases {
-            guard let scheme = configuration.scheme(for: cardNumber) else {
-                print("\(label): \(cardNumber) is in no card range of \(config)")
+        for simulation in cases {
+            let label = simulation.label
+            guard let scheme = configuration.scheme(for: simulation.pan) else {
+                print("\(label): \(simulation.pan) is in no card range of \(config)")
                 failures += 1
                 continue
             }
@@ -88,18 +114,35 @@ struct SimulateCommand: AsyncParsableCommand {
                         keyID: TestPKI.dsKeyID(scheme.rid, style.keyVariant))
                     let transaction = try SimulatedSDKTransaction(directoryServer: directoryServer, messageVersion: version, style: style)
                     print("\(label) \(version.rawValue) \(style.rawValue): SDK \(transaction.sdkTransID), device data to \(scheme.name) (\(scheme.rid))")
-                    let result = try await simulator.authenticate(transaction, pan: cardNumber)
-                    var line = "  3DS Server \(result.threeDSServerTransID ?? "-"): \(result.state ?? "?") \(result.summary)"
-                    if let want = expected?[version.rawValue] {
-                        let ok = result.state == "frictionless" && result.transStatus == want
+                    let run = try await simulator.run(transaction, pan: simulation.pan, answers: simulation.answers, challenger: challenger,
+                                                      style: style == .android ? .android : .ios, encryption: contentEncryption)
+                    if let report = run.challenge {
+                        for (index, screen) in report.screens.enumerated() {
+                            print("  screen \(index + 1): acsUiType \(screen.uiType.rawValue) \(screen.header ?? "")\(screen.textIsWarning ? " (warning: \(screen.text ?? ""))" : "")")
+                        }
+                        if let erro = report.erroSent { print("  SDK sent Erro \(erro.errorCode.rawValue): \(erro.errorDescription)") }
+                    }
+                    var line = "  \(run.final.threeDSServerTransID ?? "-"): \(run.summary)"
+                    if let want = simulation.expected?[version.rawValue] {
+                        let ok = run.final.transStatus == want.transStatus
+                            && run.final.state == (want.flow == "frictionless" ? "frictionless" : "completed")
+                            && (want.flow != "challenge" || run.challenge?.outcome == .completed(TransStatus(rawValue: want.transStatus) ?? .unavailable))
                         if !ok { failures += 1 }
-                        line += ok ? "  [ok]" : "  [UNEXPECTED: wanted \(want)]"
+                        line += ok ? "  [ok]" : "  [UNEXPECTED: wanted \(want.flow) \(want.transStatus)]"
                     }
                     print(line)
                 }
             }
         }
-        if allFrictionless { print("\(failures == 0 ? "all passed" : "\(failures) unexpected") (\(cases.count) scenarios x \(versions.count) versions x \(styles.count) styles)") }
+        if runsScenarios { print("\(failures == 0 ? "all passed" : "\(failures) unexpected") (\(cases.count) scenarios x \(versions.count) versions x \(styles.count) styles)") }
         if failures > 0 { throw ExitCode(1) }
     }
+}
+
+/// One PAN to run, with its answers and, for a scenario, the result it must give per version.
+struct SimulationCase {
+    var label: String
+    var pan: String
+    var answers: ChallengeAnswers
+    var expected: [String: (flow: String, transStatus: String)]?
 }

@@ -85,7 +85,7 @@ let package = Package(
         .testTarget(name: "EMVCryptoTests", dependencies: ["EMVCrypto", "EMV3DS", "JOSE"]),
         // Fixtures and the Python interop peer are read from the source tree at test time.
         .testTarget(name: "JOSETests", dependencies: ["JOSE"], exclude: ["Fixtures", "Interop"]),
-        .testTarget(name: "HarnessTests", dependencies: ["Harness", "Net"]),
+        .testTarget(name: "HarnessTests", dependencies: ["Harness", "Net", "Scenarios"]),
         // End to end: the roles over real HTTP on loopback, driven by the SDK simulator and by a Python peer.
         .testTarget(name: "FlowTests", dependencies: ["Harness", "Net", "EMV3DS", "EMVCrypto", "JOSE", "JSON", "SDKSimulator"],
                     exclude: ["Peer"]),

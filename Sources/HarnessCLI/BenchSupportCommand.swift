@@ -4,6 +4,7 @@ import EMVCrypto
 import Foundation
 import JOSE
 import JSON
+import Net
 import SDKSimulator
 import Synchronization
 
@@ -13,7 +14,7 @@ struct BenchSupportCommand: ParsableCommand {
         commandName: "bench-support",
         abstract: "Benchmark helpers (used by bench/run).",
         shouldDisplay: false,
-        subcommands: [AReqBody.self, CryptoRate.self]
+        subcommands: [AReqBody.self, CryptoRate.self, ChallengeCryptoRate.self, ChallengeLoad.self]
     )
 
     static func deviceData(pki directory: String, style: DeviceDataStyle) throws -> (SimulatedSDKTransaction, DirectoryServerKeys) {
@@ -78,6 +79,119 @@ struct BenchSupportCommand: ParsableCommand {
             }
             print(String(format: "%.0f", Double(total.withLock { $0 }) / seconds))
         }
+    }
+}
+
+/// The server-side crypto of one challenge transaction, on N threads: DS device-data
+/// decryption, the ACS's ephemeral key, key agreement and `acsSignedContent` signature, and two
+/// CReq/CRes rounds. Prints transactions per second.
+struct ChallengeCryptoRate: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "challenge-crypto")
+    @OptionGroup var parent: BenchSupportCommandOptions
+    @Option var style = "android"
+    @Option var threads = 2
+    @Option var seconds = 3.0
+
+    func run() throws {
+        guard let style = DeviceDataStyle(rawValue: style) else { throw ValidationError("unknown style \(style)") }
+        let (sdk, keys) = try BenchSupportCommand.deviceData(pki: parent.pki, style: style)
+        let pki = TestPKI(directory: parent.pki)
+        let identity = ACSSigningIdentity(key: try pki.acsPrivateKey("A000000003", .rsa),
+                                          chain: [try pki.acsCertificate("A000000003", .rsa), try pki.rootCertificate("A000000003")])
+        let sdkKey = sdk.ephemeralKey.publicKey
+        let sdkKeyJSON = sdk.ephemeralPublicKeyJSON
+        let deviceData = sdk.deviceData
+        let creq = Array(#"{"messageType":"CReq","messageVersion":"2.2.0","sdkCounterStoA":"000"}"#.utf8)
+        let cres = Array(String(repeating: "x", count: 600).utf8)
+        let deadline = Date().addingTimeInterval(seconds)
+        let total = Mutex(0)
+        DispatchQueue.concurrentPerform(iterations: threads) { _ in
+            var done = 0
+            while Date() < deadline {
+                do {
+                    _ = try DeviceData.decrypt(deviceData, keys: keys, directoryServerID: "A000000003")
+                    let ephemeral = try PrivateKey.generateP256()
+                    let channel = try SecureChannel(privateKey: ephemeral, peerPublicKey: sdkKey, sdkReferenceNumber: SimulatedSDKTransaction.sdkReferenceNumber)
+                    _ = try AcsSignedContent.sign(acsURL: "https://localhost:8443/acs/challenge", acsEphemeralKey: ephemeral.publicKey,
+                                                  sdkEphemPubKey: sdkKeyJSON, identity: identity)
+                    for _ in 0..<2 {
+                        // The ACS opens what the SDK sealed, and seals its answer.
+                        let sealed = try channel.seal(creq, encryption: .a128cbcHS256, kid: "k", direction: .sdkToACS)
+                        _ = try channel.open(sealed, direction: .sdkToACS)
+                        _ = try channel.seal(cres, encryption: .a128cbcHS256, kid: "k", direction: .acsToSDK)
+                    }
+                } catch { continue }
+                done += 1
+            }
+            total.withLock { $0 += done }
+        }
+        print(String(format: "%.0f", Double(total.withLock { $0 }) / seconds))
+    }
+}
+
+/// Runs full challenge transactions (authentication, two CReq/CRes rounds, the RReq behind
+/// the last one) at a fixed concurrency; prints transactions/s and p50/p99 per step.
+struct ChallengeLoad: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "challenge")
+    @OptionGroup var parent: BenchSupportCommandOptions
+    @Option var url = "http://127.0.0.1:8080"
+    @Option var concurrency = 32
+    @Option var seconds = 8.0
+    @Option var style = "android"
+
+    func run() async throws {
+        guard let style = DeviceDataStyle(rawValue: style) else { throw ValidationError("unknown style \(style)") }
+        let pki = TestPKI(directory: parent.pki)
+        let group = EventLoopGroup(loopCount: 1)
+        defer { group.shutdown() }
+        let client = try HTTPClient(group: group, configuration: HTTPClientConfiguration(
+            tls: TLSConfiguration(trustRootsFile: parent.pki + "/tls/root-ca.pem"), maxIdleConnectionsPerEndpoint: concurrency))
+        let simulator = Simulator(client: client, baseURL: url)
+        let challenger = ChallengeRunner(client: client, trustAnchors: [try pki.rootCertificate("A000000003")])
+        let directoryServer = DirectoryServerConfiguration(rid: "A000000003", certificate: try pki.dsCertificate("A000000003", style.keyVariant))
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(seconds)
+        let start = clock.now
+        let samples = try await withThrowingTaskGroup(of: [[Duration]].self) { tasks in
+            for _ in 0..<concurrency {
+                tasks.addTask {
+                    var steps: [[Duration]] = [[], [], []]
+                    while clock.now < deadline {
+                        let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer, messageVersion: .v2_2_0, style: style)
+                        let begin = clock.now
+                        let authentication = try await simulator.authenticate(sdk, pan: "4000000000110009")
+                        let authenticated = clock.now - begin
+                        guard let parameters = ChallengeParameters(record: authentication.record) else {
+                            throw ValidationError("no challenge: \(authentication.summary)")
+                        }
+                        let report = await challenger.run(sdk, parameters: parameters, answers: ChallengeAnswers(["1234"]),
+                                                          style: style == .android ? .android : .ios)
+                        guard report.outcome == .completed(.authenticated), report.roundTimes.count == 2 else {
+                            throw ValidationError("challenge failed: \(report.outcome)")
+                        }
+                        steps[0].append(authenticated)
+                        steps[1].append(report.roundTimes[0])
+                        steps[2].append(report.roundTimes[1])
+                    }
+                    return steps
+                }
+            }
+            var merged: [[Duration]] = [[], [], []]
+            for try await steps in tasks { for index in 0..<3 { merged[index] += steps[index] } }
+            return merged
+        }
+        let elapsed = clock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        func percentile(_ values: [Duration], _ p: Double) -> Double {
+            let sorted = values.sorted()
+            guard !sorted.isEmpty else { return 0 }
+            let value = sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+            return Double(value.components.attoseconds) / 1e15 + Double(value.components.seconds) * 1000
+        }
+        // transactions/s, then p50 and p99 in ms of: authentication, CReq 1, CReq 2 (with the RReq).
+        var fields = [String(format: "%.0f", Double(samples[0].count) / seconds)]
+        for step in samples { fields += [String(format: "%.2f", percentile(step, 0.5)), String(format: "%.2f", percentile(step, 0.99))] }
+        print(fields.joined(separator: " "))
     }
 }
 

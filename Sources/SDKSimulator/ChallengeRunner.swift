@@ -90,6 +90,8 @@ public struct ChallengeRunner: Sendable {
         public var screens: [ChallengeScreenContent] = []
         /// The Erro the SDK sent the ACS, if any.
         public var erroSent: ErroMessage?
+        /// How long each CReq took to be answered, in order.
+        public var roundTimes: [Duration] = []
     }
 
     public func run(_ transaction: SimulatedSDKTransaction, parameters: ChallengeParameters, answers: ChallengeAnswers,
@@ -113,8 +115,12 @@ public struct ChallengeRunner: Sendable {
         var pending = answers.answers[...]
         var action: CReq.Action = style == .android ? .noEntry : .none
         var whitelisting: String?
+        let clock = ContinuousClock()
         for counter in 0..<100 {
-            switch await session.exchange(counter: counter, action: action, whitelisting: whitelisting) {
+            let start = clock.now
+            let step = await session.exchange(counter: counter, action: action, whitelisting: whitelisting)
+            report.roundTimes.append(clock.now - start)
+            switch step {
             case .finished(let outcome, let erro):
                 report.outcome = outcome
                 report.erroSent = erro

@@ -123,19 +123,12 @@ public final class ThreeDSServer: Sendable {
                 ("acquirerBIN", .string(settings.acquirerBIN)), ("acquirerMerchantID", .string(settings.acquirerMerchantID)),
                 ("mcc", .string(settings.mcc)), ("merchantCountryCode", .string(settings.merchantCountryCode)),
                 ("merchantName", .string(settings.requestorName)), ("purchaseExponent", .string("2")),
-                ("purchaseDate", .string(Self.purchaseDate(Date()))),
+                ("purchaseDate", .string(UTCTime.purchaseDate(Date()))),
             ]
         }
         var areq = AReq(json: .object(members), version: input.messageVersion)
         for (key, value) in input.passThrough { areq.set(key, value) }
         return areq
-    }
-
-    /// "YYYYMMDDHHMMSS" in UTC.
-    static func purchaseDate(_ date: Date) -> String {
-        let parts = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC") ?? .current, from: date)
-        return String(format: "%04d%02d%02d%02d%02d%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0,
-                      parts.hour ?? 0, parts.minute ?? 0, parts.second ?? 0)
     }
 
     // MARK: Results

@@ -77,8 +77,6 @@ public struct Transaction: Sendable {
                 ("acsRefNumber", .string(ares.acsReferenceNumber)), ("acsSignedContent", .string(ares.acsSignedContent)),
             ])
         }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return .object(omittingAbsent: [
             ("threeDSServerTransID", .string(threeDSServerTransID)),
             ("state", .string(state.rawValue)),
@@ -97,9 +95,9 @@ public struct Transaction: Sendable {
             ("error", .string(error)),
             ("erro", erro?.json),
             ("violations", violations.isEmpty ? nil : .array(violations.map(JSONValue.string))),
-            ("createdAt", .string(formatter.string(from: createdAt))),
+            ("createdAt", .string(UTCTime.iso8601(createdAt))),
             ("messages", .array(messages.map { entry in
-                .object([("direction", .string(entry.direction.rawValue)), ("at", .string(formatter.string(from: entry.at))),
+                .object([("direction", .string(entry.direction.rawValue)), ("at", .string(UTCTime.iso8601(entry.at))),
                          ("message", entry.message)])
             })),
         ])

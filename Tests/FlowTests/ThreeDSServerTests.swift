@@ -105,14 +105,24 @@ struct ThreeDSServerTests {
             let list = try JSONReader.parse(try await harness.get("/admin/scenarios").body).value
             guard case .array(let scenarios)? = list["scenarios"] else { Issue.record("no scenarios"); return }
             let names = scenarios.compactMap { $0["name"]?.stringValue }
-            #expect(names == ["frictionless-y", "frictionless-a", "frictionless-n", "frictionless-r", "frictionless-u", "frictionless-i"])
+            #expect(names == ["frictionless-y", "frictionless-a", "frictionless-n", "frictionless-r", "frictionless-u", "frictionless-i",
+                              "challenge-text", "challenge-single-select", "challenge-multi-select", "challenge-oob", "challenge-html",
+                              "challenge-whitelisting", "challenge-two-steps", "challenge-information", "decoupled"])
             for scenario in scenarios {
                 let pan = try #require(scenario["pan"]?.stringValue)
                 #expect(CardNumber.isLuhnValid(pan), "\(pan)")
                 #expect(scenario["description"]?.stringValue?.isEmpty == false)
             }
-            #expect(scenarios.last?["expected"]?["2.1.0"]?["transStatus"]?.stringValue == "U")
-            #expect(scenarios.last?["expected"]?["2.2.0"]?["transStatus"]?.stringValue == "I")
+            let informational = try #require(scenarios.first { $0["name"]?.stringValue == "frictionless-i" })
+            #expect(informational["expected"]?["2.1.0"]?["transStatus"]?.stringValue == "U")
+            #expect(informational["expected"]?["2.2.0"]?["transStatus"]?.stringValue == "I")
+            // Challenges list the answers that pass and the flow per version.
+            let text = try #require(scenarios.first { $0["name"]?.stringValue == "challenge-text" })
+            #expect(text["answers"] == .array([.string("1234")]))
+            #expect(text["expected"]?["2.1.0"]?["flow"]?.stringValue == "challenge")
+            let decoupled = try #require(scenarios.last)
+            #expect(decoupled["expected"]?["2.1.0"]?["flow"]?.stringValue == "frictionless")
+            #expect(decoupled["expected"]?["2.2.0"]?["flow"]?.stringValue == "decoupled")
         }
     }
 }

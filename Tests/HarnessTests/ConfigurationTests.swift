@@ -1,5 +1,6 @@
 import Testing
 @testable import Harness
+import Scenarios
 
 @Suite("Configuration file")
 struct ConfigurationTests {
@@ -65,8 +66,17 @@ struct ConfigurationTests {
 struct ScenarioFileTests {
     @Test func committedFileParses() throws {
         let catalog = try ScenarioFile.load(path: repositoryRoot + "/config/scenarios.yaml")
-        #expect(catalog.scenarios.count == 6)
+        #expect(catalog.scenarios.count == 15)
         #expect(catalog.scenario(for: "4000000000003006").name == "frictionless-n")
+        guard case .challenge(let script) = catalog.scenario(for: "4000000000110009").outcome else {
+            Issue.record("challenge-text is not a challenge")
+            return
+        }
+        #expect(script.steps.first?.answer == "1234")
+        #expect(script.steps.first?.resendAnswer == "5678")
+        #expect(script.attempts == 3)
+        #expect(catalog.scenario(for: "4000000000190001").outcome == .decoupled(DecoupledScript(status: .authenticated, delay: 2,
+                                                                                                  cardholderInfo: "Approve the payment in your banking app.")))
         #expect(catalog.scenario(for: "4111111111111111").name == "frictionless-y")
     }
 
@@ -78,6 +88,30 @@ struct ScenarioFileTests {
         ("defaultScenario: a\nscenarios:\n  - {name: a, pan: \"4000000000001001\", description: d, transStatus: Y}", "s.yaml: scenarios[0] (a).pan: \"4000000000001001\" is not"),
         ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, transStatus: Y}\n  - {name: a, description: d, transStatus: Y}", "s.yaml: scenario a is defined twice"),
         ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, transStatus: Y, colour: red}", "s.yaml: scenarios.0.colour: unknown key"),
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d}", "s.yaml: scenarios[0] (a).transStatus: give exactly one of"),
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, transStatus: Y, decoupled: {}}", "s.yaml: scenarios[0] (a).transStatus: give exactly one of"),
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, challenge: {steps: []}}", "s.yaml: scenarios[0] (a).challenge.steps: at least one step"),
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, challenge: {steps: [{uiType: voice, answer: x}]}}",
+         "s.yaml: scenarios[0] (a).challenge.steps[0].uiType: \"voice\" is not 01-07"),
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, challenge: {steps: [{uiType: text}]}}",
+         "s.yaml: scenarios[0] (a).challenge.steps[0].answer: required for uiType 01"),
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, challenge: {steps: [{uiType: single-select, answer: \"1\"}]}}",
+         "s.yaml: scenarios[0] (a).challenge.steps[0].options: required for uiType 02"),
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, challenge: {steps: [{uiType: \"02\", answer: \"3\", options: [{key: \"1\", label: x}]}]}}",
+         "s.yaml: scenarios[0] (a).challenge.steps[0].answer: \"3\" is not one of the option keys"),
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, challenge: {steps: [{uiType: oob, resendAnswer: \"1\"}]}}",
+         "s.yaml: scenarios[0] (a).challenge.steps[0].resendAnswer: only text steps"),
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, challenge: {steps: [{uiType: text, answer: \"1\", header: \"\"}]}}",
+         "s.yaml: scenarios[0] (a).challenge.steps[0].header: must be 1-45 characters"),
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, challenge: {attempts: 0, steps: [{uiType: text, answer: \"1\"}]}}",
+         "s.yaml: scenarios[0] (a).challenge.attempts: at least 1"),
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, challenge: {success: N, steps: [{uiType: text, answer: \"1\"}]}}",
+         "s.yaml: scenarios[0] (a).challenge.success: \"N\" is not Y or A"),
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, challenge: {steps: [{uiType: text, answer: \"1\", colour: red}]}}",
+         "s.yaml: scenarios.0.challenge.steps.0.colour: unknown key"),
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, decoupled: {delay: -1}}", "s.yaml: scenarios[0] (a).decoupled.delay: must be 0"),
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, decoupled: {transStatus: N}}",
+         "s.yaml: scenarios[0] (a).decoupled.transStatusReason: required for transStatus N"),
     ])
     func invalidFilesSayWhatIsWrong(yaml: String, message: String) {
         #expect {
@@ -93,6 +127,8 @@ struct ScenarioFileTests {
         ("directoryServers:\n  - {rid: A000000003, name: V, authenticatedECI: \"5\"}", "h.yaml: directoryServers[0].authenticatedECI: \"5\" is not two digits"),
         ("directoryServer:\n  outOfRange: Y", "h.yaml: directoryServer.outOfRange: \"Y\" is not N, U or erro"),
         ("threeDSServer:\n  dsURL: x", "h.yaml: threeDSServer.dsURL: unknown key"),
+        ("directoryServers:\n  - {rid: A000000003, name: V, acsSigning: dsa}", "h.yaml: directoryServers[0].acsSigning: \"dsa\" is not rsa or ec"),
+        ("accessControlServer:\n  challengeTimeout: 0", "h.yaml: accessControlServer.challengeTimeout: must be more than 0"),
     ])
     func invalidRoleSettingsSayWhatIsWrong(yaml: String, message: String) {
         #expect {

@@ -17,6 +17,21 @@ struct BenchSupportCommand: ParsableCommand {
         subcommands: [AReqBody.self, CryptoRate.self, ChallengeCryptoRate.self, ChallengeLoad.self]
     )
 
+    /// Runs `operation` on `threads` threads for `seconds`; prints how many succeeded per second.
+    static func printRate(threads: Int, seconds: Double, _ operation: @escaping @Sendable () throws -> Void) {
+        let deadline = Date().addingTimeInterval(seconds)
+        let total = Mutex(0)
+        DispatchQueue.concurrentPerform(iterations: threads) { _ in
+            var done = 0
+            while Date() < deadline {
+                guard (try? operation()) != nil else { continue }
+                done += 1
+            }
+            total.withLock { $0 += done }
+        }
+        print(String(format: "%.0f", Double(total.withLock { $0 }) / seconds))
+    }
+
     static func deviceData(pki directory: String, style: DeviceDataStyle) throws -> (SimulatedSDKTransaction, DirectoryServerKeys) {
         let pki = TestPKI(directory: directory)
         let rid = "A000000003"
@@ -66,18 +81,10 @@ struct BenchSupportCommand: ParsableCommand {
         func run() throws {
             guard let style = DeviceDataStyle(rawValue: style) else { throw ValidationError("unknown style \(style)") }
             let (sdk, keys) = try BenchSupportCommand.deviceData(pki: parent.pki, style: style)
-            let deadline = Date().addingTimeInterval(seconds)
-            let total = Mutex(0)
             let deviceData = sdk.deviceData
-            DispatchQueue.concurrentPerform(iterations: threads) { _ in
-                var done = 0
-                while Date() < deadline {
-                    _ = try? DeviceData.decrypt(deviceData, keys: keys, directoryServerID: "A000000003")
-                    done += 1
-                }
-                total.withLock { $0 += done }
+            BenchSupportCommand.printRate(threads: threads, seconds: seconds) {
+                _ = try DeviceData.decrypt(deviceData, keys: keys, directoryServerID: "A000000003")
             }
-            print(String(format: "%.0f", Double(total.withLock { $0 }) / seconds))
         }
     }
 }
@@ -103,29 +110,19 @@ struct ChallengeCryptoRate: ParsableCommand {
         let deviceData = sdk.deviceData
         let creq = Array(#"{"messageType":"CReq","messageVersion":"2.2.0","sdkCounterStoA":"000"}"#.utf8)
         let cres = Array(String(repeating: "x", count: 600).utf8)
-        let deadline = Date().addingTimeInterval(seconds)
-        let total = Mutex(0)
-        DispatchQueue.concurrentPerform(iterations: threads) { _ in
-            var done = 0
-            while Date() < deadline {
-                do {
-                    _ = try DeviceData.decrypt(deviceData, keys: keys, directoryServerID: "A000000003")
-                    let ephemeral = try PrivateKey.generateP256()
-                    let channel = try SecureChannel(privateKey: ephemeral, peerPublicKey: sdkKey, sdkReferenceNumber: SimulatedSDKTransaction.sdkReferenceNumber)
-                    _ = try AcsSignedContent.sign(acsURL: "https://localhost:8443/acs/challenge", acsEphemeralKey: ephemeral.publicKey,
-                                                  sdkEphemPubKey: sdkKeyJSON, identity: identity)
-                    for _ in 0..<2 {
-                        // The ACS opens what the SDK sealed, and seals its answer.
-                        let sealed = try channel.seal(creq, encryption: .a128cbcHS256, kid: "k", direction: .sdkToACS)
-                        _ = try channel.open(sealed, direction: .sdkToACS)
-                        _ = try channel.seal(cres, encryption: .a128cbcHS256, kid: "k", direction: .acsToSDK)
-                    }
-                } catch { continue }
-                done += 1
+        BenchSupportCommand.printRate(threads: threads, seconds: seconds) {
+            _ = try DeviceData.decrypt(deviceData, keys: keys, directoryServerID: "A000000003")
+            let ephemeral = try PrivateKey.generateP256()
+            let channel = try SecureChannel(privateKey: ephemeral, peerPublicKey: sdkKey, sdkReferenceNumber: SimulatedSDKTransaction.sdkReferenceNumber)
+            _ = try AcsSignedContent.sign(acsURL: "https://localhost:8443/acs/challenge", acsEphemeralKey: ephemeral.publicKey,
+                                          sdkEphemPubKey: sdkKeyJSON, identity: identity)
+            for _ in 0..<2 {
+                // The ACS opens what the SDK sealed, and seals its answer.
+                let sealed = try channel.seal(creq, encryption: .a128cbcHS256, kid: "k", direction: .sdkToACS)
+                _ = try channel.open(sealed, direction: .sdkToACS)
+                _ = try channel.seal(cres, encryption: .a128cbcHS256, kid: "k", direction: .acsToSDK)
             }
-            total.withLock { $0 += done }
         }
-        print(String(format: "%.0f", Double(total.withLock { $0 }) / seconds))
     }
 }
 

@@ -112,6 +112,7 @@ public final class AccessControlServer: Sendable {
         transaction.transStatus = ares.transStatus
         let acsTransID = ares.acsTransID
         transactions.put(acsTransID, transaction)
+        if case .challenge = plan { startTimer(acsTransID) }
         if case .decoupled(let script) = plan {
             Task { [self] in
                 try? await Task.sleep(for: .seconds(script.delay))
@@ -152,11 +153,19 @@ public final class AccessControlServer: Sendable {
         transaction.authenticationType = ares.authenticationType
         ares.acsRenderingType = .object([("acsInterface", .string(session.firstUIType.isHTML ? "02" : "01")),
                                          ("acsUiTemplate", .string(session.firstUIType.rawValue))])
-        let acsTransID = ares.acsTransID
+    }
+
+    /// Starts the time limit of a challenge just stored.
+    func startTimer(_ acsTransID: String) {
         let timeout = settings.challengeTimeout
-        Task { [self] in
-            try? await Task.sleep(for: .seconds(timeout))
+        let timer = Task { [self] in
+            guard (try? await Task.sleep(for: .seconds(timeout))) != nil else { return }
             await expire(acsTransID)
+        }
+        transactions.update(acsTransID) { transaction in
+            guard case .challenge(var state) = transaction.phase else { return timer.cancel() }
+            state.timer = timer
+            transaction.phase = .challenge(state)
         }
     }
 
@@ -165,7 +174,7 @@ public final class AccessControlServer: Sendable {
         let cancel: ChallengeCancel? = transactions.update(acsTransID) { transaction in
             guard case .challenge(let state) = transaction.phase else { return nil }
             let cancel: ChallengeCancel = state.nextCounter == 0 ? .firstCReqNotReceived : .timedOutAtACS
-            transaction.phase = .ended("timed out after \(settings.challengeTimeout) s")
+            transaction.leaveChallenge(for: .ended("timed out after \(settings.challengeTimeout) s"))
             return cancel
         } ?? nil
         guard let cancel else { return }

@@ -76,7 +76,8 @@ extension AccessControlServer {
             }
             state.nextCounter += 1
             let decision = state.session.handle(creq)
-            if case .finish = decision { transaction.phase = .finishing } else { transaction.phase = .challenge(state) }
+            transaction.phase = .challenge(state)
+            if case .finish = decision { transaction.leaveChallenge(for: .finishing) }
             return .success(decision)
         }
         guard let step else { throw refusal("acsTransID", .transactionIDNotRecognised, "names no transaction of this ACS", about: known) }
@@ -124,7 +125,7 @@ extension AccessControlServer {
     func end(_ acsTransID: String, because reason: String, cancel: ChallengeCancel) async {
         let interactions: Int? = transactions.update(acsTransID) { transaction in
             guard case .challenge(let state) = transaction.phase else { return nil }
-            transaction.phase = .ended(reason)
+            transaction.leaveChallenge(for: .ended(reason))
             return state.session.interactions
         } ?? nil
         guard let interactions else { return }

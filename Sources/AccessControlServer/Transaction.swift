@@ -8,6 +8,8 @@ struct ChallengeState: Sendable {
     var session: ChallengeSession
     /// The `sdkCounterStoA` the next CReq must carry.
     var nextCounter = 0
+    /// Ends the challenge at its time limit; cancelled when it ends sooner.
+    var timer: Task<Void, Never>?
 }
 
 extension AccessControlServer {
@@ -54,6 +56,12 @@ extension AccessControlServer {
         /// The scheme's ECI for an authenticated or attempted result (Visa-like for a PAN of no known scheme).
         func eci(for status: TransStatus) -> String? {
             (scheme ?? PaymentScheme(rid: "", name: "", cardRanges: [])).eci(for: status)
+        }
+
+        /// Leaves the challenge phase for `next`, stopping its timer.
+        mutating func leaveChallenge(for next: Phase) {
+            if case .challenge(let state) = phase { state.timer?.cancel() }
+            phase = next
         }
 
         /// Whether the transaction still waits for something (a CReq, or its decoupled result).

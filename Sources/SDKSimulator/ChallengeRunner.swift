@@ -191,7 +191,11 @@ struct Session {
     mutating func exchange(counter: Int, action: CReq.Action, whitelisting: String?) async -> Step {
         var creq = CReq(messageVersion: transaction.messageVersion, threeDSServerTransID: parameters.threeDSServerTransID,
                         acsTransID: parameters.acsTransID, sdkTransID: transaction.sdkTransID, counter: counter, action: action)
-        if transaction.messageVersion >= .v2_2_0 { creq.whitelistingDataEntry = whitelisting }
+        if transaction.messageVersion >= .v2_2_0 {
+            creq.whitelistingDataEntry = whitelisting
+            // Where an OOB app returns the cardholder: the app's own URL.
+            if case .oobContinue = action { creq.threeDSRequestorAppURL = "https://merchant.example/3ds-return" }
+        }
         if style == .android { creq.extraMembers = [("messageExtensions", .array([]))] }
         let iv: [UInt8]? = style == .android
             ? [UInt8](repeating: 0, count: encryption == .a128gcm ? 11 : 15) + [UInt8(truncatingIfNeeded: counter)] : nil

@@ -252,3 +252,35 @@ struct ChallengeBehaviourTests {
         }
     }
 }
+
+@Suite("Challenge scripts from a scenario file")
+struct ChallengeScriptFileTests {
+    @Test func htmlOutOfBandIsType06On231AndHTMLBefore() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("scenarios-\(UUID().uuidString).yaml").path
+        try """
+        defaultScenario: html-oob
+        scenarios:
+          - name: html-oob
+            description: HTML out of band, then a code
+            challenge:
+              attempts: 1
+              steps:
+                - {uiType: html-oob, text: "Approve in the app", answer: "ok", htmlRefresh: "<p>Waiting for approval</p>"}
+                - {uiType: text, answer: "99", submitLabel: Send}
+        """.write(toFile: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try await withHarness(configure: { $0.scenarios = file }) { harness in
+            let new = try await runTransaction(harness, pan: "4000000000110009", version: .v2_3_1, answers: ["continue", "99"])
+            #expect(new.challenge?.screens.first?.uiType == .htmlOutOfBand)
+            #expect(new.challenge?.screens.first?.htmlRefresh == "<p>Waiting for approval</p>")
+            #expect(new.final.transStatus == "Y")
+            let old = try await runTransaction(harness, pan: "4000000000110009", version: .v2_2_0, answers: ["ok", "99"])
+            #expect(old.challenge?.screens.first?.uiType == .html)
+            #expect(old.final.transStatus == "Y")
+            // One attempt: a wrong code ends it at once.
+            let wrong = try await runTransaction(harness, pan: "4000000000110009", answers: ["ok", "98"])
+            #expect(wrong.challenge?.outcome == .completed(.notAuthenticated))
+            #expect(wrong.final.transStatusReason == "01")
+        }
+    }
+}

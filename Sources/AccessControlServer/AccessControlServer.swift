@@ -28,15 +28,22 @@ public struct AccessControlServerSettings: Sendable {
     }
 }
 
-/// The scenarios in force; the harness swaps them on reload without stopping the ACS.
+/// The scenarios in force and the pins over them; the harness swaps the scenarios on reload
+/// without stopping the ACS (a transaction keeps the scenario it started with).
 public final class ScenarioSource: Sendable {
     private let current: Mutex<ScenarioCatalog>
+    public let pins = PinBoard()
 
     public init(_ catalog: ScenarioCatalog) { current = Mutex(catalog) }
 
     public var catalog: ScenarioCatalog { current.withLock { $0 } }
 
     public func replace(with catalog: ScenarioCatalog) { current.withLock { $0 = catalog } }
+
+    /// The scenario of a transaction: a pin if one is set for it, else the file's.
+    public func scenario(pan: String, sdkTransID: String?) -> Scenario {
+        pins.take(pan: pan, sdkTransID: sdkTransID) ?? catalog.scenario(for: pan)
+    }
 }
 
 /// The Access Control Server role: decides each authentication from the scenarios, runs
@@ -77,7 +84,7 @@ public final class AccessControlServer: Sendable {
             logger.info("AReq refused", metadata: ["reason": "\(error)"])
             return .erro(error, from: .acs)
         }
-        let scenario = scenarios.catalog.scenario(for: areq.acctNumber)
+        let scenario = scenarios.scenario(pan: areq.acctNumber, sdkTransID: areq.sdkTransID)
         let scheme = settings.schemes.scheme(for: areq.acctNumber)
         var transaction = Transaction(areq: areq, acsTransID: TransactionIdentifier.make(), scenario: scenario.name, scheme: scheme,
                                       resultsURL: areq["dsURL"] ?? settings.directoryServerURL ?? endpoints.url("/ds/rreq"))

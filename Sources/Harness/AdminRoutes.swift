@@ -5,9 +5,24 @@ import Messaging
 import Net
 import Scenarios
 
-/// `/admin/...`: what the harness is set up to do.
+/// Reads the scenario file again and puts it in force. A bad file changes nothing;
+/// transactions in flight keep the scenario they started with.
+struct ScenarioReloader: Sendable {
+    let path: String
+    let scenarios: ScenarioSource
+
+    /// Returns how many scenarios are now in force.
+    func reload() throws(ConfigurationError) -> Int {
+        let catalog = try ScenarioFile.load(path: path)
+        scenarios.replace(with: catalog)
+        return catalog.scenarios.count
+    }
+}
+
+/// `/admin/...`: what the harness is set up to do, and the controls tests and CI jobs use.
 struct AdminRoutes {
     let scenarios: ScenarioSource
+    let reloader: ScenarioReloader
 
     func register(on router: inout Router) {
         router.get("/admin/scenarios") { _, _ in
@@ -17,6 +32,70 @@ struct AdminRoutes {
                 ("scenarios", .array(catalog.scenarios.map(Self.json))),
             ]))
         }
+        // A bad file leaves the scenarios in force as they were; transactions in flight keep theirs.
+        router.post("/admin/reload") { _, _ in
+            let count: Int
+            do { count = try reloader.reload() } catch let error as ConfigurationError { throw HTTPError(.badRequest, error.description) }
+            return .emv(.object([("reloaded", .number(String(count)))]))
+        }
+        router.post("/admin/pins") { request, _ in try addPin(request) }
+        router.get("/admin/pins") { _, _ in .emv(.object([("pins", .array(scenarios.pins.all.map(Self.json)))])) }
+        router.delete("/admin/pins") { _, _ in .emv(.object([("removed", .number(String(scenarios.pins.remove(nil))))])) }
+        router.delete("/admin/pins/{target}") { _, context in
+            let value = try context.parameter("target")
+            let removed = scenarios.pins.remove(.pan(value)) + scenarios.pins.remove(.sdkTransID(value))
+            return .emv(.object([("removed", .number(String(removed)))]))
+        }
+    }
+
+    /// `{"pan" | "sdkTransID": …, "scenario": "name" | {inline scenario}, "count": 1}`.
+    func addPin(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard request.headers.mediaType == "application/json" else { throw HTTPError(.unsupportedMediaType, "expected Content-Type application/json") }
+        let body: JSONValue
+        do { body = try JSONReader.parse(request.body).value } catch { throw HTTPError(.badRequest, "body is not JSON: \(error)") }
+        let target: PinTarget
+        switch (body["pan"]?.stringValue, body["sdkTransID"]?.stringValue) {
+        case (let pan?, nil):
+            guard CardNumber.isLuhnValid(pan), (13...19).contains(pan.count) else { throw HTTPError(.badRequest, "pan \(pan) is not a Luhn-valid card number") }
+            target = .pan(pan)
+        case (nil, let id?):
+            guard FieldFormat.isCanonicalUUID(id) else { throw HTTPError(.badRequest, "sdkTransID \(id) is not a UUID") }
+            target = .sdkTransID(id.lowercased())
+        default:
+            throw HTTPError(.badRequest, "give exactly one of pan and sdkTransID (strings)")
+        }
+        let count: Int
+        switch body["count"] {
+        case nil: count = 1
+        case .number(let text)?:
+            guard let value = Int(text), value >= 1 else { throw HTTPError(.badRequest, "count must be a whole number of 1 or more") }
+            count = value
+        default: throw HTTPError(.badRequest, "count must be a number")
+        }
+        let scenario: Scenario
+        switch body["scenario"] {
+        case .string(let name)?:
+            guard let named = scenarios.catalog.scenarios.first(where: { $0.name == name }) else {
+                throw HTTPError(.badRequest, "no scenario \(name) (GET /admin/scenarios lists them)")
+            }
+            scenario = named
+        case let inline? where inline.objectMembers != nil:
+            do { scenario = try ScenarioFile.parseScenario(JSONWriter.string(inline), source: "pin") } catch {
+                throw HTTPError(.badRequest, error.description)
+            }
+        default:
+            throw HTTPError(.badRequest, "scenario must be a scenario name or a scenario object")
+        }
+        let pin = scenarios.pins.add(scenario, for: target, count: count)
+        return .emv(Self.json(pin), status: .created)
+    }
+
+    static func json(_ pin: Pin) -> JSONValue {
+        let target: (String, JSONValue) = switch pin.target {
+        case .pan(let pan): ("pan", .string(pan))
+        case .sdkTransID(let id): ("sdkTransID", .string(id))
+        }
+        return .object([target, ("scenario", .string(pin.scenario.name)), ("remaining", .number(String(pin.remaining)))])
     }
 
     static func json(_ scenario: Scenario) -> JSONValue {

@@ -21,6 +21,7 @@ public final class HarnessApp: Sendable {
     public let scenarios: ScenarioSource
     public let endpoints = LocalEndpoints()
     private let logger: Logger
+    private let scenarioPath: String
 
     /// Builds the app; relative file paths in `configuration` are resolved against `baseDirectory`.
     /// Fails, naming the file, when the test PKI or the scenario file cannot be read.
@@ -42,7 +43,9 @@ public final class HarnessApp: Sendable {
                 throw ConfigurationError.invalid(source: "directoryServers", reason: "\(scheme.rid): DS and ACS keys under \(pki.profileDirectory(scheme.rid)): \(error) (run `threeds-harness pki generate`)")
             }
         }
-        scenarios = ScenarioSource(try ScenarioFile.load(path: resolve(configuration.scenarios)))
+        let scenarioPath = resolve(configuration.scenarios)
+        self.scenarioPath = scenarioPath
+        scenarios = ScenarioSource(try ScenarioFile.load(path: scenarioPath))
         let schemes = configuration.directoryServers.map(\.scheme)
 
         group = EventLoopGroup(loopCount: configuration.loopCount)
@@ -71,7 +74,7 @@ public final class HarnessApp: Sendable {
                                           logger: logger.named("3ds-server"))
 
             var router = Self.baseRoutes()
-            AdminRoutes(scenarios: scenarios).register(on: &router)
+            AdminRoutes(scenarios: scenarios, reloader: ScenarioReloader(path: scenarioPath, scenarios: scenarios)).register(on: &router)
             threeDSServer.register(on: &router)
             directoryServer.register(on: &router)
             accessControlServer.register(on: &router)
@@ -101,6 +104,13 @@ public final class HarnessApp: Sendable {
         } else if let secureBase {
             endpoints.setBaseURL(secureBase)
         }
+    }
+
+    /// Reads the scenario file again and puts it in force (SIGHUP, `POST /admin/reload`).
+    /// A bad file changes nothing; transactions in flight keep the scenario they started with.
+    public func reloadScenarios() throws(ConfigurationError) {
+        let count = try ScenarioReloader(path: scenarioPath, scenarios: scenarios).reload()
+        logger.info("scenarios reloaded", metadata: ["file": "\(scenarioPath)", "scenarios": "\(count)"])
     }
 
     /// Graceful stop: requests in flight finish, then the loops end.

@@ -163,35 +163,50 @@ public enum ScenarioFile {
         }
         var scenarios: [Scenario] = []
         for (index, entry) in document.scenarios.enumerated() {
-            func invalid(_ field: String, _ reason: String) -> ConfigurationError {
-                .invalid(source: source, reason: "scenarios[\(index)] (\(entry.name)).\(field): \(reason)")
-            }
-            if let pan = entry.pan, !((13...19).contains(pan.count) && CardNumber.isLuhnValid(pan)) {
-                throw invalid("pan", "\"\(pan)\" is not a 13-19 digit Luhn-valid card number")
-            }
-            let outcome: Outcome
-            switch (entry.transStatus, entry.challenge, entry.decoupled) {
-            case (let status?, nil, nil):
-                let frictionless: [TransStatus] = [.authenticated, .attempted, .notAuthenticated, .rejected, .unavailable, .informational]
-                let (parsed, reason) = try finalStatus(status, entry.transStatusReason, allowed: frictionless, field: "transStatus", invalid: invalid)
-                outcome = .frictionless(parsed, reason: reason)
-            case (nil, let challenge?, nil):
-                outcome = .challenge(try script(challenge, invalid: invalid))
-            case (nil, nil, let decoupled?):
-                let (status, reason) = try finalStatus(decoupled.transStatus ?? "Y", decoupled.transStatusReason,
-                                                       allowed: [.authenticated, .attempted, .notAuthenticated, .rejected, .unavailable],
-                                                       field: "decoupled.transStatus", invalid: invalid)
-                let delay = decoupled.delay ?? 2
-                guard delay >= 0 else { throw invalid("decoupled.delay", "must be 0 seconds or more") }
-                outcome = .decoupled(DecoupledScript(status: status, reason: reason, delay: delay, cardholderInfo: decoupled.cardholderInfo))
-            default:
-                throw invalid("transStatus", "give exactly one of transStatus, challenge or decoupled")
-            }
-            scenarios.append(Scenario(name: entry.name, pan: entry.pan, description: entry.description, outcome: outcome))
+            scenarios.append(try scenario(entry, at: "scenarios[\(index)]", source: source))
         }
         do { return try ScenarioCatalog(scenarios: scenarios, fallbackName: document.defaultScenario) } catch {
             throw .invalid(source: source, reason: error.description)
         }
+    }
+
+    /// One scenario written as in the file (YAML or JSON), e.g. inline in a pin.
+    public static func parseScenario(_ text: String, source: String) throws(ConfigurationError) -> Scenario {
+        let entry: Entry
+        do { entry = try YAMLDecoder().decode(Entry.self, from: text) } catch let error as DecodingError {
+            throw .invalid(source: source, reason: error.readableDescription)
+        } catch {
+            throw .invalid(source: source, reason: "\(error)")
+        }
+        return try scenario(entry, at: "scenario", source: source)
+    }
+
+    private static func scenario(_ entry: Entry, at path: String, source: String) throws(ConfigurationError) -> Scenario {
+        func invalid(_ field: String, _ reason: String) -> ConfigurationError {
+            .invalid(source: source, reason: "\(path) (\(entry.name)).\(field): \(reason)")
+        }
+        if let pan = entry.pan, !((13...19).contains(pan.count) && CardNumber.isLuhnValid(pan)) {
+            throw invalid("pan", "\"\(pan)\" is not a 13-19 digit Luhn-valid card number")
+        }
+        let outcome: Outcome
+        switch (entry.transStatus, entry.challenge, entry.decoupled) {
+        case (let status?, nil, nil):
+            let frictionless: [TransStatus] = [.authenticated, .attempted, .notAuthenticated, .rejected, .unavailable, .informational]
+            let (parsed, reason) = try finalStatus(status, entry.transStatusReason, allowed: frictionless, field: "transStatus", invalid: invalid)
+            outcome = .frictionless(parsed, reason: reason)
+        case (nil, let challenge?, nil):
+            outcome = .challenge(try script(challenge, invalid: invalid))
+        case (nil, nil, let decoupled?):
+            let (status, reason) = try finalStatus(decoupled.transStatus ?? "Y", decoupled.transStatusReason,
+                                                   allowed: [.authenticated, .attempted, .notAuthenticated, .rejected, .unavailable],
+                                                   field: "decoupled.transStatus", invalid: invalid)
+            let delay = decoupled.delay ?? 2
+            guard delay >= 0 else { throw invalid("decoupled.delay", "must be 0 seconds or more") }
+            outcome = .decoupled(DecoupledScript(status: status, reason: reason, delay: delay, cardholderInfo: decoupled.cardholderInfo))
+        default:
+            throw invalid("transStatus", "give exactly one of transStatus, challenge or decoupled")
+        }
+        return Scenario(name: entry.name, pan: entry.pan, description: entry.description, outcome: outcome)
     }
 
     /// A final status and its reason, checked: N, R and U need a two-digit reason, others none.

@@ -61,6 +61,14 @@ struct ServeCommand: ParsableCommand {
 
         let app = try HarnessApp(configuration: configuration, logger: logger)
         try app.start()
+        // SIGHUP reloads the scenario file; a bad one is logged and changes nothing.
+        signal(SIGHUP, SIG_IGN)
+        let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+        hangup.setEventHandler {
+            do { try app.reloadScenarios() } catch { logger.error("scenario reload refused", metadata: ["reason": "\(error)"]) }
+        }
+        hangup.resume()
+        defer { hangup.cancel() }
         stop.wait()
         logger.info("signal received; stopping")
         app.shutdown()

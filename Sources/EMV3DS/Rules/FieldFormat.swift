@@ -97,7 +97,7 @@ public enum FieldFormat: Sendable {
         }
     }
 
-    static func isCanonicalUUID(_ text: String) -> Bool {
+    public static func isCanonicalUUID(_ text: String) -> Bool {
         guard text.utf8.count == 36 else { return false }
         for (index, byte) in text.utf8.enumerated() {
             switch index {

@@ -131,4 +131,20 @@ struct PKICommandTests {
         #expect(result.status != 0)
         #expect(result.output.contains("no Directory Server profile A000000999 (known: A000000003"))
     }
+
+    @Test func scenariosListAndCheck() throws {
+        let list = try harness(["scenarios", "list"])
+        #expect(list.status == 0)
+        #expect(list.output.contains("challenge-text\t4000000000110009\t"))
+        #expect(list.output.contains("frictionless-y (default)"))
+        let good = try harness(["scenarios", "check", "config/scenarios.yaml"])
+        #expect(good.status == 0)
+        #expect(good.output.contains("15 scenarios, default frictionless-y"))
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID().uuidString).yaml").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try "defaultScenario: a\nscenarios:\n  - {name: a, description: d, challenge: {steps: [{uiType: text}]}}\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let bad = try harness(["scenarios", "check", file])
+        #expect(bad.status == 1)
+        #expect(bad.output.contains("scenarios[0] (a).challenge.steps[0].answer: required for uiType 01"))
+    }
 }

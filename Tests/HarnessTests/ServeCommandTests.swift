@@ -73,11 +73,7 @@ struct ServeCommandTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: harnessBinary)
         process.arguments = ["serve", "--config", path]
-        let pipe = Pipe()
-        process.standardError = pipe
-        try process.run()
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let text = try runCapturingOutput(process)
         #expect(process.terminationStatus != 0)
         #expect(text.contains("server.httpPort: -1 is not a port"))
     }
@@ -86,29 +82,19 @@ struct ServeCommandTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
         process.arguments = arguments + ["--max-time", "10"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        return try runCapturingOutput(process)
     }
 }
 
-@Suite("pki command")
+@Suite("pki and scenarios commands", .serialized)
 struct PKICommandTests {
     private func harness(_ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: repositoryRoot + "/.build/debug/threeds-harness")
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: repositoryRoot)
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let output = try runCapturingOutput(process)
+        return (process.terminationStatus, output)
     }
 
     @Test func generateIntoANewFolderThenRefuseThenForce() throws {
@@ -147,4 +133,19 @@ struct PKICommandTests {
         #expect(bad.status == 1)
         #expect(bad.output.contains("scenarios[0] (a).challenge.steps[0].answer: required for uiType 01"))
     }
+}
+
+/// Runs `process` to its end and returns its output and errors. They go to a file, not a pipe:
+/// Foundation's pipe read traps on EINTR, which another test's child exiting (SIGCHLD) can cause.
+func runCapturingOutput(_ process: Process) throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("process-\(UUID().uuidString).out").path
+    FileManager.default.createFile(atPath: path, contents: nil)
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let output = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+    process.standardOutput = output
+    process.standardError = output
+    try process.run()
+    process.waitUntilExit()
+    try output.close()
+    return (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
 }

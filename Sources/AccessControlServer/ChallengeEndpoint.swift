@@ -77,22 +77,19 @@ extension AccessControlServer {
             state.nextCounter += 1
             let decision = state.session.handle(creq)
             transaction.phase = .challenge(state)
-            if case .finish = decision { transaction.leaveChallenge(for: .finishing) }
+            if case .finish(let result) = decision {
+                transaction.leaveChallenge(for: .ended(result.cancel.map { "challenge cancelled (\($0.rawValue))" } ?? "challenge completed"))
+            }
             return .success(decision)
         }
         guard let step else { throw refusal("acsTransID", .transactionIDNotRecognised, "names no transaction of this ACS", about: known) }
-        let decision: ChallengeSession.Decision
-        switch step {
-        case .success(let value): decision = value
-        case .failure(let refusal): throw refusal
-        }
+        let decision = try step.get()
         let content: CRes.Content
         switch decision {
         case .show(let screen):
             content = .screen(screen)
         case .finish(let result):
             // The specification orders the RReq (and its RRes) before the final CRes.
-            transactions.update(kid) { $0.phase = .ended(result.cancel.map { "challenge cancelled (\($0.rawValue))" } ?? "challenge completed") }
             await report(kid, result)
             content = .final(result.transStatus)
         }
@@ -123,14 +120,13 @@ extension AccessControlServer {
 
     /// Ends an open challenge after an error, and reports it.
     func end(_ acsTransID: String, because reason: String, cancel: ChallengeCancel) async {
-        let interactions: Int? = transactions.update(acsTransID) { transaction in
+        let ended: (interactions: Int, version: MessageVersion)? = transactions.update(acsTransID) { transaction in
             guard case .challenge(let state) = transaction.phase else { return nil }
             transaction.leaveChallenge(for: .ended(reason))
-            return state.session.interactions
+            return (state.session.interactions, transaction.version)
         } ?? nil
-        guard let interactions else { return }
+        guard let (interactions, version) = ended else { return }
         // 08 (timed out at the SDK) is 2.2.0+; 2.1.0 reports it as an ACS timeout.
-        let version = transactions.get(acsTransID)?.version ?? .latest
         let code = cancel.since <= version ? cancel : .timedOutAtACS
         await report(acsTransID, .cancelled(code, interactions: interactions))
     }

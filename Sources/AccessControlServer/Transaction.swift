@@ -20,8 +20,6 @@ extension AccessControlServer {
             /// Ended with the ARes (frictionless).
             case answered
             case challenge(ChallengeState)
-            /// A CReq is being answered with the final CRes; later CReqs are refused.
-            case finishing
             /// Waiting to send the decoupled result.
             case decoupled
             case ended(String)
@@ -64,14 +62,6 @@ extension AccessControlServer {
             phase = next
         }
 
-        /// Whether the transaction still waits for something (a CReq, or its decoupled result).
-        public var isOpen: Bool {
-            switch phase {
-            case .challenge, .finishing, .decoupled: true
-            case .answered, .ended: false
-            }
-        }
-
         /// The RReq reporting `result`.
         func rreq(for result: ChallengeResult) -> RReq {
             var rreq = RReq(messageVersion: version, messageCategory: messageCategory.isEmpty ? "01" : messageCategory,
@@ -95,7 +85,6 @@ extension AccessControlServer {
             switch phase {
             case .answered: phaseName = "answered"
             case .challenge: phaseName = "challenge"
-            case .finishing: phaseName = "finishing"
             case .decoupled: phaseName = "decoupled"
             case .ended(let why):
                 phaseName = "ended"

@@ -162,7 +162,7 @@ struct ChallengeLoad: AsyncParsableCommand {
                             throw ValidationError("no challenge: \(authentication.summary)")
                         }
                         let report = await challenger.run(sdk, parameters: parameters, answers: ChallengeAnswers(["1234"]),
-                                                          style: style == .android ? .android : .ios)
+                                                          style: style.channelStyle)
                         guard report.outcome == .completed(.authenticated), report.roundTimes.count == 2 else {
                             throw ValidationError("challenge failed: \(report.outcome)")
                         }

@@ -115,7 +115,7 @@ struct SimulateCommand: AsyncParsableCommand {
                     let transaction = try SimulatedSDKTransaction(directoryServer: directoryServer, messageVersion: version, style: style)
                     print("\(label) \(version.rawValue) \(style.rawValue): SDK \(transaction.sdkTransID), device data to \(scheme.name) (\(scheme.rid))")
                     let run = try await simulator.run(transaction, pan: simulation.pan, answers: simulation.answers, challenger: challenger,
-                                                      style: style == .android ? .android : .ios, encryption: contentEncryption)
+                                                      style: style.channelStyle, encryption: contentEncryption)
                     if let report = run.challenge {
                         for (index, screen) in report.screens.enumerated() {
                             print("  screen \(index + 1): acsUiType \(screen.uiType.rawValue) \(screen.header ?? "")\(screen.textIsWarning ? " (warning: \(screen.text ?? ""))" : "")")

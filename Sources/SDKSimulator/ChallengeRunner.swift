@@ -36,6 +36,11 @@ public enum ChannelStyle: String, Sendable, CaseIterable {
     case ios
 }
 
+extension DeviceDataStyle {
+    /// The channel style of the platform whose device data this is: Android SDKs send `dir`.
+    public var channelStyle: ChannelStyle { self == .android ? .android : .ios }
+}
+
 /// The challenge parameters the 3DS Server hands the app (from the ARes).
 public struct ChallengeParameters: Sendable {
     public let threeDSServerTransID: String
@@ -109,7 +114,7 @@ public struct ChallengeRunner: Sendable {
                                         sdkReferenceNumber: SimulatedSDKTransaction.sdkReferenceNumber)
         } catch { return Report(outcome: .runtimeError("key agreement: \(error)")) }
 
-        var session = Session(runner: self, transaction: transaction, parameters: parameters, acsURL: content.acsURL,
+        let session = Session(runner: self, transaction: transaction, parameters: parameters, acsURL: content.acsURL,
                               channel: channel, style: style, encryption: encryption)
         var report = Report(outcome: .runtimeError("no CRes"))
         var pending = answers.answers[...]
@@ -188,7 +193,7 @@ struct Session {
     let style: ChannelStyle
     let encryption: ContentEncryptionAlgorithm
 
-    mutating func exchange(counter: Int, action: CReq.Action, whitelisting: String?) async -> Step {
+    func exchange(counter: Int, action: CReq.Action, whitelisting: String?) async -> Step {
         var creq = CReq(messageVersion: transaction.messageVersion, threeDSServerTransID: parameters.threeDSServerTransID,
                         acsTransID: parameters.acsTransID, sdkTransID: transaction.sdkTransID, counter: counter, action: action)
         if transaction.messageVersion >= .v2_2_0 {

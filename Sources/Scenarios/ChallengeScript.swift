@@ -83,7 +83,7 @@ public struct ChallengeScript: Sendable, Equatable {
 
     /// The answers that pass every step, in order: what `simulate` sends by default.
     public var passingAnswers: [String] {
-        steps.map { $0.screen.uiType.available(in: .latest).continuesOutOfBand ? "continue" : $0.answer }
+        steps.map { $0.screen.uiType.continuesOutOfBand ? "continue" : $0.answer }
     }
 }
 

@@ -19,18 +19,13 @@ let challengeScenarios: [(String, String, [String])] = [
     ("challenge-information", "4000000000180002", ["continue"]),
 ]
 
-extension DeviceDataStyle {
-    /// Android SDKs encrypt device data with `dir`; the simulator pairs each style with its platform's channel.
-    var channel: ChannelStyle { self == .android ? .android : .ios }
-}
-
 /// Runs one transaction with the simulator's SDK.
 func runTransaction(_ harness: RunningHarness, pan: String, version: MessageVersion = .v2_2_0, style: DeviceDataStyle = .android,
                     answers: [String], whitelisting: String? = nil, encryption: ContentEncryptionAlgorithm = .a128cbcHS256,
                     challenger: ChallengeRunner? = nil) async throws -> TransactionRun {
     let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", style), messageVersion: version, style: style)
     return try await harness.simulator.run(sdk, pan: pan, answers: ChallengeAnswers(answers, whitelisting: whitelisting),
-                                           challenger: challenger ?? harness.challenger, style: style.channel, encryption: encryption)
+                                           challenger: challenger ?? harness.challenger, style: style.channelStyle, encryption: encryption)
 }
 
 @Suite("Challenge flow: ARes C, secure channel, RReq through the DS")

@@ -80,14 +80,16 @@ let package = Package(
             ]
         ),
 
-        .testTarget(name: "NetTests", dependencies: ["Net"]),
+        // Shared by the test targets: the repository's root and child processes.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "NetTests", dependencies: ["Net", "TestSupport"]),
         .testTarget(name: "EMV3DSTests", dependencies: ["EMV3DS", "JSON"]),
         .testTarget(name: "EMVCryptoTests", dependencies: ["EMVCrypto", "EMV3DS", "JOSE"]),
         // Fixtures and the Python interop peer are read from the source tree at test time.
-        .testTarget(name: "JOSETests", dependencies: ["JOSE"], exclude: ["Fixtures", "Interop"]),
-        .testTarget(name: "HarnessTests", dependencies: ["Harness", "Net", "Scenarios"]),
+        .testTarget(name: "JOSETests", dependencies: ["JOSE", "TestSupport"], exclude: ["Fixtures", "Interop"]),
+        .testTarget(name: "HarnessTests", dependencies: ["Harness", "Net", "Scenarios", "TestSupport"]),
         // End to end: the roles over real HTTP on loopback, driven by the SDK simulator and by a Python peer.
-        .testTarget(name: "FlowTests", dependencies: ["Harness", "Net", "EMV3DS", "EMVCrypto", "JOSE", "JSON", "SDKSimulator"],
+        .testTarget(name: "FlowTests", dependencies: ["Harness", "Net", "EMV3DS", "EMVCrypto", "JOSE", "JSON", "SDKSimulator", "TestSupport"],
                     exclude: ["Peer"]),
     ]
 )

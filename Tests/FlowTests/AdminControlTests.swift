@@ -3,6 +3,7 @@ import Foundation
 import JSON
 import Net
 @testable import SDKSimulator
+import TestSupport
 import Testing
 
 @Suite("Admin controls: pins and scenario reload")

@@ -4,29 +4,12 @@ import Foundation
 import JOSE
 import JSON
 import SDKSimulator
+import TestSupport
 import Testing
 
 /// The Python peer (Peer/emv_peer.py): joserfc and the cryptography package, not our code.
-private func peerProcess(_ arguments: [String]) throws -> (Process, Pipe) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", repositoryRoot + "/Tests/FlowTests/Peer/emv_peer.py"] + arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = output
-    try process.run()
-    return (process, output)
-}
-
-/// Reads one line from the peer (blocking, bounded by the peer's own timeouts).
-private func readLine(_ pipe: Pipe) -> String {
-    var line = Data()
-    while true {
-        let byte = pipe.fileHandleForReading.readData(ofLength: 1)
-        if byte.isEmpty || byte == Data("\n".utf8) { break }
-        line.append(byte)
-    }
-    return String(decoding: line, as: UTF8.self)
+private func peerProcess(_ arguments: [String]) throws -> ChildProcess {
+    try ChildProcess("python3", [repositoryRoot + "/Tests/FlowTests/Peer/emv_peer.py"] + arguments)
 }
 
 @Suite("Against a Python peer (joserfc)")
@@ -35,11 +18,11 @@ struct PythonPeerTests {
     func ourDSAnswersAnAReqBuiltByThePeer(style: String, version: String) async throws {
         try await withHarness { harness in
             let variant = style == "rsa" ? "rsa" : "ec"
-            let (process, output) = try peerProcess(["areq", harness.baseURL + "/ds/areq", pki.dsCertificatePath("A000000003", variant == "rsa" ? .rsa : .ec),
+            let peer = try peerProcess(["areq", harness.baseURL + "/ds/areq", pki.dsCertificatePath("A000000003", variant == "rsa" ? .rsa : .ec),
                                                      "A000000003", style, "4000000000002008", version])
-            let text = readLine(output)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "\(text)")
+            let status = peer.wait()
+            let text = peer.line(0, timeout: 0) ?? peer.output
+            #expect(status == 0, "\(text)")
             let ares = try JSONReader.parse(Array(text.utf8)).value
             #expect(ares["messageType"]?.stringValue == "ARes", "\(text)")
             #expect(ares["transStatus"]?.stringValue == "A")
@@ -50,16 +33,15 @@ struct PythonPeerTests {
 
     @Test(arguments: DeviceDataStyle.allCases)
     func ourThreeDSServerTalksToThePeersDS(style: DeviceDataStyle) async throws {
-        let (process, output) = try peerProcess(["ds", pki.dsKeyPath("A000000003", style.keyVariant), "A000000003"])
-        defer { if process.isRunning { process.terminate() } }
-        let port = readLine(output)
-        try #require(Int(port) != nil, "peer did not start: \(port)")
+        let peer = try peerProcess(["ds", pki.dsKeyPath("A000000003", style.keyVariant), "A000000003"])
+        let port = peer.line(0) ?? ""
+        try #require(Int(port) != nil, "peer did not start: \(peer.output)")
         try await withHarness(configure: { $0.threeDSServer.directoryServerURL = "http://127.0.0.1:\(port)/ds/areq" }) { harness in
             let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", style), messageVersion: .v2_2_0, style: style)
             let result = try await harness.simulator.authenticate(sdk, pan: "4000000000001000")
             #expect(result.transStatus == "Y", "\(result.summary)")
-            let report = try JSONReader.parse(Array(readLine(output).utf8)).value
-            process.waitUntilExit()
+            let report = try JSONReader.parse(Array((peer.line(1) ?? peer.output).utf8)).value
+            peer.wait()
             #expect(report["missing"] == .array([]), "the peer DS found fields missing: \(JSONWriter.string(report))")
             #expect(report["deviceData"]?["DD"]?["C001"]?.stringValue == (style == .android ? "Android" : "iOS"))
         }

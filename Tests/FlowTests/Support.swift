@@ -7,8 +7,7 @@ import JSON
 import Logging
 import Net
 import SDKSimulator
-
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+import TestSupport
 
 /// The harness with its committed defaults on a free loopback port; stopped by `stop()`.
 final class RunningHarness: Sendable {

@@ -1,6 +1,7 @@
-import Testing
 @testable import Harness
 import Scenarios
+import TestSupport
+import Testing
 
 @Suite("Configuration file")
 struct ConfigurationTests {

@@ -1,7 +1,6 @@
 import Foundation
+import TestSupport
 import Testing
-
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
 /// The built `threeds-harness` next to this test bundle.
 private var harnessBinary: String {
@@ -14,32 +13,19 @@ private var harnessBinary: String {
 @Suite("serve command", .serialized)
 struct ServeCommandTests {
     /// Starts `serve` on free ports, waits for its "listening" line, returns the ports.
-    private func start(_ arguments: [String] = []) throws -> (Process, FileHandle, http: Int, https: Int) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: harnessBinary)
-        process.arguments = ["serve", "--http-port", "0", "--https-port", "0", "--loops", "2"] + arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: repositoryRoot)
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = pipe
-        try process.run()
-        var log = ""
-        let deadline = Date().addingTimeInterval(20)
-        while !log.contains("listening"), Date() < deadline, process.isRunning {
-            let chunk = pipe.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            log += String(decoding: chunk, as: UTF8.self)
-        }
+    private func start(_ arguments: [String] = []) throws -> (ChildProcess, http: Int, https: Int) {
+        let serve = try ChildProcess(harnessBinary, ["serve", "--http-port", "0", "--https-port", "0", "--loops", "2"] + arguments,
+                                     directory: repositoryRoot)
+        let log = serve.awaitOutput { $0.contains("listening") ? $0 : nil } ?? ""
         func port(_ key: String) -> Int {
             guard let range = log.range(of: "\(key)=127.0.0.1:") else { return 0 }
             return Int(log[range.upperBound...].prefix { $0.isNumber }) ?? 0
         }
-        return (process, pipe.fileHandleForReading, port("http"), port("https"))
+        return (serve, port("http"), port("https"))
     }
 
     @Test func servesHealthOverHTTPAndHTTPSThenExitsZeroOnSIGTERM() throws {
-        let (process, _, http, https) = try start()
-        defer { if process.isRunning { process.terminate() } }
+        let (serve, http, https) = try start()
         #expect(http > 0 && https > 0)
         let plain = try curl(["-sS", "http://127.0.0.1:\(http)/health"])
         #expect(plain == #"{"status":"ok"}"#)
@@ -47,18 +33,15 @@ struct ServeCommandTests {
         #expect(secure == #"{"status":"ok"}"#)
         let echo = try curl(["-sS", "-H", "Content-Type: application/json", "-d", #"{"a":[1,"b"]}"#, "http://127.0.0.1:\(http)/admin/echo"])
         #expect(echo == #"{"a":[1,"b"]}"#)
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        serve.signal(SIGTERM)
+        #expect(serve.wait() == 0)
     }
 
     @Test func jsonLogsAreOneObjectPerLine() throws {
-        let (process, output, _, _) = try start(["--json-logs"])
-        kill(process.processIdentifier, SIGINT)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        let rest = String(decoding: output.readDataToEndOfFile(), as: UTF8.self)
-        let lines = rest.split(separator: "\n")
+        let (serve, _, _) = try start(["--json-logs"])
+        serve.signal(SIGINT)
+        #expect(serve.wait() == 0)
+        let lines = serve.output.split(separator: "\n")
         #expect(!lines.isEmpty)
         for line in lines {
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
@@ -70,31 +53,20 @@ struct ServeCommandTests {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID().uuidString).yaml").path
         try "server:\n  httpPort: -1\n".write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: harnessBinary)
-        process.arguments = ["serve", "--config", path]
-        let text = try runCapturingOutput(process)
-        #expect(process.terminationStatus != 0)
+        let (status, text) = try ChildProcess.run(harnessBinary, ["serve", "--config", path])
+        #expect(status != 0)
         #expect(text.contains("server.httpPort: -1 is not a port"))
     }
 
     private func curl(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = arguments + ["--max-time", "10"]
-        return try runCapturingOutput(process)
+        try ChildProcess.run("/usr/bin/curl", arguments + ["--max-time", "10"]).output
     }
 }
 
 @Suite("pki and scenarios commands", .serialized)
 struct PKICommandTests {
     private func harness(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: repositoryRoot + "/.build/debug/threeds-harness")
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: repositoryRoot)
-        let output = try runCapturingOutput(process)
-        return (process.terminationStatus, output)
+        try ChildProcess.run(harnessBinary, arguments, directory: repositoryRoot)
     }
 
     @Test func generateIntoANewFolderThenRefuseThenForce() throws {
@@ -133,19 +105,4 @@ struct PKICommandTests {
         #expect(bad.status == 1)
         #expect(bad.output.contains("scenarios[0] (a).challenge.steps[0].answer: required for uiType 01"))
     }
-}
-
-/// Runs `process` to its end and returns its output and errors. They go to a file, not a pipe:
-/// Foundation's pipe read traps on EINTR, which another test's child exiting (SIGCHLD) can cause.
-func runCapturingOutput(_ process: Process) throws -> String {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("process-\(UUID().uuidString).out").path
-    FileManager.default.createFile(atPath: path, contents: nil)
-    defer { try? FileManager.default.removeItem(atPath: path) }
-    let output = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-    process.standardOutput = output
-    process.standardError = output
-    try process.run()
-    process.waitUntilExit()
-    try output.close()
-    return (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
 }

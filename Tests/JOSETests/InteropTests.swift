@@ -1,19 +1,12 @@
 import Foundation
-import Testing
 @testable import JOSE
+import TestSupport
+import Testing
 
 /// Runs the joserfc peer (Interop/joserfc_peer.py); returns its trimmed output.
 private func peer(_ arguments: [String]) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", repositoryRoot + "/Tests/JOSETests/Interop/joserfc_peer.py"] + arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    let result = try ChildProcess.run("python3", [repositoryRoot + "/Tests/JOSETests/Interop/joserfc_peer.py"] + arguments)
+    return (result.status, result.output.trimmingCharacters(in: .whitespacesAndNewlines))
 }
 
 private struct Case: CustomTestStringConvertible, Sendable {

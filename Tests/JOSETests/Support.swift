@@ -1,7 +1,6 @@
 import Foundation
 @testable import JOSE
-
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+import TestSupport
 
 /// RFC test vectors (Tests/JOSETests/Fixtures/rfc-vectors.json).
 enum Vectors {

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 @testable import JOSE
+import TestSupport
+import Testing
 
 @Suite("Test PKI")
 struct TestPKITests {

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Net
+import TestSupport
 
 /// A server on 127.0.0.1 with free ports, stopped by `stop()`.
 final class TestServer: @unchecked Sendable {
@@ -24,7 +25,6 @@ final class TestServer: @unchecked Sendable {
 }
 
 /// The repository's root, for certs/ and the built binary.
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
 enum TestCerts {
     static var root: String { repositoryRoot + "/certs/tls/root-ca.pem" }
@@ -119,28 +119,8 @@ final class RawSocket {
 
 /// Runs a command and returns its exit code and combined output (killed after `timeout`).
 @discardableResult
-func run(_ executable: String, _ arguments: [String], input: String? = nil, timeout: TimeInterval = 20) throws -> (status: Int32, output: String) {
-    let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("run-\(UUID().uuidString).out").path
-    FileManager.default.createFile(atPath: outputPath, contents: nil)
-    defer { try? FileManager.default.removeItem(atPath: outputPath) }
-    let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.standardOutput = output
-    process.standardError = output
-    let stdin = Pipe()
-    process.standardInput = stdin
-    try process.run()
-    if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-    try? stdin.fileHandleForWriting.close()
-    let deadline = Date().addingTimeInterval(timeout)
-    while process.isRunning && Date() < deadline { usleep(10_000) }
-    if process.isRunning { process.terminate() }
-    process.waitUntilExit()
-    try? output.close()
-    let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-    return (process.terminationStatus, text)
+func run(_ executable: String, _ arguments: [String], input: String = "", timeout: TimeInterval = 20) throws -> (status: Int32, output: String) {
+    try ChildProcess.run(executable, arguments, input: input, timeout: timeout)
 }
 
 func statusLine(_ response: String) -> String {

@@ -32,7 +32,7 @@ let package = Package(
         // The EMV-specific uses of JOSE: device data, and the secure channel.
         .target(name: "EMVCrypto", dependencies: ["EMV3DS", "JOSE", "JSON"]),
         // Scripted outcomes, and the transaction records the roles keep.
-        .target(name: "Scenarios", dependencies: ["EMV3DS"]),
+        .target(name: "Scenarios", dependencies: ["EMV3DS", "JSON"]),
         .target(name: "Store"),
         .target(
             name: "Net",
@@ -43,11 +43,11 @@ let package = Package(
         ),
 
         // EMV messages over HTTP: reading requests, answering Erro, exchanging with peers.
-        .target(name: "Messaging", dependencies: ["Net", "EMV3DS", "JSON"]),
+        .target(name: "Messaging", dependencies: ["Net", "EMV3DS", "JSON", "Scenarios"]),
 
         // The three roles, one module each.
         .target(name: "DirectoryServer", dependencies: [
-            "EMV3DS", "EMVCrypto", "JOSE", "JSON", "Messaging", "Net", "Store", .product(name: "Logging", package: "swift-log"),
+            "EMV3DS", "EMVCrypto", "JOSE", "JSON", "Messaging", "Net", "Scenarios", "Store", .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "AccessControlServer", dependencies: [
             "EMV3DS", "EMVCrypto", "JOSE", "JSON", "Messaging", "Net", "Scenarios", "Store", .product(name: "Logging", package: "swift-log"),

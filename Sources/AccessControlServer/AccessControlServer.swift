@@ -7,7 +7,6 @@ import Messaging
 import Net
 import Scenarios
 import Store
-import Synchronization
 
 public struct AccessControlServerSettings: Sendable {
     public var referenceNumber = "3DS_LOA_ACS_HARN_020200_00001"
@@ -25,24 +24,6 @@ public struct AccessControlServerSettings: Sendable {
     public init(schemes: [PaymentScheme], signers: [String: ACSSigningIdentity] = [:]) {
         self.schemes = schemes
         self.signers = signers
-    }
-}
-
-/// The scenarios in force and the pins over them; the harness swaps the scenarios on reload
-/// without stopping the ACS (a transaction keeps the scenario it started with).
-public final class ScenarioSource: Sendable {
-    private let current: Mutex<ScenarioCatalog>
-    public let pins = PinBoard()
-
-    public init(_ catalog: ScenarioCatalog) { current = Mutex(catalog) }
-
-    public var catalog: ScenarioCatalog { current.withLock { $0 } }
-
-    public func replace(with catalog: ScenarioCatalog) { current.withLock { $0 = catalog } }
-
-    /// The scenario of a transaction: a pin if one is set for it, else the file's.
-    public func scenario(pan: String, sdkTransID: String?) -> Scenario {
-        pins.take(pan: pan, sdkTransID: sdkTransID) ?? catalog.scenario(for: pan)
     }
 }
 
@@ -67,7 +48,7 @@ public final class AccessControlServer: Sendable {
     }
 
     public func register(on router: inout Router) {
-        router.post("/acs/areq") { request, _ in self.authenticate(request) }
+        router.post("/acs/areq") { request, _ async in await self.authenticate(request) }
         router.post("/acs/challenge") { request, _ async in await self.challenge(request) }
         router.get("/admin/acs/transactions/{id}") { _, context in
             let id = try context.parameter("id")
@@ -78,16 +59,18 @@ public final class AccessControlServer: Sendable {
 
     // MARK: AReq
 
-    func authenticate(_ request: HTTPRequest) -> HTTPResponse {
+    func authenticate(_ request: HTTPRequest) async -> HTTPResponse {
         let areq: AReq
         do { areq = try AReq(bytes: try request.emvMessageBody(), rules: AReqRules.fromDirectoryServer) } catch {
             logger.info("AReq refused", metadata: ["reason": "\(error)"])
             return .erro(error, from: .acs)
         }
-        let scenario = scenarios.scenario(pan: areq.acctNumber, sdkTransID: areq.sdkTransID)
+        let scenario = scenarios.scenario(for: TransactionFacts(areq), transaction: areq.threeDSServerTransID)
         let scheme = settings.schemes.scheme(for: areq.acctNumber)
         var transaction = Transaction(areq: areq, acsTransID: TransactionIdentifier.make(), scenario: scenario.name, scheme: scheme,
                                       resultsURL: areq["dsURL"] ?? settings.directoryServerURL ?? endpoints.url("/ds/rreq"))
+        transaction.sdkFaults = scenario.faults.filter { $0.leg == .sdk }
+        transaction.expectedSDKErro = scenario.expectation?.sdkErro
         var ares = ARes(messageVersion: areq.version, threeDSServerTransID: areq.threeDSServerTransID, acsTransID: transaction.ids.acsTransID ?? "",
                         dsTransID: areq["dsTransID"] ?? "", sdkTransID: areq.sdkTransID, acsReferenceNumber: settings.referenceNumber,
                         dsReferenceNumber: areq["dsReferenceNumber"] ?? "", transStatus: .unavailable)
@@ -106,7 +89,10 @@ public final class AccessControlServer: Sendable {
                 ares.eci = transaction.eci(for: status)
             }
         case .challenge(let script):
-            do { try startChallenge(script, areq: areq, ares: &ares, transaction: &transaction) } catch {
+            do {
+                try startChallenge(script, areq: areq, ares: &ares, transaction: &transaction,
+                                   signatureFault: scenario.faults.on(.sdk).compactMap(\.signedContentFault).first)
+            } catch {
                 logger.info("AReq refused", metadata: ["reason": "\(error)"])
                 return .erro(error, from: .acs)
             }
@@ -120,19 +106,20 @@ public final class AccessControlServer: Sendable {
         let acsTransID = ares.acsTransID
         transactions.put(acsTransID, transaction)
         if case .challenge = plan { startTimer(acsTransID) }
-        if case .decoupled(let script) = plan {
+        if case .decoupled(let script) = plan, let delay = script.delay {
             Task { [self] in
-                try? await Task.sleep(for: .seconds(script.delay))
+                try? await Task.sleep(for: .seconds(delay))
                 await finish(acsTransID, with: ChallengeResult(transStatus: script.status, reason: script.reason, interactions: 0))
             }
         }
         logger.debug("ARes", metadata: ["scenario": "\(scenario.name)", "transStatus": "\(ares.transStatus.rawValue)", "acsTransID": "\(acsTransID)"])
-        return .emv(ares.json)
+        return await FaultyAnswer.answer(ares.json, faults: scenario.faults.on(.accessControlServer), from: .acs)
     }
 
     /// Fills an ARes C: a fresh ephemeral key, the secure channel it makes with the SDK's
     /// key, and `acsSignedContent` signed for the transaction's Directory Server profile.
-    func startChallenge(_ script: ChallengeScript, areq: AReq, ares: inout ARes, transaction: inout Transaction) throws(InvalidMessage) {
+    func startChallenge(_ script: ChallengeScript, areq: AReq, ares: inout ARes, transaction: inout Transaction,
+                        signatureFault: SignedContentFault?) throws(InvalidMessage) {
         func refuse(_ field: String, _ code: ErrorCode, _ reason: String) -> InvalidMessage {
             InvalidMessage(Violation(field: field, code: code, reason: reason), about: areq.json)
         }
@@ -148,8 +135,13 @@ public final class AccessControlServer: Sendable {
         do {
             let ephemeral = try PrivateKey.generateP256()
             let channel = try SecureChannel(privateKey: ephemeral, peerPublicKey: sdkKey, sdkReferenceNumber: sdkReferenceNumber)
-            ares.acsSignedContent = try AcsSignedContent.sign(acsURL: acsURL, acsEphemeralKey: ephemeral.publicKey,
-                                                              sdkEphemPubKey: sdkKeyJSON, identity: signer)
+            if let signatureFault {
+                let payload = AcsSignedContent.payload(acsURL: acsURL, acsEphemeralKey: ephemeral.publicKey, sdkEphemPubKey: sdkKeyJSON)
+                ares.acsSignedContent = try FaultySignedContent.sign(signatureFault, payload: payload, identity: signer)
+            } else {
+                ares.acsSignedContent = try AcsSignedContent.sign(acsURL: acsURL, acsEphemeralKey: ephemeral.publicKey,
+                                                                  sdkEphemPubKey: sdkKeyJSON, identity: signer)
+            }
             transaction.phase = .challenge(ChallengeState(channel: channel, session: session))
         } catch {
             throw refuse("sdkEphemPubKey", .formatInvalid, "no key agreement with it: \(error)")

@@ -4,6 +4,7 @@ import JOSE
 import JSON
 import Messaging
 import Net
+import Scenarios
 
 /// `POST /acs/challenge`: the app channel. Each CReq arrives as a JWE under the secure
 /// channel's key; each answer is a CRes JWE in the same `enc`, or an Erro in plain JSON.
@@ -94,12 +95,18 @@ extension AccessControlServer {
             content = .final(result.transStatus)
         }
         let cres = CRes(answering: creq, content: content)
+        let faults = transaction.sdkFaults.on(.sdk, round: creq.counter)
+        let message = faults.apply(to: cres.json, previousCounter: creq.counter > 0 ? CReq.counterText(creq.counter - 1) : nil)
+        let cresBytes = faults.contains(.malformedJSON) ? Fault.truncated(JSONWriter.write(message)) : JSONWriter.write(message)
+        let sealed: String
         do {
-            let sealed = try state.channel.seal(JSONWriter.write(cres.json), encryption: jwe.contentEncryption, kid: kid, direction: .acsToSDK)
-            return HTTPResponse(headers: ["Content-Type": "application/jose; charset=UTF-8"], body: Array(sealed.utf8))
+            sealed = try FaultyCRes.seal(cresBytes, channel: state.channel, encryption: jwe.contentEncryption, kid: kid,
+                                         faults: faults.compactMap(\.cresEncryptionFault))
         } catch {
             throw refusal("CRes", .transientSystemFailure, "cannot be encrypted: \(error)", about: known, ends: kid)
         }
+        let response = HTTPResponse(headers: ["Content-Type": "application/jose; charset=UTF-8"], body: Array(sealed.utf8))
+        return await FaultyAnswer.transport(response, faults: faults, about: message, from: .acs)
     }
 
     /// An SDK's Erro about a CRes: the challenge ends (transaction error, or the SDK's
@@ -112,6 +119,7 @@ extension AccessControlServer {
         }
         logger.info("Erro from the SDK", metadata: ["errorCode": "\(erro.errorCode.rawValue)", "acsTransID": "\(erro.acsTransID ?? "-")"])
         if let acsTransID = erro.acsTransID {
+            transactions.update(acsTransID) { $0.sdkErroReceived = erro.errorCode }
             await end(acsTransID, because: "Erro \(erro.errorCode.rawValue) from the SDK: \(erro.errorDescription)",
                       cancel: erro.errorCode == .transactionTimedOut ? .timedOutAtSDK : .transactionError)
         }

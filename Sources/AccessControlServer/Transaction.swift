@@ -1,6 +1,7 @@
 import EMV3DS
 import EMVCrypto
 import JSON
+import Scenarios
 
 /// The secure channel and the cardholder's progress of an open challenge.
 struct ChallengeState: Sendable {
@@ -39,6 +40,11 @@ extension AccessControlServer {
         public var result: ChallengeResult?
         /// What came back for the RReq.
         public var resultsDelivery: String?
+        /// The scenario's faults on the SDK leg (CRes rounds).
+        var sdkFaults: [FaultInjection] = []
+        /// The Erro a correct SDK sends about those faults, and whether it came.
+        var expectedSDKErro: ErrorCode?
+        var sdkErroReceived: ErrorCode?
 
         init(areq: AReq, acsTransID: String, scenario: String, scheme: PaymentScheme?, resultsURL: String) {
             var ids = areq.ids
@@ -104,7 +110,19 @@ extension AccessControlServer {
                 ("challengeCancel", .string(result?.cancel?.rawValue)),
                 ("whiteListStatus", .string(result?.whiteListStatus)),
                 ("resultsDelivery", .string(resultsDelivery)),
+                ("expectedSDKErro", .string(sdkErroCheck)),
             ])
+        }
+
+        /// "expected Erro 302 from SDK: received" (or "not received", or what came instead).
+        var sdkErroCheck: String? {
+            guard let expected = expectedSDKErro else { return sdkErroReceived.map { "unexpected Erro \($0.rawValue) from SDK" } }
+            let prefix = "expected Erro \(expected.rawValue) from SDK: "
+            switch sdkErroReceived {
+            case nil: return prefix + "not received"
+            case expected?: return prefix + "received"
+            case let other?: return prefix + "received Erro \(other.rawValue) instead"
+            }
         }
     }
 }

@@ -6,6 +6,7 @@ import JSON
 import Logging
 import Messaging
 import Net
+import Scenarios
 import Store
 
 /// What the DS answers for a PAN outside every card range.
@@ -40,13 +41,17 @@ public final class DirectoryServer: Sendable {
     }
 
     let settings: DirectoryServerSettings
+    /// Where the DS finds a transaction's faults on its leg; nil when it plays no scenarios.
+    let scenarios: ScenarioSource?
     let peer: EMVPeer
     let endpoints: LocalEndpoints
     let transactions: TransactionStore<Transaction>
     let logger: Logger
 
-    public init(settings: DirectoryServerSettings, peer: EMVPeer, endpoints: LocalEndpoints, capacity: Int = 100_000, logger: Logger) {
+    public init(settings: DirectoryServerSettings, scenarios: ScenarioSource? = nil, peer: EMVPeer, endpoints: LocalEndpoints,
+                capacity: Int = 100_000, logger: Logger) {
         self.settings = settings
+        self.scenarios = scenarios
         self.peer = peer
         self.endpoints = endpoints
         transactions = TransactionStore(capacity: capacity)
@@ -81,7 +86,10 @@ public final class DirectoryServer: Sendable {
         areq.set("dsReferenceNumber", .string(settings.referenceNumber))
         areq.set("dsURL", .string(endpoints.url("/ds/rreq")))
         transactions.put(dsTransID, Transaction(ids: areq.ids, version: areq.version, threeDSServerURL: areq["threeDSServerURL"] ?? ""))
-        return await relay(areq, to: scheme.acsURL ?? endpoints.url("/acs/areq"))
+        let faults = scenarios?.scenario(for: TransactionFacts(areq), transaction: areq.threeDSServerTransID).faults.on(.directoryServer) ?? []
+        let answer = await relay(areq, to: scheme.acsURL ?? endpoints.url("/acs/areq"))
+        guard !faults.isEmpty, let json = try? JSONReader.parse(answer.body).value else { return answer }
+        return await FaultyAnswer.answer(json, faults: faults, from: .directoryServer)
     }
 
     /// The decrypted device data as `deviceInfo` (base64url of the JSON the SDK encrypted).

@@ -7,10 +7,13 @@ import JSON
 public struct ACSSigningIdentity: Sendable {
     public let key: PrivateKey
     public let chain: [Certificate]
+    /// The root's key, when known: the harness issues deliberately bad certificates with it.
+    public let rootKey: PrivateKey?
 
-    public init(key: PrivateKey, chain: [Certificate]) {
+    public init(key: PrivateKey, chain: [Certificate], rootKey: PrivateKey? = nil) {
         self.key = key
         self.chain = chain
+        self.rootKey = rootKey
     }
 
     public var algorithm: SignatureAlgorithm { key.kind == .rsa ? .ps256 : .es256 }
@@ -42,10 +45,13 @@ public struct AcsSignedContent: Sendable {
     /// Signs the three elements the specification names, and nothing else.
     public static func sign(acsURL: String, acsEphemeralKey: PublicKey, sdkEphemPubKey: JSONValue,
                             identity: ACSSigningIdentity) throws(JOSEError) -> String {
-        let payload = JSONValue.object([("acsURL", .string(acsURL)), ("acsEphemPubKey", acsEphemeralKey.emvJWK),
-                                        ("sdkEphemPubKey", sdkEphemPubKey)])
-        return try JWS.sign(payload: JSONWriter.write(payload), key: identity.key, algorithm: identity.algorithm,
-                            certificates: identity.chain)
+        try JWS.sign(payload: payload(acsURL: acsURL, acsEphemeralKey: acsEphemeralKey, sdkEphemPubKey: sdkEphemPubKey),
+                     key: identity.key, algorithm: identity.algorithm, certificates: identity.chain)
+    }
+
+    /// The JWS payload: `acsURL`, `acsEphemPubKey` and `sdkEphemPubKey`, in that order.
+    public static func payload(acsURL: String, acsEphemeralKey: PublicKey, sdkEphemPubKey: JSONValue) -> [UInt8] {
+        JSONWriter.write(.object([("acsURL", .string(acsURL)), ("acsEphemPubKey", acsEphemeralKey.emvJWK), ("sdkEphemPubKey", sdkEphemPubKey)]))
     }
 
     /// Verifies as an SDK does: PS256 or ES256 only, the `x5c` chain up to one of the

@@ -120,9 +120,32 @@ struct AdminRoutes {
         return .object(omittingAbsent: [
             ("name", .string(scenario.name)),
             ("pan", .string(scenario.pan)),
+            ("trigger", json(scenario.trigger)),
             ("description", .string(scenario.description)),
             ("answers", answers),
             ("expected", .object(omittingAbsent: expected)),
+            ("faults", scenario.faults.isEmpty ? nil : .array(scenario.faults.map(json))),
+            ("expect", scenario.expectation.map(json)),
         ])
+    }
+
+    static func json(_ trigger: Trigger) -> JSONValue? {
+        guard !trigger.isEmpty else { return nil }
+        func text(_ range: ClosedRange<UInt64>?) -> JSONValue? {
+            range.map { .string($0.upperBound == .max ? "\($0.lowerBound)-" : "\($0.lowerBound)-\($0.upperBound)") }
+        }
+        return .object(omittingAbsent: [("panRange", text(trigger.panRange)), ("amount", text(trigger.amount)),
+                                        ("messageCategory", .string(trigger.messageCategory))])
+    }
+
+    static func json(_ injection: FaultInjection) -> JSONValue {
+        .object(omittingAbsent: [("leg", .string(injection.leg.rawValue)), ("fault", .string(injection.fault.name)),
+                                 ("round", injection.leg == .sdk ? .number(String(injection.round)) : nil)])
+    }
+
+    /// What a correct client does: `sdk` (its report), `sdkErro`, `threeDSServer` (the state its transaction ends in), `text`.
+    static func json(_ expectation: Expectation) -> JSONValue {
+        .object(omittingAbsent: [("sdk", .string(expectation.sdk?.rawValue)), ("sdkErro", .string(expectation.sdkErro?.rawValue)),
+                                 ("threeDSServer", .string(expectation.threeDSServerState)), ("text", .string(expectation.text))])
     }
 }

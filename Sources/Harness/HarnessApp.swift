@@ -38,7 +38,8 @@ public final class HarnessApp: Sendable {
                 keys[scheme.rid] = DirectoryServerKeys(rsa: try pki.dsPrivateKey(scheme.rid, .rsa), ec: try pki.dsPrivateKey(scheme.rid, .ec))
                 let variant = TestPKI.KeyVariant(rawValue: scheme.acsSigning) ?? .rsa
                 signers[scheme.rid] = ACSSigningIdentity(key: try pki.acsPrivateKey(scheme.rid, variant),
-                                                         chain: [try pki.acsCertificate(scheme.rid, variant), try pki.rootCertificate(scheme.rid)])
+                                                         chain: [try pki.acsCertificate(scheme.rid, variant), try pki.rootCertificate(scheme.rid)],
+                                                         rootKey: try? pki.rootPrivateKey(scheme.rid))
             } catch {
                 throw ConfigurationError.invalid(source: "directoryServers", reason: "\(scheme.rid): DS and ACS keys under \(pki.profileDirectory(scheme.rid)): \(error) (run `threeds-harness pki generate`)")
             }
@@ -48,10 +49,14 @@ public final class HarnessApp: Sendable {
         scenarios = ScenarioSource(try ScenarioFile.load(path: scenarioPath))
         let schemes = configuration.directoryServers.map(\.scheme)
 
-        group = EventLoopGroup(loopCount: configuration.loopCount)
+        let loops = EventLoopGroup(loopCount: configuration.loopCount)
+        group = loops
         do {
             let clientTLS = TLSConfiguration(trustRootsFile: pki.directory + "/tls/root-ca.pem")
-            let peer = EMVPeer(client: try HTTPClient(group: group, configuration: HTTPClientConfiguration(tls: clientTLS)))
+            // One client per role: each waits for its peers as long as its role does.
+            func peer(timeoutMs: UInt64) throws -> EMVPeer {
+                EMVPeer(client: try HTTPClient(group: loops, configuration: HTTPClientConfiguration(tls: clientTLS, readTimeoutMilliseconds: timeoutMs)))
+            }
             let capacity = configuration.maxTransactions
 
             var dsSettings = DirectoryServerSettings(schemes: schemes, keys: keys)
@@ -59,18 +64,19 @@ public final class HarnessApp: Sendable {
             dsSettings.outOfRange = configuration.directoryServer.outOfRange == "erro" ? .erro
                 : .ares(TransStatus(rawValue: configuration.directoryServer.outOfRange) ?? .notAuthenticated,
                         reason: configuration.directoryServer.outOfRangeReason)
-            directoryServer = DirectoryServer(settings: dsSettings, peer: peer, endpoints: endpoints, capacity: capacity,
-                                              logger: logger.named("ds"))
+            directoryServer = DirectoryServer(settings: dsSettings, scenarios: scenarios, peer: try peer(timeoutMs: configuration.directoryServer.acsTimeoutMs),
+                                              endpoints: endpoints, capacity: capacity, logger: logger.named("ds"))
 
             var acsSettings = AccessControlServerSettings(schemes: schemes, signers: signers)
             acsSettings.referenceNumber = configuration.accessControlServer.referenceNumber
             acsSettings.operatorID = configuration.accessControlServer.operatorID
             acsSettings.challengeURL = configuration.accessControlServer.challengeURL
             acsSettings.challengeTimeout = configuration.accessControlServer.challengeTimeout
-            accessControlServer = AccessControlServer(settings: acsSettings, scenarios: scenarios, peer: peer, endpoints: endpoints,
+            accessControlServer = AccessControlServer(settings: acsSettings, scenarios: scenarios, peer: try peer(timeoutMs: 30_000), endpoints: endpoints,
                                                       capacity: capacity, logger: logger.named("acs"))
 
-            threeDSServer = ThreeDSServer(settings: configuration.threeDSServer, peer: peer, endpoints: endpoints, capacity: capacity,
+            threeDSServer = ThreeDSServer(settings: configuration.threeDSServer, peer: try peer(timeoutMs: configuration.threeDSServer.directoryServerTimeoutMs),
+                                          endpoints: endpoints, capacity: capacity,
                                           logger: logger.named("3ds-server"))
 
             var router = Self.baseRoutes()

@@ -50,6 +50,8 @@ public struct DirectoryServerConfiguration: Sendable, Equatable {
     /// For a PAN in no card range: "N" or "U" (an ARes with `outOfRangeReason`), or "erro" (Erro 305).
     public var outOfRange = "N"
     public var outOfRangeReason = "13"
+    /// How long the DS waits for the ACS's ARes before answering the 3DS Server Erro 405.
+    public var acsTimeoutMs: UInt64 = 10_000
     public init() {}
 }
 
@@ -79,7 +81,7 @@ extension SchemeConfiguration: Codable {
 }
 
 extension DirectoryServerConfiguration: Codable {
-    private enum CodingKeys: String, CodingKey, CaseIterable { case referenceNumber, outOfRange, outOfRangeReason }
+    private enum CodingKeys: String, CodingKey, CaseIterable { case referenceNumber, outOfRange, outOfRangeReason, acsTimeoutMs }
 
     public init(from decoder: Decoder) throws {
         self.init()
@@ -87,6 +89,7 @@ extension DirectoryServerConfiguration: Codable {
         referenceNumber = try container.decodeIfPresent(String.self, forKey: .referenceNumber) ?? referenceNumber
         outOfRange = try container.decodeIfPresent(String.self, forKey: .outOfRange) ?? outOfRange
         outOfRangeReason = try container.decodeIfPresent(String.self, forKey: .outOfRangeReason) ?? outOfRangeReason
+        acsTimeoutMs = try container.decodeIfPresent(UInt64.self, forKey: .acsTimeoutMs) ?? acsTimeoutMs
     }
 }
 
@@ -106,7 +109,7 @@ extension AccessControlServerConfiguration: Codable {
 // `threeDSServer:` is read straight into the role's settings.
 extension ThreeDSServerSettings: Codable {
     private enum CodingKeys: String, CodingKey, CaseIterable {
-        case referenceNumber, operatorID, requestorID, requestorName, requestorURL, directoryServerURL,
+        case referenceNumber, operatorID, requestorID, requestorName, requestorURL, directoryServerURL, directoryServerTimeoutMs,
              acquirerBIN, acquirerMerchantID, mcc, merchantCountryCode
     }
 
@@ -119,6 +122,7 @@ extension ThreeDSServerSettings: Codable {
         requestorName = try container.decodeIfPresent(String.self, forKey: .requestorName) ?? requestorName
         requestorURL = try container.decodeIfPresent(String.self, forKey: .requestorURL) ?? requestorURL
         directoryServerURL = try container.decodeIfPresent(String.self, forKey: .directoryServerURL)
+        directoryServerTimeoutMs = try container.decodeIfPresent(UInt64.self, forKey: .directoryServerTimeoutMs) ?? directoryServerTimeoutMs
         acquirerBIN = try container.decodeIfPresent(String.self, forKey: .acquirerBIN) ?? acquirerBIN
         acquirerMerchantID = try container.decodeIfPresent(String.self, forKey: .acquirerMerchantID) ?? acquirerMerchantID
         mcc = try container.decodeIfPresent(String.self, forKey: .mcc) ?? mcc
@@ -133,6 +137,7 @@ extension ThreeDSServerSettings: Codable {
         try container.encode(requestorName, forKey: .requestorName)
         try container.encode(requestorURL, forKey: .requestorURL)
         try container.encodeIfPresent(directoryServerURL, forKey: .directoryServerURL)
+        try container.encode(directoryServerTimeoutMs, forKey: .directoryServerTimeoutMs)
         try container.encode(acquirerBIN, forKey: .acquirerBIN)
         try container.encode(acquirerMerchantID, forKey: .acquirerMerchantID)
         try container.encode(mcc, forKey: .mcc)

@@ -28,9 +28,14 @@ public enum ScenarioFile {
         var transStatusReason: String?
         var challenge: ChallengeEntry?
         var decoupled: DecoupledEntry?
+        var panRange: String?
+        var amount: String?
+        var messageCategory: String?
+        var faults: [FaultEntry]?
+        var expect: ExpectEntry?
 
         private enum CodingKeys: String, CodingKey, CaseIterable {
-            case name, pan, description, transStatus, transStatusReason, challenge, decoupled
+            case name, pan, description, transStatus, transStatusReason, challenge, decoupled, panRange, amount, messageCategory, faults, expect
         }
 
         init(from decoder: Decoder) throws {
@@ -42,6 +47,43 @@ public enum ScenarioFile {
             transStatusReason = try container.decodeIfPresent(String.self, forKey: .transStatusReason)
             challenge = try container.decodeIfPresent(ChallengeEntry.self, forKey: .challenge)
             decoupled = try container.decodeIfPresent(DecoupledEntry.self, forKey: .decoupled)
+            panRange = try container.decodeIfPresent(String.self, forKey: .panRange)
+            amount = try container.decodeIfPresent(String.self, forKey: .amount)
+            messageCategory = try container.decodeIfPresent(String.self, forKey: .messageCategory)
+            faults = try container.decodeIfPresent([FaultEntry].self, forKey: .faults)
+            expect = try container.decodeIfPresent(ExpectEntry.self, forKey: .expect)
+        }
+    }
+
+    struct FaultEntry: Decodable {
+        var leg: String
+        var fault: String
+        var value: String?
+        var round: Int?
+        private enum CodingKeys: String, CodingKey, CaseIterable { case leg, fault, value, round }
+
+        init(from decoder: Decoder) throws {
+            let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
+            leg = try container.decode(String.self, forKey: .leg)
+            fault = try container.decode(String.self, forKey: .fault)
+            value = try container.decodeIfPresent(String.self, forKey: .value)
+            round = try container.decodeIfPresent(Int.self, forKey: .round)
+        }
+    }
+
+    struct ExpectEntry: Decodable {
+        var sdk: String?
+        var sdkErro: String?
+        var threeDSServer: String?
+        var text: String
+        private enum CodingKeys: String, CodingKey, CaseIterable { case sdk, sdkErro, threeDSServer, text }
+
+        init(from decoder: Decoder) throws {
+            let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
+            sdk = try container.decodeIfPresent(String.self, forKey: .sdk)
+            sdkErro = try container.decodeIfPresent(String.self, forKey: .sdkErro)
+            threeDSServer = try container.decodeIfPresent(String.self, forKey: .threeDSServer)
+            text = try container.decode(String.self, forKey: .text)
         }
     }
 
@@ -129,6 +171,7 @@ public enum ScenarioFile {
         var transStatus: String?
         var transStatusReason: String?
         var delay: Double?
+        var never = false
         var cardholderInfo: String?
         private enum CodingKeys: String, CodingKey, CaseIterable { case transStatus, transStatusReason, delay, cardholderInfo }
 
@@ -136,7 +179,11 @@ public enum ScenarioFile {
             let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
             transStatus = try container.decodeIfPresent(String.self, forKey: .transStatus)
             transStatusReason = try container.decodeIfPresent(String.self, forKey: .transStatusReason)
-            delay = try container.decodeIfPresent(Double.self, forKey: .delay)
+            if (try? container.decodeIfPresent(String.self, forKey: .delay)) == "never" {
+                never = true
+            } else {
+                delay = try container.decodeIfPresent(Double.self, forKey: .delay)
+            }
             cardholderInfo = try container.decodeIfPresent(String.self, forKey: .cardholderInfo)
         }
     }
@@ -155,15 +202,16 @@ public enum ScenarioFile {
 
     /// Parses scenario YAML; errors name `source`, the scenario and the field.
     public static func parse(_ text: String, source: String = "scenarios") throws(ConfigurationError) -> ScenarioCatalog {
+        let location = YAMLLocation(text)
         let document: Document
         do { document = try YAMLDecoder().decode(Document.self, from: text) } catch let error as DecodingError {
-            throw .invalid(source: source, reason: error.readableDescription)
+            throw .invalid(source: location.source(source, at: error.pathComponents), reason: error.readableDescription)
         } catch {
             throw .invalid(source: source, reason: "\(error)")
         }
         var scenarios: [Scenario] = []
         for (index, entry) in document.scenarios.enumerated() {
-            scenarios.append(try scenario(entry, at: "scenarios[\(index)]", source: source))
+            scenarios.append(try scenario(entry, at: "scenarios[\(index)]", source: source, location: location))
         }
         do { return try ScenarioCatalog(scenarios: scenarios, fallbackName: document.defaultScenario) } catch {
             throw .invalid(source: source, reason: error.description)
@@ -178,12 +226,13 @@ public enum ScenarioFile {
         } catch {
             throw .invalid(source: source, reason: "\(error)")
         }
-        return try scenario(entry, at: "scenario", source: source)
+        return try scenario(entry, at: "scenario", source: source, location: nil)
     }
 
-    private static func scenario(_ entry: Entry, at path: String, source: String) throws(ConfigurationError) -> Scenario {
+    private static func scenario(_ entry: Entry, at path: String, source: String, location: YAMLLocation?) throws(ConfigurationError) -> Scenario {
         func invalid(_ field: String, _ reason: String) -> ConfigurationError {
-            .invalid(source: source, reason: "\(path) (\(entry.name)).\(field): \(reason)")
+            let place = location?.source(source, at: YAMLLocation.components(path + "." + field)) ?? source
+            return .invalid(source: place, reason: "\(path) (\(entry.name)).\(field): \(reason)")
         }
         if let pan = entry.pan, !((13...19).contains(pan.count) && CardNumber.isLuhnValid(pan)) {
             throw invalid("pan", "\"\(pan)\" is not a 13-19 digit Luhn-valid card number")
@@ -200,13 +249,137 @@ public enum ScenarioFile {
             let (status, reason) = try finalStatus(decoupled.transStatus ?? "Y", decoupled.transStatusReason,
                                                    allowed: [.authenticated, .attempted, .notAuthenticated, .rejected, .unavailable],
                                                    field: "decoupled.transStatus", invalid: invalid)
-            let delay = decoupled.delay ?? 2
-            guard delay >= 0 else { throw invalid("decoupled.delay", "must be 0 seconds or more") }
+            let delay = decoupled.never ? nil : decoupled.delay ?? 2
+            if let delay, delay < 0 { throw invalid("decoupled.delay", "must be 0 seconds or more, or never") }
             outcome = .decoupled(DecoupledScript(status: status, reason: reason, delay: delay, cardholderInfo: decoupled.cardholderInfo))
         default:
             throw invalid("transStatus", "give exactly one of transStatus, challenge or decoupled")
         }
-        return Scenario(name: entry.name, pan: entry.pan, description: entry.description, outcome: outcome)
+        var scenario = Scenario(name: entry.name, pan: entry.pan, description: entry.description, outcome: outcome,
+                                faults: try faults(entry.faults ?? [], invalid: invalid),
+                                expectation: try entry.expect.map { expect throws(ConfigurationError) in try expectation(expect, invalid: invalid) })
+        scenario.trigger = try trigger(entry, invalid: invalid)
+        if case .challenge(let script) = outcome, let round = scenario.faults.filter({ $0.leg == .sdk }).map(\.round).max(),
+           round > script.steps.count * script.attempts + 1 {
+            throw invalid("faults", "round \(round) is past the last CRes this challenge can send")
+        }
+        return scenario
+    }
+
+    /// `panRange`, `amount` and `messageCategory`.
+    private static func trigger(_ entry: Entry, invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> Trigger {
+        func range(_ text: String, _ field: String, openEnded: Bool) throws(ConfigurationError) -> ClosedRange<UInt64> {
+            let parts = text.split(separator: "-", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            let low = UInt64(parts[0]), high = parts.count == 2 ? (parts[1].isEmpty && openEnded ? UInt64.max : UInt64(parts[1])) : low
+            guard parts.count <= 2, let low, let high, low <= high else {
+                throw invalid(field, "\"\(text)\" is not N, N-M\(openEnded ? " or N-" : "") with N <= M")
+            }
+            return low...high
+        }
+        var trigger = Trigger()
+        if let text = entry.panRange {
+            trigger.panRange = try range(text, "panRange", openEnded: false)
+            let lengths = text.split(separator: "-").map { $0.trimmingCharacters(in: .whitespaces).count }
+            guard Set(lengths).count == 1, (13...19).contains(lengths[0]) else { throw invalid("panRange", "both ends must be card numbers of one length (13-19 digits)") }
+        }
+        if let text = entry.amount { trigger.amount = try range(text, "amount", openEnded: true) }
+        if let category = entry.messageCategory {
+            guard ["01", "02"].contains(category) else { throw invalid("messageCategory", "\"\(category)\" is not 01 (payment) or 02 (non-payment)") }
+            trigger.messageCategory = category
+        }
+        return trigger
+    }
+
+    /// The fault names of the file, each with what its `value` is.
+    static let faultNames: [String: String?] = [
+        "latency": "milliseconds", "no-answer": nil, "close-mid-response": nil, "erro": "error code", "http-status": "status code",
+        "content-type": "media type", "malformed-json": nil, "missing-field": "field name", "empty-field": "field name",
+        "message-version": "version", "wrong-id": "id field name", "swapped-ids": nil, "critical-extension": nil,
+        "wrong-counter": nil, "repeated-counter": nil, "select-info-shape": nil,
+    ].merging(SignedContentFault.allCases.map { ($0.rawValue, nil) }, uniquingKeysWith: { a, _ in a })
+     .merging(CResEncryptionFault.allCases.map { ("cres-" + $0.rawValue, nil) }, uniquingKeysWith: { a, _ in a })
+
+    private static func faults(_ entries: [FaultEntry], invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> [FaultInjection] {
+        var injections: [FaultInjection] = []
+        for (index, entry) in entries.enumerated() {
+            let field = "faults[\(index)]"
+            guard let leg = FaultLeg(rawValue: entry.leg) else {
+                throw invalid(field + ".leg", "\"\(entry.leg)\" is not one of \(FaultLeg.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            guard let valueName = faultNames[entry.fault] else {
+                throw invalid(field + ".fault", "\"\(entry.fault)\" is not one of \(faultNames.keys.sorted().joined(separator: ", "))")
+            }
+            if let valueName, entry.value == nil { throw invalid(field + ".value", "required for \(entry.fault): the \(valueName)") }
+            if valueName == nil, entry.value != nil { throw invalid(field + ".value", "\(entry.fault) takes no value") }
+            let value = entry.value ?? ""
+            let fault: Fault
+            switch entry.fault {
+            case "latency":
+                guard let milliseconds = Int(value), (0...600_000).contains(milliseconds) else { throw invalid(field + ".value", "\"\(value)\" is not 0-600000 milliseconds") }
+                fault = .latency(milliseconds: milliseconds)
+            case "no-answer": fault = .noAnswer
+            case "close-mid-response": fault = .closeMidResponse
+            case "erro":
+                guard let code = ErrorCode(rawValue: value) else { throw invalid(field + ".value", "\"\(value)\" is not an EMV error code") }
+                fault = .erro(code)
+            case "http-status":
+                guard let code = Int(value), (300...599).contains(code) else { throw invalid(field + ".value", "\"\(value)\" is not an HTTP status 300-599") }
+                fault = .httpStatus(code)
+            case "content-type": fault = .contentType(value)
+            case "malformed-json": fault = .malformedJSON
+            case "missing-field": fault = .missingField(value)
+            case "empty-field": fault = .emptyField(value)
+            case "message-version": fault = .messageVersion(value)
+            case "wrong-id":
+                guard ["threeDSServerTransID", "acsTransID", "dsTransID", "sdkTransID"].contains(value) else {
+                    throw invalid(field + ".value", "\"\(value)\" is not threeDSServerTransID, acsTransID, dsTransID or sdkTransID")
+                }
+                fault = .wrongTransactionID(value)
+            case "swapped-ids": fault = .swappedTransactionIDs
+            case "critical-extension": fault = .criticalExtension
+            case "wrong-counter": fault = .wrongCounter
+            case "repeated-counter": fault = .repeatedCounter
+            case "select-info-shape": fault = .selectInfoShape
+            default:
+                if let signed = SignedContentFault(rawValue: entry.fault) {
+                    fault = .signedContent(signed)
+                } else if entry.fault.hasPrefix("cres-"), let cres = CResEncryptionFault(rawValue: String(entry.fault.dropFirst(5))) {
+                    fault = .cresEncryption(cres)
+                } else {
+                    throw invalid(field + ".fault", "\"\(entry.fault)\" is not a known fault")
+                }
+            }
+            guard fault.legs.contains(leg) else {
+                throw invalid(field + ".leg", "\(entry.fault) acts on the \(fault.legs.map(\.rawValue).sorted().joined(separator: ", ")) leg, not \(leg.rawValue)")
+            }
+            let round = entry.round ?? (fault == .repeatedCounter ? 1 : 0)
+            guard round >= 0, leg == .sdk || entry.round == nil else { throw invalid(field + ".round", "only SDK-leg faults have a round (0 or more)") }
+            if fault == .repeatedCounter, round == 0 { throw invalid(field + ".round", "repeated-counter needs a CRes before it: round 1 or later") }
+            injections.append(FaultInjection(fault, on: leg, round: round))
+        }
+        return injections
+    }
+
+    private static func expectation(_ entry: ExpectEntry, invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> Expectation {
+        var expectation = Expectation(text: entry.text)
+        if let sdk = entry.sdk {
+            guard let report = Expectation.SDKReport(rawValue: sdk) else {
+                throw invalid("expect.sdk", "\"\(sdk)\" is not one of \(Expectation.SDKReport.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            expectation.sdk = report
+        }
+        if let code = entry.sdkErro {
+            guard let erro = ErrorCode(rawValue: code) else { throw invalid("expect.sdkErro", "\"\(code)\" is not an EMV error code") }
+            expectation.sdkErro = erro
+        }
+        if let state = entry.threeDSServer {
+            guard ["error", "frictionless", "challenge", "completed"].contains(state) else {
+                throw invalid("expect.threeDSServer", "\"\(state)\" is not error, frictionless, challenge or completed")
+            }
+            expectation.threeDSServerState = state
+        }
+        guard !entry.text.isEmpty else { throw invalid("expect.text", "say what a correct client does") }
+        return expectation
     }
 
     /// A final status and its reason, checked: N, R and U need a two-digit reason, others none.

@@ -73,12 +73,14 @@ struct SimulateCommand: AsyncParsableCommand {
 
         let group = EventLoopGroup(loopCount: 1)
         defer { group.shutdown() }
-        // An SDK waits 10 s for a CRes: the read timeout.
-        let client = try HTTPClient(group: group, configuration: HTTPClientConfiguration(
-            tls: TLSConfiguration(trustRootsFile: configuration.pkiDirectory + "/tls/root-ca.pem"), readTimeoutMilliseconds: 10_000))
-        let simulator = Simulator(client: client, baseURL: url)
+        // An SDK waits 10 s for a CRes: its read timeout. The app waits for the 3DS Server as long as that waits for the DS, and more.
+        let tls = TLSConfiguration(trustRootsFile: configuration.pkiDirectory + "/tls/root-ca.pem")
+        let sdkClient = try HTTPClient(group: group, configuration: HTTPClientConfiguration(tls: tls, readTimeoutMilliseconds: 10_000))
+        let appClient = try HTTPClient(group: group, configuration: HTTPClientConfiguration(
+            tls: tls, readTimeoutMilliseconds: configuration.threeDSServer.directoryServerTimeoutMs + 15_000))
+        let simulator = Simulator(client: appClient, baseURL: url)
         let pki = TestPKI(directory: configuration.pkiDirectory)
-        let challenger = ChallengeRunner(client: client, trustAnchors: configuration.directoryServers.compactMap { try? pki.rootCertificate($0.rid) })
+        let challenger = ChallengeRunner(client: sdkClient, trustAnchors: configuration.directoryServers.compactMap { try? pki.rootCertificate($0.rid) })
 
         var cases: [SimulationCase] = []
         if let pan { cases.append(SimulationCase(label: pan, pan: pan, answers: ChallengeAnswers(script: answers, whitelisting: whitelisting))) }
@@ -86,12 +88,8 @@ struct SimulateCommand: AsyncParsableCommand {
             for scenario in try await simulator.scenarios() {
                 guard let name = scenario["name"]?.stringValue, let scenarioPAN = scenario["pan"]?.stringValue,
                       all || name.hasPrefix("frictionless-") else { continue }
-                var expected: [String: (flow: String, transStatus: String)] = [:]
-                for version in MessageVersion.allCases {
-                    guard let entry = scenario["expected"]?[version.rawValue], let flow = entry["flow"]?.stringValue,
-                          let status = entry["transStatus"]?.stringValue else { continue }
-                    expected[version.rawValue] = (flow, status)
-                }
+                var expected: [String: ExpectedRun] = [:]
+                for version in MessageVersion.allCases { expected[version.rawValue] = ExpectedRun(scenario: scenario, version: version) }
                 var scripted: [String] = []
                 if case .array(let list)? = scenario["answers"] { scripted = list.compactMap(\.stringValue) }
                 cases.append(SimulationCase(label: name, pan: scenarioPAN, answers: ChallengeAnswers(scripted, whitelisting: whitelisting),
@@ -107,31 +105,48 @@ struct SimulateCommand: AsyncParsableCommand {
                 failures += 1
                 continue
             }
-            for version in versions {
-                for style in styles {
+            // Every version and style of one scenario at once (a fault may make each wait for a timeout); printed in order.
+            let combinations = versions.flatMap { version in styles.map { (version, $0) } }
+            let outputs = try await withThrowingTaskGroup(of: (Int, [String], Bool).self) { group in
+                for (index, (version, style)) in combinations.enumerated() {
                     let directoryServer = DirectoryServerConfiguration(
                         rid: scheme.rid, certificate: try pki.dsCertificate(scheme.rid, style.keyVariant),
                         keyID: TestPKI.dsKeyID(scheme.rid, style.keyVariant))
-                    let transaction = try SimulatedSDKTransaction(directoryServer: directoryServer, messageVersion: version, style: style)
-                    print("\(label) \(version.rawValue) \(style.rawValue): SDK \(transaction.sdkTransID), device data to \(scheme.name) (\(scheme.rid))")
-                    let run = try await simulator.run(transaction, pan: simulation.pan, answers: simulation.answers, challenger: challenger,
-                                                      style: style.channelStyle, encryption: contentEncryption)
-                    if let report = run.challenge {
-                        for (index, screen) in report.screens.enumerated() {
-                            print("  screen \(index + 1): acsUiType \(screen.uiType.rawValue) \(screen.header ?? "")\(screen.textIsWarning ? " (warning: \(screen.text ?? ""))" : "")")
+                    group.addTask {
+                        let transaction = try SimulatedSDKTransaction(directoryServer: directoryServer, messageVersion: version, style: style)
+                        var lines = ["\(label) \(version.rawValue) \(style.rawValue): SDK \(transaction.sdkTransID), device data to \(scheme.name) (\(scheme.rid))"]
+                        let want = simulation.expected?[version.rawValue]
+                        let run: TransactionRun
+                        do {
+                            run = try await simulator.run(transaction, pan: simulation.pan, answers: simulation.answers, challenger: challenger,
+                                                          style: style.channelStyle, encryption: contentEncryption,
+                                                          resultWait: want?.resultWait ?? .seconds(30))
+                        } catch {
+                            return (index, lines + ["  [FAILED: \(error)]"], false)
                         }
-                        if let erro = report.erroSent { print("  SDK sent Erro \(erro.errorCode.rawValue): \(erro.errorDescription)") }
+                        if let report = run.challenge {
+                            for (number, screen) in report.screens.enumerated() {
+                                lines.append("  screen \(number + 1): acsUiType \(screen.uiType.rawValue) \(screen.header ?? "")\(screen.textIsWarning ? " (warning: \(screen.text ?? ""))" : "")")
+                            }
+                            if let erro = report.erroSent { lines.append("  SDK sent Erro \(erro.errorCode.rawValue): \(erro.errorDescription)") }
+                        }
+                        var line = "  \(run.final.threeDSServerTransID ?? "-"): \(run.summary)"
+                        var ok = true
+                        if let want {
+                            let problem = want.mismatch(in: run)
+                            ok = problem == nil
+                            line += problem.map { "  [UNEXPECTED: \($0)]" } ?? "  [ok]"
+                        }
+                        return (index, lines + [line], ok)
                     }
-                    var line = "  \(run.final.threeDSServerTransID ?? "-"): \(run.summary)"
-                    if let want = simulation.expected?[version.rawValue] {
-                        let ok = run.final.transStatus == want.transStatus
-                            && run.final.state == (want.flow == "frictionless" ? "frictionless" : "completed")
-                            && (want.flow != "challenge" || run.challenge?.outcome == .completed(TransStatus(rawValue: want.transStatus) ?? .unavailable))
-                        if !ok { failures += 1 }
-                        line += ok ? "  [ok]" : "  [UNEXPECTED: wanted \(want.flow) \(want.transStatus)]"
-                    }
-                    print(line)
                 }
+                var results: [(Int, [String], Bool)] = []
+                for try await result in group { results.append(result) }
+                return results.sorted { $0.0 < $1.0 }
+            }
+            for (_, lines, ok) in outputs {
+                lines.forEach { print($0) }
+                if !ok { failures += 1 }
             }
         }
         if runsScenarios { print("\(failures == 0 ? "all passed" : "\(failures) unexpected") (\(cases.count) scenarios x \(versions.count) versions x \(styles.count) styles)") }
@@ -144,5 +159,5 @@ struct SimulationCase {
     var label: String
     var pan: String
     var answers: ChallengeAnswers
-    var expected: [String: (flow: String, transStatus: String)]?
+    var expected: [String: ExpectedRun]?
 }

@@ -227,7 +227,15 @@ struct Session {
             return .finished(.protocolError(what), erroSent: nil)
         }
         let plaintext: [UInt8]
-        do { plaintext = try channel.open(String(decoding: response.body, as: UTF8.self), direction: .acsToSDK).plaintext } catch {
+        do {
+            let opened = try channel.open(String(decoding: response.body, as: UTF8.self), direction: .acsToSDK)
+            // The CRes JWE names the transaction's ACS: another kid is not this channel's message.
+            guard opened.jwe.header.kid == parameters.acsTransID else {
+                return .finished(.protocolError("CRes kid \(opened.jwe.header.kid ?? "none") is not the acsTransID"),
+                                 erroSent: await sendErro(.dataDecryptionFailure, "kid", "the CRes kid is not the acsTransID"))
+            }
+            plaintext = opened.plaintext
+        } catch {
             return .finished(.protocolError("CRes cannot be decrypted: \(error)"),
                              erroSent: await sendErro(.dataDecryptionFailure, "CRes", "CRes cannot be decrypted"))
         }

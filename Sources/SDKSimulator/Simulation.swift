@@ -106,14 +106,15 @@ public struct Simulator: Sendable {
     /// Runs one transaction as an app with an SDK does: authentication, then the challenge
     /// with `answers` if the ACS asks for one, then the 3DS Server's final record.
     public func run(_ transaction: SimulatedSDKTransaction, pan: String, answers: ChallengeAnswers, challenger: ChallengeRunner,
-                    style: ChannelStyle, encryption: ContentEncryptionAlgorithm = .a128cbcHS256) async throws(SimulationError) -> TransactionRun {
+                    style: ChannelStyle, encryption: ContentEncryptionAlgorithm = .a128cbcHS256,
+                    resultWait: Duration = .seconds(30)) async throws(SimulationError) -> TransactionRun {
         let authentication = try await authenticate(transaction, pan: pan)
         guard authentication.state == "challenge", let id = authentication.threeDSServerTransID else {
             return TransactionRun(authentication: authentication, challenge: nil, final: authentication)
         }
         guard authentication.transStatus == TransStatus.challenge.rawValue else {
             // Decoupled: the result comes by RReq, later.
-            return TransactionRun(authentication: authentication, challenge: nil, final: try await awaitResult(id))
+            return TransactionRun(authentication: authentication, challenge: nil, final: try await awaitResult(id, limit: resultWait))
         }
         guard let parameters = ChallengeParameters(record: authentication.record) else { throw .unreadable("no challenge parameters in the record") }
         let report = await challenger.run(transaction, parameters: parameters, answers: answers, style: style, encryption: encryption)

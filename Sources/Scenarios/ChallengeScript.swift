@@ -91,12 +91,12 @@ public struct ChallengeScript: Sendable, Equatable {
 public struct DecoupledScript: Sendable, Equatable {
     public var status: TransStatus
     public var reason: String?
-    /// Seconds between the ARes and the RReq.
-    public var delay: Double
+    /// Seconds between the ARes and the RReq; nil: the result never comes.
+    public var delay: Double?
     /// `cardholderInfo`: what the app tells the cardholder to do meanwhile.
     public var cardholderInfo: String?
 
-    public init(status: TransStatus = .authenticated, reason: String? = nil, delay: Double = 2, cardholderInfo: String? = nil) {
+    public init(status: TransStatus = .authenticated, reason: String? = nil, delay: Double? = 2, cardholderInfo: String? = nil) {
         self.status = status
         self.reason = reason
         self.delay = delay

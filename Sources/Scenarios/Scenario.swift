@@ -5,14 +5,64 @@ public struct Scenario: Sendable, Equatable {
     public var name: String
     /// The test card number that selects this scenario.
     public var pan: String?
+    /// Other ways to select it, when no scenario names the PAN.
+    public var trigger = Trigger()
     public var description: String
     public var outcome: Outcome
+    /// What goes wrong on purpose, leg by leg.
+    public var faults: [FaultInjection]
+    /// What a correct client does about the faults.
+    public var expectation: Expectation?
 
-    public init(name: String, pan: String?, description: String, outcome: Outcome) {
+    public init(name: String, pan: String?, description: String, outcome: Outcome, faults: [FaultInjection] = [], expectation: Expectation? = nil) {
         self.name = name
         self.pan = pan
         self.description = description
         self.outcome = outcome
+        self.faults = faults
+        self.expectation = expectation
+    }
+}
+
+/// What a transaction is selected by, besides its exact PAN.
+public struct Trigger: Sendable, Equatable {
+    /// Card numbers from `lowest` to `highest`, compared as numbers of the same length.
+    public var panRange: ClosedRange<UInt64>?
+    /// `purchaseAmount` in minor units.
+    public var amount: ClosedRange<UInt64>?
+    /// `messageCategory`: "01" payment, "02" non-payment.
+    public var messageCategory: String?
+
+    public init(panRange: ClosedRange<UInt64>? = nil, amount: ClosedRange<UInt64>? = nil, messageCategory: String? = nil) {
+        self.panRange = panRange
+        self.amount = amount
+        self.messageCategory = messageCategory
+    }
+
+    public var isEmpty: Bool { panRange == nil && amount == nil && messageCategory == nil }
+
+    /// True when every condition given holds (an empty trigger matches nothing).
+    public func matches(_ facts: TransactionFacts) -> Bool {
+        guard !isEmpty else { return false }
+        if let panRange, !(UInt64(facts.pan).map(panRange.contains) ?? false) { return false }
+        if let amount, !(facts.amount.map(amount.contains) ?? false) { return false }
+        if let messageCategory, facts.messageCategory != messageCategory { return false }
+        return true
+    }
+}
+
+/// What scenarios are selected by, read from an AReq.
+public struct TransactionFacts: Sendable {
+    public var pan: String
+    public var amount: UInt64?
+    public var messageCategory: String?
+    public var sdkTransID: String?
+
+    public init(pan: String, amount: UInt64? = nil, messageCategory: String? = nil, sdkTransID: String? = nil) {
+        self.pan = pan
+        self.amount = amount
+        self.messageCategory = messageCategory
+        self.sdkTransID = sdkTransID
     }
 }
 
@@ -42,6 +92,12 @@ public struct ScenarioCatalog: Sendable {
 
     /// The scenario for a transaction on `pan`.
     public func scenario(for pan: String) -> Scenario { byPAN[pan] ?? fallback }
+
+    /// The scenario of a transaction: the one naming its PAN, else the first (in file order)
+    /// whose trigger matches, else the fallback.
+    public func scenario(for facts: TransactionFacts) -> Scenario {
+        byPAN[facts.pan] ?? scenarios.first { $0.trigger.matches(facts) } ?? fallback
+    }
 }
 
 /// Why a set of scenarios cannot be used.

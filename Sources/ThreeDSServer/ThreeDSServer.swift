@@ -15,6 +15,8 @@ public struct ThreeDSServerSettings: Sendable, Equatable {
     public var requestorURL = "https://merchant.example"
     /// Where AReqs go; nil means the harness's own DS.
     public var directoryServerURL: String?
+    /// How long to wait for the DS's ARes.
+    public var directoryServerTimeoutMs: UInt64 = 30_000
     /// Merchant defaults for payment AReqs, overridable per request.
     public var acquirerBIN = "400551"
     public var acquirerMerchantID = "harness-merchant-1"

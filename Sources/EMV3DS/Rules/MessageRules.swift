@@ -3,8 +3,8 @@ import JSON
 /// The field rules of one message type, and validation against them.
 ///
 /// Validation reports every violation, in this order: duplicates (204), missing required
-/// fields (201), then formats (203), so that a report can cite each and an Erro can carry
-/// the first.
+/// fields (201), an unrecognised critical extension (202), then formats (203), so that a
+/// report can cite each and an Erro can carry the first.
 public struct MessageRules: Sendable {
     public let messageType: MessageType
     public let fields: [FieldRule]
@@ -50,6 +50,16 @@ public struct MessageRules: Sendable {
                 formatViolations.append(Violation(field: rule.name, code: .formatInvalid, reason: problem))
             }
         }
+        if let critical = Self.unrecognisedCriticalExtension(in: members["messageExtension"]) {
+            violations.append(Violation(field: "messageExtension", code: .criticalExtensionNotRecognised,
+                                        reason: "\(critical) is marked critical and not recognised"))
+        }
         return violations + formatViolations
+    }
+
+    /// The id of the first extension flagged critical: this harness recognises none.
+    static func unrecognisedCriticalExtension(in extensions: JSONValue?) -> String? {
+        guard case .array(let list)? = extensions else { return nil }
+        return list.first { $0["criticalityIndicator"] == .bool(true) }.map { $0["id"]?.stringValue ?? "an extension" }
     }
 }

@@ -133,6 +133,7 @@ public struct TestPKI: Sendable {
     // MARK: reading
 
     public func rootCertificate(_ rid: String) throws -> Certificate { try Certificate(pem: read(rootCertificatePath(rid))) }
+    public func rootPrivateKey(_ rid: String) throws -> PrivateKey { try PrivateKey(pem: read(profileDirectory(rid) + "/root-ca-key.pem")) }
     public func dsCertificate(_ rid: String, _ variant: KeyVariant) throws -> Certificate { try Certificate(pem: read(dsCertificatePath(rid, variant))) }
     public func dsPrivateKey(_ rid: String, _ variant: KeyVariant) throws -> PrivateKey { try PrivateKey(pem: read(dsKeyPath(rid, variant))) }
     public func acsCertificate(_ rid: String, _ variant: KeyVariant) throws -> Certificate { try Certificate(pem: read(acsCertificatePath(rid, variant))) }

@@ -3,11 +3,23 @@ public struct HTTPResponse: Sendable {
     public var status: HTTPStatus
     public var headers: HTTPHeaders
     public var body: [UInt8]
+    /// How much of it reaches the client: all of it, unless a test harness breaks it on purpose.
+    public var delivery = Delivery.complete
 
-    public init(status: HTTPStatus = .ok, headers: HTTPHeaders = [:], body: [UInt8] = []) {
+    public init(status: HTTPStatus = .ok, headers: HTTPHeaders = [:], body: [UInt8] = [], delivery: Delivery = .complete) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.delivery = delivery
+    }
+
+    /// Ways to fail a client on purpose, at the HTTP level.
+    public enum Delivery: Sendable, Equatable {
+        case complete
+        /// The status line, the headers and this many bytes of the body, then the connection closes.
+        case cut(keepingBodyBytes: Int)
+        /// Nothing: the connection stays open, unanswered, until the client closes it or the server stops.
+        case withheld
     }
 
     /// A plain-text response.

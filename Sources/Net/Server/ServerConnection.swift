@@ -16,6 +16,8 @@ final class ServerConnection {
     private var queueHead = 0
     private var isHandling = false
     private var isDraining = false
+    /// A response withheld on purpose: the connection waits for the client to give up.
+    private var isWithholding = false
     private var stopAfterQueue = false
     private var requestClockRunning = false
     private var timer: LoopTimer?
@@ -44,7 +46,7 @@ final class ServerConnection {
         channel.start()
     }
 
-    private var isIdle: Bool { !isHandling && queueHead == queue.count && !parser.inMessage }
+    private var isIdle: Bool { isWithholding || (!isHandling && queueHead == queue.count && !parser.inMessage) }
 
     private func received(_ bytes: UnsafeRawBufferPointer) {
         withExtendedLifetime(self) {
@@ -150,6 +152,22 @@ final class ServerConnection {
     private func respond(_ response: HTTPResponse, to message: ParsedMessage?) {
         isHandling = false
         guard channel.isOpen else { return }
+        switch response.delivery {
+        case .complete: break
+        case .withheld:
+            // Hold the connection: no more reads, no clock; the client's timeout or shutdown ends it.
+            isWithholding = true
+            stopAfterQueue = true
+            channel.stream.stopReading()
+            timer?.pause()
+            if isDraining { channel.close() }
+            return
+        case .cut(let kept):
+            let bytes = serializer.serialize(response, keepAlive: false, includeBody: true)
+            channel.send(Array(bytes.prefix(bytes.count - response.body.count + min(kept, response.body.count))))
+            channel.stream.closeAfterFlush()  // no TLS close_notify: the cut is abrupt
+            return
+        }
         let keepAlive = (message?.keepAlive ?? false) && !(stopAfterQueue && queue.isEmpty) && !(shared.isShuttingDown && isLastQueued)
         let bytes = serializer.serialize(response, keepAlive: keepAlive, includeBody: message?.method != .head)
         channel.send(bytes)

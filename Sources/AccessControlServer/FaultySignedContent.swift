@@ -1,0 +1,47 @@
+import EMVCrypto
+import Foundation
+import JOSE
+import JSON
+import Scenarios
+
+/// `acsSignedContent` broken on purpose, one way per `SignedContentFault`. Every one must make
+/// an SDK stop with a runtime error; the certificates for them are made afresh each time.
+enum FaultySignedContent {
+    static func sign(_ fault: SignedContentFault, payload: [UInt8], identity: ACSSigningIdentity) throws(JOSEError) -> String {
+        switch fault {
+        case .badSignature:
+            let good = try JWS.sign(payload: payload, key: identity.key, algorithm: identity.algorithm, certificates: identity.chain)
+            var parts = good.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            var signature = try Base64URL.decode(parts[2])
+            signature[signature.count / 2] ^= 0x01
+            parts[2] = Base64URL.encode(signature)
+            return parts.joined(separator: ".")
+        case .untrustedKey:
+            return try JWS.sign(payload: payload, key: try PrivateKey.generateP256(), algorithm: .es256, certificates: identity.chain)
+        case .expiredCertificate, .notYetValidCertificate:
+            guard let rootKey = identity.rootKey, let root = identity.chain.last else {
+                throw .invalidKey("the DS root key is needed to issue a certificate with bad dates")
+            }
+            let day: TimeInterval = 86_400
+            let start = fault == .expiredCertificate ? Date().addingTimeInterval(-30 * day) : Date().addingTimeInterval(day)
+            let days = fault == .expiredCertificate ? 29 : 365
+            let key = try PrivateKey.generateP256()
+            let leaf = try CertificateBuilder.issue(CertificateProfile(commonName: "Harness ACS Signing (\(fault.rawValue))", notBefore: start, validFor: days),
+                                                    publicKey: key.publicKey, issuer: root, issuerKey: rootKey)
+            return try JWS.sign(payload: payload, key: key, algorithm: .es256, certificates: [leaf, root])
+        case .otherRoot:
+            let rootKey = try PrivateKey.generateP256()
+            let root = try CertificateBuilder.issue(CertificateProfile(commonName: "Harness Unknown Root CA", validFor: 365, isCA: true),
+                                                    publicKey: rootKey.publicKey, issuer: nil, issuerKey: rootKey)
+            let key = try PrivateKey.generateP256()
+            let leaf = try CertificateBuilder.issue(CertificateProfile(commonName: "Harness ACS Signing (other root)", validFor: 365),
+                                                    publicKey: key.publicKey, issuer: root, issuerKey: rootKey)
+            return try JWS.sign(payload: payload, key: key, algorithm: .es256, certificates: [leaf, root])
+        case .missingX5C:
+            return try JWS.sign(payload: payload, key: identity.key, algorithm: identity.algorithm)
+        case .algNone:
+            let header = JSONWriter.write(.object([("alg", .string("none")), ("x5c", .array(identity.chain.map { .string($0.x5cEncoding) }))]))
+            return Base64URL.encode(header) + "." + Base64URL.encode(payload) + "."
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import EMV3DS
+import JSON
+import Net
+import Scenarios
+
+/// A scenario's faults applied to an answer on the wire: what the roles use to misbehave.
+public enum FaultyAnswer {
+    /// An EMV message answer spoiled by `faults`: its content first, then its transport.
+    public static func answer(_ message: JSONValue, faults: [Fault], from component: ErrorComponent) async -> HTTPResponse {
+        let spoiled = faults.apply(to: message)
+        let body = faults.contains(.malformedJSON) ? Fault.truncated(JSONWriter.write(spoiled)) : JSONWriter.write(spoiled)
+        let response = HTTPResponse(headers: ["Content-Type": "application/json"], body: body)
+        return await transport(response, faults: faults, about: message, from: component)
+    }
+
+    /// `response` with the transport faults applied in order; latency is waited here.
+    public static func transport(_ response: HTTPResponse, faults: [Fault], about message: JSONValue,
+                                 from component: ErrorComponent) async -> HTTPResponse {
+        var response = response
+        for fault in faults {
+            switch fault {
+            case .latency(let milliseconds):
+                try? await Task.sleep(for: .milliseconds(milliseconds))
+            case .noAnswer:
+                response.delivery = .withheld
+            case .closeMidResponse:
+                response.delivery = .cut(keepingBodyBytes: response.body.count / 2)
+            case .erro(let code):
+                response = .emv(erro(code, about: message, from: component).json)
+            case .httpStatus(let code):
+                response = HTTPResponse(status: HTTPStatus(code: code),
+                                        headers: ["Content-Type": "text/plain; charset=utf-8"], body: Array("scripted failure (harness fault)".utf8))
+            case .contentType(let value):
+                response.headers.set("Content-Type", value)
+            default:
+                break
+            }
+        }
+        return response
+    }
+
+    /// The Erro a faulty party sends instead of `message`, with its ids.
+    static func erro(_ code: ErrorCode, about message: JSONValue, from component: ErrorComponent) -> ErroMessage {
+        var erro = ErroMessage(messageVersion: message["messageVersion"]?.stringValue ?? MessageVersion.latest.rawValue, errorCode: code,
+                               errorComponent: component, errorDetail: "harness fault",
+                               errorMessageType: message["messageType"]?.stringValue,
+                               threeDSServerTransID: message["threeDSServerTransID"]?.stringValue,
+                               acsTransID: message["acsTransID"]?.stringValue, dsTransID: message["dsTransID"]?.stringValue,
+                               sdkTransID: message["sdkTransID"]?.stringValue)
+        erro.explain("a scenario's fault")
+        return erro
+    }
+}

@@ -1,0 +1,63 @@
+import EMV3DS
+import JSON
+
+extension SDKOutcome {
+    /// The SDK event's name: completed, cancelled, timedOut, protocolError, runtimeError.
+    public var kind: String {
+        switch self {
+        case .completed: "completed"
+        case .cancelled: "cancelled"
+        case .timedOut: "timedOut"
+        case .protocolError: "protocolError"
+        case .runtimeError: "runtimeError"
+        }
+    }
+}
+
+/// What a scenario must give in one version, read from its `/admin/scenarios` entry:
+/// the flow and final status, or, for a fault, what a correct SDK or 3DS Server ends with.
+public struct ExpectedRun: Sendable {
+    public var flow: String
+    public var transStatus: String
+    /// The SDK's report and the Erro it must send (faults on the SDK leg).
+    public var sdk: String?
+    public var sdkErro: String?
+    /// The state the 3DS Server's record ends in (faults on the DS and ACS legs, a result that never comes).
+    public var threeDSServerState: String?
+
+    public init?(scenario: JSONValue, version: MessageVersion) {
+        guard let entry = scenario["expected"]?[version.rawValue], let flow = entry["flow"]?.stringValue,
+              let status = entry["transStatus"]?.stringValue else { return nil }
+        self.flow = flow
+        transStatus = status
+        sdk = scenario["expect"]?["sdk"]?.stringValue
+        sdkErro = scenario["expect"]?["sdkErro"]?.stringValue
+        threeDSServerState = scenario["expect"]?["threeDSServer"]?.stringValue
+    }
+
+    /// How long to wait for a decoupled or challenge result that may never come.
+    public var resultWait: Duration { threeDSServerState == "challenge" ? .seconds(3) : .seconds(30) }
+
+    /// Nil when `run` is what a correct party gives, else what differs.
+    public func mismatch(in run: TransactionRun) -> String? {
+        var problems: [String] = []
+        if let threeDSServerState, run.final.state != threeDSServerState {
+            problems.append("3DS Server state \(run.final.state ?? "none"), wanted \(threeDSServerState)")
+        }
+        if let sdk, run.challenge?.outcome.kind != sdk {
+            problems.append("SDK \(run.challenge.map { "\($0.outcome)" } ?? "ran no challenge"), wanted \(sdk)")
+        }
+        if let sdkErro, run.challenge?.erroSent?.errorCode.rawValue != sdkErro {
+            problems.append("SDK Erro \(run.challenge?.erroSent?.errorCode.rawValue ?? "none"), wanted \(sdkErro)")
+        }
+        if sdk == nil, threeDSServerState == nil {
+            let finalState = flow == "frictionless" ? "frictionless" : "completed"
+            if run.final.transStatus != transStatus || run.final.state != finalState {
+                problems.append("\(run.final.state ?? "none") \(run.final.transStatus ?? "none"), wanted \(flow) \(transStatus)")
+            } else if flow == "challenge", run.challenge?.outcome != .completed(TransStatus(rawValue: transStatus) ?? .unavailable) {
+                problems.append("SDK \(run.challenge.map { "\($0.outcome)" } ?? "ran no challenge"), wanted completed \(transStatus)")
+            }
+        }
+        return problems.isEmpty ? nil : problems.joined(separator: "; ")
+    }
+}

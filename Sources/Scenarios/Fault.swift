@@ -1,0 +1,159 @@
+import EMV3DS
+
+/// The leg of the protocol whose answer a fault spoils.
+public enum FaultLeg: String, Sendable, CaseIterable {
+    /// The DS's answer to the 3DS Server's AReq: tests a 3DS Server.
+    case directoryServer = "ds"
+    /// The ACS's answer to the DS's AReq: the harness's DS copes, the 3DS Server sees what it makes of it.
+    case accessControlServer = "acs"
+    /// What the ACS sends the SDK: `acsSignedContent` (through the ARes) and the CRes: tests an SDK.
+    case sdk
+
+    public var title: String {
+        switch self {
+        case .directoryServer: "DS to 3DS Server"
+        case .accessControlServer: "ACS to DS"
+        case .sdk: "ACS to SDK"
+        }
+    }
+}
+
+/// One way to misbehave. Which legs take which fault is `legs`.
+public enum Fault: Sendable, Equatable {
+    // Timing.
+    /// The answer after this many extra milliseconds (on the SDK leg, 10 000 or more is past the SDK's CRes wait).
+    case latency(milliseconds: Int)
+    /// No answer at all: the connection is held open until the client gives up.
+    case noAnswer
+    /// The status line, headers and half the body, then the connection closes.
+    case closeMidResponse
+
+    // Protocol.
+    /// An `Erro` with this code instead of the answer.
+    case erro(ErrorCode)
+    /// This HTTP status, with a plain-text body, instead of the answer.
+    case httpStatus(Int)
+    /// The answer with this Content-Type.
+    case contentType(String)
+    /// The answer's JSON cut short (on the SDK leg, inside the JWE).
+    case malformedJSON
+    /// A required field left out.
+    case missingField(String)
+    /// A field sent as `""`.
+    case emptyField(String)
+    /// Another `messageVersion` than the transaction's.
+    case messageVersion(String)
+    /// A transaction id replaced by an unknown one.
+    case wrongTransactionID(String)
+    /// `threeDSServerTransID` and `acsTransID` exchanged.
+    case swappedTransactionIDs
+    /// An unknown `messageExtension` flagged critical.
+    case criticalExtension
+    /// `acsCounterAtoS` one ahead of the CReq's counter.
+    case wrongCounter
+    /// `acsCounterAtoS` of the CRes before (needs a second CRes).
+    case repeatedCounter
+    /// `challengeSelectInfo` as a list of strings instead of `[{"key":"label"}]`.
+    case selectInfoShape
+
+    // Crypto on `acsSignedContent`.
+    case signedContent(SignedContentFault)
+    // Crypto on the CRes JWE.
+    case cresEncryption(CResEncryptionFault)
+
+    /// The legs where this fault means something.
+    public var legs: Set<FaultLeg> {
+        switch self {
+        case .latency, .noAnswer, .closeMidResponse, .erro, .httpStatus, .contentType, .malformedJSON,
+             .missingField, .emptyField, .messageVersion, .wrongTransactionID, .swappedTransactionIDs, .criticalExtension:
+            Set(FaultLeg.allCases)
+        case .wrongCounter, .repeatedCounter, .selectInfoShape, .signedContent, .cresEncryption:
+            [.sdk]
+        }
+    }
+
+    /// The fault as the scenario file names it, with its value: "erro 203", "cres-bad-tag".
+    public var name: String {
+        switch self {
+        case .latency(let milliseconds): "latency \(milliseconds)"
+        case .noAnswer: "no-answer"
+        case .closeMidResponse: "close-mid-response"
+        case .erro(let code): "erro \(code.rawValue)"
+        case .httpStatus(let code): "http-status \(code)"
+        case .contentType(let value): "content-type \(value)"
+        case .malformedJSON: "malformed-json"
+        case .missingField(let name): "missing-field \(name)"
+        case .emptyField(let name): "empty-field \(name)"
+        case .messageVersion(let version): "message-version \(version)"
+        case .wrongTransactionID(let field): "wrong-id \(field)"
+        case .swappedTransactionIDs: "swapped-ids"
+        case .criticalExtension: "critical-extension"
+        case .wrongCounter: "wrong-counter"
+        case .repeatedCounter: "repeated-counter"
+        case .selectInfoShape: "select-info-shape"
+        case .signedContent(let fault): fault.rawValue
+        case .cresEncryption(let fault): "cres-" + fault.rawValue
+        }
+    }
+
+    public var signedContentFault: SignedContentFault? {
+        if case .signedContent(let fault) = self { return fault }
+        return nil
+    }
+
+    public var cresEncryptionFault: CResEncryptionFault? {
+        if case .cresEncryption(let fault) = self { return fault }
+        return nil
+    }
+}
+
+/// How `acsSignedContent` is broken. SDKs must refuse each as a runtime error.
+public enum SignedContentFault: String, Sendable, CaseIterable {
+    /// The signature's bytes altered.
+    case badSignature = "bad-signature"
+    /// Signed by a key the x5c leaf does not certify.
+    case untrustedKey = "key-not-in-chain"
+    /// The leaf expired yesterday.
+    case expiredCertificate = "expired-certificate"
+    /// The leaf is valid from tomorrow.
+    case notYetValidCertificate = "not-yet-valid-certificate"
+    /// A chain to a root the SDK was not given.
+    case otherRoot = "other-root"
+    /// No `x5c` header.
+    case missingX5C = "missing-x5c"
+    /// `alg` `none` and no signature.
+    case algNone = "alg-none"
+}
+
+/// How a CRes JWE is broken. SDKs must answer each with Erro 302.
+public enum CResEncryptionFault: String, Sendable, CaseIterable {
+    /// The authentication tag altered.
+    case badTag = "bad-tag"
+    /// Encrypted under a key other than the channel's.
+    case wrongKey = "wrong-key"
+    /// `kid` other than the acsTransID.
+    case wrongKid = "wrong-kid"
+    /// Base64url parts with `=` padding.
+    case base64Padding = "base64-padding"
+}
+
+/// A fault at its leg. On the SDK leg, `round` says which CRes (0 answers the first CReq);
+/// `acsSignedContent` faults act on the ARes whatever the round.
+public struct FaultInjection: Sendable, Equatable {
+    public var leg: FaultLeg
+    public var fault: Fault
+    public var round: Int
+
+    public init(_ fault: Fault, on leg: FaultLeg, round: Int = 0) {
+        self.leg = leg
+        self.fault = fault
+        self.round = round
+    }
+}
+
+extension [FaultInjection] {
+    /// The faults on `leg` (for the SDK leg: on CRes `round`, or on the ARes when `round` is nil).
+    public func on(_ leg: FaultLeg, round: Int? = nil) -> [Fault] {
+        filter { $0.leg == leg && (round == nil || $0.round == round) }.map(\.fault)
+    }
+}

@@ -1,0 +1,53 @@
+import EMV3DS
+import Foundation
+import JSON
+
+extension Fault {
+    /// `message` with this fault's change to its content; faults that do not change the
+    /// message itself (timing, transport, crypto) leave it as it is.
+    /// `previousCounter` is the `acsCounterAtoS` of the CRes before, for `repeatedCounter`.
+    public func apply(to message: JSONValue, previousCounter: String? = nil) -> JSONValue {
+        var message = message
+        switch self {
+        case .missingField(let name):
+            message.set(name, nil)
+        case .emptyField(let name):
+            message.set(name, .string(""))
+        case .messageVersion(let version):
+            message.set("messageVersion", .string(version))
+        case .wrongTransactionID(let field):
+            message.set(field, .string(UUID().uuidString.lowercased()))
+        case .swappedTransactionIDs:
+            let server = message["threeDSServerTransID"], acs = message["acsTransID"]
+            message.set("threeDSServerTransID", acs)
+            message.set("acsTransID", server)
+        case .criticalExtension:
+            let ext: JSONValue = .object([("name", .string("Harness test extension")), ("id", .string("HARNESS-CRITICAL-01")),
+                                          ("criticalityIndicator", .bool(true)), ("data", .object([("test", .string("unknown"))]))])
+            message.set("messageExtension", .array([ext]))
+        case .wrongCounter:
+            if let counter = message["acsCounterAtoS"]?.stringValue, let value = Int(counter) {
+                message.set("acsCounterAtoS", .string(CReq.counterText((value + 1) % 1000)))
+            }
+        case .repeatedCounter:
+            if let previousCounter { message.set("acsCounterAtoS", .string(previousCounter)) }
+        case .selectInfoShape:
+            if case .array(let options)? = message["challengeSelectInfo"] {
+                message.set("challengeSelectInfo", .array(options.compactMap { $0.objectMembers?.first?.value }))
+            }
+        case .latency, .noAnswer, .closeMidResponse, .erro, .httpStatus, .contentType, .malformedJSON, .signedContent, .cresEncryption:
+            break
+        }
+        return message
+    }
+
+    /// Cuts a JSON text short, for `malformedJSON`: the first half, without its closing brace.
+    public static func truncated(_ json: [UInt8]) -> [UInt8] { Array(json.prefix(max(1, json.count / 2))) }
+}
+
+extension [Fault] {
+    /// The message with every content fault applied in order.
+    public func apply(to message: JSONValue, previousCounter: String? = nil) -> JSONValue {
+        reduce(message) { $1.apply(to: $0, previousCounter: previousCounter) }
+    }
+}

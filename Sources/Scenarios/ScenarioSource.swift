@@ -1,0 +1,56 @@
+import EMV3DS
+import Synchronization
+
+/// The scenarios in force and the pins over them. The harness swaps the scenarios on reload
+/// without stopping anything (a transaction keeps the scenario it started with).
+///
+/// The DS and the ACS both ask for a transaction's scenario; the first answer is kept per
+/// `threeDSServerTransID`, so both see the same one and a pin is used once.
+public final class ScenarioSource: Sendable {
+    private let current: Mutex<ScenarioCatalog>
+    public let pins = PinBoard()
+    private let chosen = Mutex(Remembered())
+    private static let remembered = 10_000
+
+    private struct Remembered {
+        var byTransaction: [String: Scenario] = [:]
+        var order: [String] = []
+        var head = 0
+    }
+
+    public init(_ catalog: ScenarioCatalog) { current = Mutex(catalog) }
+
+    public var catalog: ScenarioCatalog { current.withLock { $0 } }
+
+    public func replace(with catalog: ScenarioCatalog) { current.withLock { $0 = catalog } }
+
+    /// The scenario of a transaction: a pin if one is set for it, else the catalog's choice.
+    public func scenario(for facts: TransactionFacts, transaction threeDSServerTransID: String? = nil) -> Scenario {
+        guard let threeDSServerTransID else { return choose(facts) }
+        if let known = chosen.withLock({ $0.byTransaction[threeDSServerTransID] }) { return known }
+        let scenario = choose(facts)
+        return chosen.withLock { memory in
+            if let known = memory.byTransaction[threeDSServerTransID] { return known }  // another role chose meanwhile
+            memory.byTransaction[threeDSServerTransID] = scenario
+            memory.order.append(threeDSServerTransID)
+            if memory.order.count - memory.head > Self.remembered {
+                memory.byTransaction[memory.order[memory.head]] = nil
+                memory.head += 1
+                if memory.head > Self.remembered { memory.order.removeFirst(memory.head); memory.head = 0 }
+            }
+            return scenario
+        }
+    }
+
+    private func choose(_ facts: TransactionFacts) -> Scenario {
+        pins.take(pan: facts.pan, sdkTransID: facts.sdkTransID) ?? catalog.scenario(for: facts)
+    }
+}
+
+extension TransactionFacts {
+    /// The facts of an AReq.
+    public init(_ areq: AReq) {
+        self.init(pan: areq.acctNumber, amount: areq["purchaseAmount"].flatMap { UInt64($0) },
+                  messageCategory: areq["messageCategory"], sdkTransID: areq.sdkTransID)
+    }
+}

@@ -30,6 +30,9 @@ public struct ExpectedRun: Sendable {
               let status = entry["transStatus"]?.stringValue else { return nil }
         self.flow = flow
         transStatus = status
+        // Where the version turns a challenge or decoupled scenario into a frictionless U, its faults never act.
+        let downgraded = flow == "frictionless" && MessageVersion.allCases.contains { scenario["expected"]?[$0.rawValue]?["flow"]?.stringValue != "frictionless" }
+        guard !downgraded else { return }
         sdk = scenario["expect"]?["sdk"]?.stringValue
         sdkErro = scenario["expect"]?["sdkErro"]?.stringValue
         threeDSServerState = scenario["expect"]?["threeDSServer"]?.stringValue

@@ -1,0 +1,101 @@
+import EMV3DS
+import EMVCrypto
+import Foundation
+import Harness
+import JSON
+import Net
+import SDKSimulator
+import Testing
+
+/// Waits shortened so that the scenarios whose point is a timeout take a few seconds.
+private func quickTimeouts(_ configuration: inout HarnessConfiguration) {
+    configuration.threeDSServer.directoryServerTimeoutMs = 5_000
+    configuration.directoryServer.acsTimeoutMs = 1_000
+}
+
+/// An SDK that waits 3 s for a CRes instead of 10.
+private func impatientSDK(_ harness: RunningHarness, group: EventLoopGroup) throws -> ChallengeRunner {
+    ChallengeRunner(client: try HTTPClient(group: group, configuration: HTTPClientConfiguration(readTimeoutMilliseconds: 3_000)),
+                    trustAnchors: harness.app.configuration.directoryServers.compactMap { try? pki.rootCertificate($0.rid) })
+}
+
+@Suite("Faults: every default scenario, as a correct SDK and 3DS Server see it")
+struct FaultScenarioTests {
+    @Test func everyDefaultScenarioGivesWhatACorrectClientDoes() async throws {
+        try await withHarness(configure: quickTimeouts) { harness in
+            let group = EventLoopGroup(loopCount: 1)
+            defer { group.shutdown() }
+            let challenger = try impatientSDK(harness, group: group)
+            let scenarios = try await harness.simulator.scenarios()
+            #expect(scenarios.count >= 60)
+            // One transaction per scenario, all at once; versions and device-data styles rotate.
+            let problems = try await withThrowingTaskGroup(of: String?.self) { tasks in
+                for (index, scenario) in scenarios.enumerated() {
+                    guard let name = scenario["name"]?.stringValue, let pan = scenario["pan"]?.stringValue else { continue }
+                    let version = MessageVersion.allCases[index % 3], style = DeviceDataStyle.allCases[(index / 3) % 3]
+                    guard let want = ExpectedRun(scenario: scenario, version: version) else { return ["\(name): no expectation"] }
+                    var answers: [String] = []
+                    if case .array(let list)? = scenario["answers"] { answers = list.compactMap(\.stringValue) }
+                    tasks.addTask {
+                        let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", style), messageVersion: version, style: style)
+                        let run = try await harness.simulator.run(sdk, pan: pan, answers: ChallengeAnswers(answers), challenger: challenger,
+                                                                  style: style.channelStyle, resultWait: want.resultWait)
+                        return want.mismatch(in: run).map { "\(name) \(version.rawValue) \(style.rawValue): \($0)" }
+                    }
+                }
+                var problems: [String] = []
+                for try await problem in tasks { if let problem { problems.append(problem) } }
+                return problems
+            }
+            #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
+        }
+    }
+
+    @Test func theACSRecordsWhetherTheExpectedErroCame() async throws {
+        try await withHarness { harness in
+            func acsRecord(_ run: TransactionRun) async throws -> JSONValue {
+                let acsTransID = try #require(run.authentication.record["challenge"]?["acsTransID"]?.stringValue)
+                return try JSONReader.parse(try await harness.get("/admin/acs/transactions/" + acsTransID).body).value
+            }
+            let bad = try await runTransaction(harness, pan: "4000000000270001", answers: ["1234"])  // fault-cres-bad-tag
+            #expect(bad.challenge?.erroSent?.errorCode == .dataDecryptionFailure)
+            #expect(try await acsRecord(bad)["expectedSDKErro"] == .string("expected Erro 302 from SDK: received"))
+
+            // Pinned variants: no fault, so no Erro comes; a counter fault with the wrong code expected.
+            let step = #"{"steps":[{"uiType":"text","answer":"1234"}]}"#
+            for (faults, expect, record) in [("[]", "302", "expected Erro 302 from SDK: not received"),
+                                             (#"[{"leg":"sdk","fault":"wrong-counter"}]"#, "201", "expected Erro 201 from SDK: received Erro 302 instead")] {
+                let pin = #"{"pan":"4000000000110009","scenario":{"name":"p","description":"d","challenge":\#(step),"faults":\#(faults),"expect":{"sdkErro":"\#(expect)","text":"t"}}}"#
+                #expect(try await harness.post("/admin/pins", Array(pin.utf8)).status.code == 201)
+                let run = try await runTransaction(harness, pan: "4000000000110009", answers: ["1234"])
+                #expect(try await acsRecord(run)["expectedSDKErro"] == .string(record), "\(run.summary)")
+            }
+        }
+    }
+
+    @Test func aTriggerSelectsByRangeAmountAndCategory() async throws {
+        try await withHarness { harness in
+            let ranged = try await runTransaction(harness, pan: "4000000000912345".luhnCompleted, answers: [])
+            #expect(ranged.final.transStatus == "R" && ranged.final.transStatusReason == "09", "\(ranged.summary)")
+            for (amount, status) in [("2500000", "A"), ("999", "Y")] {
+                let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: .v2_2_0, style: .android)
+                let answer = try await harness.postMessage("/3ds-server/authenticate", sdk.authenticateRequest(pan: "4111111111111111", amount: amount))
+                #expect(answer["transStatus"]?.stringValue == status, "\(amount): \(JSONWriter.string(answer))")
+            }
+        }
+    }
+}
+
+private extension String {
+    /// The first 15 digits with their Luhn check digit.
+    var luhnCompleted: String {
+        let body = String(prefix(15))
+        var sum = 0
+        for (index, character) in body.reversed().enumerated() {
+            var digit = character.wholeNumberValue ?? 0
+            if index % 2 == 0 { digit *= 2; if digit > 9 { digit -= 9 } }
+            sum += digit
+        }
+        return body + String((10 - sum % 10) % 10)
+    }
+}

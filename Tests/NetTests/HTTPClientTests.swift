@@ -126,6 +126,29 @@ struct HTTPClientTests {
         }
     }
 
+    @Test func aWithheldAnswerHoldsTheConnectionAndACutOneBreaksIt() async throws {
+        var router = Router()
+        router.get("/withheld") { _, _ in HTTPResponse(body: Array("never sent".utf8), delivery: .withheld) }
+        router.get("/cut") { _, _ in HTTPResponse(body: Array(repeating: UInt8(ascii: "x"), count: 1000), delivery: .cut(keepingBodyBytes: 500)) }
+        let server = try TestServer(router: router) { $0.shutdownGraceMilliseconds = 100 }
+        defer { server.stop() }
+        let group = EventLoopGroup(loopCount: 1)
+        defer { group.shutdown() }
+        let client = try HTTPClient(group: group, configuration: HTTPClientConfiguration(readTimeoutMilliseconds: 300))
+        await #expect(throws: HTTPClientError.readTimedOut(milliseconds: 300)) {
+            _ = try await client.get("http://127.0.0.1:\(server.port)/withheld")
+        }
+        do {
+            let response = try await client.get("http://127.0.0.1:\(server.port)/cut")
+            Issue.record("a cut response was read whole: \(response.body.count) bytes")
+        } catch {
+            #expect("\(error)".contains("closed before a complete response"), "\(error)")
+        }
+        // The held connection is dropped once the client gave up.
+        for _ in 0..<100 where server.openConnections > 0 { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(server.openConnections == 0)
+    }
+
     @Test func invalidURLsAreRejected() async throws {
         let group = EventLoopGroup(loopCount: 1)
         defer { group.shutdown() }

@@ -24,8 +24,6 @@ final class TestServer: @unchecked Sendable {
     }
 }
 
-/// The repository's root, for certs/ and the built binary.
-
 enum TestCerts {
     static var root: String { repositoryRoot + "/certs/tls/root-ca.pem" }
     static var serverChain: String { repositoryRoot + "/certs/tls/server-chain.pem" }

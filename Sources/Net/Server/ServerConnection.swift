@@ -155,10 +155,11 @@ final class ServerConnection {
         switch response.delivery {
         case .complete: break
         case .withheld:
-            // Hold the connection: no more reads, no clock; the client's timeout or shutdown ends it.
+            // Hold the connection: later bytes are ignored (still read, so the client's close is seen), no clock;
+            // the client's timeout or shutdown ends it.
             isWithholding = true
             stopAfterQueue = true
-            channel.stream.stopReading()
+            channel.stream.startReading()
             timer?.pause()
             if isDraining { channel.close() }
             return

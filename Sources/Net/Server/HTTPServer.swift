@@ -85,7 +85,11 @@ public final class HTTPServer: @unchecked Sendable {
         if done.wait(timeout: .now() + .milliseconds(Int(shared.configuration.shutdownGraceMilliseconds))) == .timedOut {
             shared.logger.warning("shutdown grace period over; closing remaining connections")
             for state in perLoop { state.loop.execute { state.forceClose() } }
-            done.wait()
+            // Bounded: a connection that fails to report its close must not hang shutdown; stopping the
+            // loops closes every handle left.
+            if done.wait(timeout: .now() + .seconds(2)) == .timedOut {
+                shared.logger.error("connections still open after force-close; the loops' shutdown closes them")
+            }
         }
         shared.logger.info("server stopped")
     }

@@ -69,7 +69,7 @@ public final class AccessControlServer: Sendable {
         let scheme = settings.schemes.scheme(for: areq.acctNumber)
         var transaction = Transaction(areq: areq, acsTransID: TransactionIdentifier.make(), scenario: scenario.name, scheme: scheme,
                                       resultsURL: areq["dsURL"] ?? settings.directoryServerURL ?? endpoints.url("/ds/rreq"))
-        transaction.sdkFaults = scenario.faults.filter { $0.leg == .sdk }
+        transaction.faults = scenario.faults
         transaction.expectedSDKErro = scenario.expectation?.sdkErro
         var ares = ARes(messageVersion: areq.version, threeDSServerTransID: areq.threeDSServerTransID, acsTransID: transaction.ids.acsTransID ?? "",
                         dsTransID: areq["dsTransID"] ?? "", sdkTransID: areq.sdkTransID, acsReferenceNumber: settings.referenceNumber,

@@ -95,9 +95,8 @@ extension AccessControlServer {
             content = .final(result.transStatus)
         }
         let cres = CRes(answering: creq, content: content)
-        let faults = transaction.sdkFaults.on(.sdk, round: creq.counter)
-        let message = faults.apply(to: cres.json, previousCounter: creq.counter > 0 ? CReq.counterText(creq.counter - 1) : nil)
-        let cresBytes = faults.contains(.malformedJSON) ? Fault.truncated(JSONWriter.write(message)) : JSONWriter.write(message)
+        let faults = transaction.faults.on(.sdk, round: creq.counter)
+        let (message, cresBytes) = faults.write(cres.json, previousCounter: creq.counter > 0 ? CReq.counterText(creq.counter - 1) : nil)
         let sealed: String
         do {
             sealed = try FaultyCRes.seal(cresBytes, channel: state.channel, encryption: jwe.contentEncryption, kid: kid,

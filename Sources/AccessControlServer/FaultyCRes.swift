@@ -9,18 +9,23 @@ enum FaultyCRes {
                      faults: [CResEncryptionFault]) throws(JOSEError) -> String {
         let key = faults.contains(.wrongKey) ? SecureChannel(sharedSecret: randomBytes(32), sdkReferenceNumber: "harness-wrong-key") : channel
         let sealedKid = faults.contains(.wrongKid) ? TransactionIdentifier.make() : kid
-        var parts = try key.seal(plaintext, encryption: encryption, kid: sealedKid, direction: .acsToSDK)
-            .split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        if faults.contains(.badTag) {
-            var tag = try Base64URL.decode(parts[4])
-            tag[0] ^= 0x01
-            parts[4] = Base64URL.encode(tag)
-        }
+        var sealed = try key.seal(plaintext, encryption: encryption, kid: sealedKid, direction: .acsToSDK)
+        if faults.contains(.badTag) { sealed = try alteringPart(4, of: sealed) }
         if faults.contains(.base64Padding) {
-            // Padding where base64 would have it (some part always needs it), and the IV padded as a marker.
-            parts = parts.map { $0.isEmpty ? $0 : $0 + String(repeating: "=", count: (4 - $0.count % 4) % 4) }
-            if parts.allSatisfy({ !$0.hasSuffix("=") }) { parts[2] += "==" }
+            // Base64 padding on every part that would have it: the 16-byte tag always does.
+            sealed = sealed.split(separator: ".", omittingEmptySubsequences: false)
+                .map { $0.isEmpty ? String($0) : $0 + String(repeating: "=", count: (4 - $0.count % 4) % 4) }
+                .joined(separator: ".")
         }
-        return parts.joined(separator: ".")
+        return sealed
     }
+}
+
+/// A JOSE compact serialization with one bit of part `index` (a signature or a tag) flipped.
+func alteringPart(_ index: Int, of compact: String) throws(JOSEError) -> String {
+    var parts = compact.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+    var bytes = try Base64URL.decode(parts[index])
+    bytes[bytes.count / 2] ^= 0x01
+    parts[index] = Base64URL.encode(bytes)
+    return parts.joined(separator: ".")
 }

@@ -10,12 +10,7 @@ enum FaultySignedContent {
     static func sign(_ fault: SignedContentFault, payload: [UInt8], identity: ACSSigningIdentity) throws(JOSEError) -> String {
         switch fault {
         case .badSignature:
-            let good = try JWS.sign(payload: payload, key: identity.key, algorithm: identity.algorithm, certificates: identity.chain)
-            var parts = good.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-            var signature = try Base64URL.decode(parts[2])
-            signature[signature.count / 2] ^= 0x01
-            parts[2] = Base64URL.encode(signature)
-            return parts.joined(separator: ".")
+            return try alteringPart(2, of: JWS.sign(payload: payload, key: identity.key, algorithm: identity.algorithm, certificates: identity.chain))
         case .untrustedKey:
             return try JWS.sign(payload: payload, key: try PrivateKey.generateP256(), algorithm: .es256, certificates: identity.chain)
         case .expiredCertificate, .notYetValidCertificate:

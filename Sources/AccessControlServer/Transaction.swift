@@ -40,8 +40,8 @@ extension AccessControlServer {
         public var result: ChallengeResult?
         /// What came back for the RReq.
         public var resultsDelivery: String?
-        /// The scenario's faults on the SDK leg (CRes rounds).
-        var sdkFaults: [FaultInjection] = []
+        /// The scenario's faults (the challenge endpoint acts on the SDK leg's, round by round).
+        var faults: [FaultInjection] = []
         /// The Erro a correct SDK sends about those faults, and whether it came.
         var expectedSDKErro: ErrorCode?
         var sdkErroReceived: ErrorCode?

@@ -290,15 +290,6 @@ public enum ScenarioFile {
         return trigger
     }
 
-    /// The fault names of the file, each with what its `value` is.
-    static let faultNames: [String: String?] = [
-        "latency": "milliseconds", "no-answer": nil, "close-mid-response": nil, "erro": "error code", "http-status": "status code",
-        "content-type": "media type", "malformed-json": nil, "missing-field": "field name", "empty-field": "field name",
-        "message-version": "version", "wrong-id": "id field name", "swapped-ids": nil, "critical-extension": nil,
-        "wrong-counter": nil, "repeated-counter": nil, "select-info-shape": nil,
-    ].merging(SignedContentFault.allCases.map { ($0.rawValue, nil) }, uniquingKeysWith: { a, _ in a })
-     .merging(CResEncryptionFault.allCases.map { ("cres-" + $0.rawValue, nil) }, uniquingKeysWith: { a, _ in a })
-
     private static func faults(_ entries: [FaultEntry], invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> [FaultInjection] {
         var injections: [FaultInjection] = []
         for (index, entry) in entries.enumerated() {
@@ -306,47 +297,11 @@ public enum ScenarioFile {
             guard let leg = FaultLeg(rawValue: entry.leg) else {
                 throw invalid(field + ".leg", "\"\(entry.leg)\" is not one of \(FaultLeg.allCases.map(\.rawValue).joined(separator: ", "))")
             }
-            guard let valueName = faultNames[entry.fault] else {
-                throw invalid(field + ".fault", "\"\(entry.fault)\" is not one of \(faultNames.keys.sorted().joined(separator: ", "))")
-            }
-            if let valueName, entry.value == nil { throw invalid(field + ".value", "required for \(entry.fault): the \(valueName)") }
-            if valueName == nil, entry.value != nil { throw invalid(field + ".value", "\(entry.fault) takes no value") }
-            let value = entry.value ?? ""
             let fault: Fault
-            switch entry.fault {
-            case "latency":
-                guard let milliseconds = Int(value), (0...600_000).contains(milliseconds) else { throw invalid(field + ".value", "\"\(value)\" is not 0-600000 milliseconds") }
-                fault = .latency(milliseconds: milliseconds)
-            case "no-answer": fault = .noAnswer
-            case "close-mid-response": fault = .closeMidResponse
-            case "erro":
-                guard let code = ErrorCode(rawValue: value) else { throw invalid(field + ".value", "\"\(value)\" is not an EMV error code") }
-                fault = .erro(code)
-            case "http-status":
-                guard let code = Int(value), (300...599).contains(code) else { throw invalid(field + ".value", "\"\(value)\" is not an HTTP status 300-599") }
-                fault = .httpStatus(code)
-            case "content-type": fault = .contentType(value)
-            case "malformed-json": fault = .malformedJSON
-            case "missing-field": fault = .missingField(value)
-            case "empty-field": fault = .emptyField(value)
-            case "message-version": fault = .messageVersion(value)
-            case "wrong-id":
-                guard ["threeDSServerTransID", "acsTransID", "dsTransID", "sdkTransID"].contains(value) else {
-                    throw invalid(field + ".value", "\"\(value)\" is not threeDSServerTransID, acsTransID, dsTransID or sdkTransID")
-                }
-                fault = .wrongTransactionID(value)
-            case "swapped-ids": fault = .swappedTransactionIDs
-            case "critical-extension": fault = .criticalExtension
-            case "wrong-counter": fault = .wrongCounter
-            case "repeated-counter": fault = .repeatedCounter
-            case "select-info-shape": fault = .selectInfoShape
-            default:
-                if let signed = SignedContentFault(rawValue: entry.fault) {
-                    fault = .signedContent(signed)
-                } else if entry.fault.hasPrefix("cres-"), let cres = CResEncryptionFault(rawValue: String(entry.fault.dropFirst(5))) {
-                    fault = .cresEncryption(cres)
-                } else {
-                    throw invalid(field + ".fault", "\"\(entry.fault)\" is not a known fault")
+            do { fault = try Fault(name: entry.fault, value: entry.value) } catch {
+                switch error {
+                case .name(let reason): throw invalid(field + ".fault", reason)
+                case .value(let reason): throw invalid(field + ".value", reason)
                 }
             }
             guard fault.legs.contains(leg) else {

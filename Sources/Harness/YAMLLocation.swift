@@ -12,21 +12,17 @@ struct YAMLLocation {
         guard var node = root else { return nil }
         var line = node.mark?.line
         for component in path {
-            let next: Node?
-            if let index = Int(component), let sequence = node.sequence {
-                next = index < sequence.count ? sequence[index] : nil
-            } else if let mapping = node.mapping {
+            if let mapping = node.mapping {
                 // The key's line: a value may start on the next one.
                 guard let pair = mapping.first(where: { $0.key.string == component }) else { break }
-                line = pair.key.mark?.line ?? line
                 node = pair.value
-                continue
+                line = pair.key.mark?.line ?? line
+            } else if let sequence = node.sequence, let index = Int(component), sequence.indices.contains(index) {
+                node = sequence[index]
+                line = node.mark?.line ?? line
             } else {
-                next = nil
+                break
             }
-            guard let next else { break }
-            node = next
-            line = next.mark?.line ?? line
         }
         return line
     }

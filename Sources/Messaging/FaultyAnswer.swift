@@ -7,9 +7,7 @@ import Scenarios
 public enum FaultyAnswer {
     /// An EMV message answer spoiled by `faults`: its content first, then its transport.
     public static func answer(_ message: JSONValue, faults: [Fault], from component: ErrorComponent) async -> HTTPResponse {
-        let spoiled = faults.apply(to: message)
-        let body = faults.contains(.malformedJSON) ? Fault.truncated(JSONWriter.write(spoiled)) : JSONWriter.write(spoiled)
-        let response = HTTPResponse(headers: ["Content-Type": "application/json"], body: body)
+        let response = HTTPResponse(headers: ["Content-Type": "application/json"], body: faults.write(message).bytes)
         return await transport(response, faults: faults, about: message, from: component)
     }
 

@@ -72,30 +72,6 @@ public enum Fault: Sendable, Equatable {
         }
     }
 
-    /// The fault as the scenario file names it, with its value: "erro 203", "cres-bad-tag".
-    public var name: String {
-        switch self {
-        case .latency(let milliseconds): "latency \(milliseconds)"
-        case .noAnswer: "no-answer"
-        case .closeMidResponse: "close-mid-response"
-        case .erro(let code): "erro \(code.rawValue)"
-        case .httpStatus(let code): "http-status \(code)"
-        case .contentType(let value): "content-type \(value)"
-        case .malformedJSON: "malformed-json"
-        case .missingField(let name): "missing-field \(name)"
-        case .emptyField(let name): "empty-field \(name)"
-        case .messageVersion(let version): "message-version \(version)"
-        case .wrongTransactionID(let field): "wrong-id \(field)"
-        case .swappedTransactionIDs: "swapped-ids"
-        case .criticalExtension: "critical-extension"
-        case .wrongCounter: "wrong-counter"
-        case .repeatedCounter: "repeated-counter"
-        case .selectInfoShape: "select-info-shape"
-        case .signedContent(let fault): fault.rawValue
-        case .cresEncryption(let fault): "cres-" + fault.rawValue
-        }
-    }
-
     public var signedContentFault: SignedContentFault? {
         if case .signedContent(let fault) = self { return fault }
         return nil

@@ -41,13 +41,19 @@ extension Fault {
         return message
     }
 
-    /// Cuts a JSON text short, for `malformedJSON`: the first half, without its closing brace.
-    public static func truncated(_ json: [UInt8]) -> [UInt8] { Array(json.prefix(max(1, json.count / 2))) }
 }
 
 extension [Fault] {
     /// The message with every content fault applied in order.
     public func apply(to message: JSONValue, previousCounter: String? = nil) -> JSONValue {
         reduce(message) { $1.apply(to: $0, previousCounter: previousCounter) }
+    }
+
+    /// The message as sent: content faults applied, then written, cut short to its first half
+    /// for `malformedJSON`.
+    public func write(_ message: JSONValue, previousCounter: String? = nil) -> (message: JSONValue, bytes: [UInt8]) {
+        let spoiled = apply(to: message, previousCounter: previousCounter)
+        let bytes = JSONWriter.write(spoiled)
+        return (spoiled, contains(.malformedJSON) ? [UInt8](bytes.prefix(Swift.max(1, bytes.count / 2))) : bytes)
     }
 }

@@ -1,0 +1,89 @@
+import EMV3DS
+
+/// Faults as scenario files name them: the one table of names both ways.
+extension Fault {
+    /// Why a fault cannot be read: its name, or its value.
+    public enum SpecError: Error, Equatable {
+        case name(String)
+        case value(String)
+    }
+
+    /// Every fault name, with what its value is (nil: it takes none).
+    public static let names: [String: String?] = [
+        "latency": "milliseconds", "no-answer": nil, "close-mid-response": nil, "erro": "error code", "http-status": "status code",
+        "content-type": "media type", "malformed-json": nil, "missing-field": "field name", "empty-field": "field name",
+        "message-version": "version", "wrong-id": "id field name", "swapped-ids": nil, "critical-extension": nil,
+        "wrong-counter": nil, "repeated-counter": nil, "select-info-shape": nil,
+    ].merging(SignedContentFault.allCases.map { ($0.rawValue, nil) }, uniquingKeysWith: { a, _ in a })
+     .merging(CResEncryptionFault.allCases.map { ("cres-" + $0.rawValue, nil) }, uniquingKeysWith: { a, _ in a })
+
+    /// The fault named `name`, with its `value` checked.
+    public init(name: String, value: String?) throws(SpecError) {
+        guard let valueName = Self.names[name] else {
+            throw .name("\"\(name)\" is not one of \(Self.names.keys.sorted().joined(separator: ", "))")
+        }
+        if let valueName, value == nil { throw .value("required for \(name): the \(valueName)") }
+        if valueName == nil, value != nil { throw .value("\(name) takes no value") }
+        let value = value ?? ""
+        switch name {
+        case "latency":
+            guard let milliseconds = Int(value), (0...600_000).contains(milliseconds) else { throw .value("\"\(value)\" is not 0-600000 milliseconds") }
+            self = .latency(milliseconds: milliseconds)
+        case "no-answer": self = .noAnswer
+        case "close-mid-response": self = .closeMidResponse
+        case "erro":
+            guard let code = ErrorCode(rawValue: value) else { throw .value("\"\(value)\" is not an EMV error code") }
+            self = .erro(code)
+        case "http-status":
+            guard let code = Int(value), (300...599).contains(code) else { throw .value("\"\(value)\" is not an HTTP status 300-599") }
+            self = .httpStatus(code)
+        case "content-type": self = .contentType(value)
+        case "malformed-json": self = .malformedJSON
+        case "missing-field": self = .missingField(value)
+        case "empty-field": self = .emptyField(value)
+        case "message-version": self = .messageVersion(value)
+        case "wrong-id":
+            guard ["threeDSServerTransID", "acsTransID", "dsTransID", "sdkTransID"].contains(value) else {
+                throw .value("\"\(value)\" is not threeDSServerTransID, acsTransID, dsTransID or sdkTransID")
+            }
+            self = .wrongTransactionID(value)
+        case "swapped-ids": self = .swappedTransactionIDs
+        case "critical-extension": self = .criticalExtension
+        case "wrong-counter": self = .wrongCounter
+        case "repeated-counter": self = .repeatedCounter
+        case "select-info-shape": self = .selectInfoShape
+        default:
+            if let signed = SignedContentFault(rawValue: name) {
+                self = .signedContent(signed)
+            } else if name.hasPrefix("cres-"), let cres = CResEncryptionFault(rawValue: String(name.dropFirst(5))) {
+                self = .cresEncryption(cres)
+            } else {
+                throw .name("\"\(name)\" is not a known fault")
+            }
+        }
+    }
+
+    /// The fault as the scenario file names it, with its value: "erro 203", "cres-bad-tag".
+    public var name: String {
+        switch self {
+        case .latency(let milliseconds): "latency \(milliseconds)"
+        case .noAnswer: "no-answer"
+        case .closeMidResponse: "close-mid-response"
+        case .erro(let code): "erro \(code.rawValue)"
+        case .httpStatus(let code): "http-status \(code)"
+        case .contentType(let value): "content-type \(value)"
+        case .malformedJSON: "malformed-json"
+        case .missingField(let name): "missing-field \(name)"
+        case .emptyField(let name): "empty-field \(name)"
+        case .messageVersion(let version): "message-version \(version)"
+        case .wrongTransactionID(let field): "wrong-id \(field)"
+        case .swappedTransactionIDs: "swapped-ids"
+        case .criticalExtension: "critical-extension"
+        case .wrongCounter: "wrong-counter"
+        case .repeatedCounter: "repeated-counter"
+        case .selectInfoShape: "select-info-shape"
+        case .signedContent(let fault): fault.rawValue
+        case .cresEncryption(let fault): "cres-" + fault.rawValue
+        }
+    }
+}

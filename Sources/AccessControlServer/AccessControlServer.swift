@@ -2,6 +2,7 @@ import EMV3DS
 import EMVCrypto
 import Foundation
 import JOSE
+import JSON
 import Logging
 import Messaging
 import Net
@@ -60,6 +61,7 @@ public final class AccessControlServer: Sendable {
     // MARK: AReq
 
     func authenticate(_ request: HTTPRequest) async -> HTTPResponse {
+        if let erro = request.erroMessage { return received(erro) }
         let areq: AReq
         do { areq = try AReq(bytes: try request.emvMessageBody(), rules: AReqRules.fromDirectoryServer) } catch {
             logger.info("AReq refused", metadata: ["reason": "\(error)"])
@@ -71,6 +73,7 @@ public final class AccessControlServer: Sendable {
                                       resultsURL: areq["dsURL"] ?? settings.directoryServerURL ?? endpoints.url("/ds/rreq"))
         transaction.faults = scenario.faults
         transaction.expectedSDKErro = scenario.expectation?.sdkErro
+        transaction.warnings = areq.warnings.map { "AReq: " + $0 }
         var ares = ARes(messageVersion: areq.version, threeDSServerTransID: areq.threeDSServerTransID, acsTransID: transaction.ids.acsTransID ?? "",
                         dsTransID: areq["dsTransID"] ?? "", sdkTransID: areq.sdkTransID, acsReferenceNumber: settings.referenceNumber,
                         dsReferenceNumber: areq["dsReferenceNumber"] ?? "", transStatus: .unavailable)
@@ -99,8 +102,15 @@ public final class AccessControlServer: Sendable {
         case .decoupled(let script):
             ares.transStatus = .decoupled
             ares.acsDecConInd = "Y"
+            ares.acsChallengeMandated = "Y"
+            ares.setAuthentication(.decoupled)
+            transaction.authentication = .decoupled
             ares.cardholderInfo = script.cardholderInfo ?? "Approve the payment in your banking app."
             transaction.phase = .decoupled
+        }
+        if areq.deviceChannel == DeviceChannel.app.rawValue {
+            ares.deviceInfoRecognisedVersion = Self.deviceInfoVersion(areq["deviceInfo"])
+            ares.threeDSRequestorAppURLInd = "N"  // the scripted OOB step has no app that could return to the requestor's
         }
         transaction.transStatus = ares.transStatus
         let acsTransID = ares.acsTransID
@@ -114,6 +124,16 @@ public final class AccessControlServer: Sendable {
         }
         logger.debug("ARes", metadata: ["scenario": "\(scenario.name)", "transStatus": "\(ares.transStatus.rawValue)", "acsTransID": "\(acsTransID)"])
         return await FaultyAnswer.answer(ares.json, faults: scenario.faults.on(.accessControlServer), from: .acs)
+    }
+
+    /// An Erro from the DS about this ACS's ARes (its own, or the 3DS Server's passed on):
+    /// recorded on the transaction. Erro messages are not answered with a message.
+    func received(_ erro: ErroMessage) -> HTTPResponse {
+        logger.info("Erro from the DS", metadata: ["errorCode": "\(erro.errorCode.rawValue)", "acsTransID": "\(erro.acsTransID ?? "-")"])
+        if let acsTransID = erro.acsTransID {
+            transactions.update(acsTransID) { $0.erroReceived.append("Erro \(erro.errorCode.rawValue) from component \(erro.errorComponent.rawValue) about \(erro.errorMessageType ?? "a message"): \(erro.errorDetail)") }
+        }
+        return HTTPResponse(status: .ok, headers: ["Content-Length": "0"], body: [])
     }
 
     /// Fills an ARes C: a fresh ephemeral key, the secure channel it makes with the SDK's
@@ -148,10 +168,22 @@ public final class AccessControlServer: Sendable {
         }
         ares.transStatus = .challenge
         ares.acsChallengeMandated = "Y"
-        ares.authenticationType = session.firstUIType.authenticationType
-        transaction.authenticationType = ares.authenticationType
-        ares.acsRenderingType = .object([("acsInterface", .string(session.firstUIType.isHTML ? "02" : "01")),
-                                         ("acsUiTemplate", .string(session.firstUIType.rawValue))])
+        ares.setAuthentication(session.firstUIType.authenticationMethod)
+        transaction.authentication = session.firstUIType.authenticationMethod
+        ares.acsRenderingType = AResRules.rules.buildMember("acsRenderingType", [
+            ("acsInterface", .string(session.firstUIType.isHTML ? "02" : "01")),
+            ("acsUiTemplate", .string(session.firstUIType.rawValue)),
+            ("deviceUserInterfaceMode", .string("01")),  // portrait
+        ], version: areq.version)
+        transaction.renderingType = ares.acsRenderingType
+    }
+
+    /// `deviceInfoRecognisedVersion`: the `DV` of the device information the DS forwarded, which
+    /// the ACS reads whatever its version ("1.0" when it carried none it could read).
+    static func deviceInfoVersion(_ deviceInfo: String?) -> String {
+        guard let deviceInfo, let bytes = try? Base64URL.decode(deviceInfo, part: "deviceInfo"),
+              let version = (try? JSONReader.parse(bytes).value)?["DV"]?.stringValue, version.count >= 3 else { return "1.0" }
+        return String(version.prefix(10))
     }
 
     /// Starts the time limit of a challenge just stored.

@@ -25,7 +25,10 @@ extension AccessControlServer {
             return try await answer(request.body)
         } catch {
             logger.info("CReq refused", metadata: ["reason": "\(error.invalid)", "acsTransID": "\(error.ends ?? "-")"])
-            if let acsTransID = error.ends { await end(acsTransID, because: "Erro \(error.invalid.code.rawValue) sent to the SDK", cancel: .transactionError) }
+            if let acsTransID = error.ends {
+                await end(acsTransID, because: "Erro \(error.invalid.code.rawValue) sent to the SDK", cancel: .erroToSDK,
+                          erro: error.invalid.erro(from: .acs))
+            }
             return .erro(error.invalid, from: .acs)
         }
     }
@@ -92,7 +95,7 @@ extension AccessControlServer {
         case .finish(let result):
             // The specification orders the RReq (and its RRes) before the final CRes.
             await report(kid, result)
-            content = .final(result.transStatus)
+            content = .final(result.transStatus.inFinalCRes)
         }
         let cres = CRes(answering: creq, content: content)
         let faults = transaction.faults.on(.sdk, round: creq.counter)
@@ -120,22 +123,23 @@ extension AccessControlServer {
         if let acsTransID = erro.acsTransID {
             transactions.update(acsTransID) { $0.sdkErroReceived = erro.errorCode }
             await end(acsTransID, because: "Erro \(erro.errorCode.rawValue) from the SDK: \(erro.errorDescription)",
-                      cancel: erro.errorCode == .transactionTimedOut ? .timedOutAtSDK : .transactionError)
+                      cancel: erro.errorCode == .transactionTimedOut ? .timedOutAtSDK : .erroFromSDK, erro: erro)
         }
         return HTTPResponse(status: .ok, headers: ["Content-Length": "0"], body: [])
     }
 
-    /// Ends an open challenge after an error, and reports it.
-    func end(_ acsTransID: String, because reason: String, cancel: ChallengeCancel) async {
+    /// Ends an open challenge after an error, and reports it; from 2.3.1 an RReq about an
+    /// Erro carries it as `challengeErrorReporting`.
+    func end(_ acsTransID: String, because reason: String, cancel: ChallengeCancel, erro: ErroMessage? = nil) async {
         let ended: (interactions: Int, version: MessageVersion)? = transactions.update(acsTransID) { transaction in
             guard case .challenge(let state) = transaction.phase else { return nil }
             transaction.leaveChallenge(for: .ended(reason))
             return (state.session.interactions, transaction.version)
         } ?? nil
         guard let (interactions, version) = ended else { return }
-        // 08 (timed out at the SDK) is 2.2.0+; 2.1.0 reports it as an ACS timeout.
-        let code = cancel.since <= version ? cancel : .timedOutAtACS
-        await report(acsTransID, .cancelled(code, interactions: interactions))
+        var result = ChallengeResult.cancelled(cancel.available(in: version), interactions: interactions)
+        if [.erroFromSDK, .erroToSDK].contains(result.cancel) { result.errorReport = erro?.json }
+        await report(acsTransID, result)
     }
 
     static func isWhitespace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }

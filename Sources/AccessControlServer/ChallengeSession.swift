@@ -1,3 +1,4 @@
+import JSON
 import EMV3DS
 import Foundation
 import Scenarios
@@ -11,6 +12,8 @@ public struct ChallengeResult: Sendable, Equatable {
     public var whiteListStatus: String?
     /// Cardholder interactions: CReqs that carried an answer.
     public var interactions: Int
+    /// The Erro that ended the challenge (2.3.1 `challengeErrorReporting`).
+    public var errorReport: JSONValue?
 
     public init(transStatus: TransStatus, reason: String? = nil, cancel: ChallengeCancel? = nil, whiteListStatus: String? = nil,
                 interactions: Int) {
@@ -29,7 +32,7 @@ public struct ChallengeResult: Sendable, Equatable {
 
 /// The cardholder's side of one challenge: which step is showing, the wrong answers and
 /// resends so far. Pure logic; the ACS feeds it each valid CReq in counter order.
-struct ChallengeSession: Sendable {
+public struct ChallengeSession: Sendable {
     enum Decision: Sendable, Equatable {
         case show(ChallengeScreenContent)
         case finish(ChallengeResult)
@@ -37,7 +40,7 @@ struct ChallengeSession: Sendable {
 
     let script: ChallengeScript
     let version: MessageVersion
-    private(set) var stepIndex = 0
+    fileprivate(set) var stepIndex = 0
     private(set) var wrongAnswers = 0
     private(set) var resends = 0
     private(set) var interactions = 0
@@ -142,4 +145,30 @@ struct ChallengeSession: Sendable {
             return String(value).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
         }
     }
+}
+
+extension ChallengeSession {
+    /// What the CRes table refuses in the screens `script` makes, in every version and in each
+    /// of a screen's forms (first shown, after a wrong answer, after a resend): the scenario
+    /// file's check, so that no scenario scripts a screen the ACS would send invalid.
+    public static func problems(in script: ChallengeScript) -> [(step: Int, version: MessageVersion, violation: Violation)] {
+        var found: [(step: Int, version: MessageVersion, violation: Violation)] = []
+        for version in MessageVersion.allCases {
+            var session = ChallengeSession(script: script, version: version)
+            for step in script.steps.indices {
+                session.stepIndex = step
+                for screen in [session.screen(), session.screen(warning: true), session.screen(resent: true)] {
+                    let ids = TransactionIDs(threeDSServerTransID: placeholderID, acsTransID: placeholderID, sdkTransID: placeholderID)
+                    let cres = CRes(messageVersion: version, ids: ids, counter: 0, content: .screen(screen))
+                    if let violation = ChallengeRules.cRes.check(cres.json, context: MessageContext(version: version)).violations.first {
+                        found.append((step, version, violation))
+                        break
+                    }
+                }
+            }
+        }
+        return found
+    }
+
+    private static let placeholderID = "00000000-0000-4000-8000-000000000000"
 }

@@ -34,8 +34,10 @@ extension AccessControlServer {
         /// Where the RReq goes: the AReq's `dsURL`.
         let resultsURL: String
         public var transStatus: TransStatus = .unavailable
-        /// `authenticationType` of a challenge, from its first screen.
-        var authenticationType: String?
+        /// How the cardholder authenticates: the challenge's first screen, or decoupled.
+        var authentication: AuthenticationMethod?
+        /// `acsRenderingType` of an app challenge, repeated in its RReq.
+        var renderingType: JSONValue?
         var phase = Phase.answered
         public var result: ChallengeResult?
         /// What came back for the RReq.
@@ -45,6 +47,10 @@ extension AccessControlServer {
         /// The Erro a correct SDK sends about those faults, and whether it came.
         var expectedSDKErro: ErrorCode?
         var sdkErroReceived: ErrorCode?
+        /// Erro messages from the DS about this transaction's ARes.
+        var erroReceived: [String] = []
+        /// Members of the AReq that its table does not define for its version or channel.
+        var warnings: [String] = []
 
         init(areq: AReq, acsTransID: String, scenario: String, scheme: PaymentScheme?, resultsURL: String) {
             var ids = areq.ids
@@ -79,9 +85,13 @@ extension AccessControlServer {
                 rreq.authenticationValue = TransactionIdentifier.authenticationValue()
                 rreq.eci = eci(for: result.transStatus)
             }
-            rreq.authenticationType = authenticationType
-            rreq.challengeCancel = result.cancel?.rawValue
-            rreq.whiteListStatus = version >= .v2_2_0 ? result.whiteListStatus : nil
+            if let authentication { rreq.setAuthentication(authentication) }
+            rreq.acsRenderingType = renderingType
+            // 09 and 10 name an Erro the RReq must carry; without one (an SDK cancelling with them) it is a transaction error.
+            let reportsErro = result.cancel == .erroFromSDK || result.cancel == .erroToSDK
+            rreq.challengeCancel = (reportsErro && result.errorReport == nil ? ChallengeCancel.transactionError : result.cancel)?.rawValue
+            rreq.challengeErrorReporting = result.errorReport
+            rreq.whiteListStatus = result.whiteListStatus
             return rreq
         }
 
@@ -111,6 +121,8 @@ extension AccessControlServer {
                 ("whiteListStatus", .string(result?.whiteListStatus)),
                 ("resultsDelivery", .string(resultsDelivery)),
                 ("expectedSDKErro", .string(sdkErroCheck)),
+                ("erroReceived", erroReceived.isEmpty ? nil : .array(erroReceived.map(JSONValue.string))),
+                ("warnings", warnings.isEmpty ? nil : .array(warnings.map(JSONValue.string))),
             ])
         }
 

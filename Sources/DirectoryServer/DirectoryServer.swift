@@ -33,11 +33,29 @@ public struct DirectoryServerSettings: Sendable {
 /// The Directory Server role: checks AReqs, decrypts the SDK's device data, routes by card
 /// range to the ACS and relays its answer; answers PReqs with its card ranges.
 public final class DirectoryServer: Sendable {
-    /// What the DS remembers of a transaction: where to send its results.
+    /// What the DS remembers of a transaction: where its parties are, what its RReq depends
+    /// on, and the Erro messages that passed through it.
     struct Transaction: Sendable {
-        let ids: TransactionIDs
+        var ids: TransactionIDs
         let version: MessageVersion
+        let channel: DeviceChannel?
         let threeDSServerURL: String
+        let acsURL: String
+        /// The ARes as relayed, for the RReq rules that depend on it (`acsDecConInd`).
+        var ares: JSONValue?
+        var erros: [String] = []
+        var warnings: [String] = []
+
+        var json: JSONValue {
+            .object(omittingAbsent: [
+                ("dsTransID", .string(ids.dsTransID)), ("threeDSServerTransID", .string(ids.threeDSServerTransID)),
+                ("acsTransID", .string(ids.acsTransID)), ("sdkTransID", .string(ids.sdkTransID)),
+                ("messageVersion", .string(version.rawValue)), ("deviceChannel", .string(channel?.rawValue)),
+                ("transStatus", ares?["transStatus"]),
+                ("erro", erros.isEmpty ? nil : .array(erros.map(JSONValue.string))),
+                ("warnings", warnings.isEmpty ? nil : .array(warnings.map(JSONValue.string))),
+            ])
+        }
     }
 
     let settings: DirectoryServerSettings
@@ -62,16 +80,23 @@ public final class DirectoryServer: Sendable {
         router.post("/ds/areq") { request, _ async in await self.authenticate(request) }
         router.post("/ds/preq") { request, _ in self.prepare(request) }
         router.post("/ds/rreq") { request, _ async in await self.results(request) }
+        router.get("/admin/ds/transactions/{id}") { _, context in
+            let id = try context.parameter("id")
+            guard let transaction = self.transactions.get(id) else { throw HTTPError(.notFound, "no DS transaction \(id)") }
+            return .emv(transaction.json)
+        }
     }
 
     // MARK: AReq
 
     func authenticate(_ request: HTTPRequest) async -> HTTPResponse {
+        if let erro = request.erroMessage { return await forward(erro) }
         var areq: AReq
         do { areq = try AReq(bytes: try request.emvMessageBody(), rules: AReqRules.fromThreeDSServer) } catch {
             logger.info("AReq refused", metadata: ["reason": "\(error)"])
             return .erro(error, from: .directoryServer)
         }
+        if !areq.warnings.isEmpty { logger.info("AReq warnings", metadata: ["warnings": "\(areq.warnings)"]) }
         guard let scheme = settings.schemes.scheme(for: areq.acctNumber) else { return outOfRange(areq) }
         if areq.deviceChannel == "01" {
             do { areq.set("deviceInfo", .string(try deviceInfo(of: areq, scheme: scheme))) } catch {
@@ -85,9 +110,12 @@ public final class DirectoryServer: Sendable {
         areq.set("dsTransID", .string(dsTransID))
         areq.set("dsReferenceNumber", .string(settings.referenceNumber))
         areq.set("dsURL", .string(endpoints.url("/ds/rreq")))
-        transactions.put(dsTransID, Transaction(ids: areq.ids, version: areq.version, threeDSServerURL: areq["threeDSServerURL"] ?? ""))
+        let acsURL = scheme.acsURL ?? endpoints.url("/acs/areq")
+        transactions.put(dsTransID, Transaction(ids: areq.ids, version: areq.version, channel: DeviceChannel(rawValue: areq.deviceChannel),
+                                                threeDSServerURL: areq["threeDSServerURL"] ?? "", acsURL: acsURL,
+                                                warnings: areq.warnings.map { "AReq: " + $0 }))
         let faults = scenarios?.scenario(for: TransactionFacts(areq), transaction: areq.threeDSServerTransID).faults.on(.directoryServer) ?? []
-        let answer = await relay(areq, to: scheme.acsURL ?? endpoints.url("/acs/areq"))
+        let answer = await relay(areq, to: acsURL)
         guard !faults.isEmpty, let json = try? JSONReader.parse(answer.body).value else { return answer }
         return await FaultyAnswer.answer(json, faults: faults, from: .directoryServer)
     }
@@ -103,26 +131,69 @@ public final class DirectoryServer: Sendable {
     }
 
     private func relay(_ areq: AReq, to acsURL: String) async -> HTTPResponse {
-        let answer: PeerAnswer<(json: JSONValue, bytes: [UInt8])>
+        let dsTransID = areq["dsTransID"] ?? ""
+        let answer: PeerAnswer<(envelope: MessageEnvelope, bytes: [UInt8])>
         do {
             answer = try await peer.exchange(areq.json, url: acsURL) { bytes throws(InvalidMessage) in
-                (try MessageEnvelope.read(bytes, rules: AResRules.rules, request: areq.json).json, bytes)
+                (try MessageEnvelope.read(bytes, rules: AResRules.rules, request: areq.json), bytes)
             }
         } catch {
             logger.warning("ACS gave no usable ARes", metadata: ["reason": "\(error)"])
-            return .emv(Self.erro(about: error, areq: areq).json)
+            let erro = Self.erro(about: error, areq: areq)
+            if case .invalid(_, let invalid) = error { await tellACS(invalid, dsTransID: dsTransID, url: acsURL) }
+            record(dsTransID, "sent to the 3DS Server: Erro \(erro.errorCode.rawValue) about the ARes")
+            return .emv(erro.json)
         }
         switch answer {
         case .erro(let erro):
+            record(dsTransID, "relayed from the ACS: Erro \(erro.errorCode.rawValue)")
             return .emv(erro.json)
         case .message(let ares):
-            if let field = areq.unechoedField(in: ares.json) {
-                let invalid = InvalidMessage(Violation(field: field, code: .formatInvalid, reason: "in the ACS's ARes does not match the AReq"), about: areq.json)
-                return .emv(invalid.erro(from: .directoryServer).json)
+            if let field = areq.unechoedField(in: ares.envelope.json) {
+                let invalid = InvalidMessage(Violation(field: field, code: .transactionIDNotRecognised, reason: "in the ACS's ARes does not match the AReq"),
+                                             about: ares.envelope.json)
+                await tellACS(invalid, dsTransID: dsTransID, url: acsURL)
+                var erro = invalid.erro(from: .directoryServer)
+                erro.errorMessageType = MessageType.aRes.rawValue
+                record(dsTransID, "sent to the 3DS Server: Erro \(erro.errorCode.rawValue) about the ARes")
+                return .emv(erro.json)
+            }
+            transactions.update(dsTransID) { transaction in
+                transaction.ares = ares.envelope.json
+                transaction.ids.acsTransID = ares.envelope.json["acsTransID"]?.stringValue
+                transaction.warnings += ares.envelope.warnings.map { "ARes: " + $0 }
             }
             // Relayed as the ACS wrote it, once checked.
             return HTTPResponse(headers: ["Content-Type": "application/json"], body: ares.bytes)
         }
+    }
+
+    /// The DS answers an ARes it cannot relay with an Erro to the ACS as well as to the 3DS Server.
+    private func tellACS(_ invalid: InvalidMessage, dsTransID: String, url: String) async {
+        var erro = invalid.erro(from: .directoryServer)
+        erro.dsTransID = dsTransID
+        let failure = await peer.notify(erro, url: url)
+        record(dsTransID, "sent to the ACS: Erro \(erro.errorCode.rawValue) about the ARes" + (failure.map { " (not delivered: \($0))" } ?? ""))
+    }
+
+    /// An Erro from the 3DS Server (about an ARes it could not process), passed on to the
+    /// transaction's ACS. Erro messages are not answered with a message: an empty 200.
+    private func forward(_ erro: ErroMessage) async -> HTTPResponse {
+        let taken = HTTPResponse(status: .ok, headers: ["Content-Length": "0"], body: [])
+        guard let dsTransID = erro.dsTransID, let transaction = transactions.get(dsTransID) else {
+            logger.info("Erro from a 3DS Server names no transaction of this DS", metadata: ["errorCode": "\(erro.errorCode.rawValue)"])
+            return taken
+        }
+        record(dsTransID, "received from the 3DS Server: Erro \(erro.errorCode.rawValue) (\(erro.errorDetail))")
+        var forwarded = erro
+        forwarded.acsTransID = forwarded.acsTransID ?? transaction.ids.acsTransID
+        let failure = await peer.notify(forwarded, url: transaction.acsURL)
+        record(dsTransID, "forwarded to the ACS: Erro \(erro.errorCode.rawValue)" + (failure.map { " (not delivered: \($0))" } ?? ""))
+        return taken
+    }
+
+    private func record(_ dsTransID: String, _ event: String) {
+        transactions.update(dsTransID) { $0.erros.append(event) }
     }
 
     /// The Erro the DS sends the 3DS Server when the ACS failed it.
@@ -178,8 +249,12 @@ public final class DirectoryServer: Sendable {
 
     /// Relays the ACS's RReq to the 3DS Server of the transaction and its RRes back.
     func results(_ request: HTTPRequest) async -> HTTPResponse {
+        let body: [UInt8]
+        do { body = try request.emvMessageBody() } catch { return .erro(error, from: .directoryServer) }
+        let named = (try? JSONReader.parse(body).value)?["dsTransID"]?.stringValue
+        let known = named.flatMap { transactions.get($0) }
         let rreq: RReq
-        do { rreq = try RReq(bytes: try request.emvMessageBody()) } catch { return .erro(error, from: .directoryServer) }
+        do { rreq = try RReq(bytes: body, channel: known?.channel, ares: known?.ares) } catch { return .erro(error, from: .directoryServer) }
         guard let transaction = transactions.get(rreq.dsTransID),
               transaction.ids.threeDSServerTransID == rreq.threeDSServerTransID else {
             let invalid = InvalidMessage(Violation(field: "dsTransID", code: .transactionIDNotRecognised, reason: "names no transaction of this DS"),
@@ -192,7 +267,9 @@ public final class DirectoryServer: Sendable {
             }
             switch answer {
             case .message(let rres): return .emv(rres)
-            case .erro(let erro): return .emv(erro.json)
+            case .erro(let erro):
+                record(rreq.dsTransID, "relayed from the 3DS Server to the ACS: Erro \(erro.errorCode.rawValue) about the RReq")
+                return .emv(erro.json)
             }
         } catch {
             logger.warning("3DS Server gave no usable RRes", metadata: ["reason": "\(error)"])

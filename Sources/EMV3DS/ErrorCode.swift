@@ -14,6 +14,8 @@ public enum ErrorCode: String, Sendable, CaseIterable, Codable {
     case transactionDataNotValid = "305"
     case mccNotValid = "306"
     case serialNumberNotValid = "307"
+    /// 2.3.1: an RReq for a transaction whose ARes was not C or D.
+    case inconsistentResults = "313"
     case transactionTimedOut = "402"
     case transientSystemFailure = "403"
     case permanentSystemFailure = "404"
@@ -36,11 +38,20 @@ public enum ErrorCode: String, Sendable, CaseIterable, Codable {
         case .transactionDataNotValid: "Transaction data not valid"
         case .mccNotValid: "Merchant Category Code (MCC) Not Valid for Payment System"
         case .serialNumberNotValid: "Serial Number not Valid"
+        case .inconsistentResults: "Transaction Data Inconsistent: Results Request not expected"
         case .transactionTimedOut: "Transaction Timed Out"
         case .transientSystemFailure: "Transient System Failure"
         case .permanentSystemFailure: "Permanent System Failure"
         case .systemConnectionFailure: "System Connection Failure"
         }
+    }
+}
+
+extension ErrorCode {
+    /// The code for an RReq its transaction does not await: 313 from 2.3.1, which names the
+    /// case; 305 (transaction data not valid) before.
+    public static func unexpectedResults(in version: MessageVersion) -> ErrorCode {
+        version >= .v2_3_1 ? .inconsistentResults : .transactionDataNotValid
     }
 }
 

@@ -70,9 +70,11 @@ public struct InvalidMessage: Error, Sendable, CustomStringConvertible {
 
 extension MessageEnvelope {
     /// Reads `bytes` as a message of `rules`' type and checks every field rule; `request` is
-    /// the message this one answers, if any.
-    public static func read(_ bytes: [UInt8], rules: MessageRules, request: JSONValue? = nil) throws(InvalidMessage) -> MessageEnvelope {
-        let envelope: MessageEnvelope
+    /// the message this one answers, if any; `channel` and `category` are the transaction's,
+    /// for messages that do not carry them (RReq, CRes). Warnings ride on the envelope.
+    public static func read(_ bytes: [UInt8], rules: MessageRules, request: JSONValue? = nil, channel: DeviceChannel? = nil,
+                            category: MessageCategory? = nil) throws(InvalidMessage) -> MessageEnvelope {
+        var envelope: MessageEnvelope
         do { envelope = try MessageEnvelope(bytes: bytes, expected: [rules.messageType]) } catch {
             // The body may still be readable JSON: echo what ids it has.
             let json = try? JSONReader.parse(bytes).value
@@ -80,11 +82,13 @@ extension MessageEnvelope {
                                  messageType: json?["messageType"]?.stringValue, claimedVersion: error.claimedVersion,
                                  ids: json.map(TransactionIDs.init(json:)) ?? TransactionIDs())
         }
-        let violations = rules.validate(envelope.json, version: envelope.version, duplicates: envelope.duplicates, request: request)
-        guard violations.isEmpty else {
-            throw InvalidMessage(violations: violations, messageType: rules.messageType.rawValue,
+        let context = MessageContext(version: envelope.version, channel: channel, category: category, request: request)
+        let report = rules.check(envelope.json, context: context, duplicates: envelope.duplicates)
+        guard report.violations.isEmpty else {
+            throw InvalidMessage(violations: report.violations, messageType: rules.messageType.rawValue,
                                  claimedVersion: envelope.version.rawValue, ids: TransactionIDs(json: envelope.json))
         }
+        envelope.warnings = report.warnings
         return envelope
     }
 }

@@ -7,6 +7,9 @@ public struct MessageEnvelope: Sendable {
     public let version: MessageVersion
     /// Duplicate members the reader found (answered with 204 by validation).
     public let duplicates: [JSONReader.Duplicate]
+    /// What validation let through but a certification rehearsal should show: members the
+    /// message's table does not define for its version or channel.
+    public var warnings: [String] = []
 
     /// Why a body is not a message this harness can process, with the Erro code to answer.
     public struct Rejection: Error, Equatable, Sendable {

@@ -1,3 +1,4 @@
+import AccessControlServer
 import EMV3DS
 import Foundation
 import JSON
@@ -420,7 +421,21 @@ public enum ScenarioFile {
         if let text = entry.whitelisting, text.isEmpty || text.count > 64 {
             throw invalid("challenge.whitelisting", "must be 1-64 characters (whitelistingInfoText)")
         }
-        return ChallengeScript(steps: steps, attempts: attempts, success: successStatus, failure: (failureStatus, failureReason ?? "01"),
-                               whitelistingInfoText: entry.whitelisting)
+        let script = ChallengeScript(steps: steps, attempts: attempts, success: successStatus, failure: (failureStatus, failureReason ?? "01"),
+                                     whitelistingInfoText: entry.whitelisting)
+        // Each screen as the ACS sends it, in every version, against the CRes table.
+        if let problem = ChallengeSession.problems(in: script).first {
+            let key = screenKeys[problem.violation.field] ?? problem.violation.field
+            throw invalid("challenge.steps[\(problem.step)].\(key)",
+                          "\(problem.violation.reason) (a \(problem.version.rawValue) CRes of this screen would be refused with \(problem.violation.code.rawValue))")
+        }
+        return script
     }
+
+    /// The scenario file's name for each CRes field of a screen.
+    private static let screenKeys = [
+        "challengeInfoHeader": "header", "challengeInfoLabel": "label", "challengeInfoText": "text",
+        "submitAuthenticationLabel": "submitLabel", "challengeSelectInfo": "options", "acsHTML": "html",
+        "challengeEntryBox.challengeDataEntryLabel": "label", "challengeEntryBox": "label", "infoContinueLabel": "oobContinueLabel",
+    ]
 }

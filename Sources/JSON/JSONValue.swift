@@ -32,6 +32,11 @@ public indirect enum JSONValue: Sendable, Equatable {
         return nil
     }
 
+    public var arrayValue: [JSONValue]? {
+        if case .array(let items) = self { return items }
+        return nil
+    }
+
     public var objectMembers: [(key: String, value: JSONValue)]? {
         if case .object(let members) = self { return members }
         return nil

@@ -80,6 +80,39 @@ public struct EMVPeer: Sendable {
     }
 }
 
+extension EMVPeer {
+    /// Posts an Erro, which is not answered with a message; nil when it was taken (any 2xx),
+    /// else why not, for the transaction record.
+    public func notify(_ erro: ErroMessage, url: String) async -> String? {
+        do {
+            let response = try await client.post(url, body: JSONWriter.write(erro.json))
+            return (200..<300).contains(response.status.code) ? nil : "HTTP \(response.status.code)"
+        } catch {
+            return "\(error)"
+        }
+    }
+}
+
+extension HTTPRequest {
+    /// The body as an Erro when it is one: an Erro may arrive where a party posts its
+    /// requests (a 3DS Server's Erro about an ARes comes to the DS's AReq URL).
+    public var erroMessage: ErroMessage? {
+        guard headers.mediaType == "application/json", Self.mentionsErro(body),
+              let json = try? JSONReader.parse(body).value, json["messageType"]?.stringValue == MessageType.erro.rawValue else { return nil }
+        return try? ErroMessage(json: json)
+    }
+
+    /// A quick look for `"Erro"` before parsing, so requests on the hot path are parsed once.
+    private static func mentionsErro(_ body: [UInt8]) -> Bool {
+        let needle = Array("\"Erro\"".utf8)
+        guard body.count >= needle.count else { return false }
+        for start in 0...(body.count - needle.count) where body[start] == needle[0] {
+            if body[start..<(start + needle.count)].elementsEqual(needle) { return true }
+        }
+        return false
+    }
+}
+
 extension Violation {
     /// An EMV message sent as anything but JSON: not recognised (101).
     static func wrongContentType(_ value: String?) -> Violation {

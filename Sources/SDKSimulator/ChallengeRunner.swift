@@ -120,10 +120,11 @@ public struct ChallengeRunner: Sendable {
         var pending = answers.answers[...]
         var action: CReq.Action = style == .android ? .noEntry : .none
         var whitelisting: String?
+        var shown: ACSUIType?
         let clock = ContinuousClock()
         for counter in 0..<100 {
             let start = clock.now
-            let step = await session.exchange(counter: counter, action: action, whitelisting: whitelisting)
+            let step = await session.exchange(counter: counter, action: action, whitelisting: whitelisting, answering: shown)
             report.roundTimes.append(clock.now - start)
             switch step {
             case .finished(let outcome, let erro):
@@ -132,6 +133,7 @@ public struct ChallengeRunner: Sendable {
                 return report
             case .screen(let screen):
                 report.screens.append(screen)
+                shown = screen.uiType
                 if screen.whitelistingInfoText != nil { whitelisting = answers.whitelisting }
                 guard let answer = pending.popFirst() else {
                     action = .cancel(.cardholderCancelled)  // the script ran out: the cardholder gives up
@@ -193,7 +195,8 @@ struct Session {
     let style: ChannelStyle
     let encryption: ContentEncryptionAlgorithm
 
-    func exchange(counter: Int, action: CReq.Action, whitelisting: String?) async -> Step {
+    /// One CReq and its CRes; `answering` is the type of the screen the action answers.
+    func exchange(counter: Int, action: CReq.Action, whitelisting: String?, answering screen: ACSUIType?) async -> Step {
         var creq = CReq(messageVersion: transaction.messageVersion, threeDSServerTransID: parameters.threeDSServerTransID,
                         acsTransID: parameters.acsTransID, sdkTransID: transaction.sdkTransID, counter: counter, action: action)
         if transaction.messageVersion >= .v2_2_0 {
@@ -206,7 +209,7 @@ struct Session {
             ? [UInt8](repeating: 0, count: encryption == .a128gcm ? 11 : 15) + [UInt8(truncatingIfNeeded: counter)] : nil
         let sealed: String
         do {
-            sealed = try channel.seal(JSONWriter.write(creq.json), encryption: encryption, kid: parameters.acsTransID, direction: .sdkToACS, iv: iv)
+            sealed = try channel.seal(JSONWriter.write(creq.json(continuing: screen)), encryption: encryption, kid: parameters.acsTransID, direction: .sdkToACS, iv: iv)
         } catch { return .finished(.runtimeError("CReq encryption: \(error)"), erroSent: nil) }
 
         let response: HTTPResponse

@@ -25,7 +25,8 @@ struct AuthenticationRequest {
         "cardExpiryDate", "cardholderName", "email", "acctType", "purchaseAmount", "purchaseCurrency", "purchaseExponent",
         "purchaseDate", "merchantName", "acquirerBIN", "acquirerMerchantID", "mcc", "merchantCountryCode", "transType",
         "threeDSRequestorAuthenticationInd", "threeDSRequestorChallengeInd", "deviceRenderOptions", "sdkMaxTimeout",
-        "messageExtension", "threeDSRequestorAppURL",
+        "messageExtension", "sdkType", "defaultSdkType", "splitSdkType", "sdkServerSignedContent",
+        "acquirerCountryCode", "acquirerCountryCodeSource", "threeDSRequestorDecReqInd", "threeDSRequestorDecMaxTime",
     ]
 
     init(body: [UInt8]) throws(HTTPError) {

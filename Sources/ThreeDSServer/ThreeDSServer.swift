@@ -71,13 +71,16 @@ public final class ThreeDSServer: Sendable {
         do {
             let answer = try await peer.exchange(areq.json, url: url) { bytes throws(InvalidMessage) in
                 let envelope = try MessageEnvelope.read(bytes, rules: AResRules.rules, request: areq.json)
-                return (ARes(validated: envelope), envelope.json)
+                return (ARes(validated: envelope), envelope)
             }
             switch answer {
-            case .message(let (ares, json)):
-                transaction.record(.received, json)
-                if let field = areq.unechoedField(in: json) {
-                    transaction.fail("the ARes does not echo the AReq's \(field)")
+            case .message(let (ares, envelope)):
+                transaction.record(.received, envelope.json)
+                transaction.warnings += envelope.warnings.map { "ARes: " + $0 }
+                if let field = areq.unechoedField(in: envelope.json) {
+                    let invalid = InvalidMessage(Violation(field: field, code: .transactionIDNotRecognised, reason: "does not echo the AReq's"),
+                                                 about: envelope.json)
+                    await refuse(invalid, of: &transaction, url: url)
                 } else {
                     transaction.apply(ares)
                 }
@@ -86,8 +89,12 @@ public final class ThreeDSServer: Sendable {
                 transaction.fail(erro)
             }
         } catch {
-            if case .invalid(_, let invalid) = error { transaction.violations = invalid.violations.map(\.description) }
-            transaction.fail("DS: \(error)")
+            if case .invalid(_, let invalid) = error {
+                transaction.violations = invalid.violations.map(\.description)
+                await refuse(invalid, of: &transaction, url: url)
+            } else {
+                transaction.fail("DS: \(error)")
+            }
             transactions.put(transaction.threeDSServerTransID, transaction)
             logger.warning("no usable answer from the DS", metadata: ["reason": "\(error)"])
             return .emv(transaction.json, status: .badGateway)
@@ -96,12 +103,33 @@ public final class ThreeDSServer: Sendable {
         return .emv(transaction.json)
     }
 
+    /// An invalid ARes ends the transaction, and the 3DS Server tells the DS with an Erro
+    /// (Core specification: the 3DS Server answers an ARes it cannot process with an Error Message).
+    private func refuse(_ invalid: InvalidMessage, of transaction: inout Transaction, url: String) async {
+        var erro = invalid.erro(from: .threeDSServer)
+        // The Erro names the transaction by every id the 3DS Server knows, not only what the ARes carried.
+        erro.threeDSServerTransID = transaction.threeDSServerTransID
+        erro.dsTransID = erro.dsTransID ?? transaction.ids.dsTransID
+        erro.sdkTransID = transaction.ids.sdkTransID
+        transaction.fail("invalid ARes: \(invalid)")
+        transaction.record(.sent, erro.json)
+        transaction.erroSent = erro
+        if let failure = await peer.notify(erro, url: url) {
+            transaction.error = (transaction.error ?? "") + "; the Erro did not reach the DS: \(failure)"
+        }
+    }
+
+    /// The AReq for the app's call, built through the 3DS Server leg's table: fields the
+    /// version does not define (`sdkType` before 2.3.1) are left out.
     func buildAReq(_ input: AuthenticationRequest) -> AReq {
-        var members: [(key: String, value: JSONValue)] = [
+        let version = input.messageVersion
+        let payment = input.messageCategory == MessageCategory.payment.rawValue
+        let uiTypes = ACSUIType.allCases.filter { $0.since <= version }.map { JSONValue.string($0.rawValue) }
+        var members: [(String, JSONValue)] = [
             ("messageType", .string(MessageType.aReq.rawValue)),
-            ("messageVersion", .string(input.messageVersion.rawValue)),
+            ("messageVersion", .string(version.rawValue)),
             ("messageCategory", .string(input.messageCategory)),
-            ("deviceChannel", .string("01")),
+            ("deviceChannel", .string(DeviceChannel.app.rawValue)),
             ("threeDSServerTransID", .string(TransactionIdentifier.make())),
             ("threeDSServerRefNumber", .string(settings.referenceNumber)),
             ("threeDSServerOperatorID", .string(settings.operatorID)),
@@ -110,47 +138,74 @@ public final class ThreeDSServer: Sendable {
             ("threeDSRequestorName", .string(settings.requestorName)),
             ("threeDSRequestorURL", .string(settings.requestorURL)),
             ("threeDSRequestorAuthenticationInd", .string("01")),
+            // The requestor accepts decoupled authentication, so an ARes D is valid (2.2.0+).
+            ("threeDSRequestorDecReqInd", .string("Y")),
+            ("threeDSRequestorDecMaxTime", .string("00010")),
             ("acctNumber", .string(input.acctNumber)),
+            ("acquirerCountryCode", .string(settings.merchantCountryCode)),
+            ("acquirerCountryCodeSource", .string("01")),  // set by the 3DS Server
             ("sdkAppID", .string(input.sdkAppID)),
             ("sdkTransID", .string(input.sdkTransID)),
             ("sdkReferenceNumber", .string(input.sdkReferenceNumber)),
             ("sdkEphemPubKey", input.sdkEphemPubKey),
             ("sdkEncData", .string(input.sdkEncData)),
             ("sdkMaxTimeout", .string("05")),
-            ("deviceRenderOptions", .object([("sdkInterface", .string("03")),
-                                             ("sdkUiType", .array(["01", "02", "03", "04", "05"].map(JSONValue.string)))])),
+            ("sdkType", .string("01")),  // a default SDK, native
+            ("defaultSdkType", .object([("sdkVariant", .string("01"))])),
+            ("deviceRenderOptions", .object([("sdkInterface", .string("03")), ("sdkUiType", .array(uiTypes))])),
         ]
-        if input.messageCategory == "01" {
-            members += [
+        if payment {
+            let merchant: [(String, JSONValue)] = [
                 ("acquirerBIN", .string(settings.acquirerBIN)), ("acquirerMerchantID", .string(settings.acquirerMerchantID)),
                 ("mcc", .string(settings.mcc)), ("merchantCountryCode", .string(settings.merchantCountryCode)),
                 ("merchantName", .string(settings.requestorName)), ("purchaseExponent", .string("2")),
                 ("purchaseDate", .string(UTCTime.purchaseDate(Date()))),
             ]
+            members += merchant
         }
-        var areq = AReq(json: .object(members), version: input.messageVersion)
+        var areq = AReq(json: AReqRules.fromThreeDSServer.build(members.map { ($0.0, $0.1) }, version: version), version: version)
         for (key, value) in input.passThrough { areq.set(key, value) }
         return areq
     }
 
     // MARK: Results
 
-    /// An RReq through the DS: the final outcome of a challenge. Answered with an RRes.
+    /// An RReq through the DS: the final outcome of a challenge. Answered with an RRes, or an
+    /// Erro when it names no transaction awaiting a result, or not with every id it should.
     func results(_ request: HTTPRequest) -> HTTPResponse {
+        let body: [UInt8]
+        do { body = try request.emvMessageBody() } catch { return .erro(error, from: .threeDSServer) }
+        // The transaction decides the rules that depend on it (channel, decoupled ARes).
+        let named = (try? JSONReader.parse(body).value)?["threeDSServerTransID"]?.stringValue
+        let known = named.flatMap { transactions.get($0) }
         let rreq: RReq
-        do { rreq = try RReq(bytes: try request.emvMessageBody()) } catch { return .erro(error, from: .threeDSServer) }
-        let known = transactions.update(rreq.threeDSServerTransID) { transaction -> Bool in
-            guard transaction.ids.mismatches(in: rreq.ids).filter({ $0 != "dsTransID" && $0 != "acsTransID" }).isEmpty else { return false }
-            transaction.record(.received, rreq.json)
-            transaction.apply(rreq)
-            transaction.record(.sent, RRes(answering: rreq).json)
-            return true
+        do { rreq = try RReq(bytes: body, channel: known?.channel, ares: known?.ares?.json) } catch {
+            return .erro(error, from: .threeDSServer)
         }
-        guard known == true else {
+        let outcome: Result<RRes, InvalidMessage>? = transactions.update(rreq.threeDSServerTransID) { transaction in
+            transaction.record(.received, rreq.json)
+            transaction.warnings += rreq.warnings.map { "RReq: " + $0 }
+            if let refusal = transaction.refusal(of: rreq) {
+                let erro = refusal.erro(from: .threeDSServer)
+                transaction.record(.sent, erro.json)
+                transaction.erroSent = erro
+                return .failure(refusal)
+            }
+            let rres = RRes(answering: rreq)
+            transaction.apply(rreq)
+            transaction.record(.sent, rres.json)
+            return .success(rres)
+        }
+        switch outcome {
+        case .success(let rres)?:
+            return .emv(rres.json)
+        case .failure(let refusal)?:
+            logger.info("RReq refused", metadata: ["reason": "\(refusal)"])
+            return .erro(refusal, from: .threeDSServer)
+        case nil:
             let invalid = InvalidMessage(Violation(field: "threeDSServerTransID", code: .transactionIDNotRecognised,
                                                    reason: "names no transaction of this 3DS Server"), about: rreq.json)
             return .erro(invalid, from: .threeDSServer)
         }
-        return .emv(RRes(answering: rreq).json)
     }
 }

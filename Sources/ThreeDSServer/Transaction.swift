@@ -21,13 +21,19 @@ public struct Transaction: Sendable {
     public let messageVersion: MessageVersion
     public let createdAt: Date
     public let maskedPAN: String
+    public let channel: DeviceChannel?
     public var ids: TransactionIDs
     public var state = State.error
     public var ares: ARes?
     public var rreq: RReq?
     public var error: String?
+    /// The Erro received instead of an answer.
     public var erro: ErroMessage?
+    /// The Erro this 3DS Server sent (about an invalid ARes or RReq): what a 3DS Server is judged on.
+    public var erroSent: ErroMessage?
     public var violations: [String] = []
+    /// Members of received messages that their tables do not define for this version or channel.
+    public var warnings: [String] = []
     public var messages: [(direction: Direction, at: Date, message: JSONValue)] = []
 
     init(areq: AReq) {
@@ -35,7 +41,31 @@ public struct Transaction: Sendable {
         messageVersion = areq.version
         createdAt = Date()
         maskedPAN = CardNumber.masked(areq.acctNumber)
+        channel = DeviceChannel(rawValue: areq.deviceChannel)
         ids = areq.ids
+    }
+
+    /// Why `rreq` cannot be this transaction's result: a transaction awaits one only after an
+    /// ARes C or D, once, and every id the RReq carries for it must be the transaction's.
+    func refusal(of rreq: RReq) -> InvalidMessage? {
+        func refuse(_ field: String, _ code: ErrorCode, _ reason: String) -> InvalidMessage {
+            InvalidMessage(Violation(field: field, code: code, reason: reason), about: rreq.json)
+        }
+        guard rreq.messageVersion == messageVersion else {
+            return refuse("messageVersion", .formatInvalid, "\(rreq.messageVersion.rawValue) differs from the transaction's \(messageVersion.rawValue)")
+        }
+        // sdkTransID is compared only where the version's RReq carries it (not 2.1.0).
+        let expected = TransactionIDs(acsTransID: ids.acsTransID, dsTransID: ids.dsTransID,
+                                      sdkTransID: ResultsRules.rReq.defines("sdkTransID", in: messageVersion) ? ids.sdkTransID : nil)
+        if let field = expected.mismatches(in: rreq.ids).first {
+            return refuse(field, .transactionIDNotRecognised, "is not the transaction's \(field)")
+        }
+        guard state == .challenge else {
+            let why = state == .completed ? "its result has already been received"
+                : ares.map { "its ARes was \($0.transStatus.rawValue), not C or D" } ?? "it has no ARes"
+            return refuse("threeDSServerTransID", ErrorCode.unexpectedResults(in: messageVersion), "awaits no RReq: \(why)")
+        }
+        return nil
     }
 
     mutating func record(_ direction: Direction, _ message: JSONValue) {
@@ -94,7 +124,9 @@ public struct Transaction: Sendable {
             ("challenge", challenge),
             ("error", .string(error)),
             ("erro", erro?.json),
+            ("erroSent", erroSent?.json),
             ("violations", violations.isEmpty ? nil : .array(violations.map(JSONValue.string))),
+            ("warnings", warnings.isEmpty ? nil : .array(warnings.map(JSONValue.string))),
             ("createdAt", .string(UTCTime.iso8601(createdAt))),
             ("messages", .array(messages.map { entry in
                 .object([("direction", .string(entry.direction.rawValue)), ("at", .string(UTCTime.iso8601(entry.at))),

@@ -23,6 +23,11 @@ func validAReq(version: String = "2.2.0", replacing changes: [String: JSONValue?
         ("deviceRenderOptions", .object([("sdkInterface", .string("03")), ("sdkUiType", .array([.string("01")]))])),
         ("sdkEncData", .string("eyJhbGciOiJSU0EtT0FFUC0yNTYiLCJlbmMiOiJBMTI4Q0JDLUhTMjU2In0.a.b.c.d")),
     ]
+    if version == "2.3.1" {
+        // 2.3.1 requires the acquirer's country and, for the app, the SDK type.
+        members += [("acquirerCountryCode", .string("840")), ("acquirerCountryCodeSource", .string("01")), ("sdkType", .string("01")),
+                    ("defaultSdkType", .object([("sdkVariant", .string("01"))]))]
+    }
     for (key, value) in changes {
         if let index = members.firstIndex(where: { $0.key == key }) {
             if let value { members[index].value = value } else { members.remove(at: index) }

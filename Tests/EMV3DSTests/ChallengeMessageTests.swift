@@ -9,7 +9,8 @@ struct ChallengeMessageTests {
 
     func creq(_ version: String = "2.2.0", _ extra: [(String, JSONValue)] = []) -> [UInt8] {
         JSONWriter.write(.object([("messageType", .string("CReq")), ("messageVersion", .string(version)), ("sdkCounterStoA", .string("001"))]
-            + ids.map { ($0.0, JSONValue.string($0.1)) } + extra.map { (key: $0.0, value: $0.1) }))
+            + ids.map { ($0.0, JSONValue.string($0.1)) } + (version == "2.3.1" ? [("oobAppURLInd", .string("02"))] : [])
+            + extra.map { (key: $0.0, value: $0.1) }))
     }
 
     @Test func actions() throws {
@@ -27,8 +28,12 @@ struct ChallengeMessageTests {
         ("2.2.0", "oobContinue", JSONValue.string("true"), ErrorCode.formatInvalid),
         ("2.2.0", "sdkCounterStoA", .string("1"), .formatInvalid),
         ("2.2.0", "challengeDataEntry", .string(""), .formatInvalid),
-        ("2.1.0", "challengeCancel", .string("08"), .formatInvalid),
+        ("2.1.0", "challengeCancel", .string("09"), .formatInvalid),
         ("2.2.0", "challengeCancel", .string("09"), .formatInvalid),
+        // 2.2.0 reserves 02, which 2.1.0 used for a requestor cancel.
+        ("2.2.0", "challengeCancel", .string("02"), .formatInvalid),
+        // 2.3.1 retyped oobContinue from a JSON true to "01"/"02".
+        ("2.3.1", "oobContinue", .bool(true), .formatInvalid),
         ("2.2.0", "sdkTransID", .null, .formatInvalid),
     ])
     func creqViolations(version: String, field: String, value: JSONValue, code: ErrorCode) throws {
@@ -58,14 +63,21 @@ struct ChallengeMessageTests {
                 + ids.map { (key: $0.0, value: JSONValue.string($0.1)) } + members.map { (key: $0.0, value: $0.1) })
             return ChallengeRules.cRes.validate(json, version: MessageVersion(rawValue: version) ?? .latest).map(\.description)
         }
-        #expect(violations("2.2.0", [("challengeCompletionInd", .string("Y"))]) == ["201 transStatus: is required in the final CRes"])
+        #expect(violations("2.2.0", [("challengeCompletionInd", .string("Y"))]) == ["201 transStatus: is required for the final CRes"])
         #expect(violations("2.2.0", [("challengeCompletionInd", .string("N"))]).first?.hasPrefix("201 acsUiType") == true)
         #expect(violations("2.2.0", [("challengeCompletionInd", .string("N")), ("acsUiType", .string("07"))]).first?.hasPrefix("203 acsUiType") == true)
-        #expect(violations("2.3.1", [("challengeCompletionInd", .string("N")), ("acsUiType", .string("07"))]).isEmpty)
+        #expect(violations("2.3.1", [("challengeCompletionInd", .string("N")), ("acsUiType", .string("07"))]) == [
+            "201 challengeInfoHeader: is required for acsUiType 01-04 and 07", "201 challengeInfoText: is required for acsUiType 01-04 and 07",
+            "201 infoContinueLabel: is required for acsUiType 07",
+        ])
+        #expect(violations("2.3.1", [("challengeCompletionInd", .string("N")), ("acsUiType", .string("07")), ("challengeInfoHeader", .string("Notice")),
+                                     ("challengeInfoText", .string("Done.")), ("infoContinueLabel", .string("Continue"))]).isEmpty)
         #expect(violations("2.2.0", [("challengeCompletionInd", .string("N")), ("acsUiType", .string("02")), ("submitAuthenticationLabel", .string("OK")),
+                                     ("challengeInfoHeader", .string("Bank")), ("challengeInfoLabel", .string("Pick")), ("challengeInfoText", .string("One")),
                                      ("challengeSelectInfo", .array([.object([("a", .string("A")), ("b", .string("B"))])]))])
             .first?.hasPrefix("203 challengeSelectInfo") == true)
         #expect(violations("2.2.0", [("challengeCompletionInd", .string("N")), ("acsUiType", .string("01")), ("submitAuthenticationLabel", .string("OK")),
+                                     ("challengeInfoHeader", .string("Bank")), ("challengeInfoLabel", .string("Code")),
                                      ("challengeInfoText", .string(""))]) == ["203 challengeInfoText: is empty; omit an absent field"])
     }
 

@@ -28,7 +28,7 @@ struct MessageTests {
         let failed = AResRules.rules.validate(ares(["transStatus": .string("N"), "authenticationValue": nil, "eci": nil]), version: .v2_2_0, request: areq)
         #expect(failed.map(\.field) == ["transStatusReason"])
         let missingValue = AResRules.rules.validate(ares(["authenticationValue": nil]), version: .v2_2_0, request: areq)
-        #expect(missingValue == [Violation(field: "authenticationValue", code: .requiredElementMissing, reason: "is required when transStatus is Y or A")])
+        #expect(missingValue == [Violation(field: "authenticationValue", code: .requiredElementMissing, reason: "is required for transStatus Y or A")])
         let challenge = AResRules.rules.validate(ares(["transStatus": .string("C")]), version: .v2_2_0, request: areq)
         #expect(Set(challenge.map(\.field)) == ["acsChallengeMandated", "authenticationType", "acsRenderingType", "acsSignedContent"])
     }
@@ -51,8 +51,11 @@ struct MessageTests {
                         acsTransID: "d7c1ee99-9478-44a6-b1f2-391e29c6b340", dsTransID: "f25084f0-5b16-4c0a-ae5d-b24808a95e4b",
                         sdkTransID: nil, transStatus: .notAuthenticated, interactionCounter: "03")
         rreq.transStatusReason = "19"
+        rreq.setAuthentication(.smsOTP)
         let read = try RReq(bytes: JSONWriter.write(rreq.json))
-        #expect(read == rreq)
+        // 2.3.1 carries authenticationMethod only: the table left authenticationType out.
+        #expect(read.json == rreq.json)
+        #expect(rreq.json["authenticationType"] == nil && rreq.json["authenticationMethod"] == .array([.string("02")]))
         let rres = RRes(answering: rreq)
         #expect(try RRes(bytes: JSONWriter.write(rres.json)) == rres)
         #expect(ResultsRules.rRes.validate(rres.json, version: .v2_3_1) == [])

@@ -184,9 +184,9 @@ struct ChallengeErrorTests {
             #expect(erro203.errorDetail == "challengeDataEntry")
             try await empty.expectEnded()
 
-            // 08 is not a 2.1.0 cancel code.
+            // 10 (an Erro about a CReq) is a 2.3.1 cancel code.
             let old = try await OpenChallenge(harness, version: .v2_1_0)
-            #expect(try await old.expectErro(try old.seal(old.creq(0, .cancel(.timedOutAtSDK)).json)).errorCode == .formatInvalid)
+            #expect(try await old.expectErro(try old.seal(old.creq(0, .cancel(.erroToSDK)).json)).errorCode == .formatInvalid)
         }
     }
 

@@ -97,7 +97,8 @@ struct ChallengeBehaviourTests {
     @Test(arguments: MessageVersion.allCases)
     func everyCancelCode(_ version: MessageVersion) async throws {
         try await withHarness { harness in
-            for cancel in ChallengeCancel.allCases where cancel.since <= version {
+            // 09 and 10 report an Erro, which an SDK's cancel does not carry: the ACS reports those as 06.
+            for cancel in ChallengeCancel.values(in: version).compactMap(ChallengeCancel.init(rawValue:)) where ![.erroFromSDK, .erroToSDK].contains(cancel) {
                 let run = try await runTransaction(harness, pan: text, version: version, answers: ["cancel:\(cancel.rawValue)"])
                 #expect(run.challenge?.outcome == .cancelled, "\(cancel)")
                 #expect(run.final.state == "completed", "\(cancel)")
@@ -261,16 +262,18 @@ struct ChallengeScriptFileTests {
               attempts: 1
               steps:
                 - {uiType: html-oob, text: "Approve in the app", answer: "ok", htmlRefresh: "<p>Waiting for approval</p>"}
-                - {uiType: text, answer: "99", submitLabel: Send}
+                - {uiType: text, header: Bank, label: Code, text: "Test code: 99.", answer: "99", submitLabel: Send}
         """.write(toFile: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: file) }
         try await withHarness(configure: { $0.scenarios = file }) { harness in
             let new = try await runTransaction(harness, pan: "4000000000110009", version: .v2_3_1, answers: ["continue", "99"])
             #expect(new.challenge?.screens.first?.uiType == .htmlOutOfBand)
-            #expect(new.challenge?.screens.first?.htmlRefresh == "<p>Waiting for approval</p>")
+            // 2.3.1 has no acsHTMLRefresh: the table leaves it out of that version's CRes.
+            #expect(new.challenge?.screens.first?.htmlRefresh == nil)
             #expect(new.final.transStatus == "Y")
             let old = try await runTransaction(harness, pan: "4000000000110009", version: .v2_2_0, answers: ["ok", "99"])
             #expect(old.challenge?.screens.first?.uiType == .html)
+            #expect(old.challenge?.screens.first?.htmlRefresh == "<p>Waiting for approval</p>")
             #expect(old.final.transStatus == "Y")
             // One attempt: a wrong code ends it at once.
             let wrong = try await runTransaction(harness, pan: "4000000000110009", answers: ["ok", "98"])

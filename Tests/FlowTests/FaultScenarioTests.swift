@@ -62,7 +62,7 @@ struct FaultScenarioTests {
             #expect(try await acsRecord(bad)["expectedSDKErro"] == .string("expected Erro 302 from SDK: received"))
 
             // Pinned variants: no fault, so no Erro comes; a counter fault with the wrong code expected.
-            let step = #"{"steps":[{"uiType":"text","answer":"1234"}]}"#
+            let step = #"{"steps":[{"uiType":"text","header":"Bank","label":"Code","text":"Test code: 1234.","answer":"1234"}]}"#
             for (faults, expect, record) in [("[]", "302", "expected Erro 302 from SDK: not received"),
                                              (#"[{"leg":"sdk","fault":"wrong-counter"}]"#, "201", "expected Erro 201 from SDK: received Erro 302 instead")] {
                 let pin = #"{"pan":"4000000000110009","scenario":{"name":"p","description":"d","challenge":\#(step),"faults":\#(faults),"expect":{"sdkErro":"\#(expect)","text":"t"}}}"#

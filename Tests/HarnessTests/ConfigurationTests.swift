@@ -130,7 +130,7 @@ struct ScenarioFileTests {
          "s.yaml:3: scenarios[0] (a).faults[0].value: \"200\" is not an HTTP status 300-599"),
         ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, transStatus: Y, faults: [{leg: ds, fault: latency, value: \"2000\", round: 1}]}",
          "s.yaml:3: scenarios[0] (a).faults[0].round: only SDK-leg faults have a round"),
-        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, challenge: {steps: [{uiType: text, answer: \"1\"}]}, faults: [{leg: sdk, fault: repeated-counter, round: 0}]}",
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, challenge: {steps: [{uiType: text, header: h, label: l, text: t, answer: \"1\"}]}, faults: [{leg: sdk, fault: repeated-counter, round: 0}]}",
          "s.yaml:3: scenarios[0] (a).faults[0].round: repeated-counter needs a CRes before it"),
         ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, transStatus: Y, expect: {sdk: crashed, text: t}}",
          "s.yaml:3: scenarios[0] (a).expect.sdk: \"crashed\" is not one of completed"),

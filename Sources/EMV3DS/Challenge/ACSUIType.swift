@@ -32,12 +32,13 @@ public enum ACSUIType: String, Sendable, CaseIterable, Codable {
     /// Screens the cardholder leaves by confirming elsewhere (`oobContinue`), not by typing an answer.
     public var continuesOutOfBand: Bool { self == .outOfBand || self == .information }
 
-    /// `authenticationType`: 02 dynamic for codes and choices, 03 out of band, 01 static otherwise.
-    public var authenticationType: String {
+    /// How a screen of this type authenticates: `authenticationType` (2.1.0, 2.2.0) or `authenticationMethod` (2.3.1).
+    public var authenticationMethod: AuthenticationMethod {
         switch self {
-        case .text, .singleSelect, .multiSelect: "02"
-        case .outOfBand, .htmlOutOfBand: "03"
-        case .html, .information: "01"
+        case .text: .smsOTP
+        case .singleSelect, .multiSelect: .knowledgeBased
+        case .outOfBand, .htmlOutOfBand, .information: .outOfBandOther
+        case .html: .staticPasscode
         }
     }
 }

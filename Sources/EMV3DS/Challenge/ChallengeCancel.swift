@@ -11,8 +11,37 @@ public enum ChallengeCancel: String, Sendable, CaseIterable, Codable {
     case unknown = "07"
     /// 2.2.0 and later.
     case timedOutAtSDK = "08"
+    /// 2.3.1: the SDK answered a CRes with an Erro (the RReq carries it as `challengeErrorReporting`).
+    case erroFromSDK = "09"
+    /// 2.3.1: the ACS answered a CReq with an Erro.
+    case erroToSDK = "10"
 
-    public var since: MessageVersion { self == .timedOutAtSDK ? .v2_2_0 : .v2_1_0 }
+    /// The first version in which the harness sends this code.
+    public var since: MessageVersion {
+        switch self {
+        case .timedOutAtSDK: .v2_2_0
+        case .erroFromSDK, .erroToSDK: .v2_3_1
+        default: .v2_1_0
+        }
+    }
+
+    /// The code to report in `version`: one it does not know becomes its nearest older code
+    /// (08 becomes 04, 09 and 10 become 06).
+    public func available(in version: MessageVersion) -> ChallengeCancel {
+        guard since > version else { return self }
+        return self == .timedOutAtSDK ? .timedOutAtACS : .transactionError
+    }
+
+    /// The values a CReq or RReq of `version` may carry. 2.1.0's text names 01-07 while a
+    /// public per-version table allows 01 and 04-08 (bulletin 204): the harness accepts
+    /// either. 2.2.0 reserves 02; 2.3.1 adds 09 and 10.
+    public static func values(in version: MessageVersion) -> [String] {
+        switch version {
+        case .v2_1_0: ["01", "02", "03", "04", "05", "06", "07", "08"]
+        case .v2_2_0: ["01", "03", "04", "05", "06", "07", "08"]
+        case .v2_3_1: ["01", "03", "04", "05", "06", "07", "08", "09", "10"]
+        }
+    }
 
     /// The result the ACS reports for a challenge ended this way. The specification leaves
     /// the status to the ACS; the harness's choice, documented in the README:
@@ -21,7 +50,7 @@ public enum ChallengeCancel: String, Sendable, CaseIterable, Codable {
         switch self {
         case .cardholderCancelled, .requestorCancelled: (.notAuthenticated, "01")
         case .abandoned, .timedOutAtACS, .firstCReqNotReceived, .timedOutAtSDK: (.notAuthenticated, "14")
-        case .transactionError, .unknown: (.unavailable, "07")
+        case .transactionError, .unknown, .erroFromSDK, .erroToSDK: (.unavailable, "07")
         }
     }
 }

@@ -5,12 +5,15 @@ import JSON
 public struct AReq: Sendable {
     public private(set) var json: JSONValue
     public let version: MessageVersion
+    /// What validation let through: members the table does not define for this version or channel.
+    public private(set) var warnings: [String] = []
 
     /// Reads and validates an AReq on one of its legs (`AReqRules.fromThreeDSServer` or `.fromDirectoryServer`).
     public init(bytes: [UInt8], rules: MessageRules) throws(InvalidMessage) {
         let envelope = try MessageEnvelope.read(bytes, rules: rules)
         json = envelope.json
         version = envelope.version
+        warnings = envelope.warnings
     }
 
     /// An AReq built by a 3DS Server; call `validate` before sending it.

@@ -15,13 +15,21 @@ public struct ARes: Sendable, Equatable {
     public var authenticationValue: String?
     public var eci: String?
     public var acsChallengeMandated: String?
+    /// `authenticationType` (2.1.0, 2.2.0): one two-digit code.
     public var authenticationType: String?
+    /// `authenticationMethod` (2.3.1): its replacement, a list of two-digit codes.
+    public var authenticationMethod: [String]?
     public var acsRenderingType: JSONValue?
     public var acsSignedContent: String?
     public var acsURL: String?
+    /// `cardholderInfo`: a string up to 2.2.0, an object `{"text": ...}` in 2.3.1; the text either way.
     public var cardholderInfo: String?
     /// `acsDecConInd` (2.2.0+): "Y" when the ACS authenticates decoupled.
     public var acsDecConInd: String?
+    /// `deviceInfoRecognisedVersion` (2.3.1, app): the device information version the ACS read.
+    public var deviceInfoRecognisedVersion: String?
+    /// `threeDSRequestorAppURLInd` (2.3.1, app): whether the ACS's OOB app returns to the requestor app.
+    public var threeDSRequestorAppURLInd: String?
     public var messageExtension: JSONValue?
 
     public init(messageVersion: MessageVersion, threeDSServerTransID: String, acsTransID: String, dsTransID: String,
@@ -56,16 +64,26 @@ public struct ARes: Sendable, Equatable {
         eci = text("eci")
         acsChallengeMandated = text("acsChallengeMandated")
         authenticationType = text("authenticationType")
+        authenticationMethod = json["authenticationMethod"]?.arrayValue?.compactMap(\.stringValue)
         acsRenderingType = json["acsRenderingType"]
         acsSignedContent = text("acsSignedContent")
         acsURL = text("acsURL")
-        cardholderInfo = text("cardholderInfo")
+        cardholderInfo = text("cardholderInfo") ?? json["cardholderInfo"]?["text"]?.stringValue
         acsDecConInd = text("acsDecConInd")
+        deviceInfoRecognisedVersion = text("deviceInfoRecognisedVersion")
+        threeDSRequestorAppURLInd = text("threeDSRequestorAppURLInd")
         messageExtension = json["messageExtension"]
     }
 
+    /// Sets the authentication method in both forms; the version's table keeps the one it defines.
+    public mutating func setAuthentication(_ method: AuthenticationMethod) {
+        authenticationType = method.authenticationType
+        authenticationMethod = [method.rawValue]
+    }
+
+    /// The message, built through `AResRules.rules` for its version.
     public var json: JSONValue {
-        .object(omittingAbsent: [
+        AResRules.rules.build([
             ("messageType", .string(MessageType.aRes.rawValue)),
             ("messageVersion", .string(messageVersion.rawValue)),
             ("threeDSServerTransID", .string(threeDSServerTransID)),
@@ -81,12 +99,15 @@ public struct ARes: Sendable, Equatable {
             ("eci", .string(eci)),
             ("acsChallengeMandated", .string(acsChallengeMandated)),
             ("authenticationType", .string(authenticationType)),
+            ("authenticationMethod", authenticationMethod.map { .array($0.map(JSONValue.string)) }),
             ("acsRenderingType", acsRenderingType),
             ("acsSignedContent", .string(acsSignedContent)),
             ("acsURL", .string(acsURL)),
-            ("cardholderInfo", .string(cardholderInfo)),
+            ("cardholderInfo", cardholderInfo.map { messageVersion >= .v2_3_1 ? .object([("text", .string($0))]) : .string($0) }),
             ("acsDecConInd", .string(acsDecConInd)),
+            ("deviceInfoRecognisedVersion", .string(deviceInfoRecognisedVersion)),
+            ("threeDSRequestorAppURLInd", .string(threeDSRequestorAppURLInd)),
             ("messageExtension", messageExtension),
-        ])
+        ], version: messageVersion)
     }
 }

@@ -59,12 +59,14 @@ public struct CReq: Sendable {
             action = .dataEntry(entry)
         } else if let entry = text("challengeHTMLDataEntry") {
             action = .htmlDataEntry(entry)
-        } else if json["oobContinue"] == .bool(true) {
+        } else if json["oobContinue"] == .bool(true) || ["01", "02"].contains(text("oobContinue") ?? "")
+                    || json["infoContinueIndicator"] == .bool(true) {
+            // 2.3.1 sends oobContinue as "01"/"02", and the information screen's button as infoContinueIndicator.
             action = .oobContinue
         } else if text("challengeNoEntry") == "Y" {
             action = .noEntry
         }
-        whitelistingDataEntry = text("whitelistingDataEntry")
+        whitelistingDataEntry = text("whitelistingDataEntry") ?? text("trustListDataEntry")
         threeDSRequestorAppURL = text("threeDSRequestorAppURL")
     }
 
@@ -78,26 +80,36 @@ public struct CReq: Sendable {
         return String(repeating: "0", count: max(0, 3 - digits.count)) + digits
     }
 
-    public var json: JSONValue {
-        var members: [(key: String, value: JSONValue)] = [
+    /// The message, built through `ChallengeRules.cReq` for its version. `continuing` says
+    /// which screen a continue answers: the 2.3.1 information screen has its own indicator.
+    public func json(continuing screen: ACSUIType? = nil) -> JSONValue {
+        var members: [(String, JSONValue?)] = [
             ("messageType", .string(MessageType.cReq.rawValue)),
             ("messageVersion", .string(messageVersion.rawValue)),
             ("threeDSServerTransID", .string(threeDSServerTransID)),
             ("acsTransID", .string(acsTransID)),
             ("sdkTransID", .string(sdkTransID)),
             ("sdkCounterStoA", .string(Self.counterText(counter))),
+            ("oobAppURLInd", .string("02")),  // a simulated device opens no OOB app
         ]
         switch action {
         case .none: break
         case .dataEntry(let entry): members.append(("challengeDataEntry", .string(entry)))
         case .htmlDataEntry(let entry): members.append(("challengeHTMLDataEntry", .string(entry)))
         case .cancel(let cancel): members.append(("challengeCancel", .string(cancel.rawValue)))
-        case .oobContinue: members.append(("oobContinue", .bool(true)))
+        case .oobContinue where screen == .information && messageVersion >= .v2_3_1:
+            members.append(("infoContinueIndicator", .bool(true)))
+        case .oobContinue: members.append(("oobContinue", messageVersion >= .v2_3_1 ? .string("01") : .bool(true)))
         case .resend: members.append(("resendChallenge", .string("Y")))
         case .noEntry: members.append(("challengeNoEntry", .string("Y")))
         }
-        if let whitelistingDataEntry { members.append(("whitelistingDataEntry", .string(whitelistingDataEntry))) }
-        if let threeDSRequestorAppURL { members.append(("threeDSRequestorAppURL", .string(threeDSRequestorAppURL))) }
-        return .object(members + extraMembers)
+        members.append(("whitelistingDataEntry", .string(whitelistingDataEntry)))
+        members.append(("trustListDataEntry", .string(whitelistingDataEntry)))
+        members.append(("threeDSRequestorAppURL", .string(threeDSRequestorAppURL)))
+        // Members beyond the table (e.g. `messageExtensions`) go out as set, for tests of tolerance.
+        guard case .object(let built) = ChallengeRules.cReq.build(members, version: messageVersion) else { return .object(extraMembers) }
+        return .object(built + extraMembers)
     }
+
+    public var json: JSONValue { json() }
 }

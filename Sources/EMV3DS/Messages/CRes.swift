@@ -35,18 +35,25 @@ public struct ChallengeScreenContent: Sendable, Equatable {
         JSONValue.object(omittingAbsent: lhs.json(htmlEncoder: { $0 })) == JSONValue.object(omittingAbsent: rhs.json(htmlEncoder: { $0 }))
     }
 
-    /// The CRes members of this screen; `htmlEncoder` turns HTML into the wire form.
-    func json(htmlEncoder: (String) -> String) -> [(String, JSONValue?)] {
-        [
+    /// The CRes members of this screen for `version`; `htmlEncoder` turns HTML into the wire
+    /// form. Members a version names differently are given under each name; the table keeps
+    /// the version's own.
+    func json(version: MessageVersion = .v2_2_0, htmlEncoder: (String) -> String) -> [(String, JSONValue?)] {
+        // 2.3.1: a text screen's label is its entry box's; an information screen has its own continue label.
+        let entryBox = version >= .v2_3_1 && uiType == .text
+        let informationScreen = version >= .v2_3_1 && uiType == .information
+        return [
             ("acsUiType", .string(uiType.rawValue)),
             ("challengeInfoHeader", .string(header)),
-            ("challengeInfoLabel", .string(label)),
+            ("challengeInfoLabel", entryBox ? nil : .string(label)),
+            ("challengeEntryBox", entryBox ? label.map { .object([("challengeDataEntryLabel", .string($0))]) } : nil),
             ("challengeInfoText", .string(text)),
             ("challengeInfoTextIndicator", textIsWarning ? .string("Y") : nil),
             ("challengeAddInfo", .string(additionalInfo)),
             ("submitAuthenticationLabel", .string(submitLabel)),
             ("challengeSelectInfo", options.isEmpty ? nil : .array(options.map { .object([($0.key, .string($0.label))]) })),
-            ("oobContinueLabel", .string(oobContinueLabel)),
+            ("oobContinueLabel", informationScreen ? nil : .string(oobContinueLabel)),
+            ("infoContinueLabel", informationScreen ? .string(oobContinueLabel ?? "Continue") : nil),
             ("oobAppURL", .string(oobAppURL)),
             ("oobAppLabel", .string(oobAppLabel)),
             ("acsHTML", .string(html.map(htmlEncoder))),
@@ -59,6 +66,7 @@ public struct ChallengeScreenContent: Sendable, Equatable {
             ("issuerImage", issuerImage),
             ("psImage", psImage),
             ("whitelistingInfoText", .string(whitelistingInfoText)),
+            ("trustListInfoText", .string(whitelistingInfoText)),
         ]
     }
 }
@@ -76,6 +84,13 @@ public struct CRes: Sendable, Equatable {
     /// `acsCounterAtoS`: the counter of the CReq this answers.
     public var counter: Int
     public var content: Content
+
+    public init(messageVersion: MessageVersion, ids: TransactionIDs, counter: Int, content: Content) {
+        self.messageVersion = messageVersion
+        self.ids = ids
+        self.counter = counter
+        self.content = content
+    }
 
     public init(answering creq: CReq, content: Content) {
         messageVersion = creq.messageVersion
@@ -98,7 +113,7 @@ public struct CRes: Sendable, Equatable {
         }
         var screen = ChallengeScreenContent(uiType: text("acsUiType").flatMap(ACSUIType.init(rawValue:)) ?? .text)
         screen.header = text("challengeInfoHeader")
-        screen.label = text("challengeInfoLabel")
+        screen.label = text("challengeInfoLabel") ?? json["challengeEntryBox"]?["challengeDataEntryLabel"]?.stringValue
         screen.text = text("challengeInfoText")
         screen.textIsWarning = text("challengeInfoTextIndicator") == "Y"
         screen.additionalInfo = text("challengeAddInfo")
@@ -106,7 +121,7 @@ public struct CRes: Sendable, Equatable {
         if case .array(let items)? = json["challengeSelectInfo"] {
             screen.options = items.compactMap { $0.objectMembers?.first.flatMap { member in member.value.stringValue.map { (member.key, $0) } } }
         }
-        screen.oobContinueLabel = text("oobContinueLabel")
+        screen.oobContinueLabel = text("oobContinueLabel") ?? text("infoContinueLabel")
         screen.oobAppURL = text("oobAppURL")
         screen.oobAppLabel = text("oobAppLabel")
         screen.html = text("acsHTML").flatMap(Self.decodeHTML)
@@ -118,7 +133,7 @@ public struct CRes: Sendable, Equatable {
         screen.resendInformationLabel = text("resendInformationLabel")
         screen.issuerImage = json["issuerImage"]
         screen.psImage = json["psImage"]
-        screen.whitelistingInfoText = text("whitelistingInfoText")
+        screen.whitelistingInfoText = text("whitelistingInfoText") ?? text("trustListInfoText")
         content = .screen(screen)
     }
 
@@ -138,9 +153,9 @@ public struct CRes: Sendable, Equatable {
             members += [("challengeCompletionInd", .string("Y")), ("transStatus", .string(status.rawValue))]
         case .screen(let screen):
             members.append(("challengeCompletionInd", .string("N")))
-            members += screen.json(htmlEncoder: Self.encodeHTML)
+            members += screen.json(version: messageVersion, htmlEncoder: Self.encodeHTML)
         }
-        return .object(omittingAbsent: members)
+        return ChallengeRules.cRes.build(members, version: messageVersion)
     }
 
     /// `acsHTML` is the HTML's UTF-8 in unpadded base64url.

@@ -13,14 +13,23 @@ public struct RReq: Sendable, Equatable {
     public var transStatusReason: String?
     public var authenticationValue: String?
     public var eci: String?
+    /// `authenticationType` (2.1.0, 2.2.0).
     public var authenticationType: String?
-    public var interactionCounter: String
+    /// `authenticationMethod` (2.3.1): its replacement, a list of codes.
+    public var authenticationMethod: [String]?
+    /// `interactionCounter`: cardholder interactions; none for a decoupled authentication.
+    public var interactionCounter: String?
     public var challengeCancel: String?
-    /// `whiteListStatus` (2.2.0+): Y when the cardholder agreed to whitelist the requestor.
+    /// 2.3.1: the Erro behind a `challengeCancel` 09 or 10.
+    public var challengeErrorReporting: JSONValue?
+    /// `acsRenderingType`: the interface and template of the challenge (app channel).
+    public var acsRenderingType: JSONValue?
+    /// The cardholder's answer to the whitelisting prompt: `whiteListStatus` in 2.2.0,
+    /// `trustListStatus` in 2.3.1, each sent with its source (03, the ACS).
     public var whiteListStatus: String?
 
     public init(messageVersion: MessageVersion, messageCategory: String, threeDSServerTransID: String, acsTransID: String,
-                dsTransID: String, sdkTransID: String?, transStatus: TransStatus, interactionCounter: String) {
+                dsTransID: String, sdkTransID: String?, transStatus: TransStatus, interactionCounter: String?) {
         self.messageVersion = messageVersion
         self.messageCategory = messageCategory
         self.threeDSServerTransID = threeDSServerTransID
@@ -31,30 +40,47 @@ public struct RReq: Sendable, Equatable {
         self.interactionCounter = interactionCounter
     }
 
-    /// Reads and validates an RReq.
-    public init(bytes: [UInt8]) throws(InvalidMessage) {
-        let envelope = try MessageEnvelope.read(bytes, rules: ResultsRules.rReq)
+    /// Reads and validates an RReq of a transaction whose channel and ARes the receiver knows
+    /// (rules such as `sdkTransID` for the app, or `interactionCounter` unless decoupled, need
+    /// them); without them those rules are checked as far as the message allows.
+    public init(bytes: [UInt8], channel: DeviceChannel? = nil, ares: JSONValue? = nil) throws(InvalidMessage) {
+        let envelope = try MessageEnvelope.read(bytes, rules: ResultsRules.rReq, request: ares, channel: channel)
         let json = envelope.json
         func text(_ name: String) -> String? { json[name]?.stringValue }
         self.init(messageVersion: envelope.version, messageCategory: text("messageCategory") ?? "",
                   threeDSServerTransID: text("threeDSServerTransID") ?? "", acsTransID: text("acsTransID") ?? "",
                   dsTransID: text("dsTransID") ?? "", sdkTransID: text("sdkTransID"),
                   transStatus: text("transStatus").flatMap(TransStatus.init(rawValue:)) ?? .unavailable,
-                  interactionCounter: text("interactionCounter") ?? "")
+                  interactionCounter: text("interactionCounter"))
         transStatusReason = text("transStatusReason")
         authenticationValue = text("authenticationValue")
         eci = text("eci")
         authenticationType = text("authenticationType")
+        authenticationMethod = json["authenticationMethod"]?.arrayValue?.compactMap(\.stringValue)
         challengeCancel = text("challengeCancel")
-        whiteListStatus = text("whiteListStatus")
+        challengeErrorReporting = json["challengeErrorReporting"]
+        acsRenderingType = json["acsRenderingType"]
+        whiteListStatus = text("whiteListStatus") ?? text("trustListStatus")
+        warnings = envelope.warnings
+    }
+
+    /// What validation let through: members the table does not define here.
+    public var warnings: [String] = []
+
+    /// Sets the authentication method in both forms; the version's table keeps the one it defines.
+    public mutating func setAuthentication(_ method: AuthenticationMethod) {
+        authenticationType = method.authenticationType
+        authenticationMethod = [method.rawValue]
     }
 
     public var ids: TransactionIDs {
         TransactionIDs(threeDSServerTransID: threeDSServerTransID, acsTransID: acsTransID, dsTransID: dsTransID, sdkTransID: sdkTransID)
     }
 
+    /// The message, built through `ResultsRules.rReq` for its version.
     public var json: JSONValue {
-        .object(omittingAbsent: [
+        let listSource: JSONValue? = whiteListStatus == nil ? nil : .string("03")
+        return ResultsRules.rReq.build([
             ("messageType", .string(MessageType.rReq.rawValue)),
             ("messageVersion", .string(messageVersion.rawValue)),
             ("messageCategory", .string(messageCategory)),
@@ -67,10 +93,16 @@ public struct RReq: Sendable, Equatable {
             ("authenticationValue", .string(authenticationValue)),
             ("eci", .string(eci)),
             ("authenticationType", .string(authenticationType)),
+            ("authenticationMethod", authenticationMethod.map { .array($0.map(JSONValue.string)) }),
             ("interactionCounter", .string(interactionCounter)),
             ("challengeCancel", .string(challengeCancel)),
+            ("challengeErrorReporting", challengeErrorReporting),
+            ("acsRenderingType", acsRenderingType),
             ("whiteListStatus", .string(whiteListStatus)),
-        ])
+            ("whiteListStatusSource", listSource),
+            ("trustListStatus", .string(whiteListStatus)),
+            ("trustListStatusSource", listSource),
+        ], version: messageVersion)
     }
 }
 
@@ -101,8 +133,9 @@ public struct RRes: Sendable, Equatable {
         resultsStatus = envelope.json["resultsStatus"]?.stringValue.flatMap(ResultsStatus.init(rawValue:)) ?? .received
     }
 
+    /// The message, built through `ResultsRules.rRes` for its version.
     public var json: JSONValue {
-        .object(omittingAbsent: [
+        ResultsRules.rRes.build([
             ("messageType", .string(MessageType.rRes.rawValue)),
             ("messageVersion", .string(messageVersion.rawValue)),
             ("threeDSServerTransID", .string(ids.threeDSServerTransID)),
@@ -110,6 +143,6 @@ public struct RRes: Sendable, Equatable {
             ("dsTransID", .string(ids.dsTransID)),
             ("sdkTransID", .string(ids.sdkTransID)),
             ("resultsStatus", .string(resultsStatus.rawValue)),
-        ])
+        ], version: messageVersion)
     }
 }

@@ -1,24 +1,54 @@
 /// Field rules of the ARes (Core specification Annex A), as the ACS sends it and the DS relays it.
 public enum AResRules {
-    static let app = Condition.requestFieldEquals("deviceChannel", ["01"])
     static let challenge = Condition.fieldEquals("transStatus", ["C"])
+    static let challengeOrDecoupled = Condition.fieldEquals("transStatus", ["C", "D"])
     static let authenticated = Condition.fieldEquals("transStatus", ["Y", "A"])
     static let failed = Condition.fieldEquals("transStatus", ["N", "U", "R"])
 
-    /// The `transStatus` values of each version (D and I from 2.2.0).
-    static func transStatus(required presence: Presence) -> [FieldRule] {
+    /// The `transStatus` values of each version (D and I from 2.2.0, S from 2.3.1), for the
+    /// messages that carry it.
+    static func transStatus(in message: MessageType) -> [FieldRule] {
         MessageVersion.allCases.map { version in
-            FieldRule("transStatus", presence, .oneOf(TransStatus.allCases.filter { $0.since <= version }.map(\.rawValue)), versions: [version])
+            FieldRule("transStatus", .required, .oneOf(TransStatus.allCases.filter { $0.isValid(in: message, version: version) }.map(\.rawValue)),
+                      versions: [version])
         }
     }
 
-    /// Fields an ARes and an RReq share: the outcome and its proof.
+    /// `transStatusReason` codes: the version's EMVCo range, and 80-99 for the DS.
+    static func reasons(_ range: ClosedRange<Int>) -> [String] {
+        (Array(range) + Array(80...99)).map { $0 < 10 ? "0\($0)" : "\($0)" }
+    }
+
+    /// Fields an ARes and an RReq share: the outcome and its proof, and the list statuses.
     static let outcome: [FieldRule] = [
-        FieldRule("transStatusReason", .requiredWhen(failed, because: "when transStatus is N, U or R"), .numeric(2...2)),
-        FieldRule("authenticationValue", .requiredWhen(authenticated, because: "when transStatus is Y or A"), .string(28...28)),
-        FieldRule("eci", .requiredWhen(authenticated, because: "when transStatus is Y or A"), .numeric(2...2)),
+        FieldRule("transStatusReason", .requiredWhen(failed, because: "transStatus N, U or R"), .oneOf(reasons(1...21)), versions: [.v2_1_0]),
+        FieldRule("transStatusReason", .requiredWhen(failed, because: "transStatus N, U or R"), .oneOf(reasons(1...26)), versions: [.v2_2_0]),
+        FieldRule("transStatusReason", .requiredWhen(failed, because: "transStatus N, U or R"), .oneOf(reasons(1...30)), versions: [.v2_3_1]),
+        FieldRule("transStatusReasonInfo", .optional, .string(1...256), versions: [.v2_3_1]),
+        FieldRule("authenticationValue", .requiredWhen(authenticated, because: "transStatus Y or A"), .string(28...28),
+                  versions: FieldRule.until(.v2_2_0)),
+        // 2.3.1 leaves the length to the payment system (at most 4000 characters).
+        FieldRule("authenticationValue", .requiredWhen(authenticated, because: "transStatus Y or A"), .string(1...4000), versions: [.v2_3_1]),
+        FieldRule("eci", .requiredWhen(authenticated, because: "transStatus Y or A"), .numeric(2...2)),
+        FieldRule("whiteListStatus", .optional, .oneOf(["Y", "N", "E", "P", "R", "U"]), versions: [.v2_2_0]),
+        FieldRule("whiteListStatusSource", .requiredWhen(.fieldPresent("whiteListStatus"), because: "whiteListStatus"),
+                  .oneOf(["01", "02", "03"]), versions: [.v2_2_0]),
+        FieldRule("trustListStatus", .optional, .oneOf(["Y", "N", "E", "P", "R", "U"]), versions: [.v2_3_1]),
+        FieldRule("trustListStatusSource", .requiredWhen(.fieldPresent("trustListStatus"), because: "trustListStatus"),
+                  .oneOf(["01", "02", "03"]), versions: [.v2_3_1]),
+        FieldRule("deviceBindingStatus", .optional, .oneOf(["01", "02", "03", "04", "05", "11", "12", "13", "14", "15"]), versions: [.v2_3_1]),
+        FieldRule("deviceBindingStatusSource", .requiredWhen(.fieldPresent("deviceBindingStatus"), because: "deviceBindingStatus"),
+                  .oneOf(["01", "02", "03"]), versions: [.v2_3_1]),
         FieldRule("messageExtension", .optional, .array),
     ]
+
+    /// `acsRenderingType` (Table A.14): how the ACS renders the challenge.
+    static let renderingType = FieldFormat.members([
+        FieldRule("acsInterface", .required, .oneOf(["01", "02"])),
+        FieldRule("acsUiTemplate", .required, .oneOf(["01", "02", "03", "04", "05"]), versions: FieldRule.until(.v2_2_0)),
+        FieldRule("acsUiTemplate", .required, .oneOf(["01", "02", "03", "04", "05", "06", "07"]), versions: [.v2_3_1]),
+        FieldRule("deviceUserInterfaceMode", .required, .oneOf(["01", "02", "03", "04"]), versions: [.v2_3_1]),
+    ])
 
     public static let rules = MessageRules(.aRes, [
         FieldRule("messageType", .required, .oneOf(["ARes"])),
@@ -26,16 +56,45 @@ public enum AResRules {
         FieldRule("threeDSServerTransID", .required, .uuid),
         FieldRule("acsTransID", .required, .uuid),
         FieldRule("dsTransID", .required, .uuid),
-        FieldRule("sdkTransID", .requiredWhen(app, because: "for the app channel"), .uuid),
+        FieldRule("sdkTransID", .only(.app, .required, where: "the app channel"), .uuid),
         FieldRule("acsReferenceNumber", .required, .string(1...32)),
         FieldRule("dsReferenceNumber", .required, .string(1...32)),
         FieldRule("acsOperatorID", .optional, .string(1...32)),
-        FieldRule("acsChallengeMandated", .requiredWhen(challenge, because: "when transStatus is C"), .oneOf(["Y", "N"])),
-        FieldRule("authenticationType", .requiredWhen(challenge, because: "when transStatus is C"), .numeric(2...2)),
-        FieldRule("acsRenderingType", .requiredWhen(.all([challenge, app]), because: "for an app challenge"), .object),
-        FieldRule("acsSignedContent", .requiredWhen(.all([challenge, app]), because: "for an app challenge"), .base64url(maxLength: 64_000)),
-        FieldRule("acsURL", .optional, .url(maxLength: 2048)),
-        FieldRule("cardholderInfo", .optional, .string(1...128)),
-        FieldRule("acsDecConInd", .optional, .oneOf(["Y", "N"]), versions: FieldRule.since(.v2_2_0)),
-    ] + transStatus(required: .required) + outcome)
+        FieldRule("acsChallengeMandated", .requiredWhen(challenge, because: "transStatus C"), .oneOf(["Y", "N"]), versions: [.v2_1_0]),
+        FieldRule("acsChallengeMandated", .requiredWhen(challengeOrDecoupled, because: "transStatus C or D"), .oneOf(["Y", "N"]),
+                  versions: FieldRule.since(.v2_2_0)),
+        FieldRule("acsRenderingType", .only(.app, .requiredWhen(challenge, because: "transStatus C"), where: "the app channel"), renderingType),
+        FieldRule("acsSignedContent", .only(.app, .requiredWhen(challenge, because: "transStatus C"), where: "the app channel"),
+                  .base64url(maxLength: 64_000)),
+        // The app finds the acsURL inside acsSignedContent; only the browser gets it here.
+        FieldRule("acsURL", .only(.browser, .requiredWhen(challenge, because: "transStatus C"), where: "the browser channel"),
+                  .url(maxLength: 2048)),
+        FieldRule("acsDecConInd", .requiredWhen(.fieldEquals("transStatus", ["D"]), because: "transStatus D"), .oneOf(["Y", "N"]),
+                  versions: FieldRule.since(.v2_2_0)),
+        FieldRule("cardholderInfo", .optional, .string(1...128), versions: [.v2_1_0]),
+        FieldRule("cardholderInfo", .requiredWhen(.fieldEquals("acsDecConInd", ["Y"]), because: "acsDecConInd Y"), .string(1...128), versions: [.v2_2_0]),
+        FieldRule("cardholderInfo", .requiredWhen(.fieldEquals("acsDecConInd", ["Y"]), because: "acsDecConInd Y"), .members([
+            FieldRule("text", .required, .string(1...128)),
+            FieldRule("issuerImage", .optional, .url(maxLength: 256)),
+            FieldRule("paymentSystemImage", .optional, .url(maxLength: 256)),
+        ]), versions: [.v2_3_1]),
+        FieldRule("broadInfo", .optional, .object, versions: FieldRule.since(.v2_2_0)),
+        FieldRule("deviceInfoRecognisedVersion", .only(.app, .required, where: "the app channel"), .string(3...64), versions: [.v2_3_1]),
+        FieldRule("threeDSRequestorAppURLInd", .only(.app, .required, where: "the app channel"), .oneOf(["Y", "N"]), versions: [.v2_3_1]),
+        FieldRule("cardSecurityCodeStatus", .optional, .oneOf(["Y", "N", "U"]), versions: [.v2_3_1]),
+        FieldRule("cardSecurityCodeStatusSource", .requiredWhen(.fieldPresent("cardSecurityCodeStatus"), because: "cardSecurityCodeStatus"),
+                  .oneOf(["01", "02"]), versions: [.v2_3_1]),
+        FieldRule("transChallengeExemption", .optional, .oneOf(["05", "08", "10", "11", "79"]), versions: [.v2_3_1]),
+        FieldRule("spcTransData", .only(.browser, .requiredWhen(.fieldEquals("transStatus", ["S"]), because: "transStatus S"),
+                                        where: "the browser channel"), .object, versions: [.v2_3_1]),
+        FieldRule("webAuthnCredList", .only(.browser, .requiredWhen(.fieldEquals("transStatus", ["S"]), because: "transStatus S"),
+                                            where: "the browser channel"), .array, versions: [.v2_3_1]),
+        // authenticationType (01 static, 02 dynamic, 03 OOB, 04 decoupled from 2.2.0) became
+        // authenticationMethod in 2.3.1: a list of finer codes.
+        FieldRule("authenticationType", .requiredWhen(challenge, because: "transStatus C"), .oneOf(["01", "02", "03"]), versions: [.v2_1_0]),
+        FieldRule("authenticationType", .requiredWhen(challengeOrDecoupled, because: "transStatus C or D"), .oneOf(["01", "02", "03", "04"]),
+                  versions: [.v2_2_0]),
+        FieldRule("authenticationMethod", .requiredWhen(challengeOrDecoupled, because: "transStatus C or D"),
+                  .arrayOf(.numeric(2...2), count: 1...99), versions: [.v2_3_1]),
+    ] + transStatus(in: .aRes) + outcome)
 }

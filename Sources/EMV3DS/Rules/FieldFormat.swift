@@ -6,6 +6,12 @@ public enum FieldFormat: Sendable {
     case string(ClosedRange<Int>)
     /// A string of digits of `length`.
     case numeric(ClosedRange<Int>)
+    /// A string of digits of `length` whose value is at least `minimum` (`sdkMaxTimeout` ≥ 05).
+    case numericAtLeast(ClosedRange<Int>, minimum: Int)
+    /// An ISO 4217 numeric currency code, less the excluded values (304 otherwise).
+    case currencyCode
+    /// An ISO 3166-1 numeric country code, less the excluded values (304 otherwise).
+    case countryCode
     /// One of the listed values.
     case oneOf([String])
     /// A UUID in canonical 8-4-4-4-12 form (RFC 4122), 36 characters.
@@ -24,14 +30,54 @@ public enum FieldFormat: Sendable {
     case base64url(maxLength: Int)
     /// A JSON array.
     case array
+    /// A JSON array of `count` elements, each of `element`'s format (`authenticationMethod`, `sdkUiType`).
+    indirect case arrayOf(FieldFormat, count: ClosedRange<Int>)
+    /// A JSON object whose members have rules of their own (`deviceRenderOptions`, `acsRenderingType`);
+    /// violations name the member as `object.member`.
+    case members([FieldRule])
     /// A JSON boolean (`oobContinue`).
     case boolean
     /// `challengeSelectInfo`: a non-empty array of objects of one member each, `{"key":"label"}`.
     case keyLabelList
 
-    /// Why `value` does not have this format, or nil if it has.
-    func problem(with value: JSONValue) -> String? {
+    /// Why `value` does not have this format, or nil if it has. Most problems are 203; an
+    /// ISO code of the right shape that is not in its list is 304.
+    func problem(with value: JSONValue) -> (code: ErrorCode, reason: String)? {
+        if case .string(let text) = value, let currency = isCurrency {
+            return isoProblem(text, currency: currency)
+        }
+        return shapeProblem(with: value).map { (.formatInvalid, $0) }
+    }
+
+    /// True for a currency code, false for a country code, nil for other formats.
+    private var isCurrency: Bool? {
         switch self {
+        case .currencyCode: true
+        case .countryCode: false
+        default: nil
+        }
+    }
+
+    private func isoProblem(_ text: String, currency: Bool) -> (code: ErrorCode, reason: String)? {
+        guard text.utf8.count == 3, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let code = Int(text) else {
+            return (.formatInvalid, "must be 3 digits")
+        }
+        let name = currency ? "ISO 4217 currency" : "ISO 3166-1 country"
+        if ISOCodes.isExcluded(code, currency: currency) { return (.isoCodeInvalid, "\(text) is an excluded \(name) code") }
+        return (currency ? ISOCodes.currencies : ISOCodes.countries).contains(code) ? nil : (.isoCodeInvalid, "\(text) is not an \(name) code")
+    }
+
+    private func shapeProblem(with value: JSONValue) -> String? {
+        switch self {
+        case .members:
+            return value.objectMembers == nil ? "must be a JSON object, not \(value.typeName)" : nil
+        case .arrayOf(let element, let count):
+            guard case .array(let items) = value else { return "must be a JSON array, not \(value.typeName)" }
+            guard count.contains(items.count) else { return "must have \(count.lowerBound)-\(count.upperBound) elements, has \(items.count)" }
+            for (index, item) in items.enumerated() {
+                if let problem = element.problem(with: item) { return "element \(index) \(problem.reason)" }
+            }
+            return nil
         case .object:
             return value.objectMembers == nil ? "must be a JSON object, not \(value.typeName)" : nil
         case .array:
@@ -69,6 +115,9 @@ public enum FieldFormat: Sendable {
         case .numeric(let length):
             guard text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return "must be digits only" }
             return length.contains(count) ? nil : "length \(count) is outside \(length.lowerBound)-\(length.upperBound)"
+        case .numericAtLeast(let length, let minimum):
+            if let problem = FieldFormat.numeric(length).problem(with: text) { return problem }
+            return (Int(text) ?? 0) >= minimum ? nil : "must be at least \(minimum)"
         case .oneOf(let values):
             return values.contains(text) ? nil : "\"\(text)\" is not one of \(values.joined(separator: ", "))"
         case .uuid:
@@ -92,8 +141,10 @@ public enum FieldFormat: Sendable {
                     || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
             }
             return allowed ? nil : "must be unpadded base64url"
-        case .object, .array, .ecPublicJWK, .boolean, .keyLabelList:
+        case .object, .array, .ecPublicJWK, .boolean, .keyLabelList, .arrayOf, .members:
             return "must be JSON, not a string"
+        case .currencyCode, .countryCode:
+            return nil  // checked by isoProblem
         }
     }
 
@@ -119,5 +170,33 @@ public enum FieldFormat: Sendable {
         let minute = digits[10] * 10 + digits[11]
         let second = length == 14 ? digits[12] * 10 + digits[13] : 0
         return (1...12).contains(month) && (1...31).contains(day) && hour < 24 && minute < 60 && second < 60
+    }
+
+    /// The format as the spec view prints it.
+    public var summary: String {
+        switch self {
+        case .string(let length): "string \(Self.range(length))"
+        case .numeric(let length): "numeric \(Self.range(length))"
+        case .numericAtLeast(let length, let minimum): "numeric \(Self.range(length)), at least \(minimum)"
+        case .currencyCode: "ISO 4217 numeric currency code"
+        case .countryCode: "ISO 3166-1 numeric country code"
+        case .oneOf(let values): "one of " + values.joined(separator: ", ")
+        case .uuid: "UUID (36)"
+        case .url(let maxLength): "http(s) URL, at most \(maxLength)"
+        case .dateTime14: "YYYYMMDDHHMMSS"
+        case .expiryYYMM: "YYMM"
+        case .object: "JSON object"
+        case .ecPublicJWK: "EC P-256 public JWK"
+        case .base64url(let maxLength): "base64url, at most \(maxLength)"
+        case .array: "JSON array"
+        case .arrayOf(let element, let count): "array of \(Self.range(count)) × (\(element.summary))"
+        case .members(let rules): "object {" + rules.map { "\($0.name): \($0.format.summary)" }.joined(separator: "; ") + "}"
+        case .boolean: "boolean"
+        case .keyLabelList: "array of {key: label}"
+        }
+    }
+
+    private static func range(_ range: ClosedRange<Int>) -> String {
+        range.lowerBound == range.upperBound ? "\(range.lowerBound)" : "\(range.lowerBound)-\(range.upperBound)"
     }
 }

@@ -1,35 +1,139 @@
 import JSON
 
-/// When a field must be present.
-public enum Presence: Sendable, Equatable {
+/// `deviceChannel`: where the cardholder is.
+public enum DeviceChannel: String, Sendable, CaseIterable, Codable {
+    case app = "01"
+    case browser = "02"
+    /// 3DS Requestor Initiated: no cardholder present.
+    case threeRI = "03"
+
+    public var name: String {
+        switch self {
+        case .app: "app"
+        case .browser: "browser"
+        case .threeRI: "3RI"
+        }
+    }
+}
+
+/// `messageCategory`: a payment or a non-payment authentication.
+public enum MessageCategory: String, Sendable, CaseIterable, Codable {
+    case payment = "01"
+    case nonPayment = "02"
+}
+
+/// What validation knows beyond the message itself: the version, the transaction's channel
+/// and category (an RReq carries neither), and the message this one answers.
+public struct MessageContext: Sendable {
+    public var version: MessageVersion
+    public var channel: DeviceChannel?
+    public var category: MessageCategory?
+    /// The message this one answers (the AReq for an ARes), for rules that depend on it.
+    public var request: JSONValue?
+
+    public init(version: MessageVersion, channel: DeviceChannel? = nil, category: MessageCategory? = nil, request: JSONValue? = nil) {
+        self.version = version
+        self.channel = channel
+        self.category = category
+        self.request = request
+    }
+
+    /// The channel of `message`: its own `deviceChannel`, else its request's, else the transaction's.
+    func channel(of message: JSONValue) -> DeviceChannel? {
+        (message["deviceChannel"] ?? request?["deviceChannel"])?.stringValue.flatMap(DeviceChannel.init(rawValue:)) ?? channel
+    }
+
+    func category(of message: JSONValue) -> MessageCategory? {
+        (message["messageCategory"] ?? request?["messageCategory"])?.stringValue.flatMap(MessageCategory.init(rawValue:)) ?? category
+    }
+}
+
+/// A condition on the message, its request or its transaction.
+public indirect enum Condition: Sendable, Equatable {
+    case channel(Set<DeviceChannel>)
+    case category(Set<MessageCategory>)
+    /// A string field of this message has one of these values.
+    case fieldEquals(String, [String])
+    /// A boolean field of this message is true (`browserJavascriptEnabled`).
+    case fieldIsTrue(String)
+    case fieldPresent(String)
+    /// A field of the message this one answers (e.g. the AReq's `messageCategory` for an ARes).
+    case requestFieldEquals(String, [String])
+    case all([Condition])
+    case any([Condition])
+    case not(Condition)
+
+    func holds(in message: JSONValue, context: MessageContext) -> Bool {
+        switch self {
+        case .channel(let channels):
+            return context.channel(of: message).map(channels.contains) ?? false
+        case .category(let categories):
+            return context.category(of: message).map(categories.contains) ?? false
+        case .fieldEquals(let field, let values):
+            return message[field]?.stringValue.map(values.contains) ?? false
+        case .fieldIsTrue(let field):
+            return message[field] == .bool(true)
+        case .fieldPresent(let field):
+            return message[field] != nil
+        case .requestFieldEquals(let field, let values):
+            return context.request?[field]?.stringValue.map(values.contains) ?? false
+        case .all(let conditions):
+            return conditions.allSatisfy { $0.holds(in: message, context: context) }
+        case .any(let conditions):
+            return conditions.contains { $0.holds(in: message, context: context) }
+        case .not(let condition):
+            return !condition.holds(in: message, context: context)
+        }
+    }
+
+    static let app = Condition.channel([.app])
+    static let browser = Condition.channel([.browser])
+    static let threeRI = Condition.channel([.threeRI])
+    static let payment = Condition.category([.payment])
+}
+
+/// When a field must be present (Annex A "Inclusion").
+public indirect enum Presence: Sendable, Equatable {
     case required
     case optional
     /// Required when the condition holds, optional otherwise; `because` says when, for reports.
     case requiredWhen(Condition, because: String)
-    /// Must not be present (e.g. `sdkEncData` in the AReq the DS sends to the ACS).
+    /// Must not be present (e.g. `sdkEncData` in the AReq the DS sends to the ACS): 203.
     case absent
-}
+    /// The field is used only where the condition holds (e.g. app-channel fields), with the
+    /// inner presence there; elsewhere one sent anyway is let through with a warning.
+    case only(Condition, Presence, where: String)
 
-/// A condition on other fields of the same message.
-public enum Condition: Sendable, Equatable {
-    case fieldEquals(String, [String])
-    /// A field of the message this one answers (e.g. the AReq's `deviceChannel` for an ARes).
-    case requestFieldEquals(String, [String])
-    case versionAtLeast(MessageVersion)
-    indirect case all([Condition])
-
-    func holds(in message: JSONValue, version: MessageVersion, request: JSONValue?) -> Bool {
+    /// What this presence asks of `message`.
+    func need(in message: JSONValue, context: MessageContext) -> Need {
         switch self {
-        case .fieldEquals(let field, let values):
-            guard let value = message[field]?.stringValue else { return false }
-            return values.contains(value)
-        case .requestFieldEquals(let field, let values):
-            guard let value = request?[field]?.stringValue else { return false }
-            return values.contains(value)
-        case .versionAtLeast(let minimum):
-            return version >= minimum
-        case .all(let conditions):
-            return conditions.allSatisfy { $0.holds(in: message, version: version, request: request) }
+        case .required: return .required(nil)
+        case .optional: return .optional
+        case .absent: return .absent
+        case .requiredWhen(let condition, let because):
+            return condition.holds(in: message, context: context) ? .required(because) : .optional
+        case .only(let condition, let inner, let scope):
+            guard condition.holds(in: message, context: context) else { return .notApplicable(scope) }
+            if case .required(nil) = inner.need(in: message, context: context) { return .required(scope) }
+            return inner.need(in: message, context: context)
+        }
+    }
+
+    enum Need: Equatable {
+        case required(String?)
+        case optional
+        case absent
+        case notApplicable(String)
+    }
+
+    /// The presence as the spec view prints it.
+    public var summary: String {
+        switch self {
+        case .required: "required"
+        case .optional: "optional"
+        case .absent: "absent (must not be sent)"
+        case .requiredWhen(_, let because): "required \(because), else optional"
+        case .only(_, let inner, let scope): "\(scope) only: \(inner.summary)"
         }
     }
 }
@@ -57,6 +161,10 @@ public struct FieldRule: Sendable {
 
     public static func since(_ version: MessageVersion) -> Set<MessageVersion> {
         Set(MessageVersion.allCases.filter { $0 >= version })
+    }
+
+    public static func until(_ version: MessageVersion) -> Set<MessageVersion> {
+        Set(MessageVersion.allCases.filter { $0 <= version })
     }
 }
 

@@ -107,6 +107,10 @@ def send_areq(url, cert_path, rid, style, pan, version):
         "deviceRenderOptions": {"sdkInterface": "03", "sdkUiType": ["01"]},
         "sdkEncData": device_data(open(cert_path, "rb").read(), rid, style),
     }
+    if version == "2.3.1":
+        # Required from 2.3.1 (Core specification 2.3.1.1, Annex A): the acquirer's country, and the SDK type.
+        areq.update({"acquirerCountryCode": "840", "acquirerCountryCodeSource": "01", "sdkType": "01",
+                     "defaultSdkType": {"sdkVariant": "01"}})
     request = urllib.request.Request(url, data=json.dumps(areq).encode(), headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=10) as response:
         answer = json.loads(response.read())

@@ -38,19 +38,23 @@ public struct ErroMessage: Sendable, Equatable {
     /// The message as JSON. Absent ids are omitted, never sent as "" or null (SDKs answer
     /// 203 to an optional field sent empty).
     public var json: JSONValue {
-        var members: [(key: String, value: JSONValue)] = [
+        func present(_ value: String?) -> JSONValue? { value.flatMap { $0.isEmpty ? nil : .string($0) } }
+        let members: [(String, JSONValue?)] = [
             ("messageType", .string(MessageType.erro.rawValue)),
             ("messageVersion", .string(messageVersion)),
             ("errorCode", .string(errorCode.rawValue)),
             ("errorComponent", .string(errorComponent.rawValue)),
             ("errorDescription", .string(errorDescription)),
-            ("errorDetail", .string(errorDetail)),
+            // errorDetail is required: a code with nothing to name says so.
+            ("errorDetail", .string(errorDetail.isEmpty ? "none" : errorDetail)),
+            ("errorMessageType", present(errorMessageType)),
+            ("threeDSServerTransID", present(threeDSServerTransID)),
+            ("acsTransID", present(acsTransID)),
+            ("dsTransID", present(dsTransID)),
+            ("sdkTransID", present(sdkTransID)),
         ]
-        for (key, value) in [("errorMessageType", errorMessageType), ("threeDSServerTransID", threeDSServerTransID),
-                             ("acsTransID", acsTransID), ("dsTransID", dsTransID), ("sdkTransID", sdkTransID)] {
-            if let value, !value.isEmpty { members.append((key, .string(value))) }
-        }
-        return .object(members)
+        // Erro's table is the same in every version; its messageVersion may be one the harness does not speak.
+        return ErroRules.rules.build(members, version: MessageVersion(rawValue: messageVersion) ?? .latest)
     }
 
     /// Reads an Erro message (as an SDK or peer sends it).

@@ -38,6 +38,27 @@ struct AdminRoutes {
             do { count = try reloader.reload() } catch let error as ConfigurationError { throw HTTPError(.badRequest, error.description) }
             return .emv(.object([("reloaded", .number(String(count)))]))
         }
+        // The field tables the harness enforces: /admin/spec lists them, /admin/spec/AReq/2.3.1?channel=02 shows one.
+        router.get("/admin/spec") { _, _ in
+            .emv(.object([("tables", .array(MessageTables.all.map { .object([("name", .string($0.name)), ("leg", .string($0.leg))]) })),
+                          ("versions", .array(MessageVersion.allCases.map { .string($0.rawValue) }))]))
+        }
+        router.get("/admin/spec/{messageType}/{version}") { request, context in
+            let name = try context.parameter("messageType")
+            guard let entry = MessageTables.named(name) else {
+                throw HTTPError(.notFound, "no table \(name); tables: \(MessageTables.all.map(\.name).joined(separator: ", "))")
+            }
+            let versionText = try context.parameter("version")
+            guard let version = MessageVersion(rawValue: versionText) else {
+                throw HTTPError(.notFound, "version \(versionText) is not one of \(MessageVersion.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            var channel: DeviceChannel?
+            if let value = request.queryItems["channel"] {
+                guard let known = DeviceChannel(rawValue: value) else { throw HTTPError(.badRequest, "channel \(value) is not 01, 02 or 03") }
+                channel = known
+            }
+            return .emv(entry.json(version: version, channel: channel))
+        }
         router.post("/admin/pins") { request, _ in try addPin(request) }
         router.get("/admin/pins") { _, _ in .emv(.object([("pins", .array(scenarios.pins.all.map(Self.json)))])) }
         router.delete("/admin/pins") { _, _ in .emv(.object([("removed", .number(String(scenarios.pins.remove(nil))))])) }

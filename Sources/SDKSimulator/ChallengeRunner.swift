@@ -97,6 +97,8 @@ public struct ChallengeRunner: Sendable {
         public var erroSent: ErroMessage?
         /// How long each CReq took to be answered, in order.
         public var roundTimes: [Duration] = []
+        /// Members of the CRes messages that the CRes table does not define for their version.
+        public var warnings: [String] = []
     }
 
     public func run(_ transaction: SimulatedSDKTransaction, parameters: ChallengeParameters, answers: ChallengeAnswers,
@@ -131,8 +133,9 @@ public struct ChallengeRunner: Sendable {
                 report.outcome = outcome
                 report.erroSent = erro
                 return report
-            case .screen(let screen):
+            case .screen(let screen, let warnings):
                 report.screens.append(screen)
+                report.warnings += warnings
                 shown = screen.uiType
                 if screen.whitelistingInfoText != nil { whitelisting = answers.whitelisting }
                 guard let answer = pending.popFirst() else {
@@ -183,7 +186,7 @@ public struct ChallengeRunner: Sendable {
 /// One secure-channel conversation: seals CReqs, reads CRes, sends Erro on a bad one.
 struct Session {
     enum Step {
-        case screen(ChallengeScreenContent)
+        case screen(ChallengeScreenContent, warnings: [String])
         case finished(SDKOutcome, erroSent: ErroMessage?)
     }
 
@@ -266,7 +269,7 @@ struct Session {
             if case .cancel = action {
                 return .finished(.protocolError("an ongoing CRes answered a cancel"), erroSent: await sendErro(.formatInvalid, "challengeCompletionInd", "must be Y after a cancel"))
             }
-            return .screen(screen)
+            return .screen(screen, warnings: cres.warnings)
         }
     }
 

@@ -84,6 +84,8 @@ public struct CRes: Sendable, Equatable {
     /// `acsCounterAtoS`: the counter of the CReq this answers.
     public var counter: Int
     public var content: Content
+    /// What validation let through: members the table does not define for this version.
+    public var warnings: [String] = []
 
     public init(messageVersion: MessageVersion, ids: TransactionIDs, counter: Int, content: Content) {
         self.messageVersion = messageVersion
@@ -107,6 +109,7 @@ public struct CRes: Sendable, Equatable {
         messageVersion = envelope.version
         ids = TransactionIDs(json: json)
         counter = text("acsCounterAtoS").flatMap { Int($0) } ?? 0
+        warnings = envelope.warnings
         if text("challengeCompletionInd") == "Y" {
             content = .final(text("transStatus").flatMap(TransStatus.init(rawValue:)) ?? .unavailable)
             return

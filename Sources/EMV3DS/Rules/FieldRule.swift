@@ -132,7 +132,7 @@ public indirect enum Presence: Sendable, Equatable {
         case .required: "required"
         case .optional: "optional"
         case .absent: "absent (must not be sent)"
-        case .requiredWhen(_, let because): "required \(because), else optional"
+        case .requiredWhen(_, let because): "required for \(because), else optional"
         case .only(_, let inner, let scope): "\(scope) only: \(inner.summary)"
         }
     }

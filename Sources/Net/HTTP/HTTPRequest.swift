@@ -1,3 +1,5 @@
+import Foundation
+
 /// An HTTP/1.1 request as received by the server or built for the client.
 public struct HTTPRequest: Sendable {
     public var method: HTTPMethod
@@ -25,5 +27,20 @@ public struct HTTPRequest: Sendable {
     public var query: Substring? {
         guard let mark = target.firstIndex(of: "?") else { return nil }
         return target[target.index(after: mark)...]
+    }
+
+    /// The query's values by name (the first of repeated names), percent-decoded.
+    public var queryItems: [String: String] {
+        var items: [String: String] = [:]
+        for pair in (query ?? "").split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decoded(_ text: Substring) -> String {
+                let spaced = text.replacingOccurrences(of: "+", with: " ")
+                return spaced.removingPercentEncoding ?? spaced
+            }
+            let name = decoded(parts[0])
+            if items[name] == nil { items[name] = parts.count > 1 ? decoded(parts[1]) : "" }
+        }
+        return items
     }
 }

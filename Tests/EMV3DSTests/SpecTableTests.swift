@@ -225,7 +225,7 @@ struct SpecTableTests {
                 for rule in entry.rules.rules(for: version) where !["messageType", "messageVersion", "deviceChannel"].contains(rule.name) {
                     let wrong: JSONValue
                     switch rule.format {
-                    case .object, .members, .ecPublicJWK, .array, .arrayOf, .keyLabelList, .boolean: wrong = .string("x")
+                    case .object, .fields, .ecPublicJWK, .array, .arrayOf, .keyLabelList, .boolean: wrong = .string("x")
                     default: wrong = .number("7")
                     }
                     let json = JSONValue.object([("messageType", .string(entry.rules.messageType.rawValue)), ("messageVersion", .string(version.rawValue)),

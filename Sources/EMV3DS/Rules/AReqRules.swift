@@ -60,6 +60,18 @@ public enum AReqRules {
         }
     }
 
+    /// A recurring or instalment setup; from 2.2.0 (bulletin 214) also the recurring and instalment 3RI.
+    private static let recurringSetup210 = Condition.fieldEquals("threeDSRequestorAuthenticationInd", ["02", "03"])
+    private static let recurringSetup = Condition.any([recurringSetup210, .all([.threeRI, .fieldEquals("threeRIInd", ["01", "02"])])])
+
+    /// `recurringExpiry` and `recurringFrequency`: required for a recurring setup up to 2.2.0;
+    /// 2.3.1 ties them to an end date and to `recurringInd`, which the receiver cannot always check.
+    private static func recurringTerm(_ name: String, _ format: FieldFormat) -> [FieldRule] {
+        [FieldRule(name, .requiredWhen(recurringSetup210, because: "a recurring or instalment authentication"), format, versions: v210),
+         FieldRule(name, .requiredWhen(recurringSetup, because: "a recurring or instalment authentication"), format, versions: v220),
+         FieldRule(name, .optional, format, versions: v231)]
+    }
+
     private static func codes(_ range: ClosedRange<Int>) -> [String] { range.map { $0 < 10 ? "0\($0)" : "\($0)" } }
 
     /// `deviceRenderOptions` (Table A.13; A.15 in 2.3.1).
@@ -148,21 +160,7 @@ public enum AReqRules {
         FieldRule("purchaseInstalData", .requiredWhen(.any([.fieldEquals("threeDSRequestorAuthenticationInd", ["03"]),
                                                             .all([.threeRI, .fieldEquals("threeRIInd", ["02"])])]),
                                                       because: "an instalment authentication"), .numeric(1...3)),
-        FieldRule("recurringExpiry", .requiredWhen(.fieldEquals("threeDSRequestorAuthenticationInd", ["02", "03"]), because: "a recurring or instalment authentication"),
-                  .numeric(8...8), versions: v210),
-        FieldRule("recurringExpiry", .requiredWhen(.any([.fieldEquals("threeDSRequestorAuthenticationInd", ["02", "03"]),
-                                                         .all([.threeRI, .fieldEquals("threeRIInd", ["01", "02"])])]),
-                                                   because: "a recurring or instalment authentication"), .numeric(8...8), versions: v220),
-        FieldRule("recurringExpiry", .optional, .numeric(8...8), versions: v231),
-        FieldRule("recurringFrequency", .requiredWhen(.fieldEquals("threeDSRequestorAuthenticationInd", ["02", "03"]), because: "a recurring or instalment authentication"),
-                  .numeric(1...4), versions: v210),
-        FieldRule("recurringFrequency", .requiredWhen(.any([.fieldEquals("threeDSRequestorAuthenticationInd", ["02", "03"]),
-                                                            .all([.threeRI, .fieldEquals("threeRIInd", ["01", "02"])])]),
-                                                      because: "a recurring or instalment authentication"), .numeric(1...4), versions: v220),
-        FieldRule("recurringFrequency", .optional, .numeric(1...4), versions: v231),
-        FieldRule("recurringInd", .requiredWhen(.any([.fieldEquals("threeDSRequestorAuthenticationInd", ["02", "03"]),
-                                                      .all([.threeRI, .fieldEquals("threeRIInd", ["01", "02"])])]),
-                                                because: "a recurring or instalment authentication"), .members([
+        FieldRule("recurringInd", .requiredWhen(recurringSetup, because: "a recurring or instalment authentication"), .members([
             FieldRule("amountInd", .optional, .oneOf(["01", "02"])),
             FieldRule("frequencyInd", .optional, .oneOf(["01", "02"])),
         ]), versions: v231),
@@ -236,6 +234,8 @@ public enum AReqRules {
       + browserScript("browserScreenHeight", .numeric(1...6))
       + browserScript("browserScreenWidth", .numeric(1...6))
       + browserScript("browserTZ", .string(1...5))
+      + recurringTerm("recurringExpiry", .numeric(8...8))
+      + recurringTerm("recurringFrequency", .numeric(1...4))
       + purchase("purchaseAmount", .numeric(1...48))
       + purchase("purchaseCurrency", .currencyCode)
       + purchase("purchaseExponent", .numeric(1...1))

@@ -34,7 +34,7 @@ public enum FieldFormat: Sendable {
     indirect case arrayOf(FieldFormat, count: ClosedRange<Int>)
     /// A JSON object whose members have rules of their own (`deviceRenderOptions`, `acsRenderingType`);
     /// violations name the member as `object.member`.
-    case members([FieldRule])
+    case fields(FieldTable)
     /// A JSON boolean (`oobContinue`).
     case boolean
     /// `challengeSelectInfo`: a non-empty array of objects of one member each, `{"key":"label"}`.
@@ -69,7 +69,7 @@ public enum FieldFormat: Sendable {
 
     private func shapeProblem(with value: JSONValue) -> String? {
         switch self {
-        case .members:
+        case .fields:
             return value.objectMembers == nil ? "must be a JSON object, not \(value.typeName)" : nil
         case .arrayOf(let element, let count):
             guard case .array(let items) = value else { return "must be a JSON array, not \(value.typeName)" }
@@ -141,7 +141,7 @@ public enum FieldFormat: Sendable {
                     || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
             }
             return allowed ? nil : "must be unpadded base64url"
-        case .object, .array, .ecPublicJWK, .boolean, .keyLabelList, .arrayOf, .members:
+        case .object, .array, .ecPublicJWK, .boolean, .keyLabelList, .arrayOf, .fields:
             return "must be JSON, not a string"
         case .currencyCode, .countryCode:
             return nil  // checked by isoProblem
@@ -172,6 +172,9 @@ public enum FieldFormat: Sendable {
         return (1...12).contains(month) && (1...31).contains(day) && hour < 24 && minute < 60 && second < 60
     }
 
+    /// A JSON object whose members have rules of their own.
+    public static func members(_ rules: [FieldRule]) -> FieldFormat { .fields(FieldTable(rules)) }
+
     /// The format as the spec view prints it.
     public var summary: String {
         switch self {
@@ -190,7 +193,7 @@ public enum FieldFormat: Sendable {
         case .base64url(let maxLength): "base64url, at most \(maxLength)"
         case .array: "JSON array"
         case .arrayOf(let element, let count): "array of \(Self.range(count)) × (\(element.summary))"
-        case .members(let rules): "object {" + rules.map { "\($0.name): \($0.format.summary)" }.joined(separator: "; ") + "}"
+        case .fields(let table): "object {" + table.fields.map { "\($0.name): \($0.format.summary)" }.joined(separator: "; ") + "}"
         case .boolean: "boolean"
         case .keyLabelList: "array of {key: label}"
         }

@@ -38,13 +38,13 @@ public struct MessageContext: Sendable {
         self.request = request
     }
 
-    /// The channel of `message`: its own `deviceChannel`, else its request's, else the transaction's.
-    func channel(of message: JSONValue) -> DeviceChannel? {
-        (message["deviceChannel"] ?? request?["deviceChannel"])?.stringValue.flatMap(DeviceChannel.init(rawValue:)) ?? channel
-    }
-
-    func category(of message: JSONValue) -> MessageCategory? {
-        (message["messageCategory"] ?? request?["messageCategory"])?.stringValue.flatMap(MessageCategory.init(rawValue:)) ?? category
+    /// The context for `message`, its channel and category settled once: the message's own
+    /// `deviceChannel` and `messageCategory`, else its request's, else the transaction's.
+    func resolved(for message: JSONValue) -> MessageContext {
+        var context = self
+        context.channel = (message["deviceChannel"] ?? request?["deviceChannel"])?.stringValue.flatMap(DeviceChannel.init(rawValue:)) ?? channel
+        context.category = (message["messageCategory"] ?? request?["messageCategory"])?.stringValue.flatMap(MessageCategory.init(rawValue:)) ?? category
+        return context
     }
 }
 
@@ -63,27 +63,34 @@ public indirect enum Condition: Sendable, Equatable {
     case any([Condition])
     case not(Condition)
 
-    func holds(in message: JSONValue, context: MessageContext) -> Bool {
+    /// Whether the condition holds for an object whose members are `values`.
+    func holds(in values: [String: JSONValue], context: MessageContext) -> Bool {
         switch self {
         case .channel(let channels):
-            return context.channel(of: message).map(channels.contains) ?? false
+            return context.channel.map(channels.contains) ?? false
         case .category(let categories):
-            return context.category(of: message).map(categories.contains) ?? false
-        case .fieldEquals(let field, let values):
-            return message[field]?.stringValue.map(values.contains) ?? false
+            return context.category.map(categories.contains) ?? false
+        case .fieldEquals(let field, _):
+            return values[field]?.stringValue.map(self.values.contains) ?? false
         case .fieldIsTrue(let field):
-            return message[field] == .bool(true)
+            return values[field] == .bool(true)
         case .fieldPresent(let field):
-            return message[field] != nil
+            return values[field] != nil
         case .requestFieldEquals(let field, let values):
             return context.request?[field]?.stringValue.map(values.contains) ?? false
         case .all(let conditions):
-            return conditions.allSatisfy { $0.holds(in: message, context: context) }
+            return conditions.allSatisfy { $0.holds(in: values, context: context) }
         case .any(let conditions):
-            return conditions.contains { $0.holds(in: message, context: context) }
+            return conditions.contains { $0.holds(in: values, context: context) }
         case .not(let condition):
-            return !condition.holds(in: message, context: context)
+            return !condition.holds(in: values, context: context)
         }
+    }
+
+    /// The values of a `fieldEquals` condition.
+    private var values: [String] {
+        if case .fieldEquals(_, let values) = self { return values }
+        return []
     }
 
     static let app = Condition.channel([.app])
@@ -105,17 +112,18 @@ public indirect enum Presence: Sendable, Equatable {
     case only(Condition, Presence, where: String)
 
     /// What this presence asks of `message`.
-    func need(in message: JSONValue, context: MessageContext) -> Need {
+    func need(in values: [String: JSONValue], context: MessageContext) -> Need {
         switch self {
         case .required: return .required(nil)
         case .optional: return .optional
         case .absent: return .absent
         case .requiredWhen(let condition, let because):
-            return condition.holds(in: message, context: context) ? .required(because) : .optional
+            return condition.holds(in: values, context: context) ? .required(because) : .optional
         case .only(let condition, let inner, let scope):
-            guard condition.holds(in: message, context: context) else { return .notApplicable(scope) }
-            if case .required(nil) = inner.need(in: message, context: context) { return .required(scope) }
-            return inner.need(in: message, context: context)
+            guard condition.holds(in: values, context: context) else { return .notApplicable(scope) }
+            let need = inner.need(in: values, context: context)
+            if case .required(nil) = need { return .required(scope) }
+            return need
         }
     }
 

@@ -16,14 +16,14 @@ public struct ValidationReport: Sendable, Equatable {
 /// report can cite each and an Erro can carry the first.
 public struct MessageRules: Sendable {
     public let messageType: MessageType
-    public let fields: [FieldRule]
-    /// Every name the table defines in some version, to tell a field of another version from an unknown one.
-    private let knownNames: Set<String>
+    /// The rules, indexed per version.
+    public let table: FieldTable
+
+    public var fields: [FieldRule] { table.fields }
 
     public init(_ messageType: MessageType, _ fields: [FieldRule]) {
         self.messageType = messageType
-        self.fields = fields
-        knownNames = Set(fields.map(\.name))
+        table = FieldTable(fields)
     }
 
     /// The rules that apply to `version`.
@@ -45,60 +45,14 @@ public struct MessageRules: Sendable {
             return report
         }
         var formatViolations: [Violation] = []
-        Self.check(members, of: message, against: fields, knownNames: knownNames, path: "", in: context, type: messageType.rawValue,
-                   missing: &report.violations, formats: &formatViolations, warnings: &report.warnings)
+        table.check(members, path: "", in: context.resolved(for: message), type: messageType.rawValue,
+                    missing: &report.violations, formats: &formatViolations, warnings: &report.warnings)
         if let critical = Self.unrecognisedCriticalExtension(in: message["messageExtension"]) {
             report.violations.append(Violation(field: "messageExtension", code: .criticalExtensionNotRecognised,
                                                reason: "\(critical) is marked critical and not recognised"))
         }
         report.violations += formatViolations
         return report
-    }
-
-    /// Checks the members of one object (the message, or an object field with member rules).
-    private static func check(_ members: [(key: String, value: JSONValue)], of object: JSONValue, against fields: [FieldRule],
-                              knownNames: Set<String>, path: String, in context: MessageContext, type: String,
-                              missing: inout [Violation], formats: inout [Violation], warnings: inout [String]) {
-        // One pass over the members instead of a search per rule; the first of duplicates counts.
-        var values: [String: JSONValue] = [:]
-        values.reserveCapacity(members.count)
-        for member in members where values[member.key] == nil { values[member.key] = member.value }
-        var checked = Set<String>()
-        for rule in fields where rule.applies(to: context.version) {
-            let name = path + rule.name
-            let value = values[rule.name]
-            if value != nil { checked.insert(rule.name) }
-            switch rule.presence.need(in: object, context: context) {
-            case .required(let because) where value == nil:
-                missing.append(Violation(field: name, code: .requiredElementMissing, reason: because.map { "is required for \($0)" } ?? "is required"))
-                continue
-            case .absent where value != nil:
-                formats.append(Violation(field: name, code: .formatInvalid, reason: "must not be present in this message"))
-                continue
-            case .notApplicable(let scope) where value != nil:
-                warnings.append("\(name) is sent, but \(type) \(context.version.rawValue) uses it for \(scope) only")
-            default:
-                break
-            }
-            guard let value else { continue }
-            // Optional fields are never sent empty: "" and null are format errors.
-            if value == .null || value == .string("") {
-                formats.append(Violation(field: name, code: .formatInvalid, reason: "is empty; omit an absent field"))
-            } else if case .members(let inner) = rule.format, let innerMembers = value.objectMembers {
-                check(innerMembers, of: value, against: inner, knownNames: Set(inner.map(\.name)), path: name + ".", in: context, type: type,
-                      missing: &missing, formats: &formats, warnings: &warnings)
-            } else if let problem = rule.format.problem(with: value) {
-                formats.append(Violation(field: name, code: problem.code, reason: problem.reason))
-            }
-        }
-        for member in members where !checked.contains(member.key) && member.key != "messageType" {
-            let name = path + member.key
-            if knownNames.contains(member.key) {
-                warnings.append("\(name) is not a field of \(type) \(context.version.rawValue) (it is in other versions)")
-            } else {
-                warnings.append("\(name) is not a field of \(type): let through, not checked")
-            }
-        }
     }
 
     /// The id of the first extension flagged critical: this harness recognises none.
@@ -117,7 +71,7 @@ public struct MessageRules: Sendable {
         kept.reserveCapacity(members.count)
         for (name, value) in members {
             guard let value else { continue }
-            assert(knownNames.contains(name) || name == "messageType", "\(name) is not a field of \(messageType.rawValue)")
+            assert(table.knownNames.contains(name) || name == "messageType", "\(name) is not a field of \(messageType.rawValue)")
             guard name == "messageType" || defines(name, in: version) else { continue }
             kept.append((name, value))
         }
@@ -127,30 +81,28 @@ public struct MessageRules: Sendable {
     /// An object field with member rules (`acsRenderingType`), built as `build` builds a message:
     /// members `version` does not define are left out.
     public func buildMember(_ field: String, _ members: [(String, JSONValue?)], version: MessageVersion) -> JSONValue {
-        let inner = fields.first { $0.name == field && $0.applies(to: version) }.flatMap { rule -> [FieldRule]? in
-            if case .members(let rules) = rule.format { return rules }
+        let inner = table.index(of: field, in: version).flatMap { index -> FieldTable? in
+            if case .fields(let inner) = fields[index].format { return inner }
             return nil
         }
         assert(inner != nil, "\(field) has no member rules in \(messageType.rawValue) \(version.rawValue)")
         return .object(members.compactMap { name, value in
-            guard let value, inner?.contains(where: { $0.name == name && $0.applies(to: version) }) ?? true else { return nil }
+            guard let value, inner.map({ $0.index(of: name, in: version) != nil }) ?? true else { return nil }
             return (name, value)
         })
     }
 
     /// True when the table has a rule for `name` in `version`.
-    public func defines(_ name: String, in version: MessageVersion) -> Bool {
-        fields.contains { $0.name == name && $0.applies(to: version) }
-    }
+    public func defines(_ name: String, in version: MessageVersion) -> Bool { table.index(of: name, in: version) != nil }
 
     // MARK: The spec view
 
     /// The table as `threeds-harness spec` and `GET /admin/spec` show it: one row per field
     /// of `version`; with a channel, only the fields that channel uses.
     public func table(version: MessageVersion, channel: DeviceChannel? = nil) -> [(name: String, presence: String, format: String)] {
-        let context = MessageContext(version: version, channel: channel)
+        let context = MessageContext(version: version, channel: channel).resolved(for: .object([]))
         return rules(for: version).compactMap { rule in
-            if channel != nil, case .notApplicable = rule.presence.need(in: .object([]), context: context) { return nil }
+            if channel != nil, case .notApplicable = rule.presence.need(in: [:], context: context) { return nil }
             return (rule.name, rule.presence.summary, rule.format.summary)
         }
     }

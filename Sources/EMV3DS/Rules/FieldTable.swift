@@ -1,0 +1,85 @@
+import JSON
+
+/// The rules of one object (a message, or an object field such as `deviceRenderOptions`),
+/// indexed per version so that validation reads each member once: the rule of each name, and
+/// the rules that can require a field, in table order.
+public struct FieldTable: Sendable {
+    public let fields: [FieldRule]
+    /// Every name the table defines in some version, to tell a field of another version from an unknown one.
+    let knownNames: Set<String>
+    /// Per version (by ordinal): each name's rule, as an index into `fields`.
+    private let indexes: [[String: Int]]
+    /// Per version (by ordinal): the rules whose presence is more than optional, in table order.
+    private let presenceRules: [[Int]]
+
+    public init(_ fields: [FieldRule]) {
+        self.fields = fields
+        knownNames = Set(fields.map(\.name))
+        indexes = MessageVersion.allCases.map { version in
+            var index: [String: Int] = [:]
+            for (position, rule) in fields.enumerated() where rule.applies(to: version) {
+                precondition(index[rule.name] == nil, "\(rule.name) has two rules in \(version.rawValue)")
+                index[rule.name] = position
+            }
+            return index
+        }
+        presenceRules = MessageVersion.allCases.map { version in
+            fields.indices.filter { fields[$0].applies(to: version) && fields[$0].presence != .optional }
+        }
+    }
+
+    /// The position of `name`'s rule in `version`, or nil when the version does not define it.
+    func index(of name: String, in version: MessageVersion) -> Int? { indexes[version.ordinal][name] }
+
+    func presenceRules(in version: MessageVersion) -> [Int] { presenceRules[version.ordinal] }
+
+    /// Checks the members of one object; object fields with rules of their own are checked
+    /// the same way, their violations named `object.member`.
+    func check(_ members: [(key: String, value: JSONValue)], path: String, in context: MessageContext, type: String,
+               missing: inout [Violation], formats: inout [Violation], warnings: inout [String]) {
+        // One pass over the members; the first of duplicates counts (204 is reported apart).
+        var values: [String: JSONValue] = [:]
+        values.reserveCapacity(members.count)
+        var present: [(index: Int, value: JSONValue)] = []
+        present.reserveCapacity(members.count)
+        for member in members where values[member.key] == nil {
+            values[member.key] = member.value
+            if let index = index(of: member.key, in: context.version) {
+                present.append((index, member.value))
+            } else if member.key != "messageType" {
+                warnings.append(knownNames.contains(member.key)
+                    ? "\(path + member.key) is not a field of \(type) \(context.version.rawValue) (it is in other versions)"
+                    : "\(path + member.key) is not a field of \(type): let through, not checked")
+            }
+        }
+        for index in presenceRules(in: context.version) {
+            let rule = fields[index]
+            guard values[rule.name] == nil, case .required(let because) = rule.presence.need(in: values, context: context) else { continue }
+            missing.append(Violation(field: path + rule.name, code: .requiredElementMissing,
+                                     reason: because.map { "is required for \($0)" } ?? "is required"))
+        }
+        // Formats in table order, so that a report reads as the specification does.
+        present.sort { $0.index < $1.index }
+        for (index, value) in present {
+            let rule = fields[index]
+            let name = path + rule.name
+            switch rule.presence.need(in: values, context: context) {
+            case .absent:
+                formats.append(Violation(field: name, code: .formatInvalid, reason: "must not be present in this message"))
+                continue
+            case .notApplicable(let scope):
+                warnings.append("\(name) is sent, but \(type) \(context.version.rawValue) uses it for \(scope) only")
+            default:
+                break
+            }
+            // Optional fields are never sent empty: "" and null are format errors.
+            if value == .null || value == .string("") {
+                formats.append(Violation(field: name, code: .formatInvalid, reason: "is empty; omit an absent field"))
+            } else if case .fields(let inner) = rule.format, let innerMembers = value.objectMembers {
+                inner.check(innerMembers, path: name + ".", in: context, type: type, missing: &missing, formats: &formats, warnings: &warnings)
+            } else if let problem = rule.format.problem(with: value) {
+                formats.append(Violation(field: name, code: problem.code, reason: problem.reason))
+            }
+        }
+    }
+}

@@ -154,6 +154,19 @@ struct DirectoryServerTests {
             var bad = preq
             bad.set("threeDSServerRefNumber", nil)
             expectErro(try await harness.postMessage("/ds/preq", bad), code: "201", detail: "threeDSServerRefNumber")
+
+            // 2.3.1 (Annex A, PRes): dsProtocolVersions and readOrder instead of the start/end
+            // versions, and card ranges as `ranges` with the ACS's versions.
+            var preq231 = preq
+            preq231.set("messageVersion", .string("2.3.1"))
+            let pres231 = try await harness.postMessage("/ds/preq", preq231)
+            let report = PreparationRules.pRes.check(pres231, context: MessageContext(version: .v2_3_1))
+            #expect(report.violations == [] && report.warnings == [], "\(report)")
+            #expect(pres231["dsProtocolVersions"] == .array([.string("2.1.0"), .string("2.2.0"), .string("2.3.1")]))
+            #expect(pres231["dsStartProtocolVersion"] == nil && pres231["readOrder"] == .string("01"))
+            let first = pres231["cardRangeData"]?.arrayValue?.first
+            #expect(first?["ranges"]?.arrayValue?.first?["start"]?.stringValue?.count == 16)
+            #expect(first?["acsProtocolVersions"]?.arrayValue?.count == 3)
         }
     }
 

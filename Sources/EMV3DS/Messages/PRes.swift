@@ -35,13 +35,27 @@ public struct CardRangeData: Sendable, Equatable {
         dsEndProtocolVersion = versions.upperBound
     }
 
-    public var json: JSONValue {
-        .object([
-            ("startRange", .string(startRange)), ("endRange", .string(endRange)), ("actionInd", .string(actionInd)),
-            ("acsStartProtocolVersion", .string(acsStartProtocolVersion.rawValue)),
-            ("acsEndProtocolVersion", .string(acsEndProtocolVersion.rawValue)),
-            ("dsStartProtocolVersion", .string(dsStartProtocolVersion.rawValue)),
-            ("dsEndProtocolVersion", .string(dsEndProtocolVersion.rawValue)),
+    /// The element as `version` writes it: up to 2.2.0 flat start/end and version bounds; in
+    /// 2.3.1 `ranges`, and the ACS's versions as `acsProtocolVersions` with what each supports.
+    public func json(version: MessageVersion) -> JSONValue {
+        guard version >= .v2_3_1 else {
+            return .object([
+                ("startRange", .string(startRange)), ("endRange", .string(endRange)), ("actionInd", .string(actionInd)),
+                ("acsStartProtocolVersion", .string(acsStartProtocolVersion.rawValue)),
+                ("acsEndProtocolVersion", .string(acsEndProtocolVersion.rawValue)),
+                ("dsStartProtocolVersion", .string(dsStartProtocolVersion.rawValue)),
+                ("dsEndProtocolVersion", .string(dsEndProtocolVersion.rawValue)),
+            ])
+        }
+        let acsVersions = MessageVersion.allCases.filter { (acsStartProtocolVersion...acsEndProtocolVersion).contains($0) }
+        let dsVersions = MessageVersion.allCases.filter { (dsStartProtocolVersion...dsEndProtocolVersion).contains($0) }
+        return .object([
+            ("ranges", .array([.object([("start", .string(startRange)), ("end", .string(endRange))])])),
+            ("actionInd", .string(actionInd)),
+            // 01 authentication available, 02 attempts supported.
+            ("acsProtocolVersions", .array(acsVersions.map { .object([("version", .string($0.rawValue)),
+                                                                      ("acsInfoInd", .array([.string("01"), .string("02")]))]) })),
+            ("dsProtocolVersions", .array(dsVersions.map { .string($0.rawValue) })),
         ])
     }
 }
@@ -63,8 +77,9 @@ public struct PRes: Sendable {
         self.cardRangeData = cardRangeData
     }
 
+    /// The message, built through `PreparationRules.pRes` for its version.
     public var json: JSONValue {
-        .object(omittingAbsent: [
+        PreparationRules.pRes.build([
             ("messageType", .string(MessageType.pRes.rawValue)),
             ("messageVersion", .string(messageVersion.rawValue)),
             ("threeDSServerTransID", .string(threeDSServerTransID)),
@@ -72,7 +87,9 @@ public struct PRes: Sendable {
             ("serialNum", .string(serialNum)),
             ("dsStartProtocolVersion", .string(MessageVersion.allCases.first?.rawValue)),
             ("dsEndProtocolVersion", .string(MessageVersion.latest.rawValue)),
-            ("cardRangeData", .array(cardRangeData.map(\.json))),
-        ])
+            ("dsProtocolVersions", .array(MessageVersion.allCases.map { .string($0.rawValue) })),
+            ("readOrder", .string("01")),
+            ("cardRangeData", cardRangeData.isEmpty ? nil : .array(cardRangeData.map { $0.json(version: messageVersion) })),
+        ], version: messageVersion)
     }
 }

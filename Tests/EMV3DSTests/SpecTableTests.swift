@@ -235,7 +235,7 @@ struct SpecTableTests {
                     if case .absent = rule.presence {
                         #expect(own?.code == .formatInvalid, "\(entry.name) \(version.rawValue) \(rule.name) must be absent")
                     } else {
-                        #expect(own?.code == .formatInvalid, "\(entry.name) \(version.rawValue) \(rule.name) \(rule.format.summary): \(violations)")
+                        #expect(own?.code == .formatInvalid, "\(entry.name) \(version.rawValue) \(rule.name) \(rule.format.summary(in: version)): \(violations)")
                     }
                     checked += 1
                 }

@@ -175,15 +175,15 @@ public enum FieldFormat: Sendable {
     /// A JSON object whose members have rules of their own.
     public static func members(_ rules: [FieldRule]) -> FieldFormat { .fields(FieldTable(rules)) }
 
-    /// The format as the spec view prints it.
-    public var summary: String {
+    /// The format as the spec view prints it for `version` (an object's members are that version's).
+    public func summary(in version: MessageVersion) -> String {
         switch self {
         case .string(let length): "string \(Self.range(length))"
         case .numeric(let length): "numeric \(Self.range(length))"
         case .numericAtLeast(let length, let minimum): "numeric \(Self.range(length)), at least \(minimum)"
         case .currencyCode: "ISO 4217 numeric currency code"
         case .countryCode: "ISO 3166-1 numeric country code"
-        case .oneOf(let values): "one of " + values.joined(separator: ", ")
+        case .oneOf(let values): "one of " + Self.runs(values)
         case .uuid: "UUID (36)"
         case .url(let maxLength): "http(s) URL, at most \(maxLength)"
         case .dateTime14: "YYYYMMDDHHMMSS"
@@ -192,11 +192,29 @@ public enum FieldFormat: Sendable {
         case .ecPublicJWK: "EC P-256 public JWK"
         case .base64url(let maxLength): "base64url, at most \(maxLength)"
         case .array: "JSON array"
-        case .arrayOf(let element, let count): "array of \(Self.range(count)) × (\(element.summary))"
-        case .fields(let table): "object {" + table.fields.map { "\($0.name): \($0.format.summary)" }.joined(separator: "; ") + "}"
+        case .arrayOf(let element, let count): "array of \(Self.range(count)) × (\(element.summary(in: version)))"
+        case .fields(let table):
+            "object {" + table.fields.filter { $0.applies(to: version) }.map { "\($0.name): \($0.format.summary(in: version))" }
+                .joined(separator: "; ") + "}"
         case .boolean: "boolean"
         case .keyLabelList: "array of {key: label}"
         }
+    }
+
+    /// Two-digit codes as runs ("01-21, 80-99"); other values as they are.
+    private static func runs(_ values: [String]) -> String {
+        let numbers = values.compactMap { $0.count == 2 ? Int($0) : nil }
+        guard numbers.count == values.count, numbers.count > 3, numbers == numbers.sorted() else { return values.joined(separator: ", ") }
+        var parts: [String] = []
+        var start = numbers[0], previous = numbers[0]
+        func code(_ number: Int) -> String { number < 10 ? "0\(number)" : "\(number)" }
+        for number in numbers.dropFirst() + [Int.max] {
+            if number == previous + 1 { previous = number; continue }
+            parts.append(start == previous ? code(start) : "\(code(start))-\(code(previous))")
+            start = number
+            previous = number
+        }
+        return parts.joined(separator: ", ")
     }
 
     private static func range(_ range: ClosedRange<Int>) -> String {

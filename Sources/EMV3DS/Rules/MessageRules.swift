@@ -103,7 +103,7 @@ public struct MessageRules: Sendable {
         let context = MessageContext(version: version, channel: channel).resolved(for: .object([]))
         return rules(for: version).compactMap { rule in
             if channel != nil, case .notApplicable = rule.presence.need(in: [:], context: context) { return nil }
-            return (rule.name, rule.presence.summary, rule.format.summary)
+            return (rule.name, rule.presence.summary, rule.format.summary(in: version))
         }
     }
 }

@@ -108,10 +108,9 @@ public final class AccessControlServer: Sendable {
             ares.cardholderInfo = script.cardholderInfo ?? "Approve the payment in your banking app."
             transaction.phase = .decoupled
         }
-        // Only the versions whose ARes carries them: reading the device data costs a decode and a parse.
-        if areq.deviceChannel == DeviceChannel.app.rawValue, AResRules.rules.defines("deviceInfoRecognisedVersion", in: areq.version) {
-            ares.deviceInfoRecognisedVersion = Self.deviceInfoVersion(areq["deviceInfo"])
-            ares.threeDSRequestorAppURLInd = "N"  // the scripted OOB step has no app that could return to the requestor's
+        if areq.deviceChannel == DeviceChannel.app.rawValue {
+            // Read only in the versions that carry it: it costs a decode and a parse.
+            ares.setAppChannelFields(deviceInfoVersion: Self.deviceInfoVersion(areq["deviceInfo"]))
         }
         transaction.transStatus = ares.transStatus
         let acsTransID = ares.acsTransID

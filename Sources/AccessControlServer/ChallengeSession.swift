@@ -121,7 +121,6 @@ public struct ChallengeSession: Sendable {
                                                     submitLabel: screen.submitLabel)
         }
         if screen.uiType == .outOfBand && screen.oobContinueLabel == nil { screen.oobContinueLabel = "Continue" }
-        if screen.uiType == .information && screen.submitLabel == nil { screen.submitLabel = "Continue" }
         if warning {
             screen.text = step.errorText
             screen.textIsWarning = true

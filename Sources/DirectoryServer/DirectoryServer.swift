@@ -40,7 +40,8 @@ public final class DirectoryServer: Sendable {
         let version: MessageVersion
         let channel: DeviceChannel?
         let threeDSServerURL: String
-        let acsURL: String
+        /// Where the transaction's ACS takes AReqs (and Erro); nil when the DS answered itself.
+        let acsURL: String?
         /// The ARes as relayed, for the RReq rules that depend on it (`acsDecConInd`).
         var ares: JSONValue?
         var erros: [String] = []
@@ -140,7 +141,10 @@ public final class DirectoryServer: Sendable {
         } catch {
             logger.warning("ACS gave no usable ARes", metadata: ["reason": "\(error)"])
             let erro = Self.erro(about: error, areq: areq)
-            if case .invalid(_, let invalid) = error { await tellACS(invalid, dsTransID: dsTransID, url: acsURL) }
+            if case .invalid(_, let invalid) = error {
+                let ares = JSONValue.object(omittingAbsent: [("acsTransID", .string(invalid.ids.acsTransID))])
+                await tellACS(areq.erro(about: invalid.violations, in: ares, from: .directoryServer), dsTransID: dsTransID, url: acsURL)
+            }
             record(dsTransID, "sent to the 3DS Server: Erro \(erro.errorCode.rawValue) about the ARes")
             return .emv(erro.json)
         }
@@ -149,12 +153,9 @@ public final class DirectoryServer: Sendable {
             record(dsTransID, "relayed from the ACS: Erro \(erro.errorCode.rawValue)")
             return .emv(erro.json)
         case .message(let ares):
-            if let field = areq.unechoedField(in: ares.envelope.json) {
-                let invalid = InvalidMessage(Violation(field: field, code: .transactionIDNotRecognised, reason: "in the ACS's ARes does not match the AReq"),
-                                             about: ares.envelope.json)
-                await tellACS(invalid, dsTransID: dsTransID, url: acsURL)
-                var erro = invalid.erro(from: .directoryServer)
-                erro.errorMessageType = MessageType.aRes.rawValue
+            if let unechoed = areq.unechoed(in: ares.envelope.json) {
+                let erro = areq.erro(about: [unechoed], in: ares.envelope.json, from: .directoryServer)
+                await tellACS(erro, dsTransID: dsTransID, url: acsURL)
                 record(dsTransID, "sent to the 3DS Server: Erro \(erro.errorCode.rawValue) about the ARes")
                 return .emv(erro.json)
             }
@@ -168,9 +169,9 @@ public final class DirectoryServer: Sendable {
         }
     }
 
-    /// The DS answers an ARes it cannot relay with an Erro to the ACS as well as to the 3DS Server.
-    private func tellACS(_ invalid: InvalidMessage, dsTransID: String, url: String) async {
-        var erro = invalid.erro(from: .directoryServer)
+    /// The DS answers an ARes it cannot relay with an Erro to the ACS as well as to the 3DS Server (5.9.3).
+    private func tellACS(_ erro: ErroMessage, dsTransID: String, url: String) async {
+        var erro = erro
         erro.dsTransID = dsTransID
         let failure = await peer.notify(erro, url: url)
         record(dsTransID, "sent to the ACS: Erro \(erro.errorCode.rawValue) about the ARes" + (failure.map { " (not delivered: \($0))" } ?? ""))
@@ -185,9 +186,10 @@ public final class DirectoryServer: Sendable {
             return taken
         }
         record(dsTransID, "received from the 3DS Server: Erro \(erro.errorCode.rawValue) (\(erro.errorDetail))")
+        guard let acsURL = transaction.acsURL else { return taken }  // the DS answered this AReq itself
         var forwarded = erro
         forwarded.acsTransID = forwarded.acsTransID ?? transaction.ids.acsTransID
-        let failure = await peer.notify(forwarded, url: transaction.acsURL)
+        let failure = await peer.notify(forwarded, url: acsURL)
         record(dsTransID, "forwarded to the ACS: Erro \(erro.errorCode.rawValue)" + (failure.map { " (not delivered: \($0))" } ?? ""))
         return taken
     }
@@ -227,6 +229,11 @@ public final class DirectoryServer: Sendable {
                             sdkTransID: areq.sdkTransID, acsReferenceNumber: settings.referenceNumber,
                             dsReferenceNumber: settings.referenceNumber, transStatus: status)
             ares.transStatusReason = status.carriesReason ? reason : nil
+            // No ACS saw the device data: the DS answers for the version it read, the first.
+            if areq.deviceChannel == DeviceChannel.app.rawValue { ares.setAppChannelFields(deviceInfoVersion: "1.0") }
+            // Kept like any transaction, so an Erro about this ARes finds it (no ACS to pass it to).
+            transactions.put(ares.dsTransID, Transaction(ids: areq.ids, version: areq.version, channel: DeviceChannel(rawValue: areq.deviceChannel),
+                                                         threeDSServerURL: areq["threeDSServerURL"] ?? "", acsURL: nil, ares: ares.json))
             return .emv(ares.json)
         }
     }
@@ -247,38 +254,59 @@ public final class DirectoryServer: Sendable {
 
     // MARK: RReq
 
-    /// Relays the ACS's RReq to the 3DS Server of the transaction and its RRes back.
+    /// Relays the ACS's RReq to the 3DS Server of the transaction, as received, and its RRes
+    /// back. An RReq or RRes the DS cannot relay is answered with an Erro to the ACS, and the
+    /// same Erro goes to the 3DS Server (5.9.8, 5.9.10); the 3DS Server's own Erro is relayed.
     func results(_ request: HTTPRequest) async -> HTTPResponse {
         let body: [UInt8]
         do { body = try request.emvMessageBody() } catch { return .erro(error, from: .directoryServer) }
         let named = (try? JSONReader.parse(body).value)?["dsTransID"]?.stringValue
-        let known = named.flatMap { transactions.get($0) }
+        let known = named.flatMap { dsTransID in transactions.get(dsTransID).map { (dsTransID, $0) } }
         let rreq: RReq
-        do { rreq = try RReq(bytes: body, channel: known?.channel, ares: known?.ares) } catch { return .erro(error, from: .directoryServer) }
-        guard let transaction = transactions.get(rreq.dsTransID),
-              transaction.ids.threeDSServerTransID == rreq.threeDSServerTransID else {
+        do { rreq = try RReq(bytes: body, channel: known?.1.channel, ares: known?.1.ares) } catch {
+            guard let (dsTransID, transaction) = known else { return .erro(error, from: .directoryServer) }
+            return await refuse(error, of: dsTransID, transaction, about: "RReq")
+        }
+        guard let transaction = transactions.get(rreq.dsTransID), transaction.ids.threeDSServerTransID == rreq.threeDSServerTransID else {
             let invalid = InvalidMessage(Violation(field: "dsTransID", code: .transactionIDNotRecognised, reason: "names no transaction of this DS"),
                                          about: rreq.json)
             return .erro(invalid, from: .directoryServer)
         }
+        transactions.update(rreq.dsTransID) { $0.warnings += rreq.warnings.map { "RReq: " + $0 } }
         do {
-            let answer = try await peer.exchange(rreq.json, url: transaction.threeDSServerURL) { bytes throws(InvalidMessage) in
-                try RRes(bytes: bytes).json
+            let answer = try await peer.exchange(bytes: body, url: transaction.threeDSServerURL) { bytes throws(InvalidMessage) in
+                _ = try RRes(bytes: bytes, channel: transaction.channel)
+                return bytes
             }
             switch answer {
-            case .message(let rres): return .emv(rres)
+            case .message(let rres):
+                return HTTPResponse(headers: ["Content-Type": "application/json"], body: rres)
             case .erro(let erro):
                 record(rreq.dsTransID, "relayed from the 3DS Server to the ACS: Erro \(erro.errorCode.rawValue) about the RReq")
                 return .emv(erro.json)
             }
         } catch {
             logger.warning("3DS Server gave no usable RRes", metadata: ["reason": "\(error)"])
+            if case .invalid(_, let invalid) = error { return await refuse(invalid, of: rreq.dsTransID, transaction, about: "RRes") }
             var erro = ErroMessage(messageVersion: rreq.messageVersion.rawValue, errorCode: .systemConnectionFailure,
                                    errorComponent: .directoryServer, errorDetail: "threeDSServerURL", errorMessageType: MessageType.rReq.rawValue,
                                    threeDSServerTransID: rreq.threeDSServerTransID, acsTransID: rreq.acsTransID,
                                    dsTransID: rreq.dsTransID, sdkTransID: rreq.sdkTransID)
             erro.explain("\(error)")
+            record(rreq.dsTransID, "sent to the ACS: Erro 405 (the 3DS Server gave no RRes)")
             return .emv(erro.json)
         }
+    }
+
+    /// An RReq or RRes of a known transaction that the DS cannot relay: the Erro, in the
+    /// transaction's version and with its ids, answers the ACS and goes to the 3DS Server.
+    private func refuse(_ invalid: InvalidMessage, of dsTransID: String, _ transaction: Transaction, about message: String) async -> HTTPResponse {
+        var erro = InvalidMessage(violations: invalid.violations, messageType: message, claimedVersion: transaction.version.rawValue,
+                                  ids: transaction.ids).erro(from: .directoryServer)
+        erro.dsTransID = dsTransID
+        let failure = await peer.notify(erro, url: transaction.threeDSServerURL)
+        record(dsTransID, "sent to the ACS and the 3DS Server: Erro \(erro.errorCode.rawValue) about the \(message)"
+                   + (failure.map { " (not delivered to the 3DS Server: \($0))" } ?? ""))
+        return .emv(erro.json)
     }
 }

@@ -14,6 +14,8 @@ public enum ErrorCode: String, Sendable, CaseIterable, Codable {
     case transactionDataNotValid = "305"
     case mccNotValid = "306"
     case serialNumberNotValid = "307"
+    /// 2.3.1: a message received again (an RReq for a transaction already completed).
+    case duplicateMessage = "312"
     /// 2.3.1: an RReq for a transaction whose ARes was not C or D.
     case inconsistentResults = "313"
     case transactionTimedOut = "402"
@@ -38,6 +40,7 @@ public enum ErrorCode: String, Sendable, CaseIterable, Codable {
         case .transactionDataNotValid: "Transaction data not valid"
         case .mccNotValid: "Merchant Category Code (MCC) Not Valid for Payment System"
         case .serialNumberNotValid: "Serial Number not Valid"
+        case .duplicateMessage: "Duplicate Message Received"
         case .inconsistentResults: "Transaction Data Inconsistent: Results Request not expected"
         case .transactionTimedOut: "Transaction Timed Out"
         case .transientSystemFailure: "Transient System Failure"
@@ -52,6 +55,11 @@ extension ErrorCode {
     /// case; 305 (transaction data not valid) before.
     public static func unexpectedResults(in version: MessageVersion) -> ErrorCode {
         version >= .v2_3_1 ? .inconsistentResults : .transactionDataNotValid
+    }
+
+    /// The code for an RReq of a transaction already completed: 312 from 2.3.1, 305 before.
+    public static func duplicateResults(in version: MessageVersion) -> ErrorCode {
+        version >= .v2_3_1 ? .duplicateMessage : .transactionDataNotValid
     }
 }
 

@@ -70,10 +70,10 @@ public struct InvalidMessage: Error, Sendable, CustomStringConvertible {
 
 extension MessageEnvelope {
     /// Reads `bytes` as a message of `rules`' type and checks every field rule; `request` is
-    /// the message this one answers, if any; `channel` and `category` are the transaction's,
-    /// for messages that do not carry them (RReq, CRes). Warnings ride on the envelope.
-    public static func read(_ bytes: [UInt8], rules: MessageRules, request: JSONValue? = nil, channel: DeviceChannel? = nil,
-                            category: MessageCategory? = nil) throws(InvalidMessage) -> MessageEnvelope {
+    /// the message this one answers, if any; `channel` is the transaction's, for messages that
+    /// do not carry it (RReq, RRes, CRes). Warnings ride on the envelope.
+    public static func read(_ bytes: [UInt8], rules: MessageRules, request: JSONValue? = nil,
+                            channel: DeviceChannel? = nil) throws(InvalidMessage) -> MessageEnvelope {
         var envelope: MessageEnvelope
         do { envelope = try MessageEnvelope(bytes: bytes, expected: [rules.messageType]) } catch {
             // The body may still be readable JSON: echo what ids it has.
@@ -82,7 +82,7 @@ extension MessageEnvelope {
                                  messageType: json?["messageType"]?.stringValue, claimedVersion: error.claimedVersion,
                                  ids: json.map(TransactionIDs.init(json:)) ?? TransactionIDs())
         }
-        let context = MessageContext(version: envelope.version, channel: channel, category: category, request: request)
+        let context = MessageContext(version: envelope.version, channel: channel, request: request)
         let report = rules.check(envelope.json, context: context, duplicates: envelope.duplicates)
         guard report.violations.isEmpty else {
             throw InvalidMessage(violations: report.violations, messageType: rules.messageType.rawValue,

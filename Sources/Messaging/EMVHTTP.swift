@@ -58,8 +58,14 @@ public struct EMVPeer: Sendable {
     /// Posts `message` to `url` and reads the answer with `read`, or as an `Erro`.
     public func exchange<Message: Sendable>(_ message: JSONValue, url: String,
                                             read: ([UInt8]) throws(InvalidMessage) -> Message) async throws(PeerFailure) -> PeerAnswer<Message> {
+        try await exchange(bytes: JSONWriter.write(message), url: url, read: read)
+    }
+
+    /// Posts a message as `bytes` (a relay passes on what it received, unchanged) and reads the answer.
+    public func exchange<Message: Sendable>(bytes: [UInt8], url: String,
+                                            read: ([UInt8]) throws(InvalidMessage) -> Message) async throws(PeerFailure) -> PeerAnswer<Message> {
         let response: HTTPResponse
-        do { response = try await client.post(url, body: JSONWriter.write(message)) } catch {
+        do { response = try await client.post(url, body: bytes) } catch {
             throw .unreachable(url: url, error)
         }
         guard (200..<300).contains(response.status.code) else {

@@ -77,41 +77,46 @@ public final class ThreeDSServer: Sendable {
             case .message(let (ares, envelope)):
                 transaction.record(.received, envelope.json)
                 transaction.warnings += envelope.warnings.map { "ARes: " + $0 }
-                if let field = areq.unechoedField(in: envelope.json) {
-                    let invalid = InvalidMessage(Violation(field: field, code: .transactionIDNotRecognised, reason: "does not echo the AReq's"),
-                                                 about: envelope.json)
-                    await refuse(invalid, of: &transaction, url: url)
-                } else {
-                    transaction.apply(ares)
+                if let unechoed = areq.unechoed(in: envelope.json) {
+                    // An ARes that is not this transaction's is no usable answer: as an invalid one.
+                    await refuse(areq.erro(about: [unechoed], in: envelope.json, from: .threeDSServer), violations: [unechoed],
+                                 of: &transaction, url: url)
+                    return finish(transaction, status: .badGateway)
                 }
+                transaction.apply(ares)
             case .erro(let erro):
                 transaction.record(.received, erro.json)
                 transaction.fail(erro)
             }
         } catch {
+            logger.warning("no usable answer from the DS", metadata: ["reason": "\(error)"])
             if case .invalid(_, let invalid) = error {
-                transaction.violations = invalid.violations.map(\.description)
-                await refuse(invalid, of: &transaction, url: url)
+                var erro = invalid.erro(from: .threeDSServer)
+                erro.messageVersion = areq.version.rawValue  // the transaction's, whatever the ARes claimed
+                await refuse(erro, violations: invalid.violations, of: &transaction, url: url)
             } else {
                 transaction.fail("DS: \(error)")
             }
-            transactions.put(transaction.threeDSServerTransID, transaction)
-            logger.warning("no usable answer from the DS", metadata: ["reason": "\(error)"])
-            return .emv(transaction.json, status: .badGateway)
+            return finish(transaction, status: .badGateway)
         }
+        return finish(transaction, status: .ok)
+    }
+
+    private func finish(_ transaction: Transaction, status: HTTPStatus) -> HTTPResponse {
         transactions.put(transaction.threeDSServerTransID, transaction)
-        return .emv(transaction.json)
+        return .emv(transaction.json, status: status)
     }
 
     /// An invalid ARes ends the transaction, and the 3DS Server tells the DS with an Erro
-    /// (Core specification: the 3DS Server answers an ARes it cannot process with an Error Message).
-    private func refuse(_ invalid: InvalidMessage, of transaction: inout Transaction, url: String) async {
-        var erro = invalid.erro(from: .threeDSServer)
+    /// (Core specification 5.9.4: the 3DS Server answers an ARes it cannot process with an Error Message).
+    private func refuse(_ erro: ErroMessage, violations: [Violation], of transaction: inout Transaction, url: String) async {
+        var erro = erro
         // The Erro names the transaction by every id the 3DS Server knows, not only what the ARes carried.
         erro.threeDSServerTransID = transaction.threeDSServerTransID
         erro.dsTransID = erro.dsTransID ?? transaction.ids.dsTransID
         erro.sdkTransID = transaction.ids.sdkTransID
-        transaction.fail("invalid ARes: \(invalid)")
+        transaction.violations = violations.map(\.description)
+        transaction.fail("invalid ARes: " + transaction.violations.joined(separator: "; "))
         transaction.record(.sent, erro.json)
         transaction.erroSent = erro
         if let failure = await peer.notify(erro, url: url) {
@@ -163,49 +168,69 @@ public final class ThreeDSServer: Sendable {
             ]
             members += merchant
         }
-        var areq = AReq(json: AReqRules.fromThreeDSServer.build(members.map { ($0.0, $0.1) }, version: version), version: version)
-        for (key, value) in input.passThrough { areq.set(key, value) }
-        return areq
+        // The app's own values replace the defaults before the table filters by version.
+        for (key, value) in input.passThrough {
+            if let index = members.firstIndex(where: { $0.0 == key }) { members[index].1 = value } else { members.append((key, value)) }
+        }
+        if input.passThrough.contains(where: { $0.key == "sdkType" }), !input.passThrough.contains(where: { $0.key == "defaultSdkType" }) {
+            members.removeAll { $0.0 == "defaultSdkType" }  // the app chose its SDK type; the default's variant is not its
+        }
+        return AReq(json: AReqRules.fromThreeDSServer.build(members.map { ($0.0, $0.1) }, version: version), version: version)
     }
 
     // MARK: Results
 
     /// An RReq through the DS: the final outcome of a challenge. Answered with an RRes, or an
-    /// Erro when it names no transaction awaiting a result, or not with every id it should.
+    /// Erro when it breaks its table, names no transaction awaiting a result, or not with
+    /// every id it should; both are recorded on the transaction it names. An Erro from the DS
+    /// (about an RRes it could not relay) is recorded too, and gets an empty 200.
     func results(_ request: HTTPRequest) -> HTTPResponse {
+        if let erro = request.erroMessage {
+            if let id = erro.threeDSServerTransID {
+                transactions.update(id) { transaction in
+                    transaction.record(.received, erro.json)
+                    transaction.erroReceived.append(erro)
+                }
+            }
+            return HTTPResponse(status: .ok, headers: ["Content-Length": "0"], body: [])
+        }
         let body: [UInt8]
         do { body = try request.emvMessageBody() } catch { return .erro(error, from: .threeDSServer) }
         // The transaction decides the rules that depend on it (channel, decoupled ARes).
-        let named = (try? JSONReader.parse(body).value)?["threeDSServerTransID"]?.stringValue
+        let received = try? JSONReader.parse(body).value
+        let named = received?["threeDSServerTransID"]?.stringValue
         let known = named.flatMap { transactions.get($0) }
-        let rreq: RReq
-        do { rreq = try RReq(bytes: body, channel: known?.channel, ares: known?.ares?.json) } catch {
-            return .erro(error, from: .threeDSServer)
-        }
-        let outcome: Result<RRes, InvalidMessage>? = transactions.update(rreq.threeDSServerTransID) { transaction in
-            transaction.record(.received, rreq.json)
-            transaction.warnings += rreq.warnings.map { "RReq: " + $0 }
-            if let refusal = transaction.refusal(of: rreq) {
-                let erro = refusal.erro(from: .threeDSServer)
-                transaction.record(.sent, erro.json)
-                transaction.erroSent = erro
-                return .failure(refusal)
-            }
-            let rres = RRes(answering: rreq)
-            transaction.apply(rreq)
-            transaction.record(.sent, rres.json)
-            return .success(rres)
+        let outcome: Result<RRes, InvalidMessage>
+        do {
+            let rreq = try RReq(bytes: body, channel: known?.channel, ares: known?.ares?.json)
+            outcome = transactions.update(rreq.threeDSServerTransID) { transaction in
+                transaction.record(.received, rreq.received ?? rreq.json)
+                transaction.warnings += rreq.warnings.map { "RReq: " + $0 }
+                if let refusal = transaction.refusal(of: rreq) { return .failure(refusal) }
+                let rres = RRes(answering: rreq)
+                transaction.apply(rreq)
+                transaction.record(.sent, rres.json)
+                return .success(rres)
+            } ?? .failure(InvalidMessage(Violation(field: "threeDSServerTransID", code: .transactionIDNotRecognised,
+                                                   reason: "names no transaction of this 3DS Server"), about: rreq.json))
+        } catch {
+            if let named, known != nil { transactions.update(named) { $0.record(.received, received ?? .null) } }
+            outcome = .failure(error)
         }
         switch outcome {
-        case .success(let rres)?:
+        case .success(let rres):
             return .emv(rres.json)
-        case .failure(let refusal)?:
+        case .failure(let refusal):
             logger.info("RReq refused", metadata: ["reason": "\(refusal)"])
-            return .erro(refusal, from: .threeDSServer)
-        case nil:
-            let invalid = InvalidMessage(Violation(field: "threeDSServerTransID", code: .transactionIDNotRecognised,
-                                                   reason: "names no transaction of this 3DS Server"), about: rreq.json)
-            return .erro(invalid, from: .threeDSServer)
+            var erro = refusal.erro(from: .threeDSServer)
+            if let known { erro.messageVersion = known.messageVersion.rawValue }
+            if let named, known != nil {
+                transactions.update(named) { transaction in
+                    transaction.record(.sent, erro.json)
+                    transaction.erroSent = erro
+                }
+            }
+            return .emv(erro.json)
         }
     }
 }

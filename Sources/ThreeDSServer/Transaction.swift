@@ -29,6 +29,8 @@ public struct Transaction: Sendable {
     public var error: String?
     /// The Erro received instead of an answer.
     public var erro: ErroMessage?
+    /// Erro messages received later (from the DS, about an RRes it could not relay).
+    public var erroReceived: [ErroMessage] = []
     /// The Erro this 3DS Server sent (about an invalid ARes or RReq): what a 3DS Server is judged on.
     public var erroSent: ErroMessage?
     public var violations: [String] = []
@@ -61,8 +63,10 @@ public struct Transaction: Sendable {
             return refuse(field, .transactionIDNotRecognised, "is not the transaction's \(field)")
         }
         guard state == .challenge else {
-            let why = state == .completed ? "its result has already been received"
-                : ares.map { "its ARes was \($0.transStatus.rawValue), not C or D" } ?? "it has no ARes"
+            if state == .completed {
+                return refuse("threeDSServerTransID", ErrorCode.duplicateResults(in: messageVersion), "awaits no RReq: its result has already been received")
+            }
+            let why = ares.map { "its ARes was \($0.transStatus.rawValue), not C or D" } ?? "it has no ARes"
             return refuse("threeDSServerTransID", ErrorCode.unexpectedResults(in: messageVersion), "awaits no RReq: \(why)")
         }
         return nil
@@ -125,6 +129,7 @@ public struct Transaction: Sendable {
             ("error", .string(error)),
             ("erro", erro?.json),
             ("erroSent", erroSent?.json),
+            ("erroReceived", erroReceived.isEmpty ? nil : .array(erroReceived.map(\.json))),
             ("violations", violations.isEmpty ? nil : .array(violations.map(JSONValue.string))),
             ("warnings", warnings.isEmpty ? nil : .array(warnings.map(JSONValue.string))),
             ("createdAt", .string(UTCTime.iso8601(createdAt))),

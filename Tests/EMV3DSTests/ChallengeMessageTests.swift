@@ -34,7 +34,8 @@ struct ChallengeMessageTests {
         ("2.2.0", "challengeCancel", .string("02"), .formatInvalid),
         // 2.3.1 retyped oobContinue from a JSON true to "01"/"02".
         ("2.3.1", "oobContinue", .bool(true), .formatInvalid),
-        ("2.2.0", "sdkTransID", .null, .formatInvalid),
+        // A required field sent empty is missing (Annex A): 201.
+        ("2.2.0", "sdkTransID", .null, .requiredElementMissing),
     ])
     func creqViolations(version: String, field: String, value: JSONValue, code: ErrorCode) throws {
         var json = try JSONReader.parse(creq(version)).value
@@ -78,13 +79,21 @@ struct ChallengeMessageTests {
             .first?.hasPrefix("203 challengeSelectInfo") == true)
         #expect(violations("2.2.0", [("challengeCompletionInd", .string("N")), ("acsUiType", .string("01")), ("submitAuthenticationLabel", .string("OK")),
                                      ("challengeInfoHeader", .string("Bank")), ("challengeInfoLabel", .string("Code")),
-                                     ("challengeInfoText", .string(""))]) == ["203 challengeInfoText: is empty; omit an absent field"])
+                                     ("challengeInfoText", .string(""))]) == ["201 challengeInfoText: is required, and sent empty"])
+        // An optional field sent empty is a format error.
+        #expect(violations("2.2.0", [("challengeCompletionInd", .string("N")), ("acsUiType", .string("01")), ("submitAuthenticationLabel", .string("OK")),
+                                     ("challengeInfoHeader", .string("Bank")), ("challengeInfoLabel", .string("Code")), ("challengeInfoText", .string("T")),
+                                     ("whyInfoLabel", .string(""))]) == ["203 whyInfoLabel: is empty; omit an absent field"])
     }
 
     @Test func uiTypesOfOlderVersions() {
         #expect(ACSUIType.htmlOutOfBand.available(in: .v2_2_0) == .html)
         #expect(ACSUIType.information.available(in: .v2_1_0) == .outOfBand)
         #expect(ACSUIType.information.available(in: .v2_3_1) == .information)
-        #expect(ChallengeCancel.timedOutAtSDK.since == .v2_2_0)
+        // 08 is taken on 2.1.0 but sent as 04 there; 09 and 10 are 2.3.1's, 06 before.
+        #expect(ChallengeCancel.timedOutAtSDK.available(in: .v2_1_0) == .timedOutAtACS)
+        #expect(ChallengeCancel.timedOutAtSDK.available(in: .v2_2_0) == .timedOutAtSDK)
+        #expect(ChallengeCancel.erroToSDK.available(in: .v2_2_0) == .transactionError)
+        #expect(ChallengeCancel.erroToSDK.available(in: .v2_3_1) == .erroToSDK)
     }
 }

@@ -28,7 +28,7 @@ struct MessageTests {
         let failed = AResRules.rules.validate(ares(["transStatus": .string("N"), "authenticationValue": nil, "eci": nil]), version: .v2_2_0, request: areq)
         #expect(failed.map(\.field) == ["transStatusReason"])
         let missingValue = AResRules.rules.validate(ares(["authenticationValue": nil]), version: .v2_2_0, request: areq)
-        #expect(missingValue == [Violation(field: "authenticationValue", code: .requiredElementMissing, reason: "is required for transStatus Y or A")])
+        #expect(missingValue == [Violation(field: "authenticationValue", code: .requiredElementMissing, reason: "is required for a payment with transStatus Y or A")])
         let challenge = AResRules.rules.validate(ares(["transStatus": .string("C")]), version: .v2_2_0, request: areq)
         #expect(Set(challenge.map(\.field)) == ["acsChallengeMandated", "authenticationType", "acsRenderingType", "acsSignedContent"])
     }

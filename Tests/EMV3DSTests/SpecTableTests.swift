@@ -34,6 +34,9 @@ private let sample: [String: JSONValue] = [
     "acsDecConInd": .string("Y"), "cardholderInfo": .string("Approve in your app"), "deviceInfoRecognisedVersion": .string("1.4"),
     "threeDSRequestorAppURLInd": .string("N"), "interactionCounter": .string("01"), "authenticationValue": .string("AAABBBCCCDDDEEEFFFGGGHHHIII="),
     "eci": .string("05"), "transStatusReason": .string("01"), "resultsStatus": .string("01"),
+    "acquirerBIN": .string("400551"), "acquirerMerchantID": .string("m-1"), "mcc": .string("5411"), "merchantCountryCode": .string("826"),
+    "merchantName": .string("Shop"), "purchaseAmount": .string("1099"), "purchaseCurrency": .string("826"), "purchaseExponent": .string("2"),
+    "purchaseDate": .string("20261121120000"),
 ]
 
 /// A message made of exactly `fields` (with `fixed` values where given).
@@ -101,6 +104,48 @@ struct SpecTableTests {
             "threeDSRequestorAuthenticationInd", "sdkAppID", "sdkTransID", "sdkReferenceNumber", "sdkEphemPubKey", "sdkMaxTimeout",
             "deviceRenderOptions", "sdkEncData",
         ] + v231, fixed: ["deviceChannel": .string("01")])
+    }
+
+    @Test(arguments: MessageVersion.allCases)
+    func aPaymentAReqRequiresTheMerchantAndThePurchase(version: MessageVersion) {
+        // 01-PA: acquirer, merchant and purchase are R; 02-NPA leaves them optional (the other tests).
+        let v231 = version == .v2_3_1 ? ["acquirerCountryCode", "acquirerCountryCodeSource", "sdkType", "defaultSdkType"] : []
+        expectExactlyRequired(AReqRules.fromThreeDSServer, "AReq", version, areqCore + [
+            "threeDSRequestorAuthenticationInd", "sdkAppID", "sdkTransID", "sdkReferenceNumber", "sdkEphemPubKey", "sdkMaxTimeout",
+            "deviceRenderOptions", "sdkEncData", "acquirerBIN", "acquirerMerchantID", "mcc", "merchantCountryCode", "merchantName",
+            "purchaseAmount", "purchaseCurrency", "purchaseExponent", "purchaseDate",
+        ] + v231, fixed: ["deviceChannel": .string("01"), "messageCategory": .string("01")])
+    }
+
+    @Test func aThreeRIAReqOf210IsNonPaymentAndHasNoServerURL() {
+        // 2.1.0: 3RI is non-payment only (threeRIInd 01-05), and without an RReq it carries no threeDSServerURL.
+        let core = areqCore.filter { $0 != "threeDSServerURL" }
+        expectExactlyRequired(AReqRules.fromThreeDSServer, "AReq", .v2_1_0, core + ["threeRIInd"], fixed: ["deviceChannel": .string("03")])
+        let installment = message("AReq", .v2_1_0, core + ["threeRIInd"], ["deviceChannel": .string("03"), "threeRIInd": .string("02")])
+        #expect(AReqRules.fromThreeDSServer.check(installment, context: MessageContext(version: .v2_1_0)).violations == [])
+        let tooNew = message("AReq", .v2_1_0, core + ["threeRIInd"], ["deviceChannel": .string("03"), "threeRIInd": .string("06")])
+        #expect(AReqRules.fromThreeDSServer.check(tooNew, context: MessageContext(version: .v2_1_0)).violations.map(\.description)
+            == ["203 threeRIInd: \"06\" is not one of 01, 02, 03, 04, 05"])
+    }
+
+    @Test func theProofAndTheReasonAreRequiredForPaymentsOnly() {
+        let ids = ["threeDSServerTransID", "acsTransID", "dsTransID", "acsReferenceNumber", "dsReferenceNumber"]
+        let payment = MessageContext(version: .v2_2_0, channel: .browser, request: .object([("messageCategory", .string("01"))]))
+        expectExactlyRequired(AResRules.rules, "ARes", .v2_2_0, ids + ["transStatus", "authenticationValue", "eci"],
+                              fixed: ["transStatus": .string("Y")], context: payment)
+        expectExactlyRequired(AResRules.rules, "ARes", .v2_2_0, ids + ["transStatus", "transStatusReason"],
+                              fixed: ["transStatus": .string("R")], context: payment)
+        let nonPayment = MessageContext(version: .v2_2_0, channel: .browser, request: .object([("messageCategory", .string("02"))]))
+        expectExactlyRequired(AResRules.rules, "ARes", .v2_2_0, ids + ["transStatus"], fixed: ["transStatus": .string("Y")], context: nonPayment)
+    }
+
+    @Test func theSpecViewShowsAChannelsFieldsInEitherCategoryAndAnObjectsMembersPerVersion() throws {
+        let areq = try #require(MessageTables.named("AReq"))
+        #expect(areq.rules.table(version: .v2_1_0, channel: .threeRI).map(\.name).contains("threeRIInd"))
+        let rendering210 = try #require(areq.rules.table(version: .v2_1_0, channel: .app).first { $0.name == "deviceRenderOptions" })
+        #expect(rendering210.format == "object {sdkInterface: one of 01, 02, 03; sdkUiType: array of 1-5 × (one of 01-05)}")
+        let rendering231 = try #require(areq.rules.table(version: .v2_3_1, channel: .app).first { $0.name == "deviceRenderOptions" })
+        #expect(rendering231.format.contains("one of 01-07") && rendering231.format.contains("sdkAuthenticationType"))
     }
 
     @Test func threeRIAReqRequiresThreeRIIndNotTheAuthenticationIndicator() {
@@ -185,7 +230,7 @@ struct SpecTableTests {
         // 2.1.0: no sdkTransID; interactionCounter and acsRenderingType are R.
         let v210 = MessageContext(version: .v2_1_0, channel: .app)
         expectExactlyRequired(ResultsRules.rReq, "RReq", .v2_1_0, ids + ["transStatus", "transStatusReason", "authenticationType", "interactionCounter", "acsRenderingType"],
-                              fixed: ["transStatus": .string("N")], context: v210)
+                              fixed: ["transStatus": .string("N"), "messageCategory": .string("01")], context: v210)
         let withSDK = message("RReq", .v2_1_0, ids + ["transStatus", "transStatusReason", "authenticationType", "interactionCounter", "acsRenderingType", "sdkTransID"],
                               ["transStatus": .string("N")])
         let report = ResultsRules.rReq.check(withSDK, context: v210)
@@ -193,11 +238,11 @@ struct SpecTableTests {
         // 2.2.0: sdkTransID for the app; decoupled (the ARes had acsDecConInd Y) needs neither interactionCounter nor acsRenderingType.
         let decoupled = MessageContext(version: .v2_2_0, channel: .app, request: .object([("acsDecConInd", .string("Y"))]))
         expectExactlyRequired(ResultsRules.rReq, "RReq", .v2_2_0, ids + ["transStatus", "transStatusReason", "sdkTransID", "authenticationType"],
-                              fixed: ["transStatus": .string("N")], context: decoupled)
+                              fixed: ["transStatus": .string("N"), "messageCategory": .string("01")], context: decoupled)
         let challenged = MessageContext(version: .v2_2_0, channel: .app)
         expectExactlyRequired(ResultsRules.rReq, "RReq", .v2_2_0, ids + ["transStatus", "transStatusReason", "sdkTransID", "authenticationType",
                                                                         "interactionCounter", "acsRenderingType"],
-                              fixed: ["transStatus": .string("N")], context: challenged)
+                              fixed: ["transStatus": .string("N"), "messageCategory": .string("01")], context: challenged)
         // 2.3.1: trustListStatus with its source; whiteListStatus is a 2.2.0 name.
         var built = RReq(messageVersion: .v2_3_1, messageCategory: "01", threeDSServerTransID: uuid1, acsTransID: uuid2, dsTransID: uuid3,
                          sdkTransID: uuid4, transStatus: .authenticated, interactionCounter: "01")

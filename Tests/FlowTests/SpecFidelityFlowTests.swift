@@ -85,14 +85,16 @@ struct SpecFidelityFlowTests {
                 #expect(run.final.state == "completed", "\(version.rawValue): \(run.summary)")
                 let ares = try #require(message("ARes", in: run.final.record))
                 #expect(ares["acsChallengeMandated"] != nil && ares["acsDecConInd"] == .string("Y"))
+                let rreq = try #require(message("RReq", in: run.final.record))
                 if version == .v2_3_1 {
                     #expect(ares["authenticationMethod"] == .array([.string("12")]) && ares["cardholderInfo"]?["text"] != nil)
+                    #expect(rreq["authenticationMethod"] == .array([.string("12")]) && rreq["authenticationType"] == nil)
                 } else {
                     #expect(ares["authenticationType"] == .string("04") && ares["cardholderInfo"]?.stringValue != nil)
+                    #expect(rreq["authenticationType"] == .string("04") && rreq["authenticationMethod"] == nil)
                 }
-                let rreq = try #require(message("RReq", in: run.final.record))
-                #expect(rreq["authenticationType"] ?? rreq["authenticationMethod"] != nil, "\(rreq)")
-                #expect(rreq["acsRenderingType"] == nil)
+                // No challenge screen was shown: no rendering type; the counter of cardholder interactions is 00.
+                #expect(rreq["acsRenderingType"] == nil && rreq["interactionCounter"] == .string("00"))
             }
         }
     }
@@ -171,6 +173,45 @@ struct SpecFidelityFlowTests {
             #expect(rres["messageType"] == .string("RRes"), "\(rres)")
             let again = try await harness.postMessage("/3ds-server/rreq", rreq(waiting.final.record, version: .v2_2_0))
             #expect(again["errorCode"] == .string("305"), "a second RReq: \(again)")
+
+            // 2.3.1: a second RReq is a duplicate (312); an RReq in another version than the transaction's is 203.
+            let waiting231 = try await runTransaction(harness, pan: "4000000000630006", version: .v2_3_1, answers: [])
+            let otherVersion = try await harness.postMessage("/3ds-server/rreq", rreq(waiting231.final.record, version: .v2_2_0))
+            #expect(otherVersion["errorCode"] == .string("203") && otherVersion["errorDetail"] == .string("messageVersion")
+                    && otherVersion["messageVersion"] == .string("2.3.1"), "\(otherVersion)")
+            #expect(try await harness.postMessage("/3ds-server/rreq", rreq(waiting231.final.record, version: .v2_3_1))["messageType"] == .string("RRes"))
+            let duplicate = try await harness.postMessage("/3ds-server/rreq", rreq(waiting231.final.record, version: .v2_3_1))
+            #expect(duplicate["errorCode"] == .string("312"), "\(duplicate)")
+        }
+    }
+
+    /// 5.9.8: an RReq the DS cannot relay is answered with an Erro to the ACS, and the same Erro
+    /// goes to the 3DS Server of the transaction, which records it.
+    @Test func anInvalidRReqAtTheDSIsReportedToBothSides() async throws {
+        try await withHarness { harness in
+            let waiting = try await runTransaction(harness, pan: "4000000000630006", answers: [])  // fault-decoupled-never
+            let record = waiting.final.record
+            let invalid: JSONValue = .object([
+                ("messageType", .string("RReq")), ("messageVersion", .string("2.2.0")), ("messageCategory", .string("01")),
+                ("threeDSServerTransID", record["threeDSServerTransID"] ?? .null), ("acsTransID", record["acsTransID"] ?? .null),
+                ("dsTransID", record["dsTransID"] ?? .null), ("sdkTransID", record["sdkTransID"] ?? .null),
+            ])  // no transStatus
+            let erro = try await harness.postMessage("/ds/rreq", invalid)
+            #expect(erro["errorCode"] == .string("201") && erro["errorComponent"] == .string("D") && erro["errorDetail"] == .string("transStatus"))
+            // The DS answers once the 3DS Server has been told.
+            let server = try await JSONReader.parse(try await harness.get("/3ds-server/transactions/" + (record["threeDSServerTransID"]?.stringValue ?? "")).body).value
+            #expect(server["erroReceived"]?.arrayValue?.first?["errorCode"] == .string("201"), "\(server)")
+            #expect(server["state"] == .string("challenge"))
+        }
+    }
+
+    /// A PAN in no card range gets the DS's own ARes, valid in every version (2.3.1 adds two app fields).
+    @Test(arguments: MessageVersion.allCases)
+    func theDSsOwnAResForAPANInNoRangeIsValid(version: MessageVersion) async throws {
+        try await withHarness { harness in
+            let run = try await runTransaction(harness, pan: "1000000000000009", version: version, answers: [])
+            #expect(run.final.state == "frictionless" && run.final.transStatus == "N", "\(run.summary)")
+            #expect(run.final.record["warnings"] == nil && run.final.record["erroSent"] == nil)
         }
     }
 

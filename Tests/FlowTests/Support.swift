@@ -95,6 +95,12 @@ func appAReq(pan: String = "4000000000001000", version: MessageVersion = .v2_2_0
         ("deviceRenderOptions", .object([("sdkInterface", .string("03")), ("sdkUiType", .array([.string("01")]))])),
         ("sdkEncData", .string(sdk.deviceData)),
     ])
+    if version == .v2_3_1 {
+        for (key, value) in [("acquirerCountryCode", JSONValue.string("840")), ("acquirerCountryCodeSource", .string("01")),
+                             ("sdkType", .string("01")), ("defaultSdkType", .object([("sdkVariant", .string("01"))]))] {
+            areq.set(key, value)
+        }
+    }
     for (key, value) in changes { areq.set(key, value) }
     return areq
 }

@@ -9,26 +9,19 @@ public enum ChallengeCancel: String, Sendable, CaseIterable, Codable {
     case firstCReqNotReceived = "05"
     case transactionError = "06"
     case unknown = "07"
-    /// 2.2.0 and later.
+    /// 2.2.0 (and, in one reading, 2.1.0).
     case timedOutAtSDK = "08"
     /// 2.3.1: the SDK answered a CRes with an Erro (the RReq carries it as `challengeErrorReporting`).
     case erroFromSDK = "09"
     /// 2.3.1: the ACS answered a CReq with an Erro.
     case erroToSDK = "10"
 
-    /// The first version in which the harness sends this code.
-    public var since: MessageVersion {
-        switch self {
-        case .timedOutAtSDK: .v2_2_0
-        case .erroFromSDK, .erroToSDK: .v2_3_1
-        default: .v2_1_0
-        }
-    }
-
     /// The code to report in `version`: one it does not know becomes its nearest older code
-    /// (08 becomes 04, 09 and 10 become 06).
+    /// (08 becomes 04, 09 and 10 become 06). The harness takes 08 in a 2.1.0 CReq but does
+    /// not send it there, since 2.1.0's own text has no 08.
     public func available(in version: MessageVersion) -> ChallengeCancel {
-        guard since > version else { return self }
+        let sendable = Self.values(in: version).contains(rawValue) && !(version == .v2_1_0 && self == .timedOutAtSDK)
+        if sendable { return self }
         return self == .timedOutAtSDK ? .timedOutAtACS : .transactionError
     }
 

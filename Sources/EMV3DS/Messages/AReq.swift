@@ -35,11 +35,27 @@ public struct AReq: Sendable {
     public var sdkReferenceNumber: String? { self["sdkReferenceNumber"] }
     public var ids: TransactionIDs { TransactionIDs(json: json) }
 
-    /// The first field in which `answer` (its ARes) does not echo this AReq: an id it carried,
-    /// or `messageVersion`; nil when it echoes them all.
-    public func unechoedField(in answer: JSONValue) -> String? {
-        ids.mismatches(in: TransactionIDs(json: answer)).first
-            ?? (answer["messageVersion"]?.stringValue == version.rawValue ? nil : "messageVersion")
+    /// What is wrong when `answer` (its ARes) does not echo this AReq: an id it carried is
+    /// another (301), or the version changed (203); nil when it echoes them all.
+    public func unechoed(in answer: JSONValue) -> Violation? {
+        if let field = ids.mismatches(in: TransactionIDs(json: answer)).first {
+            return Violation(field: field, code: .transactionIDNotRecognised, reason: "is not the AReq's")
+        }
+        guard answer["messageVersion"]?.stringValue == version.rawValue else {
+            return Violation(field: "messageVersion", code: .formatInvalid, reason: "is not the AReq's \(version.rawValue)")
+        }
+        return nil
+    }
+
+    /// An Erro about `answer` (the ARes) that names this AReq's transaction, in its version,
+    /// with the ACS's `acsTransID` and `dsTransID` where the ARes carries them.
+    public func erro(about violations: [Violation], in answer: JSONValue, from component: ErrorComponent) -> ErroMessage {
+        var ids = self.ids
+        let answered = TransactionIDs(json: answer)
+        ids.acsTransID = answered.acsTransID
+        ids.dsTransID = ids.dsTransID ?? answered.dsTransID
+        return InvalidMessage(violations: violations, messageType: MessageType.aRes.rawValue, claimedVersion: version.rawValue, ids: ids)
+            .erro(from: component)
     }
 
     /// Sets or (with nil) removes a field, as the DS does on the way to the ACS.

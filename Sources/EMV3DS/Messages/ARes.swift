@@ -75,6 +75,15 @@ public struct ARes: Sendable, Equatable {
         messageExtension = json["messageExtension"]
     }
 
+    /// The fields an app-channel ARes carries beside its outcome where the version has them
+    /// (2.3.1): the device information version read, and no OOB app that returns to the
+    /// requestor's app (the harness scripts out-of-band steps without one).
+    public mutating func setAppChannelFields(deviceInfoVersion: @autoclosure () -> String) {
+        guard AResRules.rules.defines("deviceInfoRecognisedVersion", in: messageVersion) else { return }
+        deviceInfoRecognisedVersion = deviceInfoVersion()
+        threeDSRequestorAppURLInd = "N"
+    }
+
     /// Sets the authentication method in both forms; the version's table keeps the one it defines.
     public mutating func setAuthentication(_ method: AuthenticationMethod) {
         authenticationType = method.authenticationType

@@ -62,10 +62,13 @@ public struct RReq: Sendable, Equatable {
         acsRenderingType = json["acsRenderingType"]
         whiteListStatus = text("whiteListStatus") ?? text("trustListStatus")
         warnings = envelope.warnings
+        received = json
     }
 
     /// What validation let through: members the table does not define here.
     public var warnings: [String] = []
+    /// The message as received (nil for one built here): what a record shows and a relay passes on.
+    public var received: JSONValue?
 
     /// Sets the authentication method in both forms; the version's table keeps the one it defines.
     public mutating func setAuthentication(_ method: AuthenticationMethod) {
@@ -125,9 +128,9 @@ public struct RRes: Sendable, Equatable {
         self.resultsStatus = resultsStatus
     }
 
-    /// Reads and validates an RRes.
-    public init(bytes: [UInt8]) throws(InvalidMessage) {
-        let envelope = try MessageEnvelope.read(bytes, rules: ResultsRules.rRes)
+    /// Reads and validates an RRes; `channel` is its transaction's (an app RRes carries `sdkTransID` from 2.2.0).
+    public init(bytes: [UInt8], channel: DeviceChannel? = nil) throws(InvalidMessage) {
+        let envelope = try MessageEnvelope.read(bytes, rules: ResultsRules.rRes, channel: channel)
         messageVersion = envelope.version
         ids = TransactionIDs(json: envelope.json)
         resultsStatus = envelope.json["resultsStatus"]?.stringValue.flatMap(ResultsStatus.init(rawValue:)) ?? .received

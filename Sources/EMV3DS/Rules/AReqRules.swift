@@ -157,9 +157,12 @@ public enum AReqRules {
         payment("merchantName", .string(1...40)),
         FieldRule("merchantRiskIndicator", .optional, .object),
         FieldRule("transType", .only(.payment, .optional, where: "payment authentications"), .oneOf(["01", "03", "10", "11", "28"])),
+        FieldRule("purchaseInstalData", .requiredWhen(.fieldEquals("threeDSRequestorAuthenticationInd", ["03"]), because: "an instalment authentication"),
+                  .numeric(1...3), versions: v210),
+        // Bulletin 214 (2.2.0) adds the instalment 3RI.
         FieldRule("purchaseInstalData", .requiredWhen(.any([.fieldEquals("threeDSRequestorAuthenticationInd", ["03"]),
                                                             .all([.threeRI, .fieldEquals("threeRIInd", ["02"])])]),
-                                                      because: "an instalment authentication"), .numeric(1...3)),
+                                                      because: "an instalment authentication"), .numeric(1...3), versions: since220),
         FieldRule("recurringInd", .requiredWhen(recurringSetup, because: "a recurring or instalment authentication"), .members([
             FieldRule("amountInd", .optional, .oneOf(["01", "02"])),
             FieldRule("frequencyInd", .optional, .oneOf(["01", "02"])),
@@ -189,8 +192,6 @@ public enum AReqRules {
         FieldRule("sellerInfo", .optional, .arrayOf(.object, count: 1...50), versions: v231),
         FieldRule("taxId", .optional, .string(1...45), versions: v231),
         FieldRule("broadInfo", .optional, .object),
-        FieldRule("messageExtension", .optional, .arrayOf(.object, count: 1...10), versions: until220),
-        FieldRule("messageExtension", .optional, .arrayOf(.object, count: 1...15), versions: v231),
 
         // The app channel.
         app("sdkAppID", .uuid),
@@ -234,6 +235,7 @@ public enum AReqRules {
       + browserScript("browserScreenHeight", .numeric(1...6))
       + browserScript("browserScreenWidth", .numeric(1...6))
       + browserScript("browserTZ", .string(1...5))
+      + FieldRule.messageExtension
       + recurringTerm("recurringExpiry", .numeric(8...8))
       + recurringTerm("recurringFrequency", .numeric(1...4))
       + purchase("purchaseAmount", .numeric(1...48))
@@ -256,6 +258,8 @@ public enum AReqRules {
         app("deviceInfo", .base64url(maxLength: 64_000)),
         FieldRule("dsTransID", .required, .uuid),
         FieldRule("dsReferenceNumber", .required, .string(1...32)),
-        FieldRule("dsURL", .required, .url(maxLength: 2048)),
+        // 2.1.0 has no RReq for 3RI, and so no dsURL there (bulletin 207 adds it in 2.2.0).
+        FieldRule("dsURL", .only(appOrBrowser, .required, where: "app and browser"), .url(maxLength: 2048), versions: v210),
+        FieldRule("dsURL", .required, .url(maxLength: 2048), versions: since220),
     ])
 }

@@ -2,8 +2,10 @@
 public enum AResRules {
     static let challenge = Condition.fieldEquals("transStatus", ["C"])
     static let challengeOrDecoupled = Condition.fieldEquals("transStatus", ["C", "D"])
-    static let authenticated = Condition.fieldEquals("transStatus", ["Y", "A"])
-    static let failed = Condition.fieldEquals("transStatus", ["N", "U", "R"])
+    // Annex A requires the proof and the reason of a payment authentication (01-PA); for 02-NPA
+    // they follow DS rules, which this DS leaves optional.
+    static let authenticated = Condition.all([.payment, .fieldEquals("transStatus", ["Y", "A"])])
+    static let failed = Condition.all([.payment, .fieldEquals("transStatus", ["N", "U", "R"])])
 
     /// The `transStatus` values of each version (D and I from 2.2.0, S from 2.3.1), for the
     /// messages that carry it.
@@ -21,15 +23,17 @@ public enum AResRules {
 
     /// Fields an ARes and an RReq share: the outcome and its proof, and the list statuses.
     static let outcome: [FieldRule] = [
-        FieldRule("transStatusReason", .requiredWhen(failed, because: "transStatus N, U or R"), .oneOf(reasons(1...21)), versions: [.v2_1_0]),
-        FieldRule("transStatusReason", .requiredWhen(failed, because: "transStatus N, U or R"), .oneOf(reasons(1...26)), versions: [.v2_2_0]),
-        FieldRule("transStatusReason", .requiredWhen(failed, because: "transStatus N, U or R"), .oneOf(reasons(1...30)), versions: [.v2_3_1]),
+        FieldRule("transStatusReason", .requiredWhen(failed, because: "a payment with transStatus N, U or R"), .oneOf(reasons(1...21)), versions: [.v2_1_0]),
+        FieldRule("transStatusReason", .requiredWhen(failed, because: "a payment with transStatus N, U or R"), .oneOf(reasons(1...26)), versions: [.v2_2_0]),
+        FieldRule("transStatusReason", .requiredWhen(failed, because: "a payment with transStatus N, U or R"), .oneOf(reasons(1...30)), versions: [.v2_3_1]),
         FieldRule("transStatusReasonInfo", .optional, .string(1...256), versions: [.v2_3_1]),
-        FieldRule("authenticationValue", .requiredWhen(authenticated, because: "transStatus Y or A"), .string(28...28),
+        FieldRule("authenticationValue", .requiredWhen(authenticated, because: "a payment with transStatus Y or A"), .string(28...28),
                   versions: FieldRule.until(.v2_2_0)),
         // 2.3.1 leaves the length to the payment system (at most 4000 characters).
-        FieldRule("authenticationValue", .requiredWhen(authenticated, because: "transStatus Y or A"), .string(1...4000), versions: [.v2_3_1]),
-        FieldRule("eci", .requiredWhen(authenticated, because: "transStatus Y or A"), .numeric(2...2)),
+        FieldRule("authenticationValue", .requiredWhen(authenticated, because: "a payment with transStatus Y or A"), .string(1...4000),
+                  versions: [.v2_3_1]),
+        // eci is "DS-specific": this DS's rule is the payment schemes', an ECI with every Y and A.
+        FieldRule("eci", .requiredWhen(authenticated, because: "a payment with transStatus Y or A (this DS's rule)"), .numeric(2...2)),
         FieldRule("whiteListStatus", .optional, .oneOf(["Y", "N", "E", "P", "R", "U"]), versions: [.v2_2_0]),
         FieldRule("whiteListStatusSource", .requiredWhen(.fieldPresent("whiteListStatus"), because: "whiteListStatus"),
                   .oneOf(["01", "02", "03"]), versions: [.v2_2_0]),
@@ -39,8 +43,14 @@ public enum AResRules {
         FieldRule("deviceBindingStatus", .optional, .oneOf(["01", "02", "03", "04", "05", "11", "12", "13", "14", "15"]), versions: [.v2_3_1]),
         FieldRule("deviceBindingStatusSource", .requiredWhen(.fieldPresent("deviceBindingStatus"), because: "deviceBindingStatus"),
                   .oneOf(["01", "02", "03"]), versions: [.v2_3_1]),
-        FieldRule("messageExtension", .optional, .array),
-    ]
+    ] + FieldRule.messageExtension
+
+    /// `cardholderInfo` in 2.3.1: an object, in the ARes and the RReq.
+    static let cardholderInfo = FieldFormat.members([
+        FieldRule("text", .required, .string(1...128)),
+        FieldRule("issuerImage", .optional, .url(maxLength: 256)),
+        FieldRule("paymentSystemImage", .optional, .url(maxLength: 256)),
+    ])
 
     /// `acsRenderingType` (Table A.14): how the ACS renders the challenge.
     static let renderingType = FieldFormat.members([
@@ -73,12 +83,8 @@ public enum AResRules {
                   versions: FieldRule.since(.v2_2_0)),
         FieldRule("cardholderInfo", .optional, .string(1...128), versions: [.v2_1_0]),
         FieldRule("cardholderInfo", .requiredWhen(.fieldEquals("acsDecConInd", ["Y"]), because: "acsDecConInd Y"), .string(1...128), versions: [.v2_2_0]),
-        FieldRule("cardholderInfo", .requiredWhen(.fieldEquals("acsDecConInd", ["Y"]), because: "acsDecConInd Y"), .members([
-            FieldRule("text", .required, .string(1...128)),
-            FieldRule("issuerImage", .optional, .url(maxLength: 256)),
-            FieldRule("paymentSystemImage", .optional, .url(maxLength: 256)),
-        ]), versions: [.v2_3_1]),
-        FieldRule("broadInfo", .optional, .object, versions: FieldRule.since(.v2_2_0)),
+        FieldRule("cardholderInfo", .requiredWhen(.fieldEquals("acsDecConInd", ["Y"]), because: "acsDecConInd Y"), cardholderInfo, versions: [.v2_3_1]),
+        FieldRule("broadInfo", .optional, .object),
         FieldRule("deviceInfoRecognisedVersion", .only(.app, .required, where: "the app channel"), .string(3...64), versions: [.v2_3_1]),
         FieldRule("threeDSRequestorAppURLInd", .only(.app, .required, where: "the app channel"), .oneOf(["Y", "N"]), versions: [.v2_3_1]),
         FieldRule("cardSecurityCodeStatus", .optional, .oneOf(["Y", "N", "U"]), versions: [.v2_3_1]),

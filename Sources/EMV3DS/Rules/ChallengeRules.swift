@@ -9,8 +9,7 @@ public enum ChallengeRules {
         FieldRule("threeDSServerTransID", .required, .uuid),
         FieldRule("acsTransID", .required, .uuid),
         FieldRule("sdkTransID", .required, .uuid),
-        FieldRule("messageExtension", .optional, .array),
-    ]
+    ] + FieldRule.messageExtension
 
     public static let cReq = MessageRules(.cReq, [
         FieldRule("messageType", .required, .oneOf(["CReq"])),
@@ -63,7 +62,10 @@ public enum ChallengeRules {
         FieldRule("challengeInfoTextIndicator", .optional, .oneOf(["Y", "N"])),
         FieldRule("challengeAddInfo", .optional, .string(1...256), versions: until220),
         FieldRule("submitAuthenticationLabel", .requiredWhen(showing(.text, .singleSelect, .multiSelect), because: "acsUiType 01-03"),
-                  .string(1...45)),
+                  .string(1...45), versions: until220),
+        // Table A.20: not present on the out-of-band and information screens.
+        FieldRule("submitAuthenticationLabel", .only(showing(.text, .singleSelect, .multiSelect), .required, where: "acsUiType 01-03"),
+                  .string(1...45), versions: v231),
         FieldRule("challengeSelectInfo", .requiredWhen(showing(.singleSelect, .multiSelect), because: "acsUiType 02 and 03"), .keyLabelList),
         FieldRule("oobContinueLabel", .requiredWhen(showing(.outOfBand), because: "acsUiType 04"), .string(1...45), versions: until220),
         FieldRule("oobContinueLabel", .requiredWhen(.all([showing(.outOfBand), .not(.fieldPresent("oobAppLabel"))]),

@@ -174,6 +174,12 @@ public struct FieldRule: Sendable {
     public static func until(_ version: MessageVersion) -> Set<MessageVersion> {
         Set(MessageVersion.allCases.filter { $0 <= version })
     }
+
+    /// `messageExtension`, in every message but Erro: at most 10 extensions up to 2.2.0, 15 in 2.3.1.
+    static let messageExtension = [
+        FieldRule("messageExtension", .optional, .arrayOf(.object, count: 1...10), versions: until(.v2_2_0)),
+        FieldRule("messageExtension", .optional, .arrayOf(.object, count: 1...15), versions: [.v2_3_1]),
+    ]
 }
 
 /// One thing wrong with a message: the field, what was wrong, the error code to answer.

@@ -63,7 +63,8 @@ public struct FieldTable: Sendable {
         for (index, value) in present {
             let rule = fields[index]
             let name = path + rule.name
-            switch rule.presence.need(in: values, context: context) {
+            let need = rule.presence.need(in: values, context: context)
+            switch need {
             case .absent:
                 formats.append(Violation(field: name, code: .formatInvalid, reason: "must not be present in this message"))
                 continue
@@ -72,9 +73,13 @@ public struct FieldTable: Sendable {
             default:
                 break
             }
-            // Optional fields are never sent empty: "" and null are format errors.
+            // A field is never sent empty: a required one sent "" or null is missing (201), an optional one is a format error.
             if value == .null || value == .string("") {
-                formats.append(Violation(field: name, code: .formatInvalid, reason: "is empty; omit an absent field"))
+                if case .required = need {
+                    missing.append(Violation(field: name, code: .requiredElementMissing, reason: "is required, and sent empty"))
+                } else {
+                    formats.append(Violation(field: name, code: .formatInvalid, reason: "is empty; omit an absent field"))
+                }
             } else if case .fields(let inner) = rule.format, let innerMembers = value.objectMembers {
                 inner.check(innerMembers, path: name + ".", in: context, type: type, missing: &missing, formats: &formats, warnings: &warnings)
             } else if let problem = rule.format.problem(with: value) {

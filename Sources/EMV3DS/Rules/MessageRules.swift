@@ -100,9 +100,14 @@ public struct MessageRules: Sendable {
     /// The table as `threeds-harness spec` and `GET /admin/spec` show it: one row per field
     /// of `version`; with a channel, only the fields that channel uses.
     public func table(version: MessageVersion, channel: DeviceChannel? = nil) -> [(name: String, presence: String, format: String)] {
-        let context = MessageContext(version: version, channel: channel).resolved(for: .object([]))
+        // A field is shown when the channel uses it in either category.
+        let contexts = MessageCategory.allCases.map { MessageContext(version: version, channel: channel, category: $0) }
         return rules(for: version).compactMap { rule in
-            if channel != nil, case .notApplicable = rule.presence.need(in: [:], context: context) { return nil }
+            let unused = contexts.allSatisfy { context in
+                if case .notApplicable = rule.presence.need(in: [:], context: context) { return true }
+                return false
+            }
+            if channel != nil, unused { return nil }
             return (rule.name, rule.presence.summary, rule.format.summary(in: version))
         }
     }

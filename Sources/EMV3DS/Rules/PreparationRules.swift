@@ -16,8 +16,7 @@ public enum PreparationRules {
         FieldRule("threeDSServerTransID", .required, .uuid),
         FieldRule("serialNum", .optional, .string(1...20)),
         FieldRule("cardRangeDataDownloadInd", .optional, .oneOf(["Y"]), versions: v231),
-        FieldRule("messageExtension", .optional, .array),
-    ])
+    ] + FieldRule.messageExtension)
 
     public static let pRes = MessageRules(.pRes, [
         FieldRule("messageType", .required, .oneOf(["PRes"])),
@@ -32,6 +31,5 @@ public enum PreparationRules {
         FieldRule("cardRangeData", .optional, .arrayOf(.object, count: 1...200_000)),
         FieldRule("cardRangeDataFileURL", .optional, .url(maxLength: 2048), versions: v231),
         FieldRule("dsUrlList", .optional, .array, versions: v231),
-        FieldRule("messageExtension", .optional, .array),
-    ])
+    ] + FieldRule.messageExtension)
 }

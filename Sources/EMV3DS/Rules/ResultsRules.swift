@@ -31,7 +31,7 @@ public enum ResultsRules {
         FieldRule("challengeCancel", .optional, .oneOf(ChallengeCancel.values(in: .v2_3_1)), versions: [.v2_3_1]),
         FieldRule("challengeErrorReporting", .requiredWhen(.fieldEquals("challengeCancel", ["09", "10"]), because: "challengeCancel 09 or 10"),
                   .object, versions: [.v2_3_1]),
-        FieldRule("cardholderInfo", .optional, .object, versions: [.v2_3_1]),
+        FieldRule("cardholderInfo", .optional, AResRules.cardholderInfo, versions: [.v2_3_1]),
         FieldRule("acsRenderingType", .only(.app, .required, where: "the app channel"), AResRules.renderingType, versions: [.v2_1_0]),
         FieldRule("acsRenderingType", .only(.app, .requiredWhen(.not(decoupled), because: "an app challenge (not decoupled)"),
                                             where: "the app channel"), AResRules.renderingType, versions: FieldRule.since(.v2_2_0)),
@@ -47,6 +47,5 @@ public enum ResultsRules {
         /// 01 received, 02 challenge results not received, 03 not sent to the requestor; 2.3.1: 04 decoupled later.
         FieldRule("resultsStatus", .required, .oneOf(["01", "02", "03"]), versions: FieldRule.until(.v2_2_0)),
         FieldRule("resultsStatus", .required, .oneOf(["01", "02", "03", "04"]), versions: [.v2_3_1]),
-        FieldRule("messageExtension", .optional, .array),
-    ])
+    ] + FieldRule.messageExtension)
 }

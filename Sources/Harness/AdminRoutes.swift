@@ -69,9 +69,15 @@ struct AdminRoutes {
         }
     }
 
-    /// `{"pan" | "sdkTransID": …, "scenario": "name" | {inline scenario}, "count": 1}`.
+    /// The largest pin body: an inline scenario is a few KiB; a pin is held until used or expired.
+    static let maxPinBytes = 64 * 1024
+
+    /// `{"pan" | "sdkTransID": …, "scenario": "name" | {inline scenario}, "count": 1, "expiresIn": 3600}`.
     func addPin(_ request: HTTPRequest) throws -> HTTPResponse {
         guard request.headers.mediaType == "application/json" else { throw HTTPError(.unsupportedMediaType, "expected Content-Type application/json") }
+        guard request.body.count <= Self.maxPinBytes else {
+            throw HTTPError(.payloadTooLarge, "a pin is at most \(Self.maxPinBytes) bytes, this one \(request.body.count)")
+        }
         let body: JSONValue
         do { body = try JSONReader.parse(request.body).value } catch { throw HTTPError(.badRequest, "body is not JSON: \(error)") }
         let target: PinTarget
@@ -93,6 +99,16 @@ struct AdminRoutes {
             count = value
         default: throw HTTPError(.badRequest, "count must be a number")
         }
+        var lifetime = 3600.0
+        switch body["expiresIn"] {
+        case nil: break
+        case .number(let text)?:
+            guard let seconds = Double(text), seconds.isFinite, (1...86_400).contains(seconds) else {
+                throw HTTPError(.badRequest, "expiresIn must be 1-86400 seconds")
+            }
+            lifetime = seconds
+        default: throw HTTPError(.badRequest, "expiresIn must be a number of seconds")
+        }
         let scenario: Scenario
         switch body["scenario"] {
         case .string(let name)?:
@@ -107,7 +123,10 @@ struct AdminRoutes {
         default:
             throw HTTPError(.badRequest, "scenario must be a scenario name or a scenario object")
         }
-        let pin = scenarios.pins.add(scenario, for: target, count: count)
+        let pin: Pin
+        do { pin = try scenarios.pins.add(scenario, for: target, count: count, lifetime: .seconds(lifetime)) } catch {
+            throw HTTPError(.tooManyRequests, "\(error.capacity) pins are set: use, remove (DELETE /admin/pins) or let some expire first")
+        }
         return .emv(Self.json(pin), status: .created)
     }
 
@@ -116,7 +135,9 @@ struct AdminRoutes {
         case .pan(let pan): ("pan", .string(pan))
         case .sdkTransID(let id): ("sdkTransID", .string(id))
         }
-        return .object([target, ("scenario", .string(pin.scenario.name)), ("remaining", .number(String(pin.remaining)))])
+        let seconds = max(0, (pin.expires - ContinuousClock.now).components.seconds)
+        return .object([target, ("scenario", .string(pin.scenario.name)), ("remaining", .number(String(pin.remaining))),
+                        ("expiresIn", .number(String(seconds)))])
     }
 
     static func json(_ scenario: Scenario) -> JSONValue {

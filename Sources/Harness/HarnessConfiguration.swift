@@ -106,8 +106,18 @@ public struct HarnessConfiguration: Sendable, Equatable {
                 throw .invalid(source: source, reason: "directoryServers[\(index)].acsSigning: \"\(profile.acsSigning)\" is not rsa or ec")
             }
         }
-        guard accessControlServer.challengeTimeout > 0 else {
-            throw .invalid(source: source, reason: "accessControlServer.challengeTimeout: must be more than 0 seconds")
+        // Every duration of the file, with its range: a day at most, so that no timer or Duration conversion overflows.
+        let day = 86_400.0
+        let durations: [(key: String, value: Double, range: ClosedRange<Double>, unit: String)] = [
+            ("server.requestTimeoutMs", Double(server.requestTimeoutMs), 1...day * 1000, "milliseconds"),
+            ("server.idleTimeoutMs", Double(server.idleTimeoutMs), 1...day * 1000, "milliseconds"),
+            ("server.shutdownGraceMs", Double(server.shutdownGraceMs), 0...day * 1000, "milliseconds"),
+            ("directoryServer.acsTimeoutMs", Double(directoryServer.acsTimeoutMs), 1...day * 1000, "milliseconds"),
+            ("threeDSServer.directoryServerTimeoutMs", Double(threeDSServer.directoryServerTimeoutMs), 1...day * 1000, "milliseconds"),
+            ("accessControlServer.challengeTimeout", accessControlServer.challengeTimeout, 0.001...day, "seconds"),
+        ]
+        for duration in durations where !(duration.value.isFinite && duration.range.contains(duration.value)) {
+            throw .invalid(source: source, reason: "\(duration.key): \(duration.value) is not \(duration.range.lowerBound)-\(duration.range.upperBound) \(duration.unit)")
         }
         guard ["N", "U", "erro"].contains(directoryServer.outOfRange) else {
             throw .invalid(source: source, reason: "directoryServer.outOfRange: \"\(directoryServer.outOfRange)\" is not N, U or erro")

@@ -251,7 +251,10 @@ public enum ScenarioFile {
                                                    allowed: [.authenticated, .attempted, .notAuthenticated, .rejected, .unavailable],
                                                    field: "decoupled.transStatus", invalid: invalid)
             let delay = decoupled.never ? nil : decoupled.delay ?? 2
-            if let delay, delay < 0 { throw invalid("decoupled.delay", "must be 0 seconds or more, or never") }
+            // A Duration of 1e19 seconds, infinity or NaN traps: the range is checked where the number enters.
+            if let delay, !(delay.isFinite && (0...86_400).contains(delay)) {
+                throw invalid("decoupled.delay", "\(delay) is not 0-86400 seconds, or never")
+            }
             outcome = .decoupled(DecoupledScript(status: status, reason: reason, delay: delay, cardholderInfo: decoupled.cardholderInfo))
         default:
             throw invalid("transStatus", "give exactly one of transStatus, challenge or decoupled")

@@ -13,31 +13,58 @@ public enum PinTarget: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// A scenario pinned for the next `remaining` transactions of a target.
+/// A scenario pinned for the next `remaining` transactions of a target, until it expires.
 public struct Pin: Sendable {
     public let target: PinTarget
     public let scenario: Scenario
     public var remaining: Int
+    public let expires: ContinuousClock.Instant
 }
 
 /// Pins set through the admin API; taking one is atomic, so concurrent transactions on one
-/// PAN each get their own use and a count is never overrun.
+/// PAN each get their own use and a count is never overrun. Pins on ids that never come
+/// would stay forever: the board holds at most `capacity` and each expires.
 public final class PinBoard: Sendable {
+    /// A board that is full refuses new pins until some are used, removed or expired.
+    public struct Full: Error, Sendable {
+        public let capacity: Int
+    }
+
+    public let capacity: Int
     private let pins = Mutex<[PinTarget: [Pin]]>([:])
 
-    public init() {}
+    public init(capacity: Int = 1_000) { self.capacity = capacity }
 
-    /// Adds a pin behind those already set for its target (they are used first).
-    public func add(_ scenario: Scenario, for target: PinTarget, count: Int) -> Pin {
-        let pin = Pin(target: target, scenario: scenario, remaining: count)
-        pins.withLock { $0[target, default: []].append(pin) }
+    /// Adds a pin behind those already set for its target (they are used first), for `lifetime`.
+    public func add(_ scenario: Scenario, for target: PinTarget, count: Int, lifetime: Duration = .seconds(3600)) throws(Full) -> Pin {
+        let now = ContinuousClock.now
+        let pin = Pin(target: target, scenario: scenario, remaining: count, expires: now + lifetime)
+        let added = pins.withLock { pins -> Bool in
+            Self.dropExpired(&pins, at: now)
+            guard pins.values.reduce(0, { $0 + $1.count }) < capacity else { return false }
+            pins[target, default: []].append(pin)
+            return true
+        }
+        guard added else { throw Full(capacity: capacity) }
         return pin
+    }
+
+    private static func dropExpired(_ pins: inout [PinTarget: [Pin]], at now: ContinuousClock.Instant) {
+        for (target, queue) in pins {
+            let live = queue.filter { $0.expires > now }
+            if live.count != queue.count { pins[target] = live.isEmpty ? nil : live }
+        }
     }
 
     /// Uses one pin: the SDK transaction's if there is one, else the PAN's.
     public func take(pan: String, sdkTransID: String?) -> Scenario? {
-        pins.withLock { pins in
+        let now = ContinuousClock.now
+        return pins.withLock { pins in
             for target in [sdkTransID.map(PinTarget.sdkTransID), .pan(pan)].compactMap({ $0 }) {
+                if let queue = pins[target], queue.contains(where: { $0.expires <= now }) {
+                    let live = queue.filter { $0.expires > now }
+                    pins[target] = live.isEmpty ? nil : live
+                }
                 guard var queue = pins[target], !queue.isEmpty else { continue }
                 let scenario = queue[0].scenario
                 queue[0].remaining -= 1
@@ -49,7 +76,10 @@ public final class PinBoard: Sendable {
         }
     }
 
-    public var all: [Pin] { pins.withLock { $0.values.flatMap { $0 } } }
+    public var all: [Pin] {
+        let now = ContinuousClock.now
+        return pins.withLock { $0.values.flatMap { $0 }.filter { $0.expires > now } }
+    }
 
     /// Removes the pins of `target`, or all; returns how many were removed.
     @discardableResult

@@ -68,12 +68,29 @@ struct AdminControlTests {
         (#"{"pan":"4111111111111111","scenario":"frictionless-n","count":0}"#, "count must be"),
         (#"{"pan":"4111111111111111","scenario":{"name":"x","description":"d","transStatus":"N"}}"#, "transStatusReason: required"),
         (#"not json"#, "body is not JSON"),
+        // A delay a Duration cannot hold trapped the process on the first AReq (issue 12, item 1).
+        (#"{"pan":"4111111111111111","scenario":{"name":"x","description":"d","decoupled":{"delay":1e19}}}"#, "decoupled.delay: 1e+19 is not 0-86400"),
+        (#"{"pan":"4111111111111111","scenario":"frictionless-n","expiresIn":0}"#, "expiresIn must be 1-86400 seconds"),
+        (#"{"pan":"4111111111111111","scenario":"frictionless-n","expiresIn":1e300}"#, "expiresIn must be 1-86400 seconds"),
     ])
     func badPinsAre400(body: String, reason: String) async throws {
         try await withHarness { harness in
             let response = try await harness.post("/admin/pins", Array(body.utf8))
             #expect(response.status.code == 400)
             #expect(response.bodyText.contains(reason), "\(response.bodyText)")
+        }
+    }
+
+    @Test func pinsAreBoundedInSizeAndCountAndExpire() async throws {
+        try await withHarness { harness in
+            // A body over 64 KiB is 413, whatever it holds.
+            let big = #"{"pan":"4111111111111111","scenario":"frictionless-n","padding":""# + String(repeating: "x", count: 70_000) + #""}"#
+            #expect(try await harness.post("/admin/pins", Array(big.utf8)).status.code == 413)
+            let listed = try await harness.get("/admin/pins")
+            #expect(try JSONReader.parse(listed.body).value["pins"] == .array([]))
+            let set = try await harness.post("/admin/pins", Array(#"{"pan":"4111111111111111","scenario":"frictionless-n","expiresIn":60}"#.utf8))
+            guard case .number(let seconds)? = try JSONReader.parse(set.body).value["expiresIn"] else { Issue.record("no expiresIn"); return }
+            #expect((Int(seconds) ?? 0) > 50)
         }
     }
 

@@ -110,7 +110,11 @@ struct ScenarioFileTests {
          "s.yaml:3: scenarios[0] (a).challenge.success: \"N\" is not Y or A"),
         ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, challenge: {steps: [{uiType: text, answer: \"1\", colour: red}]}}",
          "s.yaml:3: scenarios.0.challenge.steps.0.colour: unknown key"),
-        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, decoupled: {delay: -1}}", "s.yaml:3: scenarios[0] (a).decoupled.delay: must be 0"),
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, decoupled: {delay: -1}}", "s.yaml:3: scenarios[0] (a).decoupled.delay: -1.0 is not 0-86400"),
+        // Numbers a Duration cannot hold trapped the process on the first AReq (issue 12, item 1).
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, decoupled: {delay: 1e19}}", "s.yaml:3: scenarios[0] (a).decoupled.delay: 1e+19 is not 0-86400"),
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, decoupled: {delay: .inf}}", "s.yaml:3: scenarios[0] (a).decoupled.delay: inf is not 0-86400"),
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, decoupled: {delay: .nan}}", "s.yaml:3: scenarios[0] (a).decoupled.delay: nan is not 0-86400"),
         ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, decoupled: {transStatus: N}}",
          "s.yaml:3: scenarios[0] (a).decoupled.transStatusReason: required for transStatus N"),
         // Faults, expectations and triggers; a multi-line entry names the line of the field.
@@ -158,7 +162,11 @@ struct ScenarioFileTests {
         ("directoryServer:\n  outOfRange: Y", "h.yaml: directoryServer.outOfRange: \"Y\" is not N, U or erro"),
         ("threeDSServer:\n  dsURL: x", "h.yaml: threeDSServer.dsURL: unknown key"),
         ("directoryServers:\n  - {rid: A000000003, name: V, acsSigning: dsa}", "h.yaml: directoryServers[0].acsSigning: \"dsa\" is not rsa or ec"),
-        ("accessControlServer:\n  challengeTimeout: 0", "h.yaml: accessControlServer.challengeTimeout: must be more than 0"),
+        ("accessControlServer:\n  challengeTimeout: 0", "h.yaml: accessControlServer.challengeTimeout: 0.0 is not 0.001-86400.0 seconds"),
+        ("accessControlServer:\n  challengeTimeout: 1e300", "h.yaml: accessControlServer.challengeTimeout: 1e+300 is not"),
+        ("accessControlServer:\n  challengeTimeout: .inf", "h.yaml: accessControlServer.challengeTimeout: inf is not"),
+        ("server:\n  shutdownGraceMs: 18446744073709551615", "h.yaml: server.shutdownGraceMs: 1.8446744073709552e+19 is not 0.0-86400000.0"),
+        ("threeDSServer:\n  directoryServerTimeoutMs: 18446744073709551615", "h.yaml: threeDSServer.directoryServerTimeoutMs: 1.8446744073709552e+19 is not"),
     ])
     func invalidRoleSettingsSayWhatIsWrong(yaml: String, message: String) {
         #expect {

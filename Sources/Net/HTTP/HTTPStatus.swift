@@ -19,6 +19,7 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
     public static let payloadTooLarge = HTTPStatus(code: 413)
     public static let unsupportedMediaType = HTTPStatus(code: 415)
     public static let unprocessableContent = HTTPStatus(code: 422)
+    public static let tooManyRequests = HTTPStatus(code: 429)
     public static let headerFieldsTooLarge = HTTPStatus(code: 431)
     public static let internalServerError = HTTPStatus(code: 500)
     public static let badGateway = HTTPStatus(code: 502)
@@ -29,7 +30,7 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
         200: "OK", 201: "Created", 202: "Accepted", 204: "No Content",
         400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
         405: "Method Not Allowed", 408: "Request Timeout", 409: "Conflict", 411: "Length Required",
-        413: "Content Too Large", 415: "Unsupported Media Type", 422: "Unprocessable Content",
+        413: "Content Too Large", 415: "Unsupported Media Type", 422: "Unprocessable Content", 429: "Too Many Requests",
         431: "Request Header Fields Too Large", 500: "Internal Server Error", 501: "Not Implemented",
         502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout",
     ]

@@ -32,10 +32,71 @@ public struct JSONLogHandler: LogHandler {
     }
 }
 
+/// One line per event on standard error, laid out as swift-log's stream handler does
+/// (`time level label: key=value [source] message`), with every control character of the
+/// message, keys and values escaped: a value from outside (a JWE header, a JSON member name)
+/// cannot start a line of its own.
+public struct TextLogHandler: LogHandler {
+    public var metadata: Logger.Metadata = [:]
+    public var logLevel: Logger.Level = .info
+    private let label: String
+    private static let lock = NSLock()
+
+    public init(label: String) { self.label = label }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        let line = render(event, at: Date())
+        Self.lock.withLock { FileHandle.standardError.write(Data(line.utf8)) }
+    }
+
+    /// The line for `event`, ending in a newline.
+    func render(_ event: LogEvent, at date: Date) -> String {
+        let merged = metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 })
+        let pairs = merged.sorted { $0.key < $1.key }.map { "\(Self.escaped($0.key))=\(Self.escaped("\($0.value)"))" }
+        let fields = pairs.isEmpty ? "" : " " + pairs.joined(separator: " ")
+        return "\(Self.timestamp(date)) \(event.level) \(label):\(fields) [\(Self.escaped(event.source))] \(Self.escaped("\(event.message)"))\n"
+    }
+
+    /// `text` with control characters (C0, DEL, C1, and the Unicode line and paragraph
+    /// separators) written as `\n`, `\r`, `\t` or `\u{XX}`, and backslashes doubled.
+    public static func escaped(_ text: String) -> String {
+        func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+            scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029 || scalar == "\\"
+        }
+        guard text.unicodeScalars.contains(where: needsEscape) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case "\\": result += "\\\\"
+            case _ where needsEscape(scalar): result += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    private static func timestamp(_ date: Date) -> String {
+        var time = time_t(date.timeIntervalSince1970)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        var buffer = [Int8](repeating: 0, count: 32)
+        let count = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S%z", &parts)
+        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
 /// Sets up swift-log once for the process: text (the default) or JSON lines, at `level`.
 public func bootstrapLogging(format: String, level: Logger.Level) {
     LoggingSystem.bootstrap { label in
-        var handler: LogHandler = format == "json" ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+        var handler: LogHandler = format == "json" ? JSONLogHandler(label: label) : TextLogHandler(label: label)
         handler.logLevel = level
         return handler
     }

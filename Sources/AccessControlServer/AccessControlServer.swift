@@ -67,7 +67,7 @@ public final class AccessControlServer: Sendable {
             logger.info("AReq refused", metadata: ["reason": "\(error)"])
             return .erro(error, from: .acs)
         }
-        let scenario = scenarios.scenario(for: TransactionFacts(areq), transaction: areq.threeDSServerTransID)
+        let scenario = scenarios.scenario(for: TransactionFacts(areq), transaction: areq["dsTransID"])
         let scheme = settings.schemes.scheme(for: areq.acctNumber)
         var transaction = Transaction(areq: areq, acsTransID: TransactionIdentifier.make(), scenario: scenario.name, scheme: scheme,
                                       resultsURL: areq["dsURL"] ?? settings.directoryServerURL ?? endpoints.url("/ds/rreq"))

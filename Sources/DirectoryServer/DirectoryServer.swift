@@ -65,6 +65,8 @@ public final class DirectoryServer: Sendable {
     let peer: EMVPeer
     let endpoints: LocalEndpoints
     let transactions: TransactionStore<Transaction>
+    /// The `dsTransID` of each `threeDSServerTransID` seen, to refuse one used again.
+    let serverTransIDs: TransactionStore<String>
     let logger: Logger
 
     public init(settings: DirectoryServerSettings, scenarios: ScenarioSource? = nil, peer: EMVPeer, endpoints: LocalEndpoints,
@@ -74,6 +76,7 @@ public final class DirectoryServer: Sendable {
         self.peer = peer
         self.endpoints = endpoints
         transactions = TransactionStore(capacity: capacity)
+        serverTransIDs = TransactionStore(capacity: capacity)
         self.logger = logger
     }
 
@@ -98,7 +101,14 @@ public final class DirectoryServer: Sendable {
             return .erro(error, from: .directoryServer)
         }
         if !areq.warnings.isEmpty { logger.info("AReq warnings", metadata: ["warnings": "\(areq.warnings)"]) }
-        guard let scheme = settings.schemes.scheme(for: areq.acctNumber) else { return outOfRange(areq) }
+        // A 3DS Server makes a new threeDSServerTransID for every AReq; the DS refuses one it has seen.
+        let dsTransID = TransactionIdentifier.make()
+        guard serverTransIDs.insert(areq.threeDSServerTransID, dsTransID) else {
+            let reason = "was the id of an earlier AReq; a 3DS Server makes a new one for each"
+            return .erro(InvalidMessage(Violation(field: "threeDSServerTransID", code: .duplicate(in: areq.version), reason: reason), about: areq.json),
+                         from: .directoryServer)
+        }
+        guard let scheme = settings.schemes.scheme(for: areq.acctNumber) else { return outOfRange(areq, dsTransID: dsTransID) }
         if areq.deviceChannel == "01" {
             do { areq.set("deviceInfo", .string(try deviceInfo(of: areq, scheme: scheme))) } catch {
                 logger.info("sdkEncData not decrypted", metadata: ["reason": "\(error.reason)", "rid": "\(scheme.rid)"])
@@ -107,7 +117,6 @@ public final class DirectoryServer: Sendable {
             }
             areq.set("sdkEncData", nil)
         }
-        let dsTransID = TransactionIdentifier.make()
         areq.set("dsTransID", .string(dsTransID))
         areq.set("dsReferenceNumber", .string(settings.referenceNumber))
         areq.set("dsURL", .string(endpoints.url("/ds/rreq")))
@@ -115,7 +124,7 @@ public final class DirectoryServer: Sendable {
         transactions.put(dsTransID, Transaction(ids: areq.ids, version: areq.version, channel: DeviceChannel(rawValue: areq.deviceChannel),
                                                 threeDSServerURL: areq["threeDSServerURL"] ?? "", acsURL: acsURL,
                                                 warnings: areq.warnings.map { "AReq: " + $0 }))
-        let faults = scenarios?.scenario(for: TransactionFacts(areq), transaction: areq.threeDSServerTransID).faults.on(.directoryServer) ?? []
+        let faults = scenarios?.scenario(for: TransactionFacts(areq), transaction: dsTransID).faults.on(.directoryServer) ?? []
         let answer = await relay(areq, to: acsURL)
         guard !faults.isEmpty, let json = try? JSONReader.parse(answer.body).value else { return answer }
         return await FaultyAnswer.answer(json, faults: faults, from: .directoryServer)
@@ -217,7 +226,7 @@ public final class DirectoryServer: Sendable {
         return erro
     }
 
-    private func outOfRange(_ areq: AReq) -> HTTPResponse {
+    private func outOfRange(_ areq: AReq, dsTransID: String) -> HTTPResponse {
         switch settings.outOfRange {
         case .erro:
             let reason = "is in no card range of this DS"
@@ -225,7 +234,7 @@ public final class DirectoryServer: Sendable {
                          from: .directoryServer)
         case .ares(let status, let reason):
             var ares = ARes(messageVersion: areq.version, threeDSServerTransID: areq.threeDSServerTransID,
-                            acsTransID: TransactionIdentifier.make(), dsTransID: TransactionIdentifier.make(),
+                            acsTransID: TransactionIdentifier.make(), dsTransID: dsTransID,
                             sdkTransID: areq.sdkTransID, acsReferenceNumber: settings.referenceNumber,
                             dsReferenceNumber: settings.referenceNumber, transStatus: status)
             ares.transStatusReason = status.carriesReason ? reason : nil

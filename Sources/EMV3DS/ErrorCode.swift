@@ -57,8 +57,9 @@ extension ErrorCode {
         version >= .v2_3_1 ? .inconsistentResults : .transactionDataNotValid
     }
 
-    /// The code for an RReq of a transaction already completed: 312 from 2.3.1, 305 before.
-    public static func duplicateResults(in version: MessageVersion) -> ErrorCode {
+    /// The code for a message received again (an AReq with a used `threeDSServerTransID`, an
+    /// RReq of a transaction already completed): 312 from 2.3.1, 305 before.
+    public static func duplicate(in version: MessageVersion) -> ErrorCode {
         version >= .v2_3_1 ? .duplicateMessage : .transactionDataNotValid
     }
 }

@@ -5,7 +5,9 @@ import Synchronization
 /// without stopping anything (a transaction keeps the scenario it started with).
 ///
 /// The DS and the ACS both ask for a transaction's scenario; the first answer is kept per
-/// `threeDSServerTransID`, so both see the same one and a pin is used once.
+/// `dsTransID`, so both see the same one and a pin is used once. The key is the id the DS
+/// assigns, not one a client chooses: a client reusing its `threeDSServerTransID` must not get
+/// the first transaction's outcome.
 public final class ScenarioSource: Sendable {
     private let current: Mutex<ScenarioCatalog>
     public let pins = PinBoard()
@@ -25,14 +27,14 @@ public final class ScenarioSource: Sendable {
     public func replace(with catalog: ScenarioCatalog) { current.withLock { $0 = catalog } }
 
     /// The scenario of a transaction: a pin if one is set for it, else the catalog's choice.
-    public func scenario(for facts: TransactionFacts, transaction threeDSServerTransID: String? = nil) -> Scenario {
-        guard let threeDSServerTransID else { return choose(facts) }
-        if let known = chosen.withLock({ $0.byTransaction[threeDSServerTransID] }) { return known }
+    public func scenario(for facts: TransactionFacts, transaction dsTransID: String? = nil) -> Scenario {
+        guard let dsTransID else { return choose(facts) }
+        if let known = chosen.withLock({ $0.byTransaction[dsTransID] }) { return known }
         let scenario = choose(facts)
         return chosen.withLock { memory in
-            if let known = memory.byTransaction[threeDSServerTransID] { return known }  // another role chose meanwhile
-            memory.byTransaction[threeDSServerTransID] = scenario
-            memory.order.append(threeDSServerTransID)
+            if let known = memory.byTransaction[dsTransID] { return known }  // another role chose meanwhile
+            memory.byTransaction[dsTransID] = scenario
+            memory.order.append(dsTransID)
             if memory.order.count - memory.head > Self.remembered {
                 memory.byTransaction[memory.order[memory.head]] = nil
                 memory.head += 1

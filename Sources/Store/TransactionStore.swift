@@ -24,15 +24,32 @@ public final class TransactionStore<Record: Sendable>: Sendable {
             if state.records.updateValue(record, forKey: id) == nil {
                 state.order.append(id)
             }
-            while state.records.count > capacity, state.head < state.order.count {
-                state.records[state.order[state.head]] = nil
-                state.head += 1
-            }
-            // Compact the order list once the evicted prefix is half of it.
-            if state.head > 1024 && state.head * 2 > state.order.count {
-                state.order.removeFirst(state.head)
-                state.head = 0
-            }
+            evict(&state)
+        }
+    }
+
+    /// Stores `record` under `id` unless a record is there: true when it was stored. The
+    /// check and the insert are one step, so two concurrent callers cannot both win.
+    public func insert(_ id: String, _ record: Record) -> Bool {
+        state.withLock { state in
+            guard state.records[id] == nil else { return false }
+            state.records[id] = record
+            state.order.append(id)
+            evict(&state)
+            return true
+        }
+    }
+
+    /// Drops the oldest records past `capacity`.
+    private func evict(_ state: inout State) {
+        while state.records.count > capacity, state.head < state.order.count {
+            state.records[state.order[state.head]] = nil
+            state.head += 1
+        }
+        // Compact the order list once the evicted prefix is half of it.
+        if state.head > 1024 && state.head * 2 > state.order.count {
+            state.order.removeFirst(state.head)
+            state.head = 0
         }
     }
 

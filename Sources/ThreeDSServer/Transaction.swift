@@ -64,7 +64,7 @@ public struct Transaction: Sendable {
         }
         guard state == .challenge else {
             if state == .completed {
-                return refuse("threeDSServerTransID", ErrorCode.duplicateResults(in: messageVersion), "awaits no RReq: its result has already been received")
+                return refuse("threeDSServerTransID", ErrorCode.duplicate(in: messageVersion), "awaits no RReq: its result has already been received")
             }
             let why = ares.map { "its ARes was \($0.transStatus.rawValue), not C or D" } ?? "it has no ARes"
             return refuse("threeDSServerTransID", ErrorCode.unexpectedResults(in: messageVersion), "awaits no RReq: \(why)")

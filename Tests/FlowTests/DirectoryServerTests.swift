@@ -123,6 +123,20 @@ struct DirectoryServerTests {
         }
     }
 
+    /// The first AReq's outcome went to any later AReq with its threeDSServerTransID, whatever
+    /// its PAN (issue 12, item 8): the DS refuses the id used again, and the scenario is kept per dsTransID.
+    @Test(arguments: [(MessageVersion.v2_2_0, "305"), (.v2_3_1, "312")])
+    func aThreeDSServerTransIDUsedAgainIsRefused(version: MessageVersion, code: String) async throws {
+        try await withHarness { harness in
+            let first = try appAReq(pan: "4000000000003006", version: version)  // frictionless-n
+            #expect(try await harness.postMessage("/ds/areq", first)["transStatus"] == .string("N"))
+            let again = try appAReq(pan: "4000000000001000", version: version, replacing: ["threeDSServerTransID": first["threeDSServerTransID"]])
+            expectErro(try await harness.postMessage("/ds/areq", again), code: code, detail: "threeDSServerTransID")
+            // A new id gets the new PAN's own outcome.
+            #expect(try await harness.postMessage("/ds/areq", try appAReq(pan: "4000000000001000", version: version))["transStatus"] == .string("Y"))
+        }
+    }
+
     @Test func panOutsideEveryRangeCanBeAnErro305() async throws {
         try await withHarness(configure: { $0.directoryServer.outOfRange = "erro" }) { harness in
             expectErro(try await harness.postMessage("/ds/areq", try appAReq(pan: "1000000000000009")), code: "305", detail: "acctNumber")

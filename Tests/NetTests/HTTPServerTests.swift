@@ -98,6 +98,25 @@ struct HTTPServerTests {
         #expect(responses.map { $0.split(separator: "\r\n\r\n").last.map(String.init) ?? "" } == ["slept 120", "slept 10", "ok", "abc"])
     }
 
+    /// A request with `Upgrade` was routed and answered, then an unsolicited 400 followed
+    /// (issue 12, item 10). It is a plain request here, and the connection goes on; CONNECT
+    /// gets one 400 and the connection closes.
+    @Test func oneRequestGetsOneAnswerWithUpgradeOrConnect() throws {
+        let server = try TestServer(router: router())
+        defer { server.stop() }
+        let upgrade = try RawSocket(port: server.port, receiveTimeout: 1)
+        upgrade.send("GET /health HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n"
+                     + "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc")
+        let answers = RawSocket.split(Array(upgrade.readAll().utf8))
+        #expect(answers.map(statusLine) == ["HTTP/1.1 200 OK", "HTTP/1.1 200 OK"], "\(answers)")
+        #expect(answers.last?.hasSuffix("abc") == true)
+
+        let tunnel = try RawSocket(port: server.port, receiveTimeout: 2)
+        tunnel.send("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
+        let refused = tunnel.readAll()
+        #expect(RawSocket.split(Array(refused.utf8)).map(statusLine) == ["HTTP/1.1 400 Bad Request"], "\(refused)")
+    }
+
     @Test func requestsSplitAcrossManyWrites() throws {
         let server = try TestServer(router: router())
         defer { server.stop() }

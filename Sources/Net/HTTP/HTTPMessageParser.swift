@@ -29,6 +29,7 @@ final class HTTPMessageParser {
     private(set) var inMessage = false
 
     private let parser: UnsafeMutablePointer<http_parser>
+    private let kind: http_parser_type
     private var message = ParsedMessage()
     private var url: [UInt8] = []
     private var field: [UInt8] = []
@@ -40,6 +41,7 @@ final class HTTPMessageParser {
     init(kind: http_parser_type, maxHeaderBytes: Int, maxBodyBytes: Int) {
         self.maxHeaderBytes = maxHeaderBytes
         self.maxBodyBytes = maxBodyBytes
+        self.kind = kind
         parser = .allocate(capacity: 1)
         http_parser_init(parser, kind)
         parser.pointee.data = Unmanaged.passUnretained(self).toOpaque()
@@ -48,6 +50,11 @@ final class HTTPMessageParser {
     deinit { parser.deallocate() }
 
     /// Parses `bytes`; throws at the first malformed or oversized message.
+    ///
+    /// A request asking to upgrade the protocol (`Upgrade: h2c`, `websocket`) is a plain
+    /// HTTP/1.1 request to this server, which ignores the header (RFC 9110, 7.8): it is
+    /// delivered, and parsing goes on after it. `CONNECT` is refused before delivery, so
+    /// either way one request gets one answer.
     func feed(_ bytes: UnsafeRawBufferPointer) throws(ParseFailure) {
         if let failure { throw failure }
         let parsed = bytes.withMemoryRebound(to: CChar.self) {
@@ -61,8 +68,10 @@ final class HTTPMessageParser {
             throw error
         }
         if parser.pointee.upgrade != 0 {
-            failure = .malformed("protocol upgrade is not supported")
-            throw failure!
+            // http_parser stops at an upgrade; start afresh on what follows.
+            http_parser_init(parser, kind)
+            parser.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+            if parsed < bytes.count { try feed(UnsafeRawBufferPointer(rebasing: bytes[parsed...])) }
         }
     }
 
@@ -138,6 +147,10 @@ final class HTTPMessageParser {
             this.storeHeader()
             this.readingValue = false
             guard let parser else { return 1 }
+            // A tunnel is not a request this server can route: one 400, never delivered.
+            if this.kind == HTTP_REQUEST, http_method(rawValue: parser.pointee.method) == HTTP_CONNECT {
+                return this.fail(.malformed("CONNECT is not supported"))
+            }
             let length = parser.pointee.content_length
             if length != UInt64.max && length > UInt64(this.maxBodyBytes) { return this.fail(.bodyTooLarge) }
             if length != UInt64.max { this.message.body.reserveCapacity(Int(length)) }

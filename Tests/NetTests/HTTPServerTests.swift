@@ -117,6 +117,26 @@ struct HTTPServerTests {
         #expect(RawSocket.split(Array(refused.utf8)).map(statusLine) == ["HTTP/1.1 400 Bad Request"], "\(refused)")
     }
 
+    /// A second server on a port already served started silently and split the traffic
+    /// through SO_REUSEPORT (issue 12, item 15): it is refused; once the port is free again it starts.
+    @Test func aPortAlreadyServedIsRefusedAndFreeAgainAfterStop() throws {
+        let first = try TestServer(router: router())
+        let port = first.port
+        let group = EventLoopGroup(loopCount: 2)
+        defer { group.shutdown() }
+        let second = try HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", httpPort: port, httpsPort: nil), router: router(), group: group)
+        #expect { try second.start() } throws: { ($0 as? NetError)?.description.contains("another process is listening there") == true }
+        // Connections left in TIME_WAIT do not count: after the first stops, the port serves again.
+        let socket = try RawSocket(port: port)
+        socket.send("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        _ = socket.readAll()
+        first.stop()
+        let third = try HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", httpPort: port, httpsPort: nil), router: router(), group: group)
+        try third.start()
+        #expect(third.httpPort == port)
+        third.shutdown()
+    }
+
     @Test func requestsSplitAcrossManyWrites() throws {
         let server = try TestServer(router: router())
         defer { server.stop() }

@@ -56,6 +56,9 @@ public final class HTTPServer: @unchecked Sendable {
     /// asked), then the others join it through SO_REUSEPORT.
     public func start() throws {
         let configuration = shared.configuration
+        for port in [configuration.httpPort, configuration.httpsPort].compactMap({ $0 }) where port != 0 {
+            try TCPListener.ensureNotServed(try SocketAddress(host: configuration.host, port: port))
+        }
         perLoop = group.loops.map { LoopState(loop: $0, shared: shared, tls: tlsContext) }
         for state in perLoop {
             let ports = try runOnLoop(state.loop) { () throws -> (Int?, Int?) in

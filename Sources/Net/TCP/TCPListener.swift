@@ -1,4 +1,5 @@
 import CLibUV
+import Glibc
 
 /// A listening TCP socket on one loop. Several loops listen on the same port with
 /// SO_REUSEPORT, and the kernel spreads new connections across them.
@@ -36,6 +37,21 @@ final class TCPListener: LoopHandleOwner {
             close()
             throw .bindFailed(address: address.description, reason: String(cString: uv_strerror(rc)))
         }
+    }
+
+    /// Fails when another socket listens on `address`: a second process would otherwise join
+    /// the port through SO_REUSEPORT and split the traffic. A bind with SO_REUSEADDR alone
+    /// fails on a listening socket but not on connections left in TIME_WAIT; the probe is
+    /// closed at once, and this process's loops then bind with SO_REUSEPORT.
+    static func ensureNotServed(_ address: SocketAddress) throws(NetError) {
+        let fd = socket(address.family, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return }
+        defer { Glibc.close(fd) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        let length = socklen_t(address.family == AF_INET6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+        guard address.withSockaddr({ bind(fd, $0, length) }) != 0, errno == EADDRINUSE else { return }
+        throw .bindFailed(address: address.description, reason: "another process is listening there (a harness already running?)")
     }
 
     /// The address actually bound (the real port when 0 was asked for).

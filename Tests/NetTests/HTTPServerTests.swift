@@ -137,6 +137,27 @@ struct HTTPServerTests {
         third.shutdown()
     }
 
+    /// A client that shut down its write side after a complete request got no answer on the
+    /// async routes (issue 12, item 5): it is answered, then the connection closes.
+    @Test func aHalfClosedClientIsAnsweredThenClosed() throws {
+        let server = try TestServer(router: router())
+        defer { server.stop() }
+        for request in ["GET /sleep/50 HTTP/1.1\r\nHost: x\r\n\r\n",
+                        "GET /sleep/20 HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n"] {
+            let socket = try RawSocket(port: server.port, receiveTimeout: 5)
+            socket.send(request)
+            Foundation.shutdown(socket.fd, Int32(SHUT_WR))
+            let answers = RawSocket.split(Array(socket.readAll().utf8))  // readAll ends at the server's close
+            #expect(answers.count == request.components(separatedBy: "GET ").count - 1, "\(answers)")
+            #expect(answers.first?.hasSuffix("slept 50") == true || answers.first?.hasSuffix("slept 20") == true)
+        }
+        // A request cut short by the half-close is not answered: the connection just closes.
+        let cut = try RawSocket(port: server.port, receiveTimeout: 5)
+        cut.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
+        Foundation.shutdown(cut.fd, Int32(SHUT_WR))
+        #expect(cut.readAll() == "")
+    }
+
     @Test func requestsSplitAcrossManyWrites() throws {
         let server = try TestServer(router: router())
         defer { server.stop() }

@@ -42,6 +42,7 @@ final class ServerConnection {
         // The channel holds the connection until it closes.
         channel.onData = { bytes in self.received(bytes) }
         channel.onClose = { reason in self.closed(reason) }
+        channel.onEnd = { [unowned self] in peerFinished() }
         timer = channel.loop.scheduleTimer(after: shared.configuration.idleTimeoutMilliseconds) { self.timedOut() }
         channel.start()
     }
@@ -65,6 +66,13 @@ final class ServerConnection {
             }
             armTimer()
         }
+    }
+
+    /// The peer shut down its write side after its requests: answer them, then close. A
+    /// request cut short can never complete, and nothing is owed on an idle connection.
+    private func peerFinished() {
+        stopAfterQueue = true
+        if parser.inMessage || isIdle { channel.close() }
     }
 
     /// Answers `status` after the requests before it, then closes: the stream is no

@@ -7,6 +7,11 @@ final class Channel {
     var onData: ((UnsafeRawBufferPointer) -> Void)?
     /// Called once when the connection ends, with the reason if it was not a clean close.
     var onClose: ((String?) -> Void)?
+    /// Called when the peer has sent all it will (it shut down its write side); the
+    /// connection stays open for the answers. Without it, that closes the connection.
+    var onEnd: (() -> Void)? {
+        didSet { stream.onEnd = onEnd.map { end in { [weak self] in self?.tls?.isHandshakeComplete == false ? self?.close() : end() } } }
+    }
     /// Called once when the connection is ready for application data (TLS handshake done).
     var onReady: (() -> Void)?
     private var heldPlaintext: [UInt8] = []

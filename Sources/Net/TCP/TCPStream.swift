@@ -12,6 +12,9 @@ final class TCPStream: LoopHandleOwner {
     var onRead: ((UnsafeRawBufferPointer) -> Void)?
     /// Called once when the stream is closed, with the reason if it was not a clean close.
     var onClose: ((String?) -> Void)?
+    /// Called when the peer shuts down its write side, if set; else that closes the stream.
+    /// A server still answers what it received (a half-close is not an abort).
+    var onEnd: (() -> Void)?
     private var queuedWrites = 0
     private var closeWhenFlushed = false
     private var closeReason: String?
@@ -65,6 +68,9 @@ final class TCPStream: LoopHandleOwner {
             guard let stream = owner(of: handle, as: TCPStream.self) else { return }
             if count > 0, let base = buffer?.pointee.base {
                 stream.onRead?(UnsafeRawBufferPointer(start: base, count: count))
+            } else if count == Int(UV_EOF.rawValue), let onEnd = stream.onEnd {
+                stream.stopReading()
+                onEnd()
             } else if count < 0 {
                 stream.closeReason = count == Int(UV_EOF.rawValue) ? nil : String(cString: uv_strerror(Int32(count)))
                 stream.close()

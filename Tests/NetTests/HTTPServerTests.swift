@@ -158,6 +158,32 @@ struct HTTPServerTests {
         #expect(cut.readAll() == "")
     }
 
+    /// Bare CRLFs between requests restarted the idle clock, so a connection was held forever
+    /// without a request; a stalled TLS handshake was cut only by the idle timeout (issue 12,
+    /// item 9). Both run on the request clock from their first byte now.
+    @Test func crlfsAndAStalledHandshakeRunOnTheRequestClock() async throws {
+        let server = try TestServer(router: router(), tls: TestCerts.server) {
+            $0.requestTimeoutMilliseconds = 300
+            $0.idleTimeoutMilliseconds = 60_000
+        }
+        defer { server.stop() }
+        let trickle = try RawSocket(port: server.port, receiveTimeout: 0.1)
+        var sent = 0
+        while sent < 50, !trickle.peerClosed() {  // 50 × 0.1 s, far under the 60 s idle clock
+            trickle.send("\r\n")
+            sent += 1
+        }
+        #expect(sent < 50, "the connection was held by CRLFs")
+        let stalled = try RawSocket(port: server.tlsPort, receiveTimeout: 5)
+        stalled.send([0x16, 0x03, 0x01])  // the start of a ClientHello, then nothing
+        #expect(stalled.peerClosed(), "a stalled handshake is cut by the request clock, not the 60 s idle one")
+        // A client that completes the handshake and a request is served as before.
+        let group = EventLoopGroup(loopCount: 1)
+        defer { group.shutdown() }
+        let client = try HTTPClient(group: group, configuration: HTTPClientConfiguration(tls: TLSConfiguration(trustRootsFile: TestCerts.root)))
+        #expect(try await client.get("https://localhost:\(server.tlsPort)/health").status == .ok)
+    }
+
     @Test func requestsSplitAcrossManyWrites() throws {
         let server = try TestServer(router: router())
         defer { server.stop() }

@@ -19,7 +19,10 @@ final class ServerConnection {
     /// A response withheld on purpose: the connection waits for the client to give up.
     private var isWithholding = false
     private var stopAfterQueue = false
-    private var requestClockRunning = false
+    /// Which clock runs: none while a handler runs, the keep-alive clock between requests, the
+    /// request clock from the first byte of a request (or of a TLS handshake) to its end.
+    private var clock = Clock.none
+    private enum Clock { case none, idle, request }
     private var timer: LoopTimer?
     private var serializer = HTTPSerializer()
     private let peer: String
@@ -43,7 +46,18 @@ final class ServerConnection {
         channel.onData = { bytes in self.received(bytes) }
         channel.onClose = { reason in self.closed(reason) }
         channel.onEnd = { [unowned self] in peerFinished() }
-        timer = channel.loop.scheduleTimer(after: shared.configuration.idleTimeoutMilliseconds) { self.timedOut() }
+        // A TLS handshake is the start of the first request: it must end within the request clock.
+        let secure = channel.tls != nil
+        clock = secure ? .request : .idle
+        timer = channel.loop.scheduleTimer(after: secure ? shared.configuration.requestTimeoutMilliseconds : shared.configuration.idleTimeoutMilliseconds) {
+            self.timedOut()
+        }
+        if secure {
+            channel.onReady = { [unowned self] in
+                clock = .none
+                armTimer()
+            }
+        }
         channel.start()
     }
 
@@ -52,6 +66,11 @@ final class ServerConnection {
     private func received(_ bytes: UnsafeRawBufferPointer) {
         withExtendedLifetime(self) {
             guard !stopAfterQueue else { return }
+            // Any byte starts the request clock, bare CRLFs between requests too: they cannot hold an idle connection.
+            if clock == .idle, let timer {
+                clock = .request
+                timer.restart(after: shared.configuration.requestTimeoutMilliseconds)
+            }
             do throws(ParseFailure) {
                 try parser.feed(bytes)
             } catch {
@@ -191,22 +210,22 @@ final class ServerConnection {
 
     private var isLastQueued: Bool { queueHead == queue.count && !parser.inMessage }
 
-    /// Idle between requests: the keep-alive clock. Inside a request: the request clock,
-    /// started at its first byte and not reset by later bytes (a slow client cannot
-    /// hold the connection by trickling). While a handler runs: no clock.
+    /// Idle between requests: the keep-alive clock. From a request's first byte: the request
+    /// clock, not reset by later bytes (a slow client cannot hold the connection by
+    /// trickling, nor by CRLFs that start no message). While a handler runs: no clock.
     private func armTimer() {
         guard let timer else { return }
         if isHandling {
-            requestClockRunning = false
+            clock = .none
             timer.pause()
-        } else if parser.inMessage {
-            if !requestClockRunning {
-                requestClockRunning = true
+        } else if parser.inMessage || clock == .request {
+            if clock != .request {
+                clock = .request
                 timer.restart(after: shared.configuration.requestTimeoutMilliseconds)
             }
-        } else {
-            requestClockRunning = false
+        } else if clock != .idle {
             if shared.isShuttingDown && queueHead == queue.count { return channel.closeAfterFlush() }
+            clock = .idle
             timer.restart(after: shared.configuration.idleTimeoutMilliseconds)
         }
     }

@@ -5,6 +5,7 @@ import Testing
 private func router() -> Router {
     var router = Router()
     router.get("/health") { _, _ in .text("ok") }
+    router.get("/big") { _, _ in .text(String(repeating: "x", count: 100_000)) }
     router.post("/echo") { request, _ in HTTPResponse(headers: ["Content-Type": "application/octet-stream"], body: request.body) }
     router.get("/items/{id}") { _, context in .text("item \(try context.parameter("id"))") }
     // Answers after `ms` milliseconds: a slow async handler, for ordering and shutdown.
@@ -182,6 +183,42 @@ struct HTTPServerTests {
         defer { group.shutdown() }
         let client = try HTTPClient(group: group, configuration: HTTPClientConfiguration(tls: TLSConfiguration(trustRootsFile: TestCerts.root)))
         #expect(try await client.get("https://localhost:\(server.tlsPort)/health").status == .ok)
+    }
+
+    /// A client that pipelined requests and never read made the server buffer every answer
+    /// (issue 12, item 2): above 1 MiB unsent the connection stops reading and handling until
+    /// the client takes half of it, and nothing is lost.
+    @Test func aClientThatDoesNotReadStopsTheServerReadingNotGrowingIt() throws {
+        let server = try TestServer(router: router())
+        defer { server.stop() }
+        let socket = try RawSocket(port: server.port, receiveTimeout: 10)
+        let count = 300  // 30 MB of answers, far past the kernel's buffers
+        socket.send(String(repeating: "GET /big HTTP/1.1\r\nHost: x\r\n\r\n", count: count))
+        var waited = 0
+        while server.server.shared.writePauses.load(ordering: .relaxed) == 0 && waited < 500 {  // at most 5 s
+            usleep(10_000)
+            waited += 1
+        }
+        #expect(server.server.shared.writePauses.load(ordering: .relaxed) > 0, "the server never stopped for the client")
+        // Every answer arrives once the client reads: count bytes (30 MB is too much to parse as text).
+        let answerBytes = "HTTP/1.1 200 OK\r\n".utf8.count
+        var received = 0, answersSeen = 0
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var carry: [UInt8] = []
+        while answersSeen < count {
+            let read = recv(socket.fd, &buffer, buffer.count, 0)
+            if read <= 0 { break }
+            received += read
+            // Count status lines, including one split across two reads.
+            let chunk = carry + buffer[0..<read]
+            var start = chunk.startIndex
+            while let mark = chunk[start...].firstIndex(of: 0x48), mark + answerBytes <= chunk.endIndex {  // "H"
+                if chunk[mark..<(mark + answerBytes)].elementsEqual("HTTP/1.1 200 OK\r\n".utf8) { answersSeen += 1 }
+                start = mark + 1
+            }
+            carry = Array(chunk.suffix(answerBytes - 1))
+        }
+        #expect(answersSeen == count && received > (count - 1) * 100_000, "\(answersSeen) answers, \(received) bytes")
     }
 
     @Test func requestsSplitAcrossManyWrites() throws {

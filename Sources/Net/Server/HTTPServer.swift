@@ -9,6 +9,8 @@ final class ServerShared: @unchecked Sendable {
     let logger: Logger
     /// Read on every response: an atomic, not a lock.
     private let shuttingDown = Atomic<Bool>(false)
+    /// How often a connection stopped for a client that does not read its answers (tests and diagnostics).
+    let writePauses = Atomic<Int>(0)
 
     init(configuration: ServerConfiguration, router: Router, logger: Logger) {
         self.configuration = configuration
@@ -32,7 +34,7 @@ final class ServerShared: @unchecked Sendable {
 /// ```
 public final class HTTPServer: @unchecked Sendable {
     public let group: EventLoopGroup
-    private let shared: ServerShared
+    let shared: ServerShared
     private let tlsContext: TLSContext?
     private var perLoop: [LoopState] = []
     private let stateLock = NSLock()

@@ -31,6 +31,10 @@ final class ServerConnection {
     var onClose: ((ServerConnection) -> Void)?
     /// Pipelined requests waiting beyond this stop further reads until they are answered.
     private static let maxQueued = 64
+    /// Answers the client has not taken beyond this stop reading and handling until they drain
+    /// to half: a client that sends and never reads cannot make the server buffer without end.
+    static let maxUnsentBytes = 1 << 20
+    private var waitingForDrain = false
 
     init(channel: Channel, shared: ServerShared) {
         self.channel = channel
@@ -109,7 +113,7 @@ final class ServerConnection {
     }
 
     private func handleNext() {
-        guard !isHandling, queueHead < queue.count, channel.isOpen else { return }
+        guard !isHandling, !waitingForDrain, queueHead < queue.count, channel.isOpen else { return }
         let item = queue[queueHead]
         queueHead += 1
         if queueHead == queue.count {
@@ -203,9 +207,28 @@ final class ServerConnection {
             channel.closeAfterFlush()
             return
         }
-        if queue.count - queueHead <= Self.maxQueued && !stopAfterQueue { channel.stream.startReading() }
+        if channel.stream.unsentBytes > Self.maxUnsentBytes {
+            waitForDrain()
+        } else if queue.count - queueHead <= Self.maxQueued && !stopAfterQueue {
+            channel.stream.startReading()
+        }
         handleNext()
         armTimer()
+    }
+
+    /// Stops reading and handling until the client has taken half of what waits for it; the
+    /// keep-alive clock runs meanwhile, so a client that never reads is closed in time.
+    private func waitForDrain() {
+        waitingForDrain = true
+        shared.writePauses.add(1, ordering: .relaxed)
+        channel.stream.stopReading()
+        channel.stream.drainedBelow = Self.maxUnsentBytes / 2
+        channel.stream.onDrained = { [unowned self] in
+            waitingForDrain = false
+            if queue.count - queueHead <= Self.maxQueued && !stopAfterQueue { channel.stream.startReading() }
+            handleNext()
+            armTimer()
+        }
     }
 
     private var isLastQueued: Bool { queueHead == queue.count && !parser.inMessage }
@@ -232,6 +255,8 @@ final class ServerConnection {
 
     private func timedOut() {
         guard !isHandling else { return }
+        // A client that takes no answers gets none more.
+        if waitingForDrain { return channel.close() }
         if parser.inMessage {
             shared.logger.debug("request timed out", metadata: ["peer": "\(peer)"])
             refuse(.requestTimeout, "request not received in full within \(shared.configuration.requestTimeoutMilliseconds) ms")

@@ -131,8 +131,18 @@ final class TCPStream: LoopHandleOwner {
             close()
         } else if closeWhenFlushed && queuedWrites == 0 {
             close()
+        } else if let onDrained, unsentBytes <= drainedBelow {
+            self.onDrained = nil
+            onDrained()
         }
     }
+
+    /// Bytes written but not yet taken by the kernel (libuv's write queue).
+    var unsentBytes: Int { handle.map { Int($0.asStream.pointee.write_queue_size) } ?? 0 }
+
+    /// Called once, when the unsent bytes fall to `drainedBelow` or less; set it again to wait again.
+    var onDrained: (() -> Void)?
+    var drainedBelow = 0
 
     /// Closes once every queued write has reached the kernel.
     func closeAfterFlush() {
@@ -146,6 +156,8 @@ final class TCPStream: LoopHandleOwner {
         let callback = onClose
         onClose = nil
         onRead = nil
+        onEnd = nil
+        onDrained = nil  // cancelled writes still finish; nothing may call back into a closed connection
         closeOwnedHandle(handle)
         callback?(closeReason)
     }

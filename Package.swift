@@ -87,7 +87,7 @@ let package = Package(
         .testTarget(name: "EMVCryptoTests", dependencies: ["EMVCrypto", "EMV3DS", "JOSE"]),
         // Fixtures and the Python interop peer are read from the source tree at test time.
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "TestSupport"], exclude: ["Fixtures", "Interop"]),
-        .testTarget(name: "HarnessTests", dependencies: ["Harness", "Net", "Scenarios", "TestSupport", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "HarnessTests", dependencies: ["Harness", "Net", "Scenarios", "Store", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         // End to end: the roles over real HTTP on loopback, driven by the SDK simulator and by a Python peer.
         .testTarget(name: "FlowTests", dependencies: ["Harness", "Net", "EMV3DS", "EMVCrypto", "JOSE", "JSON", "SDKSimulator", "TestSupport"],
                     exclude: ["Peer"]),

@@ -44,7 +44,8 @@ public final class AccessControlServer: Sendable {
         self.scenarios = scenarios
         self.peer = peer
         self.endpoints = endpoints
-        transactions = TransactionStore(capacity: capacity)
+        // A challenge evicted for room ends with its timer, not at its time limit.
+        transactions = TransactionStore(capacity: capacity) { $0.stopTimer() }
         self.logger = logger
     }
 

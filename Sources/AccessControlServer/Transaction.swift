@@ -68,6 +68,11 @@ extension AccessControlServer {
             (scheme ?? PaymentScheme(rid: "", name: "", cardRanges: [])).eci(for: status)
         }
 
+        /// Cancels the challenge's time limit, if one runs.
+        func stopTimer() {
+            if case .challenge(let state) = phase { state.timer?.cancel() }
+        }
+
         /// Leaves the challenge phase for `next`, stopping its timer.
         mutating func leaveChallenge(for next: Phase) {
             if case .challenge(let state) = phase { state.timer?.cancel() }

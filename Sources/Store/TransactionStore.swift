@@ -12,38 +12,45 @@ public final class TransactionStore<Record: Sendable>: Sendable {
 
     private let state = Mutex(State())
     public let capacity: Int
+    /// Called with each record dropped for room (outside the lock), so that what it owns,
+    /// a timer for instance, ends with it.
+    private let onEvict: (@Sendable (Record) -> Void)?
 
-    public init(capacity: Int = 100_000) {
+    public init(capacity: Int = 100_000, onEvict: (@Sendable (Record) -> Void)? = nil) {
         precondition(capacity > 0, "a store holds at least one record")
         self.capacity = capacity
+        self.onEvict = onEvict
     }
 
     /// Stores `record` under `id`, replacing any earlier one.
     public func put(_ id: String, _ record: Record) {
-        state.withLock { state in
+        let evicted = state.withLock { state in
             if state.records.updateValue(record, forKey: id) == nil {
                 state.order.append(id)
             }
-            evict(&state)
+            return evict(&state)
         }
+        if let onEvict { evicted.forEach(onEvict) }
     }
 
     /// Stores `record` under `id` unless a record is there: true when it was stored. The
     /// check and the insert are one step, so two concurrent callers cannot both win.
     public func insert(_ id: String, _ record: Record) -> Bool {
-        state.withLock { state in
-            guard state.records[id] == nil else { return false }
+        let (inserted, evicted) = state.withLock { state -> (Bool, [Record]) in
+            guard state.records[id] == nil else { return (false, []) }
             state.records[id] = record
             state.order.append(id)
-            evict(&state)
-            return true
+            return (true, evict(&state))
         }
+        if let onEvict { evicted.forEach(onEvict) }
+        return inserted
     }
 
-    /// Drops the oldest records past `capacity`.
-    private func evict(_ state: inout State) {
+    /// Drops the oldest records past `capacity`; returns them.
+    private func evict(_ state: inout State) -> [Record] {
+        var evicted: [Record] = []
         while state.records.count > capacity, state.head < state.order.count {
-            state.records[state.order[state.head]] = nil
+            if let record = state.records.removeValue(forKey: state.order[state.head]) { evicted.append(record) }
             state.head += 1
         }
         // Compact the order list once the evicted prefix is half of it.
@@ -51,6 +58,7 @@ public final class TransactionStore<Record: Sendable>: Sendable {
             state.order.removeFirst(state.head)
             state.head = 0
         }
+        return evicted
     }
 
     public func get(_ id: String) -> Record? { state.withLock { $0.records[id] } }

@@ -7,14 +7,24 @@ public enum LogLevelName {
     public static func parse(_ name: String) -> Logger.Level? { Logger.Level(rawValue: name.lowercased()) }
 }
 
-/// One JSON object per line on standard error: `{"ts","level","label","msg",...metadata}`.
-public struct JSONLogHandler: LogHandler {
+/// The harness's log lines on standard error, one per event: text, laid out as swift-log's
+/// stream handler does (`time level label: key=value [source] message`) with every control
+/// character of the message, keys and values escaped, so that a value from outside (a JWE
+/// header, a JSON member name) cannot start a line of its own; or one JSON object per line
+/// (`{"ts","level","label","msg",...metadata}`).
+public struct HarnessLogHandler: LogHandler {
+    public enum Format: Sendable { case text, json }
+
     public var metadata: Logger.Metadata = [:]
     public var logLevel: Logger.Level = .info
     private let label: String
+    private let format: Format
     private static let lock = NSLock()
 
-    public init(label: String) { self.label = label }
+    public init(label: String, format: Format) {
+        self.label = label
+        self.format = format
+    }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
@@ -22,44 +32,25 @@ public struct JSONLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        var object: [String: Any] = [
-            "ts": Date().timeIntervalSince1970, "level": event.level.rawValue, "label": label, "msg": "\(event.message)",
-        ]
-        for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) { object[key] = "\(value)" }
-        guard var line = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
-        line.append(0x0A)
+        guard let line = render(event, at: Date()) else { return }
         Self.lock.withLock { FileHandle.standardError.write(line) }
-    }
-}
-
-/// One line per event on standard error, laid out as swift-log's stream handler does
-/// (`time level label: key=value [source] message`), with every control character of the
-/// message, keys and values escaped: a value from outside (a JWE header, a JSON member name)
-/// cannot start a line of its own.
-public struct TextLogHandler: LogHandler {
-    public var metadata: Logger.Metadata = [:]
-    public var logLevel: Logger.Level = .info
-    private let label: String
-    private static let lock = NSLock()
-
-    public init(label: String) { self.label = label }
-
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    public func log(event: LogEvent) {
-        let line = render(event, at: Date())
-        Self.lock.withLock { FileHandle.standardError.write(Data(line.utf8)) }
     }
 
     /// The line for `event`, ending in a newline.
-    func render(_ event: LogEvent, at date: Date) -> String {
+    func render(_ event: LogEvent, at date: Date) -> Data? {
         let merged = metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 })
-        let pairs = merged.sorted { $0.key < $1.key }.map { "\(Self.escaped($0.key))=\(Self.escaped("\($0.value)"))" }
-        let fields = pairs.isEmpty ? "" : " " + pairs.joined(separator: " ")
-        return "\(Self.timestamp(date)) \(event.level) \(label):\(fields) [\(Self.escaped(event.source))] \(Self.escaped("\(event.message)"))\n"
+        switch format {
+        case .json:
+            var object: [String: Any] = ["ts": date.timeIntervalSince1970, "level": event.level.rawValue, "label": label, "msg": "\(event.message)"]
+            for (key, value) in merged { object[key] = "\(value)" }
+            guard var line = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return nil }
+            line.append(0x0A)
+            return line
+        case .text:
+            let pairs = merged.sorted { $0.key < $1.key }.map { "\(Self.escaped($0.key))=\(Self.escaped("\($0.value)"))" }
+            let fields = pairs.isEmpty ? "" : " " + pairs.joined(separator: " ")
+            return Data("\(Self.timestamp(date)) \(event.level) \(label):\(fields) [\(Self.escaped(event.source))] \(Self.escaped("\(event.message)"))\n".utf8)
+        }
     }
 
     /// `text` with control characters (C0, DEL, C1, and the Unicode line and paragraph
@@ -96,7 +87,7 @@ public struct TextLogHandler: LogHandler {
 /// Sets up swift-log once for the process: text (the default) or JSON lines, at `level`.
 public func bootstrapLogging(format: String, level: Logger.Level) {
     LoggingSystem.bootstrap { label in
-        var handler: LogHandler = format == "json" ? JSONLogHandler(label: label) : TextLogHandler(label: label)
+        var handler = HarnessLogHandler(label: label, format: format == "json" ? .json : .text)
         handler.logLevel = level
         return handler
     }

@@ -7,15 +7,15 @@ import Testing
 struct LoggingTests {
     /// A newline in a JWE `alg` or a JSON member name forged whole lines in the text log (issue 12, item 7).
     @Test func controlCharactersFromOutsideCannotForgeALine() {
-        let handler = TextLogHandler(label: "harness")
+        let handler = HarnessLogHandler(label: "harness", format: .text)
         let forged = "RSA\n2026-11-22T00:00:00+0000 error harness: [DS] all keys leaked\r\u{1B}[31m\u{2028}"
         let event = LogEvent(level: .info, message: "AReq refused: alg \(forged)", metadata: ["reason\nkey": "\(forged)"],
                              source: "DirectoryServer", file: #fileID, function: #function, line: #line)
-        let line = handler.render(event, at: Date(timeIntervalSince1970: 0))
+        let line = String(decoding: handler.render(event, at: Date(timeIntervalSince1970: 0)) ?? Data(), as: UTF8.self)
         #expect(line.hasPrefix("1970-01-01T00:00:00+0000 info harness: reason\\nkey=RSA\\n2026"))
         #expect(line.filter { $0 == "\n" }.count == 1 && line.hasSuffix("\n"))
         #expect(line.contains("\\r\\u{1B}[31m\\u{2028}") && !line.contains("\u{1B}"))
-        #expect(TextLogHandler.escaped("plain text, no change") == "plain text, no change")
-        #expect(TextLogHandler.escaped(#"a\b"#) == #"a\\b"#)
+        #expect(HarnessLogHandler.escaped("plain text, no change") == "plain text, no change")
+        #expect(HarnessLogHandler.escaped(#"a\b"#) == #"a\\b"#)
     }
 }

@@ -151,8 +151,7 @@ public final class DirectoryServer: Sendable {
             logger.warning("ACS gave no usable ARes", metadata: ["reason": "\(error)"])
             let erro = Self.erro(about: error, areq: areq)
             if case .invalid(_, let invalid) = error {
-                let ares = JSONValue.object(omittingAbsent: [("acsTransID", .string(invalid.ids.acsTransID))])
-                await tellACS(areq.erro(about: invalid.violations, in: ares, from: .directoryServer), dsTransID: dsTransID, url: acsURL)
+                await tellACS(areq.erro(about: invalid.violations, answered: invalid.ids, from: .directoryServer), dsTransID: dsTransID, url: acsURL)
             }
             record(dsTransID, "sent to the 3DS Server: Erro \(erro.errorCode.rawValue) about the ARes")
             return .emv(erro.json)
@@ -163,7 +162,7 @@ public final class DirectoryServer: Sendable {
             return .emv(erro.json)
         case .message(let ares):
             if let unechoed = areq.unechoed(in: ares.envelope.json) {
-                let erro = areq.erro(about: [unechoed], in: ares.envelope.json, from: .directoryServer)
+                let erro = areq.erro(about: [unechoed], answered: TransactionIDs(json: ares.envelope.json), from: .directoryServer)
                 await tellACS(erro, dsTransID: dsTransID, url: acsURL)
                 record(dsTransID, "sent to the 3DS Server: Erro \(erro.errorCode.rawValue) about the ARes")
                 return .emv(erro.json)

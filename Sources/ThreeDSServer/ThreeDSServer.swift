@@ -79,7 +79,7 @@ public final class ThreeDSServer: Sendable {
                 transaction.warnings += envelope.warnings.map { "ARes: " + $0 }
                 if let unechoed = areq.unechoed(in: envelope.json) {
                     // An ARes that is not this transaction's is no usable answer: as an invalid one.
-                    await refuse(areq.erro(about: [unechoed], in: envelope.json, from: .threeDSServer), violations: [unechoed],
+                    await refuse(areq.erro(about: [unechoed], answered: TransactionIDs(json: envelope.json), from: .threeDSServer), violations: [unechoed],
                                  of: &transaction, url: url)
                     return finish(transaction, status: .badGateway)
                 }

@@ -47,11 +47,10 @@ public struct AReq: Sendable {
         return nil
     }
 
-    /// An Erro about `answer` (the ARes) that names this AReq's transaction, in its version,
-    /// with the ACS's `acsTransID` and `dsTransID` where the ARes carries them.
-    public func erro(about violations: [Violation], in answer: JSONValue, from component: ErrorComponent) -> ErroMessage {
+    /// An Erro about its ARes that names this AReq's transaction, in its version, with the
+    /// ACS's `acsTransID` and `dsTransID` where the ARes carried them (`answered`).
+    public func erro(about violations: [Violation], answered: TransactionIDs, from component: ErrorComponent) -> ErroMessage {
         var ids = self.ids
-        let answered = TransactionIDs(json: answer)
         ids.acsTransID = answered.acsTransID
         ids.dsTransID = ids.dsTransID ?? answered.dsTransID
         return InvalidMessage(violations: violations, messageType: MessageType.aRes.rawValue, claimedVersion: version.rawValue, ids: ids)

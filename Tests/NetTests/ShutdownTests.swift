@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import Net
 
@@ -23,6 +24,38 @@ struct ShutdownTests {
         #expect(response.hasSuffix("finished"))
         while !stopped.isFinished { usleep(5_000) }
         #expect(throws: (any Error).self) { try RawSocket(port: port) }
+    }
+
+    @Test func aRequestInFlightStillCallsItsOwnServerDuringTheGracePeriod() throws {
+        // The roles call each other through the server's own listener (the 3DS Server's AReq goes
+        // to the DS at the same port). A request accepted before the signal must finish those calls.
+        let base = Mutex<(String, HTTPClient)?>(nil)
+        var router = Router()
+        router.get("/inner") { _, _ in .text("inner answered") }
+        router.get("/outer") { _, _ in
+            try await Task.sleep(nanoseconds: 300_000_000)  // the signal comes now
+            guard let (url, client) = base.withLock({ $0 }) else { throw HTTPError(.internalServerError, "no client") }
+            let inner = try await client.get(url + "/inner")
+            return .text("outer saw: \(inner.bodyText)")
+        }
+        let server = try TestServer(router: router)
+        let client = try HTTPClient(group: server.group)
+        base.withLock { $0 = ("http://127.0.0.1:\(server.port)", client) }
+        let socket = try RawSocket(port: server.port)
+        socket.send("GET /outer HTTP/1.1\r\nHost: x\r\n\r\n")
+        usleep(50_000)
+        let stopped = Thread { server.stop() }
+        stopped.start()
+        while !server.server.isShuttingDown { usleep(1_000) }
+        // A stranger connecting during the grace period is not served.
+        if let stranger = try? RawSocket(port: server.port) {
+            stranger.send("GET /inner HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(stranger.readAll() == "")
+        }
+        let response = socket.readAll()
+        #expect(statusLine(response) == "HTTP/1.1 200 OK")
+        #expect(response.hasSuffix("outer saw: inner answered"))
+        while !stopped.isFinished { usleep(5_000) }
     }
 
     @Test func idleConnectionsAreClosedAtOnce() throws {

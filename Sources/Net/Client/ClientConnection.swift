@@ -16,9 +16,12 @@ final class ClientConnection {
     private(set) var isReusable = false
     var onClose: ((ClientConnection) -> Void)?
 
-    init(endpoint: Endpoint, loop: EventLoop, maxResponseBytes: Int) {
+    private let ownPorts: OwnClientPorts?
+
+    init(endpoint: Endpoint, loop: EventLoop, maxResponseBytes: Int, ownPorts: OwnClientPorts? = nil) {
         self.endpoint = endpoint
         self.loop = loop
+        self.ownPorts = ownPorts
         parser = HTTPMessageParser(kind: HTTP_RESPONSE, maxHeaderBytes: 64 * 1024, maxBodyBytes: maxResponseBytes)
         parser.onMessage = { [unowned self] message in
             responseKeepAlive = message.keepAlive
@@ -73,7 +76,7 @@ final class ClientConnection {
                 self.isReusable = true
                 finishOpen(nil)
             }
-            channel.stream.connect(to: socketAddress) { error in
+            channel.stream.connect(to: socketAddress, registeringIn: ownPorts) { error in
                 if let error { return finishOpen(.connectFailed(address: address, reason: error)) }
                 channel.start()
             }

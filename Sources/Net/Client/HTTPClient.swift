@@ -84,7 +84,8 @@ public final class HTTPClient: Sendable {
             }
         }
         if let idle = pool.checkOut(endpoint) { return send(idle, true) }
-        let connection = ClientConnection(endpoint: endpoint, loop: pool.loop, maxResponseBytes: configuration.maxResponseBytes)
+        let connection = ClientConnection(endpoint: endpoint, loop: pool.loop, maxResponseBytes: configuration.maxResponseBytes,
+                                          ownPorts: group.ownClientPorts)
         connection.open(tls: endpoint.secure ? tlsContext : nil, timeoutMilliseconds: configuration.connectTimeoutMilliseconds) { error in
             if let error { return completion(.failure(error)) }
             send(connection, false)

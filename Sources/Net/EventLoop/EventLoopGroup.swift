@@ -3,6 +3,8 @@ import Foundation
 /// A fixed set of event loops, one per thread (by default one per core).
 public final class EventLoopGroup: @unchecked Sendable {
     public let loops: [EventLoop]
+    /// Ports of the connections this group's clients have open (see ``OwnClientPorts``).
+    public let ownClientPorts = OwnClientPorts()
     private let lock = NSLock()
     private var nextIndex = 0
     private var stopped = false

@@ -7,13 +7,16 @@ final class ServerShared: @unchecked Sendable {
     let configuration: ServerConfiguration
     let router: Router
     let logger: Logger
+    /// Connections from these ports are this process's roles calling each other.
+    let ownClientPorts: OwnClientPorts
     /// Read on every response: an atomic, not a lock.
     private let shuttingDown = Atomic<Bool>(false)
     /// How often a connection stopped for a client that does not read its answers (tests and diagnostics).
     let writePauses = Atomic<Int>(0)
 
-    init(configuration: ServerConfiguration, router: Router, logger: Logger) {
+    init(configuration: ServerConfiguration, router: Router, logger: Logger, ownClientPorts: OwnClientPorts) {
         self.configuration = configuration
+        self.ownClientPorts = ownClientPorts
         self.router = router
         self.logger = logger
     }
@@ -45,7 +48,7 @@ public final class HTTPServer: @unchecked Sendable {
     public init(configuration: ServerConfiguration, router: Router, group: EventLoopGroup,
                 logger: Logger = Logger(label: "harness.http")) throws(NetError) {
         self.group = group
-        shared = ServerShared(configuration: configuration, router: router, logger: logger)
+        shared = ServerShared(configuration: configuration, router: router, logger: logger, ownClientPorts: group.ownClientPorts)
         if configuration.httpsPort != nil {
             guard let tls = configuration.tls else { throw .tls("HTTPS port set but no certificate and key configured") }
             tlsContext = try TLSContext(server: tls)
@@ -80,6 +83,10 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Stops accepting, lets requests already received finish (up to the grace period),
     /// then closes every connection. Blocks; call it off the loops.
+    ///
+    /// Until the last connection closes the listeners stay open for this process's own
+    /// clients alone (``OwnClientPorts``): a request in flight may still call another role
+    /// through them. Any other new connection is closed as soon as it is accepted.
     public func shutdown() {
         shared.isShuttingDown = true
         let done = DispatchGroup()
@@ -98,6 +105,9 @@ public final class HTTPServer: @unchecked Sendable {
         }
         shared.logger.info("server stopped")
     }
+
+    /// True from the start of ``shutdown()``.
+    public var isShuttingDown: Bool { shared.isShuttingDown }
 
     /// Connections open right now, across loops (for tests and the admin API).
     public var openConnections: Int {
@@ -142,6 +152,9 @@ private final class LoopState: @unchecked Sendable {
     }
 
     private func accept(_ stream: TCPStream, secure: Bool) {
+        if shared.isShuttingDown {
+            guard let port = stream.peerAddress?.port, shared.ownClientPorts.contains(port) else { return stream.close() }
+        }
         var session: TLSSession?
         if secure, let tls {
             do { session = try TLSSession(context: tls) } catch {
@@ -154,23 +167,31 @@ private final class LoopState: @unchecked Sendable {
         connection.onClose = { [weak self] connection in
             guard let self else { return }
             connections[ObjectIdentifier(connection)] = nil
-            if connections.isEmpty, let onDrained {
-                self.onDrained = nil
-                onDrained()
-            }
+            if connections.isEmpty, onDrained != nil { finishDrain() }
         }
         connection.start()
     }
 
     func drain(_ completion: @escaping () -> Void) {
-        listeners.forEach { $0.close() }
-        listeners = []
-        guard !connections.isEmpty else { return completion() }
         onDrained = completion
+        guard !connections.isEmpty else { return finishDrain() }
         for connection in Array(connections.values) { connection.drain() }
     }
 
+    private func finishDrain() {
+        closeListeners()
+        let completion = onDrained
+        onDrained = nil
+        completion?()
+    }
+
     func forceClose() {
+        closeListeners()
         for connection in Array(connections.values) { connection.forceClose() }
+    }
+
+    private func closeListeners() {
+        listeners.forEach { $0.close() }
+        listeners = []
     }
 }

@@ -19,6 +19,16 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
 
     init(storage: sockaddr_storage) { self.storage = storage }
 
+    /// The local or peer address of a socket: `query` is `uv_tcp_getsockname` or `uv_tcp_getpeername`.
+    init?(of handle: UnsafePointer<uv_tcp_t>,
+          _ query: (UnsafePointer<uv_tcp_t>?, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<Int32>?) -> Int32) {
+        var storage = sockaddr_storage()
+        var length = Int32(MemoryLayout<sockaddr_storage>.size)
+        let rc = withUnsafeMutableBytes(of: &storage) { query(handle, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), &length) }
+        guard rc == 0 else { return nil }
+        self.storage = storage
+    }
+
     var family: Int32 { Int32(storage.ss_family) }
 
     /// The port in host byte order.

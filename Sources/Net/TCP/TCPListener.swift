@@ -55,15 +55,7 @@ final class TCPListener: LoopHandleOwner {
     }
 
     /// The address actually bound (the real port when 0 was asked for).
-    var localAddress: SocketAddress? {
-        guard let handle else { return nil }
-        var storage = sockaddr_storage()
-        var length = Int32(MemoryLayout<sockaddr_storage>.size)
-        let rc = withUnsafeMutableBytes(of: &storage) {
-            uv_tcp_getsockname(handle, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), &length)
-        }
-        return rc == 0 ? SocketAddress(storage: storage) : nil
-    }
+    var localAddress: SocketAddress? { handle.flatMap { SocketAddress(of: $0, uv_tcp_getsockname) } }
 
     private func acceptOne() {
         guard let handle else { return }

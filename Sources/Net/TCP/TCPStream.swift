@@ -29,19 +29,24 @@ final class TCPStream: LoopHandleOwner {
 
     var isOpen: Bool { handle != nil }
 
-    var peerAddress: SocketAddress? {
-        guard let handle else { return nil }
-        var storage = sockaddr_storage()
-        var length = Int32(MemoryLayout<sockaddr_storage>.size)
-        let rc = withUnsafeMutableBytes(of: &storage) {
-            uv_tcp_getpeername(handle, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), &length)
-        }
-        return rc == 0 ? SocketAddress(storage: storage) : nil
-    }
+    var peerAddress: SocketAddress? { handle.flatMap { SocketAddress(of: $0, uv_tcp_getpeername) } }
 
-    /// Connects to `address`; `completion` gets nil on success or the reason.
-    func connect(to address: SocketAddress, completion: @escaping (String?) -> Void) {
+    /// The port this stream's connection is registered under in `ownPorts`, until it closes.
+    private var ownPort: (port: Int, registry: OwnClientPorts)?
+
+    /// Connects to `address`; `completion` gets nil on success or the reason. With `ownPorts`,
+    /// the socket is bound to a local port first and that port registered there until the
+    /// stream closes: the server side can then tell this process's own connections.
+    func connect(to address: SocketAddress, registeringIn ownPorts: OwnClientPorts? = nil, completion: @escaping (String?) -> Void) {
         guard let handle else { return completion("stream closed") }
+        if let ownPorts, let wildcard = try? SocketAddress(host: address.family == AF_INET6 ? "::" : "0.0.0.0", port: 0) {
+            let rc = wildcard.withSockaddr { uv_tcp_bind(handle, $0, 0) }
+            guard rc == 0, let port = SocketAddress(of: handle, uv_tcp_getsockname)?.port else {
+                return completion(String(cString: uv_strerror(rc == 0 ? UV_EADDRNOTAVAIL.rawValue : rc)))
+            }
+            ownPorts.insert(port)
+            ownPort = (port, ownPorts)
+        }
         let request = UnsafeMutablePointer<uv_connect_t>.allocate(capacity: 1)
         request.pointee.data = Unmanaged.passRetained(ConnectCompletion(completion)).toOpaque()
         let rc = address.withSockaddr { uv_tcp_connect(request, handle, $0) { request, status in
@@ -153,6 +158,8 @@ final class TCPStream: LoopHandleOwner {
     func close() {
         guard let handle else { return }
         self.handle = nil
+        if let ownPort { ownPort.registry.remove(ownPort.port) }
+        ownPort = nil
         let callback = onClose
         onClose = nil
         onRead = nil

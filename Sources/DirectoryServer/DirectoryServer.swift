@@ -221,7 +221,7 @@ public final class DirectoryServer: Sendable {
         var erro = ErroMessage(messageVersion: areq.version.rawValue, errorCode: code, errorComponent: .directoryServer, errorDetail: detail,
                                errorMessageType: MessageType.aRes.rawValue, threeDSServerTransID: ids.threeDSServerTransID,
                                acsTransID: ids.acsTransID, dsTransID: areq["dsTransID"], sdkTransID: ids.sdkTransID)
-        erro.explain("\(failure)")
+        erro.explain("the ACS: \(failure.summary)")
         return erro
     }
 
@@ -300,7 +300,7 @@ public final class DirectoryServer: Sendable {
                                    errorComponent: .directoryServer, errorDetail: "threeDSServerURL", errorMessageType: MessageType.rReq.rawValue,
                                    threeDSServerTransID: rreq.threeDSServerTransID, acsTransID: rreq.acsTransID,
                                    dsTransID: rreq.dsTransID, sdkTransID: rreq.sdkTransID)
-            erro.explain("\(error)")
+            erro.explain("the 3DS Server: \(error.summary)")
             record(rreq.dsTransID, "sent to the ACS: Erro 405 (the 3DS Server gave no RRes)")
             return .emv(erro.json)
         }

@@ -9,6 +9,8 @@ import Scenarios
 /// transactions in flight keep the scenario they started with.
 struct ScenarioReloader: Sendable {
     let path: String
+    /// The path as configured (usually relative): what an HTTP client is shown instead of `path`.
+    var shownPath: String? = nil
     let scenarios: ScenarioSource
 
     /// Returns how many scenarios are now in force.
@@ -35,7 +37,10 @@ struct AdminRoutes {
         // A bad file leaves the scenarios in force as they were; transactions in flight keep theirs.
         router.post("/admin/reload") { _, _ in
             let count: Int
-            do { count = try reloader.reload() } catch let error as ConfigurationError { throw HTTPError(.badRequest, error.description) }
+            do { count = try reloader.reload() } catch let error as ConfigurationError {
+                // The file's place on this machine is the operator's business: a client sees the configured path.
+                throw HTTPError(.badRequest, error.description.replacingOccurrences(of: reloader.path, with: reloader.shownPath ?? "the scenario file"))
+            }
             return .emv(.object([("reloaded", .number(String(count)))]))
         }
         // The field tables the harness enforces: /admin/spec lists them, /admin/spec/AReq/2.3.1?channel=02 shows one.
@@ -132,7 +137,7 @@ struct AdminRoutes {
 
     static func json(_ pin: Pin) -> JSONValue {
         let target: (String, JSONValue) = switch pin.target {
-        case .pan(let pan): ("pan", .string(pan))
+        case .pan(let pan): ("pan", .string(CardNumber.masked(pan)))
         case .sdkTransID(let id): ("sdkTransID", .string(id))
         }
         let seconds = max(0, (pin.expires - ContinuousClock.now).components.seconds)

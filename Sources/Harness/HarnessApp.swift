@@ -29,6 +29,7 @@ public final class HarnessApp: Sendable {
                 logger: Logger = Logger(label: "harness")) throws {
         self.configuration = configuration
         self.logger = logger
+        try configuration.checkAdminExposure(source: "configuration")
         func resolve(_ path: String) -> String { path.hasPrefix("/") ? path : baseDirectory + "/" + path }
         let pki = TestPKI(directory: resolve(configuration.pkiDirectory))
         var keys: [String: DirectoryServerKeys] = [:]
@@ -52,7 +53,10 @@ public final class HarnessApp: Sendable {
         let loops = EventLoopGroup(loopCount: configuration.loopCount)
         group = loops
         do {
-            let clientTLS = TLSConfiguration(trustRootsFile: pki.directory + "/tls/root-ca.pem")
+            // The roles' own certificate: a harness that requires mutual TLS must pass it to itself.
+            let clientTLS = TLSConfiguration(certificateChainFile: resolve(configuration.tls.clientCertificate),
+                                             privateKeyFile: resolve(configuration.tls.clientPrivateKey),
+                                             trustRootsFile: pki.directory + "/tls/root-ca.pem")
             // One client per role: each waits for its peers as long as its role does.
             func peer(timeoutMs: UInt64) throws -> EMVPeer {
                 EMVPeer(client: try HTTPClient(group: loops, configuration: HTTPClientConfiguration(tls: clientTLS, readTimeoutMilliseconds: timeoutMs)))
@@ -80,7 +84,8 @@ public final class HarnessApp: Sendable {
                                           logger: logger.named("3ds-server"))
 
             var router = Self.baseRoutes()
-            AdminRoutes(scenarios: scenarios, reloader: ScenarioReloader(path: scenarioPath, scenarios: scenarios)).register(on: &router)
+            if let token = configuration.admin.token { router.guardPaths(under: "admin", AdminToken(token).check) }
+            AdminRoutes(scenarios: scenarios, reloader: ScenarioReloader(path: scenarioPath, shownPath: configuration.scenarios, scenarios: scenarios)).register(on: &router)
             threeDSServer.register(on: &router)
             directoryServer.register(on: &router)
             accessControlServer.register(on: &router)
@@ -109,6 +114,11 @@ public final class HarnessApp: Sendable {
             endpoints.setBaseURL("http://\(host):\(port)")
         } else if let secureBase {
             endpoints.setBaseURL(secureBase)
+        }
+        if configuration.tls.plainHTTPBypassesMutualTLS(configuration.server) {
+            logger.warning("mutual TLS is required on HTTPS, but plain HTTP serves every route, /admin too, without a certificate",
+                           metadata: ["http": "\(configuration.server.host):\(server.httpPort ?? 0)",
+                                      "fix": "server.httpPort: null, or tls.plainHTTPBesideMutualTLS: refuse to make this an error"])
         }
     }
 

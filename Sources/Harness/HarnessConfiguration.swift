@@ -28,7 +28,36 @@ public struct HarnessConfiguration: Sendable, Equatable {
         /// CA file for client certificates (mutual TLS); none by default.
         public var clientCA: String?
         public var requireClientCertificate = false
+        /// What the roles present when they call each other (or another party) over HTTPS and
+        /// the server asks for a certificate: with mutual TLS required, their own calls need it.
+        public var clientCertificate = "certs/tls/client-chain.pem"
+        public var clientPrivateKey = "certs/tls/client-key.pem"
+        /// Plain HTTP beside required mutual TLS serves every route, `/admin` too, without a
+        /// certificate: "warn" at start-up (default) or "refuse" to start.
+        public var plainHTTPBesideMutualTLS = "warn"
         public init() {}
+
+        /// Mutual TLS is required, yet plain HTTP serves every route without a certificate.
+        func plainHTTPBypassesMutualTLS(_ server: Server) -> Bool {
+            requireClientCertificate && server.httpsPort != nil && server.httpPort != nil
+        }
+    }
+
+    /// Who may use `/admin`: open on loopback; elsewhere a token, or an explicit opt-out.
+    public struct Admin: Sendable, Equatable, Encodable {
+        /// When set, `/admin` asks for `Authorization: Bearer <token>` on every address.
+        /// The environment variable THREEDS_HARNESS_ADMIN_TOKEN overrides it (`serve`).
+        public var token: String?
+        /// Serve `/admin` without a token on a non-loopback address (a network you trust).
+        public var openOnNetwork = false
+        public init() {}
+
+        private enum CodingKeys: String, CodingKey, CaseIterable { case token, openOnNetwork }
+        public func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(token == nil ? nil : "(set)", forKey: .token)  // never the secret itself
+            try container.encode(openOnNetwork, forKey: .openOnNetwork)
+        }
     }
 
     public struct Logging: Sendable, Equatable, Encodable {
@@ -41,6 +70,7 @@ public struct HarnessConfiguration: Sendable, Equatable {
     public var server = Server()
     public var tls = TLS()
     public var logging = Logging()
+    public var admin = Admin()
     /// Folder of the test PKI (`pki generate` writes it, the roles read it).
     public var pkiDirectory = "certs"
     /// The Directory Servers the harness plays, by RID, with their card ranges.
@@ -129,9 +159,35 @@ public struct HarnessConfiguration: Sendable, Equatable {
         guard ["text", "json"].contains(logging.format) else {
             throw .invalid(source: source, reason: "logging.format: \"\(logging.format)\" is not text or json")
         }
+        if tls.requireClientCertificate && tls.clientCA == nil {
+            throw .invalid(source: source, reason: "tls.requireClientCertificate: set tls.clientCA, the CA that client certificates must chain to")
+        }
+        guard ["warn", "refuse"].contains(tls.plainHTTPBesideMutualTLS) else {
+            throw .invalid(source: source, reason: "tls.plainHTTPBesideMutualTLS: \"\(tls.plainHTTPBesideMutualTLS)\" is not warn or refuse")
+        }
+        if tls.plainHTTPBypassesMutualTLS(server) && tls.plainHTTPBesideMutualTLS == "refuse" {
+            throw .invalid(source: source, reason: "server.httpPort: plain HTTP would serve every route without the client certificate that tls.requireClientCertificate asks for; set httpPort to null, or tls.plainHTTPBesideMutualTLS to warn")
+        }
+        try checkAdminExposure(source: source)
         guard LogLevelName.parse(logging.level) != nil else {
             throw .invalid(source: source, reason: "logging.level: \"\(logging.level)\" is not one of \(LogLevelName.all)")
         }
+    }
+
+    /// `/admin` changes what every transaction gets: on an address other hosts can reach it
+    /// needs a token, unless the configuration says plainly that it may stay open.
+    public func checkAdminExposure(source: String) throws(ConfigurationError) {
+        if let token = admin.token, token.count < 16 || token.contains(where: { $0.isWhitespace }) {
+            throw .invalid(source: source, reason: "admin.token: at least 16 characters, no spaces")
+        }
+        guard !Self.isLoopback(server.host), admin.token == nil, !admin.openOnNetwork else { return }
+        throw .invalid(source: source, reason: "admin: server.host \(server.host) is reachable from other hosts, and /admin would be open to them; set admin.token (or THREEDS_HARNESS_ADMIN_TOKEN), or admin.openOnNetwork: true on a network you trust")
+    }
+
+    /// 127.0.0.0/8, ::1 and localhost: addresses only this machine reaches.
+    static func isLoopback(_ host: String) -> Bool {
+        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        return bare == "localhost" || bare == "::1" || bare.hasPrefix("127.")
     }
 
     /// The server settings for the Net module, with TLS files resolved against `baseDirectory`.
@@ -169,7 +225,7 @@ public struct HarnessConfiguration: Sendable, Equatable {
 // reported instead of silently ignored.
 extension HarnessConfiguration: Codable {
     private enum CodingKeys: String, CodingKey, CaseIterable {
-        case server, tls, logging, pkiDirectory, directoryServers, directoryServer, accessControlServer, threeDSServer, scenarios, maxTransactions
+        case server, tls, logging, admin, pkiDirectory, directoryServers, directoryServer, accessControlServer, threeDSServer, scenarios, maxTransactions
     }
 
     public init(from decoder: Decoder) throws {
@@ -177,6 +233,7 @@ extension HarnessConfiguration: Codable {
         server = try container.decodeIfPresent(Server.self, forKey: .server) ?? Server()
         tls = try container.decodeIfPresent(TLS.self, forKey: .tls) ?? TLS()
         logging = try container.decodeIfPresent(Logging.self, forKey: .logging) ?? Logging()
+        admin = try container.decodeIfPresent(Admin.self, forKey: .admin) ?? Admin()
         pkiDirectory = try container.decodeIfPresent(String.self, forKey: .pkiDirectory) ?? pkiDirectory
         directoryServers = try container.decodeIfPresent([SchemeConfiguration].self, forKey: .directoryServers) ?? directoryServers
         directoryServer = try container.decodeIfPresent(DirectoryServerConfiguration.self, forKey: .directoryServer) ?? directoryServer
@@ -209,7 +266,9 @@ extension HarnessConfiguration.Server: Decodable {
 }
 
 extension HarnessConfiguration.TLS: Decodable {
-    private enum CodingKeys: String, CodingKey, CaseIterable { case certificate, privateKey, clientCA, requireClientCertificate }
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case certificate, privateKey, clientCA, requireClientCertificate, clientCertificate, clientPrivateKey, plainHTTPBesideMutualTLS
+    }
 
     public init(from decoder: Decoder) throws {
         self.init()
@@ -218,6 +277,18 @@ extension HarnessConfiguration.TLS: Decodable {
         privateKey = try container.decodeIfPresent(String.self, forKey: .privateKey) ?? privateKey
         clientCA = try container.decodeIfPresent(String.self, forKey: .clientCA)
         requireClientCertificate = try container.decodeIfPresent(Bool.self, forKey: .requireClientCertificate) ?? false
+        clientCertificate = try container.decodeIfPresent(String.self, forKey: .clientCertificate) ?? clientCertificate
+        clientPrivateKey = try container.decodeIfPresent(String.self, forKey: .clientPrivateKey) ?? clientPrivateKey
+        plainHTTPBesideMutualTLS = try container.decodeIfPresent(String.self, forKey: .plainHTTPBesideMutualTLS) ?? plainHTTPBesideMutualTLS
+    }
+}
+
+extension HarnessConfiguration.Admin: Decodable {
+    public init(from decoder: Decoder) throws {
+        self.init()
+        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
+        token = try container.decodeIfPresent(String.self, forKey: .token)
+        openOnNetwork = try container.decodeIfPresent(Bool.self, forKey: .openOnNetwork) ?? false
     }
 }
 

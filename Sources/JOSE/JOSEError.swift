@@ -39,13 +39,22 @@ public enum JOSEError: Error, Equatable, Sendable, CustomStringConvertible {
     // OpenSSL failed where it should not.
     case crypto(String)
 
-    /// The description with internal detail (which step of a decryption failed), for logs.
+    /// The description with internal detail (which step of a decryption failed, OpenSSL's
+    /// own message), for logs.
     public var logDescription: String {
         if case .decryptionFailed(let reason) = self { return "decryption failed: \(reason)" }
-        return description
+        return text
     }
 
+    /// What a party outside may be told: no OpenSSL message (see ``openSSLError()``).
     public var description: String {
+        let text = text
+        guard let start = text.range(of: " [OpenSSL: ") else { return text }
+        let end = text[start.upperBound...].firstIndex(of: "]").map { text.index(after: $0) } ?? text.endIndex
+        return String(text[..<start.lowerBound] + text[end...])
+    }
+
+    private var text: String {
         switch self {
         case .invalidBase64URL(let part): "\(part) is not unpadded base64url"
         case .malformedCompactSerialization(let reason): "malformed compact serialization: \(reason)"

@@ -40,6 +40,16 @@ public enum PeerFailure: Error, Sendable, CustomStringConvertible {
     /// An answer that is neither the expected message nor an Erro, or one that breaks its rules.
     case invalid(url: String, InvalidMessage)
 
+    /// Without the peer's URL or library messages: what the party outside is told (Erro
+    /// descriptions, transaction records); ``description`` is for the log.
+    public var summary: String {
+        switch self {
+        case .unreachable(_, let error): error.summary
+        case .httpStatus(_, let status, _): "answered HTTP \(status)"
+        case .invalid(_, let invalid): "answered an invalid message: \(invalid)"
+        }
+    }
+
     public var description: String {
         switch self {
         case .unreachable(let url, let error): "\(url): \(error)"

@@ -95,7 +95,7 @@ public final class ThreeDSServer: Sendable {
                 erro.messageVersion = areq.version.rawValue  // the transaction's, whatever the ARes claimed
                 await refuse(erro, violations: invalid.violations, of: &transaction, url: url)
             } else {
-                transaction.fail("DS: \(error)")
+                transaction.fail("DS: \(error.summary)")
             }
             return finish(transaction, status: .badGateway)
         }

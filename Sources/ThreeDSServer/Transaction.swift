@@ -135,7 +135,7 @@ public struct Transaction: Sendable {
             ("createdAt", .string(UTCTime.iso8601(createdAt))),
             ("messages", .array(messages.map { entry in
                 .object([("direction", .string(entry.direction.rawValue)), ("at", .string(UTCTime.iso8601(entry.at))),
-                         ("message", entry.message)])
+                         ("message", CardNumber.maskingAcctNumber(in: entry.message))])
             })),
         ])
     }

@@ -41,6 +41,13 @@ struct ConfigurationTests {
         ("server:\n  httpPort: null\n  httpsPort: null", "harness.yaml: server: set httpPort or httpsPort (or both)"),
         ("logging:\n  format: xml", "harness.yaml: logging.format: \"xml\" is not text or json"),
         ("logging:\n  level: loud", "harness.yaml: logging.level: \"loud\" is not one of"),
+        ("tls:\n  requireClientCertificate: true", "harness.yaml: tls.requireClientCertificate: set tls.clientCA"),
+        ("tls:\n  plainHTTPBesideMutualTLS: maybe", "harness.yaml: tls.plainHTTPBesideMutualTLS: \"maybe\" is not warn or refuse"),
+        ("tls:\n  clientCA: certs/tls/root-ca.pem\n  requireClientCertificate: true\n  plainHTTPBesideMutualTLS: refuse",
+         "harness.yaml: server.httpPort: plain HTTP would serve every route without the client certificate"),
+        ("server:\n  host: 0.0.0.0", "harness.yaml: admin: server.host 0.0.0.0 is reachable from other hosts"),
+        ("server:\n  host: \"::\"\nadmin:\n  token: short", "harness.yaml: admin.token: at least 16 characters"),
+        ("admin:\n  tokn: x", "harness.yaml: admin.tokn: unknown key"),
     ])
     func invalidFilesNameTheKey(yaml: String, message: String) {
         #expect {
@@ -48,6 +55,17 @@ struct ConfigurationTests {
         } throws: { error in
             (error as? ConfigurationError)?.description.hasPrefix(message) == true
         }
+    }
+
+    @Test(arguments: [
+        "server:\n  host: 0.0.0.0\nadmin:\n  token: 0123456789abcdef",
+        "server:\n  host: \"::\"\nadmin:\n  openOnNetwork: true",
+        "server:\n  host: 127.0.0.2",
+        "server:\n  host: \"::1\"",
+        "tls:\n  clientCA: certs/tls/root-ca.pem\n  requireClientCertificate: true",
+    ])
+    func exposedAdminWithATokenOrAnOptOutAndMutualTLSBesidePlainHTTPStart(yaml: String) throws {
+        _ = try HarnessConfiguration.parse(yaml, source: "harness.yaml")
     }
 
     @Test func missingFileIsReported() {

@@ -2,14 +2,6 @@ import Foundation
 import TestSupport
 import Testing
 
-/// The built `threeds-harness` next to this test bundle.
-private var harnessBinary: String {
-    let bundle = Bundle.main.bundleURL.deletingLastPathComponent()
-    let candidates = [bundle.appendingPathComponent("threeds-harness").path,
-                      repositoryRoot + "/.build/debug/threeds-harness"]
-    return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[1]
-}
-
 @Suite("serve command", .serialized)
 struct ServeCommandTests {
     /// Starts `serve` on free ports, waits for its "listening" line, returns the ports.

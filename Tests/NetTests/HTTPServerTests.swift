@@ -30,6 +30,40 @@ struct HTTPServerTests {
         #expect(response.contains("Date: "))
     }
 
+    @Test func aHandlerFailureIs500WithoutItsInternals() throws {
+        struct Leaky: Error, CustomStringConvertible { var description: String { "cannot open /srv/secret/keys.pem" } }
+        var failing = router()
+        failing.get("/fails") { _, _ in throw Leaky() }
+        let server = try TestServer(router: failing)
+        defer { server.stop() }
+        let socket = try RawSocket(port: server.port)
+        socket.send("GET /fails HTTP/1.1\r\nHost: x\r\n\r\n")
+        let response = try #require(socket.readResponses(1).first)
+        #expect(statusLine(response) == "HTTP/1.1 500 Internal Server Error")
+        #expect(!response.contains("secret"), "the path stays in the log")
+        #expect(response.contains("the harness log has the details"))
+    }
+
+    @Test func aGuardAnswersForEveryPathUnderItsSegmentFoundOrNot() throws {
+        var guarded = router()
+        guarded.get("/admin/things") { _, _ in .text("things") }
+        guarded.guardPaths(under: "admin") { request throws(HTTPError) in
+            guard request.headers["X-Key"] == "k" else { throw HTTPError(.unauthorized, "no key") }
+        }
+        let server = try TestServer(router: guarded)
+        defer { server.stop() }
+        let socket = try RawSocket(port: server.port)
+        // The way routing reads paths: doubled slashes and a trailing one reach the same route.
+        for path in ["/admin/things", "//admin//things/", "/admin/nothing", "/admin"] {
+            socket.send("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(statusLine(socket.readResponses(1).first ?? "") == "HTTP/1.1 401 Unauthorized", "\(path)")
+        }
+        socket.send("GET /admin/things HTTP/1.1\r\nHost: x\r\nX-Key: k\r\n\r\nGET /administrator HTTP/1.1\r\nHost: x\r\n\r\n")
+        let responses = socket.readResponses(2)
+        #expect(responses.first?.hasSuffix("things") == true)
+        #expect(statusLine(responses.last ?? "") == "HTTP/1.1 404 Not Found", "another first segment is not guarded")
+    }
+
     @Test func unknownPathIs404AndWrongMethodIs405WithAllow() throws {
         let server = try TestServer(router: router())
         defer { server.stop() }

@@ -129,3 +129,11 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 }
+
+/// The built `threeds-harness` next to this test bundle.
+public var harnessBinary: String {
+    let bundle = Bundle.main.bundleURL.deletingLastPathComponent()
+    let candidates = [bundle.appendingPathComponent("threeds-harness").path,
+                      repositoryRoot + "/.build/debug/threeds-harness"]
+    return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[1]
+}

@@ -52,21 +52,21 @@ final class EVPKey: @unchecked Sendable {
         let builder = try ParamBuilder()
         guard build(builder), let params = OSSL_PARAM_BLD_to_param(builder.pointer) else { throw .invalidKey("cannot encode \(type) parameters") }
         defer { OSSL_PARAM_free(params) }
-        guard let context = EVP_PKEY_CTX_new_from_name(nil, type, nil) else { throw .crypto(openSSLError()) }
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, type, nil) else { throw .crypto("OpenSSL call failed\(openSSLError())") }
         defer { EVP_PKEY_CTX_free(context) }
         var key: OpaquePointer?
         guard EVP_PKEY_fromdata_init(context) == 1,
               EVP_PKEY_fromdata(context, &key, isPrivate ? shim_EVP_PKEY_KEYPAIR() : shim_EVP_PKEY_PUBLIC_KEY(), params) == 1,
               let key else {
-            throw .invalidKey("OpenSSL rejected the \(type) parameters: \(openSSLError())")
+            throw .invalidKey("OpenSSL rejected the \(type) parameters\(openSSLError())")
         }
         let wrapped = try EVPKey(key)
-        guard let check = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else { throw .crypto(openSSLError()) }
+        guard let check = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else { throw .crypto("OpenSSL call failed\(openSSLError())") }
         defer { EVP_PKEY_CTX_free(check) }
         // The quick public check (on the curve, sane RSA numbers) is enough for P-256, whose
         // cofactor is 1; the full check adds a scalar multiplication, as dear as the ECDH itself.
         let valid = isPrivate ? EVP_PKEY_pairwise_check(check) : EVP_PKEY_public_check_quick(check)
-        guard valid == 1 else { throw .invalidKey("\(type) key fails its consistency check: \(openSSLError())") }
+        guard valid == 1 else { throw .invalidKey("\(type) key fails its consistency check\(openSSLError())") }
         return wrapped
     }
 }
@@ -75,7 +75,7 @@ final class EVPKey: @unchecked Sendable {
 func withMemoryBIO(_ body: (OpaquePointer) -> Int32) throws(JOSEError) -> [UInt8] {
     guard let bio = BIO_new(BIO_s_mem()) else { throw .crypto("BIO_new") }
     defer { BIO_free(bio) }
-    guard body(bio) == 1 else { throw .crypto(openSSLError()) }
+    guard body(bio) == 1 else { throw .crypto("OpenSSL call failed\(openSSLError())") }
     var data: UnsafeMutablePointer<CChar>?
     let count = shim_BIO_get_mem_data(bio, &data)
     guard count > 0, let data else { return [] }

@@ -13,7 +13,7 @@ public final class Certificate: @unchecked Sendable, Equatable, CustomStringConv
             var cursor: UnsafePointer<UInt8>? = raw.baseAddress?.assumingMemoryBound(to: UInt8.self)
             return d2i_X509(nil, &cursor, raw.count)
         }
-        guard let parsed else { throw .invalidDER("not a certificate: \(openSSLError())") }
+        guard let parsed else { throw .invalidDER("not a certificate\(openSSLError())") }
         pointer = parsed
     }
 
@@ -33,7 +33,7 @@ public final class Certificate: @unchecked Sendable, Equatable, CustomStringConv
             }
             let block = Array(rest[begin.lowerBound..<end.upperBound].utf8)
             guard let parsed = try withReadBIO(block, { PEM_read_bio_X509($0, nil, nil, nil) }) else {
-                throw .invalidPEM("CERTIFICATE block \(certificates.count + 1) does not parse: \(openSSLError())")
+                throw .invalidPEM("CERTIFICATE block \(certificates.count + 1) does not parse\(openSSLError())")
             }
             certificates.append(Certificate(taking: parsed))
             rest = rest[end.upperBound...]

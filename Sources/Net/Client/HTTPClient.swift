@@ -74,8 +74,9 @@ public final class HTTPClient: Sendable {
                          _ completion: @escaping ClientConnection.Completion) {
         let send: (ClientConnection, Bool) -> Void = { [self] connection, reused in
             connection.send(bytes, readTimeoutMilliseconds: configuration.readTimeoutMilliseconds) { [self] result in
-                // A kept-alive connection the server closed meanwhile fails before any
-                // byte of the answer: retry once on a new connection.
+                // A kept-alive connection the server closed meanwhile fails before any byte
+                // of the answer: retry once, on a new connection (the other idle ones to this
+                // endpoint may have been closed too, as by a server that is shutting down).
                 if case .failure(.connectionClosed) = result, reused, retryOnStale, !connection.hasReceivedBytes {
                     return perform(bytes, to: endpoint, pool: pool, retryOnStale: false, completion)
                 }
@@ -83,7 +84,7 @@ public final class HTTPClient: Sendable {
                 completion(result)
             }
         }
-        if let idle = pool.checkOut(endpoint) { return send(idle, true) }
+        if retryOnStale, let idle = pool.checkOut(endpoint) { return send(idle, true) }
         let connection = ClientConnection(endpoint: endpoint, loop: pool.loop, maxResponseBytes: configuration.maxResponseBytes,
                                           ownPorts: group.ownClientPorts)
         connection.open(tls: endpoint.secure ? tlsContext : nil, timeoutMilliseconds: configuration.connectTimeoutMilliseconds) { error in

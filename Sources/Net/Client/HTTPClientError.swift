@@ -11,6 +11,23 @@ public enum HTTPClientError: Error, Equatable, CustomStringConvertible {
     case responseTooLarge(limit: Int)
     case clientShutDown
 
+    /// The failure without addresses or library messages: what a party outside may be told
+    /// (the full ``description`` goes to the log).
+    public var summary: String {
+        switch self {
+        case .invalidURL: "its URL is not usable"
+        case .nameResolutionFailed: "its host name does not resolve"
+        case .connectFailed: "cannot connect"
+        case .connectTimedOut: "connecting timed out"
+        case .tlsFailed: "the TLS handshake failed"
+        case .readTimedOut(let ms): "no complete response within \(ms) ms"
+        case .connectionClosed: "the connection closed before a complete response"
+        case .malformedResponse: "malformed HTTP response"
+        case .responseTooLarge(let limit): "response larger than \(limit) bytes"
+        case .clientShutDown: "the harness is stopping"
+        }
+    }
+
     public var description: String {
         switch self {
         case .invalidURL(let url): "invalid URL \(url) (expected http:// or https://host[:port]/path)"

@@ -13,6 +13,7 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
     public static let accepted = HTTPStatus(code: 202)
     public static let noContent = HTTPStatus(code: 204)
     public static let badRequest = HTTPStatus(code: 400)
+    public static let unauthorized = HTTPStatus(code: 401)
     public static let notFound = HTTPStatus(code: 404)
     public static let methodNotAllowed = HTTPStatus(code: 405)
     public static let requestTimeout = HTTPStatus(code: 408)

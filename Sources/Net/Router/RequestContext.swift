@@ -21,6 +21,8 @@ public struct RequestContext: Sendable {
     }
 }
 
+/// A check on a request before its route: throws the answer to give instead (401, 403).
+public typealias RequestGuard = @Sendable (HTTPRequest) throws(HTTPError) -> Void
 /// A synchronous handler: answers on the loop at once (health checks, admin reads).
 public typealias SyncHandler = @Sendable (HTTPRequest, RequestContext) throws -> HTTPResponse
 /// An async handler: may call other services; runs on the connection's loop.

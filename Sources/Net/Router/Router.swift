@@ -21,6 +21,9 @@ public struct Router: Sendable {
         case notFound
     }
 
+    /// Checks run before any route under a first path segment (`/admin/...`), found or not.
+    private var guards: [Substring: RequestGuard] = [:]
+
     /// Routes without parameters, by exact path: one dictionary look-up on the hot path.
     private var staticRoutes: [String: Route] = [:]
     private var parameterRoutes: [Route] = []
@@ -43,6 +46,20 @@ public struct Router: Sendable {
     public mutating func post(_ path: String, _ handler: @escaping AsyncHandler) { on(.post, path, handler) }
     public mutating func delete(_ path: String, _ handler: @escaping SyncHandler) { on(.delete, path, handler) }
     public mutating func delete(_ path: String, _ handler: @escaping AsyncHandler) { on(.delete, path, handler) }
+
+    /// Runs `check` before every request whose path starts with the segment `segment`
+    /// (`"admin"`: `/admin`, `/admin/pins`, `//admin/`), and answers its error instead.
+    public mutating func guardPaths(under segment: String, _ check: @escaping RequestGuard) {
+        guards[Substring(segment)] = check
+    }
+
+    /// The guard's refusal for `request`, if any; segments are compared as routing sees them.
+    func refusal(of request: HTTPRequest) -> HTTPError? {
+        guard !guards.isEmpty, let first = request.path.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: true).first,
+              let check = guards[first] else { return nil }
+        do { try check(request) } catch { return error }
+        return nil
+    }
 
     private mutating func add(_ method: HTTPMethod, _ path: String, _ handler: RouteHandler) {
         let segments = Self.split(path).map { part -> Segment in

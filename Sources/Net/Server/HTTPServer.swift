@@ -152,9 +152,8 @@ private final class LoopState: @unchecked Sendable {
     }
 
     private func accept(_ stream: TCPStream, secure: Bool) {
-        if shared.isShuttingDown {
-            guard let port = stream.peerAddress?.port, shared.ownClientPorts.contains(port) else { return stream.close() }
-        }
+        let fromOwnClient = stream.peerAddress.map { shared.ownClientPorts.contains($0.port) } ?? false
+        if shared.isShuttingDown && !fromOwnClient { return stream.close() }
         var session: TLSSession?
         if secure, let tls {
             do { session = try TLSSession(context: tls) } catch {
@@ -162,7 +161,7 @@ private final class LoopState: @unchecked Sendable {
                 return stream.close()
             }
         }
-        let connection = ServerConnection(channel: Channel(stream: stream, tls: session), shared: shared)
+        let connection = ServerConnection(channel: Channel(stream: stream, tls: session), shared: shared, fromOwnClient: fromOwnClient)
         connections[ObjectIdentifier(connection)] = connection
         connection.onClose = { [weak self] connection in
             guard let self else { return }

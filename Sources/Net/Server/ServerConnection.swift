@@ -36,9 +36,15 @@ final class ServerConnection {
     static let maxUnsentBytes = 1 << 20
     private var waitingForDrain = false
 
-    init(channel: Channel, shared: ServerShared) {
+    /// Opened by this process's own client (another role): on shutdown it is not closed
+    /// before its first request, which is on its way.
+    private let fromOwnClient: Bool
+    private var answered = 0
+
+    init(channel: Channel, shared: ServerShared, fromOwnClient: Bool = false) {
         self.channel = channel
         self.shared = shared
+        self.fromOwnClient = fromOwnClient
         peer = channel.stream.peerAddress?.description ?? "unknown"
         parser = HTTPMessageParser(kind: HTTP_REQUEST, maxHeaderBytes: shared.configuration.maxHeaderBytes,
                                    maxBodyBytes: shared.configuration.maxBodyBytes)
@@ -134,6 +140,7 @@ final class ServerConnection {
     private func dispatch(_ message: ParsedMessage) {
         let request = HTTPRequest(method: message.method, target: message.target, headers: message.headers,
                                   body: message.body, versionMinor: message.versionMinor)
+        if let refusal = shared.router.refusal(of: request) { return respond(refusal.response, to: message) }
         switch shared.router.resolve(request.method, path: request.path) {
         case .notFound:
             respond(HTTPError(.notFound, "no route for \(request.path)").response, to: message)
@@ -147,7 +154,7 @@ final class ServerConnection {
                                          isSecure: channel.tls != nil, logger: shared.logger)
             switch handler {
             case .sync(let handle):
-                respond(Self.run { try handle(request, context) }, to: message)
+                respond(run { try handle(request, context) }, to: message)
             case .async(let handle):
                 let loop = channel.loop
                 // The task runs on this connection's loop, so `self` is only touched there.
@@ -167,17 +174,20 @@ final class ServerConnection {
     private static func runAsync(_ handle: AsyncHandler, _ request: HTTPRequest, _ context: RequestContext,
                                  then pending: PendingResponse) async {
         let response: HTTPResponse
-        do { response = try await handle(request, context) } catch { response = Self.response(for: error) }
+        do { response = try await handle(request, context) } catch { response = pending.connection.response(for: error) }
         pending.connection.respond(response, to: pending.message)
     }
 
-    private static func run(_ body: () throws -> HTTPResponse) -> HTTPResponse {
+    private func run(_ body: () throws -> HTTPResponse) -> HTTPResponse {
         do { return try body() } catch { return response(for: error) }
     }
 
-    private static func response(for error: Error) -> HTTPResponse {
+    /// The answer for a handler's error: an HTTPError as it is; anything else is a 500 that
+    /// names no internals (paths, URLs, library messages): those go to the log.
+    private func response(for error: Error) -> HTTPResponse {
         if let error = error as? HTTPError { return error.response }
-        return HTTPError(.internalServerError, "handler failed: \(error)").response
+        shared.logger.error("handler failed", metadata: ["peer": "\(peer)", "error": "\(error)"])
+        return HTTPError(.internalServerError, "internal error; the harness log has the details").response
     }
 
     private func respond(_ response: HTTPResponse, to message: ParsedMessage?) {
@@ -200,6 +210,7 @@ final class ServerConnection {
             channel.stream.closeAfterFlush()  // no TLS close_notify: the cut is abrupt
             return
         }
+        answered += 1
         let keepAlive = (message?.keepAlive ?? false) && !(stopAfterQueue && queue.isEmpty) && !(shared.isShuttingDown && isLastQueued)
         let bytes = serializer.serialize(response, keepAlive: keepAlive, includeBody: message?.method != .head)
         channel.send(bytes)
@@ -269,7 +280,7 @@ final class ServerConnection {
     func drain() {
         guard !isDraining else { return }
         isDraining = true
-        if isIdle { channel.close() }
+        if isIdle && !(fromOwnClient && answered == 0) { channel.close() }
     }
 
     /// Shutdown grace period over.

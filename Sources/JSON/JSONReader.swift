@@ -176,20 +176,31 @@ public struct JSONReader {
         var scalars = String.UnicodeScalarView()
         var start = index
         var output = ""
-        func flush(_ reader: JSONReader, _ output: inout String, _ start: Int) {
-            if reader.index > start { output += String(decoding: reader.bytes[start..<reader.index], as: UTF8.self) }
+        /// A run of bytes with one of 0x80 or more: checked as UTF-8 (RFC 8259 section 8.1) instead of repaired.
+        var runIsASCII = true
+        func flush(_ reader: JSONReader, _ output: inout String, _ start: Int, ascii: Bool) throws(SyntaxError) {
+            guard reader.index > start else { return }
+            let run = reader.bytes[start..<reader.index]
+            if ascii {
+                output += String(decoding: run, as: UTF8.self)
+            } else {
+                guard let text = String(validating: run, as: UTF8.self) else { throw reader.error("invalid UTF-8 in string") }
+                output += text
+            }
         }
         while true {
             guard index < bytes.count else { throw error("unterminated string") }
             let byte = bytes[index]
+            if byte >= 0x80 { runIsASCII = false }
             if byte == UInt8(ascii: "\"") {
-                flush(self, &output, start)
+                try flush(self, &output, start, ascii: runIsASCII)
                 index += 1
                 return output
             }
             if byte < 0x20 { throw error("control character in string") }
             if byte == UInt8(ascii: "\\") {
-                flush(self, &output, start)
+                try flush(self, &output, start, ascii: runIsASCII)
+                runIsASCII = true
                 index += 1
                 guard index < bytes.count else { throw error("unterminated escape") }
                 let escape = bytes[index]
@@ -230,9 +241,19 @@ public struct JSONReader {
         }
     }
 
+    /// Exactly four hex digits (UInt32(_:radix:) alone would take "+041").
     private mutating func readHex4() throws(SyntaxError) -> UInt32 {
-        guard index + 4 <= bytes.count, let value = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16) else {
-            throw error("invalid \\u escape")
+        guard index + 4 <= bytes.count else { throw error("invalid \\u escape") }
+        var value: UInt32 = 0
+        for byte in bytes[index..<index + 4] {
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw error("invalid \\u escape")
+            }
+            value = value << 4 | UInt32(digit)
         }
         index += 4
         return value

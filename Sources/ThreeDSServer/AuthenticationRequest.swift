@@ -49,8 +49,11 @@ struct AuthenticationRequest {
         if let known = MessageVersion(rawValue: version) {
             messageVersion = known
         } else {
-            if !version.isEmpty { problems.append("messageVersion \(version) is not one of 2.1.0, 2.2.0, 2.3.1") }
-            messageVersion = .v2_2_0
+            // Absent is "required" above; present, it must be a version: an empty one is not 2.2.0.
+            if json["messageVersion"]?.stringValue != nil {
+                problems.append("messageVersion \"\(version)\" is not one of \(MessageVersion.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            messageVersion = .v2_2_0  // for the rest of the checks; the request is refused
         }
         messageCategory = text("messageCategory", default: "01")
         sdkTransID = text("sdkTransID", "sdkTransactionId", "sdkTransactionID")

@@ -49,6 +49,26 @@ struct JSONReaderTests {
         }
     }
 
+    @Test(arguments: [
+        ([0x22, 0x61, 0xC3, 0x22] as [UInt8], "invalid UTF-8 in string at byte 3"),         // a lead byte with no continuation
+        ([0x22, 0xFF, 0x22], "invalid UTF-8 in string at byte 2"),
+        ([0x22, 0xED, 0xA0, 0x80, 0x22], "invalid UTF-8 in string at byte 4"),            // an encoded surrogate
+        ([0x22, 0xC0, 0xAF, 0x22], "invalid UTF-8 in string at byte 3"),                   // overlong "/"
+        ([0x7B, 0x22, 0xC3, 0x28, 0x22, 0x3A, 0x31, 0x7D], "invalid UTF-8 in string at byte 4"),  // in a member name
+        (Array(#""\u+041""#.utf8), "invalid \\u escape at byte 3"),
+        (Array(#""\u 041""#.utf8), "invalid \\u escape at byte 3"),
+    ])
+    func rejectsInvalidUTF8AndLooseEscapes(bytes: [UInt8], message: String) throws {
+        // RFC 8259 8.1: JSON text is UTF-8; 7: \u takes exactly four hex digits. Repairing either would
+        // let two parties read different strings from the same bytes.
+        #expect {
+            _ = try JSONReader.parse(bytes)
+        } throws: { error in
+            (error as? JSONReader.SyntaxError)?.description == message
+        }
+        #expect(try JSONReader.parse(Array(#""caf\u00E9 é""#.utf8)).value == .string("café é"))
+    }
+
     @Test func limitsNesting() {
         let deep = String(repeating: "[", count: 40) + String(repeating: "]", count: 40)
         #expect(throws: JSONReader.SyntaxError.self) { _ = try JSONReader.parse(Array(deep.utf8)) }

@@ -32,6 +32,14 @@ struct DirectoryServerTests {
         }
     }
 
+    @Test func anEmptyDeviceRenderOptionsIs201NamingItsMissingMembers() async throws {
+        // Table A.1: sdkInterface and sdkUiType are required members of deviceRenderOptions.
+        try await withHarness { harness in
+            let answer = try await harness.postMessage("/ds/areq", try appAReq(replacing: ["deviceRenderOptions": .object([])]))
+            expectErro(answer, code: "201", detail: "deviceRenderOptions.sdkInterface")
+        }
+    }
+
     @Test(arguments: [
         ("purchaseCurrency", JSONValue.string("EUR")), ("threeDSServerTransID", .string("not-a-uuid")),
         ("deviceChannel", .string("07")), ("sdkEphemPubKey", .string("{}")), ("messageCategory", .number("1")),

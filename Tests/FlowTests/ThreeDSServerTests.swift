@@ -33,10 +33,11 @@ struct ThreeDSServerTests {
 
     @Test(arguments: [
         (#"{"messageVersion":"2.2.0"}"#, "sdkTransID is required"),
+        (#"{"messageVersion":""}"#, #"messageVersion \"\" is not one of 2.1.0, 2.2.0, 2.3.1"#),
         ("[]", "body must be a JSON object"),
         ("nope", "body is not JSON"),
         (#"{"messageVersion":"3.0.0","sdkTransID":"x","sdkAppID":"x","sdkReferenceNumber":"x","deviceData":"x","acctNumber":"4","sdkEphemPubKey":{}}"#,
-         "messageVersion 3.0.0 is not one of"),
+         #"messageVersion \"3.0.0\" is not one of"#),
         (#"{"messageVersion":"2.2.0","sdkTransID":"x","sdkAppID":"x","sdkReferenceNumber":"x","deviceData":"x","acctNumber":"4","sdkEphemPubKey":"nope"}"#,
          "sdkEphemPubKey is a string that does not hold a JWK object"),
     ])
@@ -79,6 +80,17 @@ struct ThreeDSServerTests {
             let id = try #require(result.threeDSServerTransID)
             let stored = try JSONReader.parse(try await harness.get("/3ds-server/transactions/\(id)").body).value
             #expect(stored["state"]?.stringValue == "error")
+        }
+    }
+
+    @Test func anEmptyDeviceRenderOptionsIsRefusedNamingItsMembers() async throws {
+        try await withHarness { harness in
+            let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: .v2_2_0, style: .android)
+            var body = sdk.authenticateRequest(pan: "4000000000001000")
+            body.set("deviceRenderOptions", .object([]))
+            let response = try await authenticate(harness, body)
+            #expect(response.status == .badRequest)
+            #expect(response.bodyText.contains("deviceRenderOptions.sdkInterface"), "\(response.bodyText)")
         }
     }
 

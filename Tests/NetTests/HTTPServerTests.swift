@@ -64,6 +64,58 @@ struct HTTPServerTests {
         #expect(statusLine(responses.last ?? "") == "HTTP/1.1 404 Not Found", "another first segment is not guarded")
     }
 
+    @Test(arguments: [
+        ("GET /health HTTP/9.9\r\nHost: x\r\n\r\n", "HTTP/1.1 505 HTTP Version Not Supported", "HTTP/9.9 is not supported"),
+        ("GET /health HTTP/2.0\r\nHost: x\r\n\r\n", "HTTP/1.1 505 HTTP Version Not Supported", "HTTP/2.0 is not supported"),
+        ("GET /health HTTP/1.1\nHost: x\n\n", "HTTP/1.1 400 Bad Request", "bare LF"),
+        ("GET /health HTTP/1.1\r\nHost: x\nAccept: */*\r\n\r\n", "HTTP/1.1 400 Bad Request", "bare LF"),
+        ("GET /health HTTP/1.1\r\nHost: x\r\nX-Long: a\r\n  b\r\n\r\n", "HTTP/1.1 400 Bad Request", "obsolete line folding"),
+        ("GET /health HTTP/1.1\r\nHost : x\r\n\r\n", "HTTP/1.1 400 Bad Request", "whitespace between a header field name and its colon"),
+        ("GET /health HTTP/1.1\r\nHost\t: x\r\n\r\n", "HTTP/1.1 400 Bad Request", "whitespace between a header field name and its colon"),
+    ])
+    func headsThatRFC9112RefusesAreRefused(request: String, status: String, reason: String) throws {
+        // http_parser's lenient build reads all of these; RFC 9112 (2.2, 2.3, 5.1, 5.2) has a
+        // server refuse them, and two parties reading one head differently is how smuggling starts.
+        let server = try TestServer(router: router())
+        defer { server.stop() }
+        let socket = try RawSocket(port: server.port)
+        socket.send(request)
+        let response = socket.readAll()
+        #expect(statusLine(response) == status, "\(response)")
+        #expect(response.contains(reason), "\(response)")
+    }
+
+    @Test func emptyLinesBeforeARequestAndPipelinedHeadsAfterABodyAreRead() throws {
+        let server = try TestServer(router: router())
+        defer { server.stop() }
+        let socket = try RawSocket(port: server.port)
+        // Each head is checked, the one after a body included (the body's bytes are not a head).
+        socket.send("\r\nPOST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\na\nb c"
+                    + "GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost : x\r\n\r\n")
+        let responses = socket.readResponses(3)
+        #expect(responses.count == 3)
+        #expect(responses.first?.hasSuffix("a\nb c") == true)
+        #expect(responses.dropFirst().first?.hasSuffix("ok") == true)
+        #expect(statusLine(responses.last ?? "") == "HTTP/1.1 400 Bad Request")
+    }
+
+    @Test func expect100ContinueIsAnsweredBeforeTheBody() throws {
+        let server = try TestServer(router: router())
+        defer { server.stop() }
+        let socket = try RawSocket(port: server.port)
+        socket.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
+        // The client waits for the interim answer before it sends the body (curl waits a second without it).
+        #expect(socket.readUntil("\r\n\r\n") == "HTTP/1.1 100 Continue\r\n\r\n")
+        socket.send("ping")
+        let response = try #require(socket.readResponses(1).first)
+        #expect(statusLine(response) == "HTTP/1.1 200 OK")
+        #expect(response.hasSuffix("ping"))
+        // A body over the limit is refused at once, without the interim answer.
+        let large = try RawSocket(port: server.port)
+        large.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\nExpect: 100-continue\r\n\r\n")
+        #expect(statusLine(large.readAll()) == "HTTP/1.1 413 Content Too Large")
+    }
+
     @Test func unknownPathIs404AndWrongMethodIs405WithAllow() throws {
         let server = try TestServer(router: router())
         defer { server.stop() }

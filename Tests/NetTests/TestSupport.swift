@@ -79,6 +79,17 @@ final class RawSocket {
         return String(decoding: result, as: UTF8.self)
     }
 
+    /// Reads byte by byte until `terminator` (inclusive), the peer closes or the timeout passes.
+    func readUntil(_ terminator: String) -> String {
+        var result: [UInt8] = []
+        var byte: UInt8 = 0
+        while !result.elementsEqual(terminator.utf8) && !String(decoding: result, as: UTF8.self).hasSuffix(terminator) {
+            guard recv(fd, &byte, 1, 0) == 1 else { break }
+            result.append(byte)
+        }
+        return String(decoding: result, as: UTF8.self)
+    }
+
     /// Reads until `count` complete responses (by Content-Length) have arrived.
     func readResponses(_ count: Int) -> [String] {
         var data: [UInt8] = []

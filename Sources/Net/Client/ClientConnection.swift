@@ -105,7 +105,7 @@ final class ClientConnection {
                 switch error {
                 case .bodyTooLarge: finish(.failure(.responseTooLarge(limit: parser.maxBodyBytes)))
                 case .headersTooLarge: finish(.failure(.malformedResponse("header block over \(parser.maxHeaderBytes) bytes")))
-                case .malformed(let reason): finish(.failure(.malformedResponse(reason)))
+                case .malformed(let reason), .versionNotSupported(let reason): finish(.failure(.malformedResponse(reason)))
                 }
                 channel?.close()
             }

@@ -16,6 +16,8 @@ enum ParseFailure: Error, Equatable {
     case headersTooLarge
     case bodyTooLarge
     case malformed(String)
+    /// Not HTTP/1.0 or HTTP/1.1.
+    case versionNotSupported(String)
 }
 
 /// Incremental HTTP/1.1 parser over `http_parser` (requests or responses), with our
@@ -25,6 +27,8 @@ final class HTTPMessageParser {
     let maxHeaderBytes: Int
     let maxBodyBytes: Int
     var onMessage: ((ParsedMessage) -> Void)?
+    /// A request's head asked `Expect: 100-continue` and its body is within the limit.
+    var onExpectContinue: (() -> Void)?
     /// True between the first byte of a message and its end.
     private(set) var inMessage = false
 
@@ -37,6 +41,8 @@ final class HTTPMessageParser {
     private var readingValue = false
     private var headerBytes = 0
     private var failure: ParseFailure?
+    /// Requests only: what http_parser's lenient build lets through is checked here first.
+    private var heads = HeadLineChecker()
 
     init(kind: http_parser_type, maxHeaderBytes: Int, maxBodyBytes: Int) {
         self.maxHeaderBytes = maxHeaderBytes
@@ -57,22 +63,47 @@ final class HTTPMessageParser {
     /// either way one request gets one answer.
     func feed(_ bytes: UnsafeRawBufferPointer) throws(ParseFailure) {
         if let failure { throw failure }
+        var rest = bytes
+        while !rest.isEmpty {
+            var segment = rest
+            // A request head goes to http_parser once its lines are checked; the body as it comes.
+            if kind == HTTP_REQUEST, heads.inHead {
+                switch heads.scan(rest) {
+                case .failure(let error):
+                    failure = error
+                    throw error
+                case .success(let count): segment = UnsafeRawBufferPointer(rebasing: rest[..<count])
+                }
+            }
+            let parsed = try execute(segment)
+            rest = UnsafeRawBufferPointer(rebasing: rest[parsed...])
+        }
+    }
+
+    /// Runs http_parser over `bytes`; returns how many it took: all of them, or up to the end
+    /// of a request (it pauses there so the next head is checked) or of an upgrade request.
+    private func execute(_ bytes: UnsafeRawBufferPointer) throws(ParseFailure) -> Int {
         let parsed = bytes.withMemoryRebound(to: CChar.self) {
             http_parser_execute(parser, &Self.settings, $0.baseAddress, $0.count)
         }
         if let failure { throw failure }
-        let errno = http_errno(rawValue: parser.pointee.http_errno)
-        if errno != HPE_OK || (parsed != bytes.count && parser.pointee.upgrade == 0) {
-            let error = ParseFailure.malformed(String(cString: http_errno_description(errno)))
-            failure = error
-            throw error
+        var errno = http_errno(rawValue: parser.pointee.http_errno)
+        if errno == HPE_PAUSED {
+            http_parser_pause(parser, 0)
+            errno = HPE_OK
         }
         if parser.pointee.upgrade != 0 {
             // http_parser stops at an upgrade; start afresh on what follows.
             http_parser_init(parser, kind)
             parser.pointee.data = Unmanaged.passUnretained(self).toOpaque()
-            if parsed < bytes.count { try feed(UnsafeRawBufferPointer(rebasing: bytes[parsed...])) }
+            return parsed
         }
+        if errno != HPE_OK || (parsed != bytes.count && kind != HTTP_REQUEST) || parsed == 0 {
+            let error = ParseFailure.malformed(String(cString: http_errno_description(errno)))
+            failure = error
+            throw error
+        }
+        return parsed
     }
 
     /// Tells the parser the peer closed; completes a response delimited by close.
@@ -147,13 +178,20 @@ final class HTTPMessageParser {
             this.storeHeader()
             this.readingValue = false
             guard let parser else { return 1 }
-            // A tunnel is not a request this server can route: one 400, never delivered.
-            if this.kind == HTTP_REQUEST, http_method(rawValue: parser.pointee.method) == HTTP_CONNECT {
-                return this.fail(.malformed("CONNECT is not supported"))
+            let major = parser.pointee.http_major, minor = parser.pointee.http_minor
+            if this.kind == HTTP_REQUEST {
+                guard major == 1 && minor <= 1 else { return this.fail(.versionNotSupported("HTTP/\(major).\(minor)")) }
+                // A tunnel is not a request this server can route: one 400, never delivered.
+                if http_method(rawValue: parser.pointee.method) == HTTP_CONNECT {
+                    return this.fail(.malformed("CONNECT is not supported"))
+                }
             }
             let length = parser.pointee.content_length
             if length != UInt64.max && length > UInt64(this.maxBodyBytes) { return this.fail(.bodyTooLarge) }
             if length != UInt64.max { this.message.body.reserveCapacity(Int(length)) }
+            if this.kind == HTTP_REQUEST, minor == 1, this.message.headers["Expect"]?.lowercased() == "100-continue" {
+                this.onExpectContinue?()
+            }
             return 0
         }
         settings.on_body = { parser, at, count in
@@ -172,6 +210,11 @@ final class HTTPMessageParser {
             this.message.keepAlive = http_should_keep_alive(parser) != 0
             this.inMessage = false
             this.onMessage?(this.message)
+            if this.kind == HTTP_REQUEST {
+                // Pause so that feed() checks the next head's lines before http_parser reads it.
+                this.heads.startHead()
+                http_parser_pause(parser, 1)
+            }
             return 0
         }
         return settings

@@ -26,6 +26,7 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
     public static let badGateway = HTTPStatus(code: 502)
     public static let serviceUnavailable = HTTPStatus(code: 503)
     public static let gatewayTimeout = HTTPStatus(code: 504)
+    public static let httpVersionNotSupported = HTTPStatus(code: 505)
 
     static let knownReasons: [Int: String] = [
         200: "OK", 201: "Created", 202: "Accepted", 204: "No Content",
@@ -33,7 +34,7 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
         405: "Method Not Allowed", 408: "Request Timeout", 409: "Conflict", 411: "Length Required",
         413: "Content Too Large", 415: "Unsupported Media Type", 422: "Unprocessable Content", 429: "Too Many Requests",
         431: "Request Header Fields Too Large", 500: "Internal Server Error", 501: "Not Implemented",
-        502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout",
+        502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout", 505: "HTTP Version Not Supported",
     ]
 
     public var description: String { "\(code) \(reason)" }

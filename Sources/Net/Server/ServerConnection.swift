@@ -35,6 +35,7 @@ final class ServerConnection {
     /// to half: a client that sends and never reads cannot make the server buffer without end.
     static let maxUnsentBytes = 1 << 20
     private var waitingForDrain = false
+    private static let continueLine = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
     /// Opened by this process's own client (another role): on shutdown it is not closed
     /// before its first request, which is on its way.
@@ -52,6 +53,11 @@ final class ServerConnection {
 
     func start() {
         parser.onMessage = { [unowned self] message in enqueue(.request(message)) }
+        // The client waits for this before it sends the body. Only when nothing is owed before
+        // it: an interim answer must not overtake the answer to an earlier pipelined request.
+        parser.onExpectContinue = { [unowned self] in
+            if !isHandling && queueHead == queue.count { channel.send(Self.continueLine) }
+        }
         // The channel holds the connection until it closes.
         channel.onData = { bytes in self.received(bytes) }
         channel.onClose = { reason in self.closed(reason) }
@@ -91,6 +97,8 @@ final class ServerConnection {
                     refuse(.payloadTooLarge, "request body exceeds \(shared.configuration.maxBodyBytes) bytes")
                 case .malformed(let reason):
                     refuse(.badRequest, "malformed HTTP request: \(reason)")
+                case .versionNotSupported(let version):
+                    refuse(.httpVersionNotSupported, "\(version) is not supported; use HTTP/1.1")
                 }
             }
             armTimer()

@@ -1,4 +1,8 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+private let RLIMIT_NOFILE_VALUE = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+#endif
 
 /// A fixed set of event loops, one per thread (by default one per core).
 public final class EventLoopGroup: @unchecked Sendable {
@@ -11,9 +15,25 @@ public final class EventLoopGroup: @unchecked Sendable {
 
     /// Starts `count` loops, each on its own thread.
     public init(loopCount: Int = ProcessInfo.processInfo.activeProcessorCount) {
+        _ = Self.raiseOpenFileLimit
         loops = (0..<max(1, loopCount)).map { EventLoop(index: $0) }
         loops.forEach { $0.start() }
     }
+
+    /// The soft limit on open files raised to the hard one, once per process. Each connection
+    /// is a descriptor, two when the roles call each other; at the common soft default of
+    /// 1024, a few hundred connections exhaust it, and libuv then closes new connections as
+    /// it accepts them (its EMFILE guard): answers lost without a word.
+    public static let raiseOpenFileLimit: (soft: UInt64, hard: UInt64) = {
+        var limit = rlimit()
+        guard getrlimit(RLIMIT_NOFILE_VALUE, &limit) == 0 else { return (0, 0) }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(RLIMIT_NOFILE_VALUE, &raised) == 0 { limit = raised }
+        }
+        return (UInt64(limit.rlim_cur), UInt64(limit.rlim_max))
+    }()
 
     /// The caller's loop if it runs on one of ours, else the next loop round-robin.
     public func next() -> EventLoop {

@@ -13,6 +13,17 @@ final class ServerShared: @unchecked Sendable {
     private let shuttingDown = Atomic<Bool>(false)
     /// How often a connection stopped for a client that does not read its answers (tests and diagnostics).
     let writePauses = Atomic<Int>(0)
+    /// Connections the system would not hand over (out of file descriptors, most likely).
+    let acceptFailures = Atomic<Int>(0)
+
+    /// Logs the first failure to accept and then one in a thousand: each is a client turned away.
+    func acceptFailed(_ reason: String) {
+        let count = acceptFailures.add(1, ordering: .relaxed).newValue
+        guard count == 1 || count % 1000 == 0 else { return }
+        let limit = EventLoopGroup.raiseOpenFileLimit
+        logger.error("cannot accept connections", metadata: ["reason": "\(reason)", "failures": "\(count)",
+                                                            "openFileLimit": "\(limit.soft)", "fix": "raise the hard limit (ulimit -Hn)"])
+    }
 
     init(configuration: ServerConfiguration, router: Router, logger: Logger, ownClientPorts: OwnClientPorts) {
         self.configuration = configuration
@@ -147,6 +158,7 @@ private final class LoopState: @unchecked Sendable {
             guard let self else { return stream.close() }
             accept(stream, secure: secure)
         }
+        listener.onAcceptFailure = { [shared] reason in shared.acceptFailed(reason) }
         listeners.append(listener)
         return listener.localAddress?.port ?? port
     }

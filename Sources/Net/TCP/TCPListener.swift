@@ -7,12 +7,27 @@ final class TCPListener: LoopHandleOwner {
     let loop: EventLoop
     private var handle: UnsafeMutablePointer<uv_tcp_t>?
     private let onAccept: (TCPStream) -> Void
+    /// Called on the loop when a connection could not be accepted (libuv's reason).
+    var onAcceptFailure: ((String) -> Void)?
+    private var address: SocketAddress
+    private let backlog: Int32
+    private var isClosed = false
+    private static let descriptorsInReserve: UInt64 = 16
+    /// Out of file descriptors: the listener is closed for this long, then bound again.
+    private var backOff: (timer: LoopTimer, milliseconds: UInt64)?
 
     /// Binds and listens; `onAccept` runs on the loop for each new connection.
     init(loop: EventLoop, address: SocketAddress, backlog: Int32 = 1024, onAccept: @escaping (TCPStream) -> Void) throws(NetError) {
         precondition(loop.inLoop)
         self.loop = loop
         self.onAccept = onAccept
+        self.address = address
+        self.backlog = backlog
+        try open()
+        if let bound = localAddress { self.address = bound }  // port 0: the same port when bound again
+    }
+
+    private func open() throws(NetError) {
         let handle = UnsafeMutablePointer<uv_tcp_t>.allocate(capacity: 1)
         // init_ex creates the socket now, so SO_REUSEPORT can be set before bind.
         var rc = uv_tcp_init_ex(loop.uvLoop, handle, UInt32(address.family))
@@ -29,13 +44,38 @@ final class TCPListener: LoopHandleOwner {
         rc = address.withSockaddr { uv_tcp_bind(handle, $0, 0) }
         if rc == 0 {
             rc = uv_listen(handle.asStream, backlog) { server, status in
-                guard status == 0, let listener = owner(of: server, as: TCPListener.self) else { return }
+                guard let listener = owner(of: server, as: TCPListener.self) else { return }
+                guard status == 0 else { return listener.acceptFailed(status) }
                 listener.acceptOne()
             }
         }
         guard rc == 0 else {
-            close()
+            self.handle = nil
+            closeOwnedHandle(handle)
             throw .bindFailed(address: address.description, reason: String(cString: uv_strerror(rc)))
+        }
+    }
+
+    /// libuv retries a failed accept at once, in a loop, for as long as it fails: out of file
+    /// descriptors that spins a core. Closing the socket ends its loop; the listener is bound
+    /// again after a pause (doubling to a second) while the other loops' listeners serve.
+    private func acceptFailed(_ status: Int32) {
+        onAcceptFailure?(String(cString: uv_strerror(status)))
+        guard status == UV_EMFILE.rawValue || status == UV_ENFILE.rawValue, let handle else { return }
+        self.handle = nil
+        closeOwnedHandle(handle)
+        let pause = min((backOff?.milliseconds ?? 50) * 2, 1_000)
+        backOff?.timer.close()
+        backOff = (loop.scheduleTimer(after: pause) { [weak self] in self?.reopen() }, pause)
+    }
+
+    private func reopen() {
+        guard !isClosed, handle == nil else { return }
+        do { try open() } catch {
+            onAcceptFailure?("cannot listen again: \(error)")
+        }
+        if handle == nil, let pause = backOff?.milliseconds {
+            backOff?.timer.restart(after: pause)
         }
     }
 
@@ -59,16 +99,32 @@ final class TCPListener: LoopHandleOwner {
 
     private func acceptOne() {
         guard let handle else { return }
+        if let backOff {
+            backOff.timer.close()
+            self.backOff = nil
+        }
         let stream = TCPStream(loop: loop)
-        guard let client = stream.handle, uv_accept(handle.asStream, client.asStream) == 0 else {
+        guard let client = stream.handle else { return stream.close() }
+        let rc = uv_accept(handle.asStream, client.asStream)
+        guard rc == 0 else {
             stream.close()
+            onAcceptFailure?(String(cString: uv_strerror(rc)))
             return
         }
         uv_tcp_nodelay(client, 1)
+        // Descriptors are numbered lowest first: one this high means the limit is near, and
+        // libuv then closes new connections as it accepts them, unseen by us (its EMFILE guard).
+        var fd: uv_os_fd_t = -1
+        if uv_fileno(client.asHandle, &fd) == 0, UInt64(fd) + Self.descriptorsInReserve >= EventLoopGroup.raiseOpenFileLimit.soft {
+            onAcceptFailure?("descriptor \(fd) is near the open file limit; connections beyond it are dropped")
+        }
         onAccept(stream)
     }
 
     func close() {
+        isClosed = true
+        backOff?.timer.close()
+        backOff = nil
         guard let handle else { return }
         self.handle = nil
         closeOwnedHandle(handle)

@@ -42,8 +42,24 @@ public final class DirectoryServer: Sendable {
         let threeDSServerURL: String
         /// Where the transaction's ACS takes AReqs (and Erro); nil when the DS answered itself.
         let acsURL: String?
-        /// The ARes as relayed, for the RReq rules that depend on it (`acsDecConInd`).
-        var ares: JSONValue?
+        /// What the RReq rules read of the ARes as relayed (`acsDecConInd`), and its transStatus;
+        /// not the whole message (its acsSignedContent alone is kilobytes).
+        var ares: JSONValue? {
+            get { aresMembers }
+            set { aresMembers = newValue.map { ares in .object(ResultsRules.aresMembersRead.compactMap { name in ares[name].map { (name, $0) } }) } }
+        }
+        private var aresMembers: JSONValue?
+
+        init(ids: TransactionIDs, version: MessageVersion, channel: DeviceChannel?, threeDSServerURL: String, acsURL: String?,
+             ares: JSONValue? = nil, warnings: [String] = []) {
+            self.ids = ids
+            self.version = version
+            self.channel = channel
+            self.threeDSServerURL = threeDSServerURL
+            self.acsURL = acsURL
+            self.warnings = warnings
+            self.ares = ares
+        }
         var erros: [String] = []
         var warnings: [String] = []
 
@@ -65,6 +81,8 @@ public final class DirectoryServer: Sendable {
     let peer: EMVPeer
     let endpoints: LocalEndpoints
     let transactions: TransactionStore<Transaction>
+    /// Transactions held now.
+    public var transactionCount: Int { transactions.count }
     /// The `dsTransID` of each `threeDSServerTransID` seen, to refuse one used again.
     let serverTransIDs: TransactionStore<String>
     let logger: Logger

@@ -84,6 +84,14 @@ public final class HarnessApp: Sendable {
                                           logger: logger.named("3ds-server"))
 
             var router = Self.baseRoutes()
+            router.get("/admin/memory") { [threeDSServer, directoryServer, accessControlServer] _, _ in
+                .emv(.object([
+                    ("heapBytesInUse", .number(String(ProcessMemory.heapBytesInUse))),
+                    ("transactions", .object([("threeDSServer", .number(String(threeDSServer.transactions.count))),
+                                              ("directoryServer", .number(String(directoryServer.transactionCount))),
+                                              ("accessControlServer", .number(String(accessControlServer.transactions.count)))])),
+                ]))
+            }
             if let token = configuration.admin.token { router.guardPaths(under: "admin", AdminToken(token).check) }
             AdminRoutes(scenarios: scenarios, reloader: ScenarioReloader(path: scenarioPath, shownPath: configuration.scenarios, scenarios: scenarios)).register(on: &router)
             threeDSServer.register(on: &router)

@@ -1,6 +1,9 @@
 /// A JSON value with object members kept in received order, so that a message can be
 /// checked member by member (duplicates, unknown members) and echoed back unchanged.
-public indirect enum JSONValue: Sendable, Equatable {
+///
+/// Not `indirect`: arrays and objects already hold their elements on the heap, so boxing
+/// every value as well would cost an allocation per value (and ~2x the memory of a message).
+public enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     /// The number as written: EMV fields are strings, and numbers are only passed through.

@@ -14,8 +14,15 @@ public final class ScenarioSource: Sendable {
     private let chosen = Mutex(Remembered())
     private static let remembered = 10_000
 
+    /// One scenario on the heap: the table's slots stay one pointer each (a scenario is a few
+    /// hundred bytes inline, and a table keeps up to twice the slots it has entries).
+    private final class Chosen: Sendable {
+        let scenario: Scenario
+        init(_ scenario: Scenario) { self.scenario = scenario }
+    }
+
     private struct Remembered {
-        var byTransaction: [String: Scenario] = [:]
+        var byTransaction: [String: Chosen] = [:]
         var order: [String] = []
         var head = 0
     }
@@ -29,11 +36,11 @@ public final class ScenarioSource: Sendable {
     /// The scenario of a transaction: a pin if one is set for it, else the catalog's choice.
     public func scenario(for facts: TransactionFacts, transaction dsTransID: String? = nil) -> Scenario {
         guard let dsTransID else { return choose(facts) }
-        if let known = chosen.withLock({ $0.byTransaction[dsTransID] }) { return known }
+        if let known = chosen.withLock({ $0.byTransaction[dsTransID]?.scenario }) { return known }
         let scenario = choose(facts)
         return chosen.withLock { memory in
-            if let known = memory.byTransaction[dsTransID] { return known }  // another role chose meanwhile
-            memory.byTransaction[dsTransID] = scenario
+            if let known = memory.byTransaction[dsTransID] { return known.scenario }  // another role chose meanwhile
+            memory.byTransaction[dsTransID] = Chosen(scenario)
             memory.order.append(dsTransID)
             if memory.order.count - memory.head > Self.remembered {
                 memory.byTransaction[memory.order[memory.head]] = nil

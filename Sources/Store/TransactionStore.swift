@@ -3,8 +3,15 @@ import Synchronization
 /// Transactions by id, shared by every loop of a role. Bounded: past `capacity` the oldest
 /// record is dropped, so a long benchmark cannot grow memory without end.
 public final class TransactionStore<Record: Sendable>: Sendable {
+    /// A record on the heap, so the table's slots are one pointer each: a table keeps up to
+    /// twice the slots it has records (its growth), and a transaction is kilobytes inline.
+    private final class Box {
+        var record: Record
+        init(_ record: Record) { self.record = record }
+    }
+
     private struct State {
-        var records: [String: Record] = [:]
+        var records: [String: Box] = [:]
         /// Insertion order, for eviction; `head` skips the evicted prefix without shifting.
         var order: [String] = []
         var head = 0
@@ -25,7 +32,7 @@ public final class TransactionStore<Record: Sendable>: Sendable {
     /// Stores `record` under `id`, replacing any earlier one.
     public func put(_ id: String, _ record: Record) {
         let evicted = state.withLock { state in
-            if state.records.updateValue(record, forKey: id) == nil {
+            if state.records.updateValue(Box(record), forKey: id) == nil {
                 state.order.append(id)
             }
             return evict(&state)
@@ -38,7 +45,7 @@ public final class TransactionStore<Record: Sendable>: Sendable {
     public func insert(_ id: String, _ record: Record) -> Bool {
         let (inserted, evicted) = state.withLock { state -> (Bool, [Record]) in
             guard state.records[id] == nil else { return (false, []) }
-            state.records[id] = record
+            state.records[id] = Box(record)
             state.order.append(id)
             return (true, evict(&state))
         }
@@ -50,7 +57,7 @@ public final class TransactionStore<Record: Sendable>: Sendable {
     private func evict(_ state: inout State) -> [Record] {
         var evicted: [Record] = []
         while state.records.count > capacity, state.head < state.order.count {
-            if let record = state.records.removeValue(forKey: state.order[state.head]) { evicted.append(record) }
+            if let box = state.records.removeValue(forKey: state.order[state.head]) { evicted.append(box.record) }
             state.head += 1
         }
         // Compact the order list once the evicted prefix is half of it.
@@ -61,16 +68,15 @@ public final class TransactionStore<Record: Sendable>: Sendable {
         return evicted
     }
 
-    public func get(_ id: String) -> Record? { state.withLock { $0.records[id] } }
+    public func get(_ id: String) -> Record? { state.withLock { $0.records[id]?.record } }
 
     /// Changes the record under `id` in place; returns the new record, or nil if there is none.
     @discardableResult
     public func update<Result>(_ id: String, _ change: (inout Record) -> Result) -> Result? {
         state.withLock { state -> Result? in
-            guard var record = state.records[id] else { return nil }
-            let result = change(&record)
-            state.records[id] = record
-            return result
+            // The box is reached only under the lock: changed in place, no copy of the record.
+            guard let box = state.records[id] else { return nil }
+            return change(&box.record)
         }
     }
 

@@ -202,9 +202,9 @@ public final class ThreeDSServer: Sendable {
         let known = named.flatMap { transactions.get($0) }
         let outcome: Result<RRes, InvalidMessage>
         do {
-            let rreq = try RReq(bytes: body, channel: known?.channel, ares: known?.ares?.json)
+            let rreq = try RReq(bytes: body, channel: known?.channel, ares: known?.aresReadByResults)
             outcome = transactions.update(rreq.threeDSServerTransID) { transaction in
-                transaction.record(.received, rreq.received ?? rreq.json)
+                transaction.record(.received, bytes: body)
                 transaction.warnings += rreq.warnings.map { "RReq: " + $0 }
                 if let refusal = transaction.refusal(of: rreq) { return .failure(refusal) }
                 let rres = RRes(answering: rreq)

@@ -24,19 +24,35 @@ public struct Transaction: Sendable {
     public let channel: DeviceChannel?
     public var ids: TransactionIDs
     public var state = State.error
-    public var ares: ARes?
-    public var rreq: RReq?
+    /// What the ARes decided, then what the RReq did: all the record keeps of those messages
+    /// besides the trail (a message struct is hundreds of bytes, most of them empty fields).
+    public private(set) var aresOutcome: Outcome?
+    public private(set) var rreqOutcome: Outcome?
+    private var acsReferenceNumber: String?
+    /// The ARes members the RReq's rules read (`acsDecConInd`).
+    private(set) var aresReadByResults: JSONValue?
     public var error: String?
     /// The Erro received instead of an answer.
-    public var erro: ErroMessage?
+    public var erro: ErroMessage? {
+        get { erroStorage.first }
+        set { erroStorage = newValue.map { [$0] } ?? [] }
+    }
     /// Erro messages received later (from the DS, about an RRes it could not relay).
     public var erroReceived: [ErroMessage] = []
     /// The Erro this 3DS Server sent (about an invalid ARes or RReq): what a 3DS Server is judged on.
-    public var erroSent: ErroMessage?
+    public var erroSent: ErroMessage? {
+        get { erroSentStorage.first }
+        set { erroSentStorage = newValue.map { [$0] } ?? [] }
+    }
+    // Rare, so kept out of line: an empty array is one pointer, an absent Erro inline 136 bytes.
+    private var erroStorage: [ErroMessage] = []
+    private var erroSentStorage: [ErroMessage] = []
     public var violations: [String] = []
     /// Members of received messages that their tables do not define for this version or channel.
     public var warnings: [String] = []
-    public var messages: [(direction: Direction, at: Date, message: JSONValue)] = []
+    /// Each message as compact JSON: a parsed tree costs several times its text, and the
+    /// trail is read only when someone looks at the transaction.
+    public var messages: [(direction: Direction, at: Date, message: [UInt8])] = []
 
     init(areq: AReq) {
         threeDSServerTransID = areq.threeDSServerTransID
@@ -66,25 +82,41 @@ public struct Transaction: Sendable {
             if state == .completed {
                 return refuse("threeDSServerTransID", ErrorCode.duplicate(in: messageVersion), "awaits no RReq: its result has already been received")
             }
-            let why = ares.map { "its ARes was \($0.transStatus.rawValue), not C or D" } ?? "it has no ARes"
+            let why = aresOutcome.map { "its ARes was \($0.transStatus.rawValue), not C or D" } ?? "it has no ARes"
             return refuse("threeDSServerTransID", ErrorCode.unexpectedResults(in: messageVersion), "awaits no RReq: \(why)")
         }
         return nil
     }
 
     mutating func record(_ direction: Direction, _ message: JSONValue) {
-        messages.append((direction, Date(), message))
+        record(direction, bytes: JSONWriter.write(message))
+    }
+
+    /// Records a message as the bytes that went or came, in storage of their exact size (a
+    /// writer's buffer has room to spare, up to as much again).
+    mutating func record(_ direction: Direction, bytes: [UInt8]) {
+        // A fresh buffer of the exact size: the writer's grew by doubling, and Array(bytes[...])
+        // would keep that very buffer.
+        let exact = [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, count in
+            count = buffer.initialize(fromContentsOf: bytes)
+        }
+        messages.append((direction, Date(), exact))
     }
 
     mutating func apply(_ ares: ARes) {
-        self.ares = ares
+        aresOutcome = Outcome(transStatus: ares.transStatus, transStatusReason: ares.transStatusReason,
+                              authenticationValue: ares.authenticationValue, eci: ares.eci)
+        acsReferenceNumber = ares.acsReferenceNumber
+        aresReadByResults = .object(omittingAbsent: ResultsRules.aresMembersRead.map { ($0, ares.json[$0]) })
         ids.acsTransID = ares.acsTransID
         ids.dsTransID = ares.dsTransID
         state = ares.transStatus == .challenge || ares.transStatus == .decoupled ? .challenge : .frictionless
     }
 
     mutating func apply(_ rreq: RReq) {
-        self.rreq = rreq
+        rreqOutcome = Outcome(transStatus: rreq.transStatus, transStatusReason: rreq.transStatusReason,
+                              authenticationValue: rreq.authenticationValue, eci: rreq.eci,
+                              challengeCancel: rreq.challengeCancel, whiteListStatus: rreq.whiteListStatus)
         state = .completed
     }
 
@@ -99,16 +131,24 @@ public struct Transaction: Sendable {
     }
 
     /// The final outcome: the RReq's when there is one, else the ARes's.
-    var transStatus: String? { rreq?.transStatus.rawValue ?? ares?.transStatus.rawValue }
+    var transStatus: String? { (rreqOutcome ?? aresOutcome)?.transStatus.rawValue }
+
+    /// The ARes as it came, from the trail.
+    private var receivedARes: JSONValue? {
+        for entry in messages where entry.direction == .received {
+            if let json = try? JSONReader.parse(entry.message).value, json["messageType"]?.stringValue == MessageType.aRes.rawValue { return json }
+        }
+        return nil
+    }
 
     /// The record as the requestor API shows it.
     public var json: JSONValue {
-        let outcome = rreq.map { ($0.transStatusReason, $0.authenticationValue, $0.eci) } ?? (ares?.transStatusReason, ares?.authenticationValue, ares?.eci)
-        let challenge: JSONValue? = ares.flatMap { ares in
-            guard state == .challenge || rreq != nil, ares.transStatus == .challenge || ares.transStatus == .decoupled else { return nil }
+        let outcome = rreqOutcome ?? aresOutcome
+        let challenge: JSONValue? = aresOutcome.flatMap { ares in
+            guard state == .challenge || rreqOutcome != nil, ares.transStatus == .challenge || ares.transStatus == .decoupled else { return nil }
             return .object(omittingAbsent: [
-                ("threeDSServerTransID", .string(threeDSServerTransID)), ("acsTransID", .string(ares.acsTransID)),
-                ("acsRefNumber", .string(ares.acsReferenceNumber)), ("acsSignedContent", .string(ares.acsSignedContent)),
+                ("threeDSServerTransID", .string(threeDSServerTransID)), ("acsTransID", .string(ids.acsTransID)),
+                ("acsRefNumber", .string(acsReferenceNumber)), ("acsSignedContent", .string(receivedARes?["acsSignedContent"]?.stringValue)),
             ])
         }
         return .object(omittingAbsent: [
@@ -117,14 +157,14 @@ public struct Transaction: Sendable {
             ("messageVersion", .string(messageVersion.rawValue)),
             ("acctNumber", .string(maskedPAN)),
             ("transStatus", .string(transStatus)),
-            ("transStatusReason", .string(outcome.0)),
-            ("authenticationValue", .string(outcome.1)),
-            ("eci", .string(outcome.2)),
+            ("transStatusReason", .string(outcome?.transStatusReason)),
+            ("authenticationValue", .string(outcome?.authenticationValue)),
+            ("eci", .string(outcome?.eci)),
             ("dsTransID", .string(ids.dsTransID)),
             ("acsTransID", .string(ids.acsTransID)),
             ("sdkTransID", .string(ids.sdkTransID)),
-            ("challengeCancel", .string(rreq?.challengeCancel)),
-            ("whiteListStatus", .string(rreq?.whiteListStatus)),
+            ("challengeCancel", .string(rreqOutcome?.challengeCancel)),
+            ("whiteListStatus", .string(rreqOutcome?.whiteListStatus)),
             ("challenge", challenge),
             ("error", .string(error)),
             ("erro", erro?.json),
@@ -135,8 +175,20 @@ public struct Transaction: Sendable {
             ("createdAt", .string(UTCTime.iso8601(createdAt))),
             ("messages", .array(messages.map { entry in
                 .object([("direction", .string(entry.direction.rawValue)), ("at", .string(UTCTime.iso8601(entry.at))),
-                         ("message", CardNumber.maskingAcctNumber(in: entry.message))])
+                         ("message", CardNumber.maskingAcctNumber(in: (try? JSONReader.parse(entry.message).value) ?? .null))])
             })),
         ])
+    }
+}
+
+extension Transaction {
+    /// A transaction's result as one message (the ARes, or the RReq that followed) gave it.
+    public struct Outcome: Sendable {
+        public var transStatus: TransStatus
+        public var transStatusReason: String?
+        public var authenticationValue: String?
+        public var eci: String?
+        public var challengeCancel: String?
+        public var whiteListStatus: String?
     }
 }

@@ -6,6 +6,8 @@
 public enum ResultsRules {
     /// The ARes said the ACS authenticates decoupled.
     private static let decoupled = Condition.requestFieldEquals("acsDecConInd", ["Y"])
+    /// The members of the ARes that the RReq's rules read: all a DS must keep of it.
+    public static let aresMembersRead = ["acsDecConInd", "transStatus"]
     private static let authenticatedOrNot = Condition.fieldEquals("transStatus", ["Y", "N"])
 
     public static let rReq = MessageRules(.rReq, [

@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "threeds-harness", targets: ["HarnessCLI"]),
+        .executable(name: "threeds-fuzz", targets: ["Fuzz"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -80,6 +81,10 @@ let package = Package(
             ]
         ),
 
+        // Fuzz targets for every parser of outside bytes; `./harness fuzz` runs them under libFuzzer.
+        .target(name: "FuzzTargets", dependencies: ["EMV3DS", "EMVCrypto", "Harness", "JOSE", "JSON", "Net"]),
+        .executableTarget(name: "Fuzz", dependencies: ["FuzzTargets"]),
+
         // Shared by the test targets: the repository's root and child processes.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "NetTests", dependencies: ["Net", "TestSupport"]),
@@ -87,7 +92,8 @@ let package = Package(
         .testTarget(name: "EMVCryptoTests", dependencies: ["EMVCrypto", "EMV3DS", "JOSE"]),
         // Fixtures and the Python interop peer are read from the source tree at test time.
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "TestSupport"], exclude: ["Fixtures", "Interop"]),
-        .testTarget(name: "HarnessTests", dependencies: ["Harness", "Net", "Scenarios", "Store", "TestSupport", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "HarnessTests", dependencies: ["FuzzTargets", "Harness", "Net", "Scenarios", "Store", "TestSupport",
+                                                           .product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams")]),
         // End to end: the roles over real HTTP on loopback, driven by the SDK simulator and by a Python peer.
         .testTarget(name: "FlowTests", dependencies: ["Harness", "Net", "EMV3DS", "EMVCrypto", "JOSE", "JSON", "SDKSimulator", "TestSupport"],
                     exclude: ["Peer"]),

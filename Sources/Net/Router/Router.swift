@@ -47,6 +47,16 @@ public struct Router: Sendable {
     public mutating func delete(_ path: String, _ handler: @escaping SyncHandler) { on(.delete, path, handler) }
     public mutating func delete(_ path: String, _ handler: @escaping AsyncHandler) { on(.delete, path, handler) }
 
+    /// Every route as "METHOD /path" (parameters as `{name}`), sorted: for an API description to be checked against.
+    public var routes: [String] {
+        func path(_ segments: [Segment]) -> String {
+            "/" + segments.map { switch $0 { case .literal(let text): text; case .parameter(let name): "{\(name)}" } }.joined(separator: "/")
+        }
+        return (Array(staticRoutes.values) + parameterRoutes).flatMap { route in
+            route.handlers.keys.map { "\($0.rawValue) \(path(route.segments))" }
+        }.sorted()
+    }
+
     /// Runs `check` before every request whose path starts with the segment `segment`
     /// (`"admin"`: `/admin`, `/admin/pins`, `//admin/`), and answers its error instead.
     public mutating func guardPaths(under segment: String, _ check: @escaping RequestGuard) {

@@ -117,6 +117,9 @@ public final class HTTPServer: @unchecked Sendable {
         shared.logger.info("server stopped")
     }
 
+    /// Every route the server answers, as "METHOD /path".
+    public var routes: [String] { shared.router.routes }
+
     /// True from the start of ``shutdown()``.
     public var isShuttingDown: Bool { shared.isShuttingDown }
 

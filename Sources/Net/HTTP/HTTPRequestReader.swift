@@ -1,0 +1,35 @@
+import CHTTPParser
+
+/// Reads requests from a byte stream as the server does: the same parser, limits and
+/// strictness, pipelined requests in order. For tools that need the server's reading
+/// without a socket (the fuzzer among them).
+public final class HTTPRequestReader {
+    private let parser: HTTPMessageParser
+    private var completed: [HTTPRequest] = []
+
+    public init(maxHeaderBytes: Int = 16 * 1024, maxBodyBytes: Int = 1024 * 1024) {
+        parser = HTTPMessageParser(kind: HTTP_REQUEST, maxHeaderBytes: maxHeaderBytes, maxBodyBytes: maxBodyBytes)
+        parser.onMessage = { [unowned self] message in
+            completed.append(HTTPRequest(method: message.method, target: message.target, headers: message.headers,
+                                         body: message.body, versionMinor: message.versionMinor))
+        }
+    }
+
+    /// The requests `bytes` completes; throws the answer the server gives a stream it cannot read on.
+    public func read(_ bytes: [UInt8]) throws(HTTPError) -> [HTTPRequest] {
+        completed.removeAll()
+        let failure: ParseFailure? = bytes.withUnsafeBytes { raw in
+            do throws(ParseFailure) { try parser.feed(raw) } catch { return error }
+            return nil
+        }
+        if let error = failure {
+            switch error {
+            case .headersTooLarge: throw HTTPError(.headerFieldsTooLarge, "request header block too large")
+            case .bodyTooLarge: throw HTTPError(.payloadTooLarge, "request body too large")
+            case .malformed(let reason): throw HTTPError(.badRequest, "malformed HTTP request: \(reason)")
+            case .versionNotSupported(let version): throw HTTPError(.httpVersionNotSupported, "\(version) is not supported")
+            }
+        }
+        return completed
+    }
+}

@@ -1,0 +1,31 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// schemathesis (PyPI) generates requests for every operation of openapi.yaml against a live
+/// harness and checks each answer: no 5xx, a documented status, content type, headers and
+/// body shape. `./harness test` installs it; without it the test is skipped, saying so.
+@Suite("API contract (schemathesis)", .serialized)
+struct APIContractTests {
+    static let schemathesis: String? = {
+        let candidates = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { "\($0)/schemathesis" }
+            + [NSHomeDirectory() + "/.local/bin/schemathesis"]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }()
+
+    @Test(.enabled(if: schemathesis != nil, "schemathesis is not installed (python3 -m pip install --user schemathesis)"))
+    func everyAnswerToGeneratedRequestsMatchesTheDescription() throws {
+        let serve = try ChildProcess(harnessBinary, ["serve", "--http-port", "0", "--https-port", "0", "--loops", "2", "--log-level", "info"],
+                                     directory: repositoryRoot)
+        defer { serve.signal(SIGTERM); _ = serve.wait() }
+        let log = serve.awaitOutput { $0.contains("listening") ? $0 : nil } ?? ""
+        let port = log.range(of: "http=127.0.0.1:").flatMap { Int(log[$0.upperBound...].prefix { $0.isNumber }) } ?? 0
+        try #require(port > 0, "\(serve.output)")
+        let run = try ChildProcess.run(try #require(Self.schemathesis), [
+            "run", repositoryRoot + "/openapi.yaml", "--url", "http://127.0.0.1:\(port)",
+            "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance",
+            "--max-examples", "25", "--workers", "1", "--seed", "20261122", "--no-color",
+        ], directory: NSTemporaryDirectory(), timeout: 600)
+        #expect(run.status == 0, "\(run.output.suffix(4000))")
+    }
+}

@@ -46,7 +46,7 @@ public final class DirectoryServer: Sendable {
         /// not the whole message (its acsSignedContent alone is kilobytes).
         var ares: JSONValue? {
             get { aresMembers }
-            set { aresMembers = newValue.map { ares in .object(ResultsRules.aresMembersRead.compactMap { name in ares[name].map { (name, $0) } }) } }
+            set { aresMembers = newValue.map(ResultsRules.aresContext) }
         }
         private var aresMembers: JSONValue?
 

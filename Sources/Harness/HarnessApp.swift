@@ -54,8 +54,12 @@ public final class HarnessApp: Sendable {
         group = loops
         do {
             // The roles' own certificate: a harness that requires mutual TLS must pass it to itself.
-            let clientTLS = TLSConfiguration(certificateChainFile: resolve(configuration.tls.clientCertificate),
-                                             privateKeyFile: resolve(configuration.tls.clientPrivateKey),
+            // Configured files must load; the test PKI's are used when they are there.
+            var identity = (configuration.tls.clientCertificate.map(resolve), configuration.tls.clientPrivateKey.map(resolve))
+            if identity.0 == nil, FileManager.default.fileExists(atPath: pki.directory + "/tls/client-chain.pem") {
+                identity = (pki.directory + "/tls/client-chain.pem", pki.directory + "/tls/client-key.pem")
+            }
+            let clientTLS = TLSConfiguration(certificateChainFile: identity.0, privateKeyFile: identity.1,
                                              trustRootsFile: pki.directory + "/tls/root-ca.pem")
             // One client per role: each waits for its peers as long as its role does.
             func peer(timeoutMs: UInt64) throws -> EMVPeer {

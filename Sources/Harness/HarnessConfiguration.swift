@@ -30,8 +30,9 @@ public struct HarnessConfiguration: Sendable, Equatable {
         public var requireClientCertificate = false
         /// What the roles present when they call each other (or another party) over HTTPS and
         /// the server asks for a certificate: with mutual TLS required, their own calls need it.
-        public var clientCertificate = "certs/tls/client-chain.pem"
-        public var clientPrivateKey = "certs/tls/client-key.pem"
+        /// By default the test PKI's client certificate (`<pkiDirectory>/tls/client-chain.pem`), if there.
+        public var clientCertificate: String?
+        public var clientPrivateKey: String?
         /// Plain HTTP beside required mutual TLS serves every route, `/admin` too, without a
         /// certificate: "warn" at start-up (default) or "refuse" to start.
         public var plainHTTPBesideMutualTLS = "warn"
@@ -162,6 +163,9 @@ public struct HarnessConfiguration: Sendable, Equatable {
         if tls.requireClientCertificate && tls.clientCA == nil {
             throw .invalid(source: source, reason: "tls.requireClientCertificate: set tls.clientCA, the CA that client certificates must chain to")
         }
+        if (tls.clientCertificate == nil) != (tls.clientPrivateKey == nil) {
+            throw .invalid(source: source, reason: "tls.clientCertificate and tls.clientPrivateKey: set both or neither")
+        }
         guard ["warn", "refuse"].contains(tls.plainHTTPBesideMutualTLS) else {
             throw .invalid(source: source, reason: "tls.plainHTTPBesideMutualTLS: \"\(tls.plainHTTPBesideMutualTLS)\" is not warn or refuse")
         }
@@ -277,8 +281,8 @@ extension HarnessConfiguration.TLS: Decodable {
         privateKey = try container.decodeIfPresent(String.self, forKey: .privateKey) ?? privateKey
         clientCA = try container.decodeIfPresent(String.self, forKey: .clientCA)
         requireClientCertificate = try container.decodeIfPresent(Bool.self, forKey: .requireClientCertificate) ?? false
-        clientCertificate = try container.decodeIfPresent(String.self, forKey: .clientCertificate) ?? clientCertificate
-        clientPrivateKey = try container.decodeIfPresent(String.self, forKey: .clientPrivateKey) ?? clientPrivateKey
+        clientCertificate = try container.decodeIfPresent(String.self, forKey: .clientCertificate)
+        clientPrivateKey = try container.decodeIfPresent(String.self, forKey: .clientPrivateKey)
         plainHTTPBesideMutualTLS = try container.decodeIfPresent(String.self, forKey: .plainHTTPBesideMutualTLS) ?? plainHTTPBesideMutualTLS
     }
 }

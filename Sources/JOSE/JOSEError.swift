@@ -46,6 +46,9 @@ public enum JOSEError: Error, Equatable, Sendable, CustomStringConvertible {
         return text
     }
 
+    /// An OpenSSL call that failed, with OpenSSL's reason for the log.
+    static func openSSLCallFailed() -> JOSEError { .crypto("OpenSSL call failed" + openSSLError()) }
+
     /// What a party outside may be told: no OpenSSL message (see ``openSSLError()``).
     public var description: String {
         let text = text

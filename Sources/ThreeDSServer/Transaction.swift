@@ -107,7 +107,7 @@ public struct Transaction: Sendable {
         aresOutcome = Outcome(transStatus: ares.transStatus, transStatusReason: ares.transStatusReason,
                               authenticationValue: ares.authenticationValue, eci: ares.eci)
         acsReferenceNumber = ares.acsReferenceNumber
-        aresReadByResults = .object(omittingAbsent: ResultsRules.aresMembersRead.map { ($0, ares.json[$0]) })
+        aresReadByResults = ResultsRules.aresContext(ares.json)
         ids.acsTransID = ares.acsTransID
         ids.dsTransID = ares.dsTransID
         state = ares.transStatus == .challenge || ares.transStatus == .decoupled ? .challenge : .frictionless

@@ -26,7 +26,8 @@ struct ShutdownTests {
         #expect(throws: (any Error).self) { try RawSocket(port: port) }
     }
 
-    @Test func aRequestInFlightStillCallsItsOwnServerDuringTheGracePeriod() throws {
+    @Test(arguments: [false, true])
+    func aRequestInFlightStillCallsItsOwnServerDuringTheGracePeriod(overTLS: Bool) throws {
         // The roles call each other through the server's own listener (the 3DS Server's AReq goes
         // to the DS at the same port). A request accepted before the signal must finish those calls.
         let base = Mutex<(String, HTTPClient)?>(nil)
@@ -38,9 +39,10 @@ struct ShutdownTests {
             let inner = try await client.get(url + "/inner")
             return .text("outer saw: \(inner.bodyText)")
         }
-        let server = try TestServer(router: router)
-        let client = try HTTPClient(group: server.group)
-        base.withLock { $0 = ("http://127.0.0.1:\(server.port)", client) }
+        // Over TLS too: the own connection is idle between its handshake and its request.
+        let server = try TestServer(router: router, tls: overTLS ? TestCerts.server : nil)
+        let client = try HTTPClient(group: server.group, configuration: HTTPClientConfiguration(tls: TLSConfiguration(trustRootsFile: TestCerts.root)))
+        base.withLock { $0 = (overTLS ? "https://localhost:\(server.tlsPort)" : "http://127.0.0.1:\(server.port)", client) }
         let socket = try RawSocket(port: server.port)
         socket.send("GET /outer HTTP/1.1\r\nHost: x\r\n\r\n")
         usleep(50_000)

@@ -1,3 +1,5 @@
+import JSON
+
 /// Field rules of the RReq (ACS to DS to 3DS Server, after a challenge or decoupled
 /// authentication) and of the RRes that acknowledges it.
 ///
@@ -6,8 +8,13 @@
 public enum ResultsRules {
     /// The ARes said the ACS authenticates decoupled.
     private static let decoupled = Condition.requestFieldEquals("acsDecConInd", ["Y"])
-    /// The members of the ARes that the RReq's rules read: all a DS must keep of it.
+    /// The members of the ARes that the RReq's rules read: all a DS or 3DS Server must keep of it.
     public static let aresMembersRead = ["acsDecConInd", "transStatus"]
+
+    /// `ares` cut to ``aresMembersRead``: the context an RReq is later checked in.
+    public static func aresContext(_ ares: JSONValue) -> JSONValue {
+        .object(aresMembersRead.compactMap { name in ares[name].map { (name, $0) } })
+    }
     private static let authenticatedOrNot = Condition.fieldEquals("transStatus", ["Y", "N"])
 
     public static let rReq = MessageRules(.rReq, [

@@ -72,7 +72,7 @@ public enum ContentEncryptionAlgorithm: String, Sendable, CaseIterable, Codable 
     private func cbc(encrypt: Bool, _ input: [UInt8], key: [UInt8], iv: [UInt8]) throws(JOSEError) -> [UInt8] {
         guard let context = EVP_CIPHER_CTX_new() else { throw .crypto("EVP_CIPHER_CTX_new") }
         defer { EVP_CIPHER_CTX_free(context) }
-        guard EVP_CipherInit_ex(context, cipher, nil, key, iv, encrypt ? 1 : 0) == 1 else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+        guard EVP_CipherInit_ex(context, cipher, nil, key, iv, encrypt ? 1 : 0) == 1 else { throw .openSSLCallFailed() }
         var output = [UInt8](repeating: 0, count: input.count + 16)
         var written: Int32 = 0
         var final: Int32 = 0
@@ -91,11 +91,11 @@ public enum ContentEncryptionAlgorithm: String, Sendable, CaseIterable, Codable 
         guard EVP_CipherInit_ex(context, cipher, nil, nil, nil, encrypt ? 1 : 0) == 1,
               EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_IVLEN, Int32(iv.count), nil) == 1,
               EVP_CipherInit_ex(context, nil, nil, key, iv, -1) == 1,
-              EVP_CipherUpdate(context, nil, &written, aad, Int32(aad.count)) == 1 else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+              EVP_CipherUpdate(context, nil, &written, aad, Int32(aad.count)) == 1 else { throw .openSSLCallFailed() }
         var output = [UInt8](repeating: 0, count: input.count + 16)
-        guard EVP_CipherUpdate(context, &output, &written, input, Int32(input.count)) == 1 else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+        guard EVP_CipherUpdate(context, &output, &written, input, Int32(input.count)) == 1 else { throw .openSSLCallFailed() }
         if var tag {
-            guard EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_TAG, Int32(tag.count), &tag) == 1 else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+            guard EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_TAG, Int32(tag.count), &tag) == 1 else { throw .openSSLCallFailed() }
         }
         var final: Int32 = 0
         let finished = output.withUnsafeMutableBufferPointer { EVP_CipherFinal_ex(context, $0.baseAddress! + Int(written), &final) }
@@ -106,7 +106,7 @@ public enum ContentEncryptionAlgorithm: String, Sendable, CaseIterable, Codable 
         var outputTag = tag ?? []
         if encrypt {
             outputTag = [UInt8](repeating: 0, count: 16)
-            guard EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_GET_TAG, 16, &outputTag) == 1 else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+            guard EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_GET_TAG, 16, &outputTag) == 1 else { throw .openSSLCallFailed() }
         }
         return (Array(output.prefix(Int(written + final))), outputTag)
     }

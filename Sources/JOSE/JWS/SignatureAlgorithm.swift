@@ -20,6 +20,6 @@ public enum SignatureAlgorithm: String, Sendable, CaseIterable, Codable {
         guard self == .ps256 else { return }
         guard EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PSS_PADDING) == 1,
               EVP_PKEY_CTX_set_rsa_pss_saltlen(context, 32) == 1,
-              EVP_PKEY_CTX_set_rsa_mgf1_md(context, EVP_sha256()) == 1 else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+              EVP_PKEY_CTX_set_rsa_mgf1_md(context, EVP_sha256()) == 1 else { throw .openSSLCallFailed() }
     }
 }

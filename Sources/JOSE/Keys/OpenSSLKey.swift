@@ -52,7 +52,7 @@ final class EVPKey: @unchecked Sendable {
         let builder = try ParamBuilder()
         guard build(builder), let params = OSSL_PARAM_BLD_to_param(builder.pointer) else { throw .invalidKey("cannot encode \(type) parameters") }
         defer { OSSL_PARAM_free(params) }
-        guard let context = EVP_PKEY_CTX_new_from_name(nil, type, nil) else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, type, nil) else { throw .openSSLCallFailed() }
         defer { EVP_PKEY_CTX_free(context) }
         var key: OpaquePointer?
         guard EVP_PKEY_fromdata_init(context) == 1,
@@ -61,7 +61,7 @@ final class EVPKey: @unchecked Sendable {
             throw .invalidKey("OpenSSL rejected the \(type) parameters\(openSSLError())")
         }
         let wrapped = try EVPKey(key)
-        guard let check = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+        guard let check = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else { throw .openSSLCallFailed() }
         defer { EVP_PKEY_CTX_free(check) }
         // The quick public check (on the curve, sane RSA numbers) is enough for P-256, whose
         // cofactor is 1; the full check adds a scalar multiplication, as dear as the ECDH itself.
@@ -75,7 +75,7 @@ final class EVPKey: @unchecked Sendable {
 func withMemoryBIO(_ body: (OpaquePointer) -> Int32) throws(JOSEError) -> [UInt8] {
     guard let bio = BIO_new(BIO_s_mem()) else { throw .crypto("BIO_new") }
     defer { BIO_free(bio) }
-    guard body(bio) == 1 else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+    guard body(bio) == 1 else { throw .openSSLCallFailed() }
     var data: UnsafeMutablePointer<CChar>?
     let count = shim_BIO_get_mem_data(bio, &data)
     guard count > 0, let data else { return [] }

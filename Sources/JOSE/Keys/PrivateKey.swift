@@ -10,13 +10,13 @@ public struct PrivateKey: Sendable {
 
     /// A fresh RSA key of `bits` bits.
     public static func generateRSA(bits: Int = 2048) throws(JOSEError) -> PrivateKey {
-        guard let pointer = shim_EVP_RSA_gen(UInt32(bits)) else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+        guard let pointer = shim_EVP_RSA_gen(UInt32(bits)) else { throw .openSSLCallFailed() }
         return PrivateKey(try EVPKey(pointer))
     }
 
     /// A fresh EC P-256 key.
     public static func generateP256() throws(JOSEError) -> PrivateKey {
-        guard let pointer = shim_EVP_EC_gen("P-256") else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+        guard let pointer = shim_EVP_EC_gen("P-256") else { throw .openSSLCallFailed() }
         return PrivateKey(try EVPKey(pointer))
     }
 
@@ -62,12 +62,12 @@ public struct PrivateKey: Sendable {
         guard let context = EVP_MD_CTX_new() else { throw .crypto("EVP_MD_CTX_new") }
         defer { EVP_MD_CTX_free(context) }
         var keyContext: OpaquePointer?
-        guard EVP_DigestSignInit(context, &keyContext, algorithm.digest.md, nil, key.pointer) == 1 else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+        guard EVP_DigestSignInit(context, &keyContext, algorithm.digest.md, nil, key.pointer) == 1 else { throw .openSSLCallFailed() }
         try algorithm.configure(keyContext)
         var length = 0
-        guard EVP_DigestSign(context, nil, &length, data, data.count) == 1 else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+        guard EVP_DigestSign(context, nil, &length, data, data.count) == 1 else { throw .openSSLCallFailed() }
         var signature = [UInt8](repeating: 0, count: length)
-        guard EVP_DigestSign(context, &signature, &length, data, data.count) == 1 else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+        guard EVP_DigestSign(context, &signature, &length, data, data.count) == 1 else { throw .openSSLCallFailed() }
         signature = Array(signature.prefix(length))
         if kind == .ecP256 {
             guard let raw = ECDSASignature.raw(fromDER: signature) else { throw .crypto("ECDSA signature conversion") }
@@ -80,12 +80,12 @@ public struct PrivateKey: Sendable {
     /// not told to whoever sent the ciphertext.
     public func decryptOAEP(_ ciphertext: [UInt8], digest: DigestAlgorithm) throws(JOSEError) -> [UInt8] {
         guard kind == .rsa else { throw .algorithmKeyMismatch(algorithm: "RSA-OAEP", key: kind.rawValue) }
-        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { throw .openSSLCallFailed() }
         defer { EVP_PKEY_CTX_free(context) }
         guard EVP_PKEY_decrypt_init(context) == 1,
               EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_OAEP_PADDING) == 1,
               EVP_PKEY_CTX_set_rsa_oaep_md(context, digest.md) == 1,
-              EVP_PKEY_CTX_set_rsa_mgf1_md(context, digest.md) == 1 else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+              EVP_PKEY_CTX_set_rsa_mgf1_md(context, digest.md) == 1 else { throw .openSSLCallFailed() }
         var length = ciphertext.count
         var output = [UInt8](repeating: 0, count: max(length, 512))
         guard EVP_PKEY_decrypt(context, &output, &length, ciphertext, ciphertext.count) == 1 else {
@@ -98,14 +98,14 @@ public struct PrivateKey: Sendable {
     /// Raw ECDH: the x coordinate of d·Q (Z), 32 bytes for P-256.
     public func sharedSecret(with peer: PublicKey) throws(JOSEError) -> [UInt8] {
         guard kind == .ecP256, peer.kind == .ecP256 else { throw .algorithmKeyMismatch(algorithm: "ECDH", key: "\(kind.rawValue)/\(peer.kind.rawValue)") }
-        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { throw .openSSLCallFailed() }
         defer { EVP_PKEY_CTX_free(context) }
         var length = 0
         // The peer was checked when it was built (see EVPKey.fromData): no second validation here.
         guard EVP_PKEY_derive_init(context) == 1, EVP_PKEY_derive_set_peer_ex(context, peer.key.pointer, 0) == 1,
-              EVP_PKEY_derive(context, nil, &length) == 1 else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+              EVP_PKEY_derive(context, nil, &length) == 1 else { throw .openSSLCallFailed() }
         var secret = [UInt8](repeating: 0, count: length)
-        guard EVP_PKEY_derive(context, &secret, &length) == 1 else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+        guard EVP_PKEY_derive(context, &secret, &length) == 1 else { throw .openSSLCallFailed() }
         return Array(secret.prefix(length))
     }
 }

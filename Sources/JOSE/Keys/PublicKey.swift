@@ -63,7 +63,7 @@ public struct PublicKey: Sendable, Equatable {
         guard let context = EVP_MD_CTX_new() else { throw .crypto("EVP_MD_CTX_new") }
         defer { EVP_MD_CTX_free(context) }
         var keyContext: OpaquePointer?
-        guard EVP_DigestVerifyInit(context, &keyContext, algorithm.digest.md, nil, key.pointer) == 1 else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+        guard EVP_DigestVerifyInit(context, &keyContext, algorithm.digest.md, nil, key.pointer) == 1 else { throw .openSSLCallFailed() }
         try algorithm.configure(keyContext)
         let result = EVP_DigestVerify(context, der, der.count, data, data.count)
         ERR_clear_error()
@@ -73,16 +73,16 @@ public struct PublicKey: Sendable, Equatable {
     /// RSA-OAEP encryption with the given hash (SHA-1 for RSA-OAEP, SHA-256 for RSA-OAEP-256).
     public func encryptOAEP(_ plaintext: [UInt8], digest: DigestAlgorithm) throws(JOSEError) -> [UInt8] {
         guard kind == .rsa else { throw .algorithmKeyMismatch(algorithm: "RSA-OAEP", key: kind.rawValue) }
-        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { throw .openSSLCallFailed() }
         defer { EVP_PKEY_CTX_free(context) }
         guard EVP_PKEY_encrypt_init(context) == 1,
               EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_OAEP_PADDING) == 1,
               EVP_PKEY_CTX_set_rsa_oaep_md(context, digest.md) == 1,
-              EVP_PKEY_CTX_set_rsa_mgf1_md(context, digest.md) == 1 else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+              EVP_PKEY_CTX_set_rsa_mgf1_md(context, digest.md) == 1 else { throw .openSSLCallFailed() }
         var length = 0
-        guard EVP_PKEY_encrypt(context, nil, &length, plaintext, plaintext.count) == 1 else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+        guard EVP_PKEY_encrypt(context, nil, &length, plaintext, plaintext.count) == 1 else { throw .openSSLCallFailed() }
         var output = [UInt8](repeating: 0, count: length)
-        guard EVP_PKEY_encrypt(context, &output, &length, plaintext, plaintext.count) == 1 else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+        guard EVP_PKEY_encrypt(context, &output, &length, plaintext, plaintext.count) == 1 else { throw .openSSLCallFailed() }
         return Array(output.prefix(length))
     }
 }

@@ -43,24 +43,24 @@ public enum CertificateBuilder {
                              issuerKey: PrivateKey) throws(JOSEError) -> Certificate {
         guard let x509 = X509_new() else { throw .crypto("X509_new") }
         let certificate = Certificate(taking: x509)
-        guard X509_set_version(x509, 2) == 1 else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+        guard X509_set_version(x509, 2) == 1 else { throw .openSSLCallFailed() }
         // A positive 127-bit random serial: unique without bookkeeping.
         var serial = randomBytes(16)
         serial[0] &= 0x7f
         guard let number = BN_bin2bn(serial, 16, nil) else { throw .crypto("BN_bin2bn") }
         defer { BN_free(number) }
-        guard BN_to_ASN1_INTEGER(number, X509_get_serialNumber(x509)) != nil else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+        guard BN_to_ASN1_INTEGER(number, X509_get_serialNumber(x509)) != nil else { throw .openSSLCallFailed() }
 
         guard let name = X509_NAME_new() else { throw .crypto("X509_NAME_new") }
         defer { X509_NAME_free(name) }
         for (field, value) in [("O", profile.organization), ("CN", profile.commonName)] {
-            guard X509_NAME_add_entry_by_txt(name, field, shim_MBSTRING_UTF8(), value, -1, -1, 0) == 1 else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+            guard X509_NAME_add_entry_by_txt(name, field, shim_MBSTRING_UTF8(), value, -1, -1, 0) == 1 else { throw .openSSLCallFailed() }
         }
         X509_set_subject_name(x509, name)
         X509_set_issuer_name(x509, issuer.map { X509_get_subject_name($0.pointer) } ?? name)
         ASN1_TIME_set(X509_getm_notBefore(x509), time_t(profile.notBefore.timeIntervalSince1970))
         ASN1_TIME_set(X509_getm_notAfter(x509), time_t(profile.notAfter.timeIntervalSince1970))
-        guard X509_set_pubkey(x509, publicKey.key.pointer) == 1 else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+        guard X509_set_pubkey(x509, publicKey.key.pointer) == 1 else { throw .openSSLCallFailed() }
 
         var context = X509V3_CTX()
         shim_X509V3_set_ctx_nodb(&context)
@@ -85,7 +85,7 @@ public enum CertificateBuilder {
             defer { X509_EXTENSION_free(ext) }
             X509_add_ext(x509, ext, -1)
         }
-        guard X509_sign(x509, issuerKey.key.pointer, EVP_sha256()) > 0 else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+        guard X509_sign(x509, issuerKey.key.pointer, EVP_sha256()) > 0 else { throw .openSSLCallFailed() }
         return certificate
     }
 }

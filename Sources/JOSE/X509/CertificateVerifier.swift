@@ -21,7 +21,7 @@ public struct CertificateVerifier: Sendable {
         for certificate in intermediates { _ = shim_sk_X509_push(untrusted, certificate.pointer) }
         guard let context = X509_STORE_CTX_new() else { throw .crypto("X509_STORE_CTX_new") }
         defer { X509_STORE_CTX_free(context) }
-        guard X509_STORE_CTX_init(context, store, leaf.pointer, untrusted) == 1 else { throw .crypto("OpenSSL call failed\(openSSLError())") }
+        guard X509_STORE_CTX_init(context, store, leaf.pointer, untrusted) == 1 else { throw .openSSLCallFailed() }
         X509_VERIFY_PARAM_set_time(X509_STORE_CTX_get0_param(context), time_t(time.timeIntervalSince1970))
         if X509_verify_cert(context) == 1 { return }
         ERR_clear_error()

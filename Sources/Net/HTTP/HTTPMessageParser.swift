@@ -16,8 +16,18 @@ enum ParseFailure: Error, Equatable {
     case headersTooLarge
     case bodyTooLarge
     case malformed(String)
-    /// Not HTTP/1.0 or HTTP/1.1.
+    /// Not HTTP/1.x.
     case versionNotSupported(String)
+
+    /// The answer a server gives a request stream it cannot read on.
+    func refusal(maxHeaderBytes: Int, maxBodyBytes: Int) -> HTTPError {
+        switch self {
+        case .headersTooLarge: HTTPError(.headerFieldsTooLarge, "request header block exceeds \(maxHeaderBytes) bytes")
+        case .bodyTooLarge: HTTPError(.payloadTooLarge, "request body exceeds \(maxBodyBytes) bytes")
+        case .malformed(let reason): HTTPError(.badRequest, "malformed HTTP request: \(reason)")
+        case .versionNotSupported(let version): HTTPError(.httpVersionNotSupported, "\(version) is not supported; use HTTP/1.1")
+        }
+    }
 }
 
 /// Incremental HTTP/1.1 parser over `http_parser` (requests or responses), with our
@@ -92,18 +102,25 @@ final class HTTPMessageParser {
             http_parser_pause(parser, 0)
             errno = HPE_OK
         }
+        // An error first: an upgrade request whose body fails keeps its upgrade flag, and what
+        // follows must not be read as another request.
+        guard errno == HPE_OK else { throw fail(with: String(cString: http_errno_description(errno))) }
         if parser.pointee.upgrade != 0 {
-            // http_parser stops at an upgrade; start afresh on what follows.
+            // http_parser stops after a complete upgrade request; start afresh on what follows.
             http_parser_init(parser, kind)
             parser.pointee.data = Unmanaged.passUnretained(self).toOpaque()
             return parsed
         }
-        if errno != HPE_OK || (parsed != bytes.count && kind != HTTP_REQUEST) || parsed == 0 {
-            let error = ParseFailure.malformed(String(cString: http_errno_description(errno)))
-            failure = error
-            throw error
+        if (parsed != bytes.count && kind != HTTP_REQUEST) || parsed == 0 {
+            throw fail(with: String(cString: http_errno_description(errno)))
         }
         return parsed
+    }
+
+    private func fail(with reason: String) -> ParseFailure {
+        let error = ParseFailure.malformed(reason)
+        failure = error
+        return error
     }
 
     /// Tells the parser the peer closed; completes a response delimited by close.
@@ -180,7 +197,8 @@ final class HTTPMessageParser {
             guard let parser else { return 1 }
             let major = parser.pointee.http_major, minor = parser.pointee.http_minor
             if this.kind == HTTP_REQUEST {
-                guard major == 1 && minor <= 1 else { return this.fail(.versionNotSupported("HTTP/\(major).\(minor)")) }
+                // RFC 9110 2.5: a later HTTP/1 minor version is read as 1.1; another major is not ours.
+                guard major == 1 else { return this.fail(.versionNotSupported("HTTP/\(major).\(minor)")) }
                 // A tunnel is not a request this server can route: one 400, never delivered.
                 if http_method(rawValue: parser.pointee.method) == HTTP_CONNECT {
                     return this.fail(.malformed("CONNECT is not supported"))
@@ -189,7 +207,7 @@ final class HTTPMessageParser {
             let length = parser.pointee.content_length
             if length != UInt64.max && length > UInt64(this.maxBodyBytes) { return this.fail(.bodyTooLarge) }
             if length != UInt64.max { this.message.body.reserveCapacity(Int(length)) }
-            if this.kind == HTTP_REQUEST, minor == 1, this.message.headers["Expect"]?.lowercased() == "100-continue" {
+            if this.kind == HTTP_REQUEST, minor >= 1, this.message.headers["Expect"]?.lowercased() == "100-continue" {
                 this.onExpectContinue?()
             }
             return 0

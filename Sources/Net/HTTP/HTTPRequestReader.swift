@@ -22,14 +22,7 @@ public final class HTTPRequestReader {
             do throws(ParseFailure) { try parser.feed(raw) } catch { return error }
             return nil
         }
-        if let error = failure {
-            switch error {
-            case .headersTooLarge: throw HTTPError(.headerFieldsTooLarge, "request header block too large")
-            case .bodyTooLarge: throw HTTPError(.payloadTooLarge, "request body too large")
-            case .malformed(let reason): throw HTTPError(.badRequest, "malformed HTTP request: \(reason)")
-            case .versionNotSupported(let version): throw HTTPError(.httpVersionNotSupported, "\(version) is not supported")
-            }
-        }
+        if let failure { throw failure.refusal(maxHeaderBytes: parser.maxHeaderBytes, maxBodyBytes: parser.maxBodyBytes) }
         return completed
     }
 }

@@ -20,10 +20,21 @@ final class ServerShared: @unchecked Sendable {
     func acceptFailed(_ reason: String) {
         let count = acceptFailures.add(1, ordering: .relaxed).newValue
         guard count == 1 || count % 1000 == 0 else { return }
-        let limit = EventLoopGroup.raiseOpenFileLimit
         logger.error("cannot accept connections", metadata: ["reason": "\(reason)", "failures": "\(count)",
-                                                            "openFileLimit": "\(limit.soft)", "fix": "raise the hard limit (ulimit -Hn)"])
+                                                            "openFileLimit": "\(EventLoopGroup.raiseOpenFileLimit.soft)"])
     }
+
+    /// Warns, the first time and then one in a thousand, that descriptors are running out:
+    /// past the limit libuv closes new connections as it accepts them, unseen by the harness.
+    func nearFileLimit(_ descriptor: Int32) {
+        let count = nearLimitWarnings.add(1, ordering: .relaxed).newValue
+        guard count == 1 || count % 1000 == 0 else { return }
+        let limit = EventLoopGroup.raiseOpenFileLimit
+        logger.warning("near the open file limit: new connections beyond it will be dropped",
+                       metadata: ["descriptor": "\(descriptor)", "openFileLimit": "\(limit.soft)", "hardLimit": "\(limit.hard)",
+                                  "fix": "raise the hard limit (ulimit -Hn)"])
+    }
+    private let nearLimitWarnings = Atomic<Int>(0)
 
     init(configuration: ServerConfiguration, router: Router, logger: Logger, ownClientPorts: OwnClientPorts) {
         self.configuration = configuration
@@ -162,6 +173,7 @@ private final class LoopState: @unchecked Sendable {
             accept(stream, secure: secure)
         }
         listener.onAcceptFailure = { [shared] reason in shared.acceptFailed(reason) }
+        listener.onNearFileLimit = { [shared] descriptor in shared.nearFileLimit(descriptor) }
         listeners.append(listener)
         return listener.localAddress?.port ?? port
     }

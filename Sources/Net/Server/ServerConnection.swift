@@ -41,6 +41,19 @@ final class ServerConnection {
     /// before its first request, which is on its way.
     private let fromOwnClient: Bool
     private var answered = 0
+    /// A request head asked for `100 Continue` while an earlier answer was still owed.
+    private var owesContinue = false
+
+    /// Sends the interim answer once nothing is owed before it and the body is still to come.
+    private func sendContinueIfDue() {
+        guard owesContinue, !isHandling, queueHead == queue.count else { return }
+        owesContinue = false
+        if parser.inMessage { channel.send(Self.continueLine) }
+    }
+
+    /// On shutdown an idle connection is closed at once, except one this process's client has
+    /// just opened: its first request is on its way (another role calling).
+    private var mayCloseWhenIdleOnShutdown: Bool { !(fromOwnClient && answered == 0) }
 
     init(channel: Channel, shared: ServerShared, fromOwnClient: Bool = false) {
         self.channel = channel
@@ -56,7 +69,8 @@ final class ServerConnection {
         // The client waits for this before it sends the body. Only when nothing is owed before
         // it: an interim answer must not overtake the answer to an earlier pipelined request.
         parser.onExpectContinue = { [unowned self] in
-            if !isHandling && queueHead == queue.count { channel.send(Self.continueLine) }
+            owesContinue = true
+            sendContinueIfDue()
         }
         // The channel holds the connection until it closes.
         channel.onData = { bytes in self.received(bytes) }
@@ -90,16 +104,8 @@ final class ServerConnection {
             do throws(ParseFailure) {
                 try parser.feed(bytes)
             } catch {
-                switch error {
-                case .headersTooLarge:
-                    refuse(.headerFieldsTooLarge, "request header block exceeds \(shared.configuration.maxHeaderBytes) bytes")
-                case .bodyTooLarge:
-                    refuse(.payloadTooLarge, "request body exceeds \(shared.configuration.maxBodyBytes) bytes")
-                case .malformed(let reason):
-                    refuse(.badRequest, "malformed HTTP request: \(reason)")
-                case .versionNotSupported(let version):
-                    refuse(.httpVersionNotSupported, "\(version) is not supported; use HTTP/1.1")
-                }
+                let refusal = error.refusal(maxHeaderBytes: shared.configuration.maxHeaderBytes, maxBodyBytes: shared.configuration.maxBodyBytes)
+                refuse(refusal.status, refusal.message)
             }
             armTimer()
         }
@@ -226,6 +232,7 @@ final class ServerConnection {
             channel.closeAfterFlush()
             return
         }
+        sendContinueIfDue()
         if channel.stream.unsentBytes > Self.maxUnsentBytes {
             waitForDrain()
         } else if queue.count - queueHead <= Self.maxQueued && !stopAfterQueue {
@@ -266,7 +273,7 @@ final class ServerConnection {
                 timer.restart(after: shared.configuration.requestTimeoutMilliseconds)
             }
         } else if clock != .idle {
-            if shared.isShuttingDown && queueHead == queue.count { return channel.closeAfterFlush() }
+            if shared.isShuttingDown && queueHead == queue.count && mayCloseWhenIdleOnShutdown { return channel.closeAfterFlush() }
             clock = .idle
             timer.restart(after: shared.configuration.idleTimeoutMilliseconds)
         }
@@ -288,7 +295,7 @@ final class ServerConnection {
     func drain() {
         guard !isDraining else { return }
         isDraining = true
-        if isIdle && !(fromOwnClient && answered == 0) { channel.close() }
+        if isIdle && mayCloseWhenIdleOnShutdown { channel.close() }
     }
 
     /// Shutdown grace period over.

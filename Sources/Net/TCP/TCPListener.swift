@@ -9,6 +9,8 @@ final class TCPListener: LoopHandleOwner {
     private let onAccept: (TCPStream) -> Void
     /// Called on the loop when a connection could not be accepted (libuv's reason).
     var onAcceptFailure: ((String) -> Void)?
+    /// Called on the loop when an accepted connection's descriptor is near the open file limit.
+    var onNearFileLimit: ((Int32) -> Void)?
     private var address: SocketAddress
     private let backlog: Int32
     private var isClosed = false
@@ -57,11 +59,12 @@ final class TCPListener: LoopHandleOwner {
     }
 
     /// libuv retries a failed accept at once, in a loop, for as long as it fails: out of file
-    /// descriptors that spins a core. Closing the socket ends its loop; the listener is bound
-    /// again after a pause (doubling to a second) while the other loops' listeners serve.
+    /// descriptors (or memory) that spins a core. Closing the socket ends its loop; the listener
+    /// is bound again after a pause (100 ms, doubling to a second) while the other loops'
+    /// listeners serve.
     private func acceptFailed(_ status: Int32) {
         onAcceptFailure?(String(cString: uv_strerror(status)))
-        guard status == UV_EMFILE.rawValue || status == UV_ENFILE.rawValue, let handle else { return }
+        guard let handle else { return }
         self.handle = nil
         closeOwnedHandle(handle)
         let pause = min((backOff?.milliseconds ?? 50) * 2, 1_000)
@@ -114,9 +117,10 @@ final class TCPListener: LoopHandleOwner {
         uv_tcp_nodelay(client, 1)
         // Descriptors are numbered lowest first: one this high means the limit is near, and
         // libuv then closes new connections as it accepts them, unseen by us (its EMFILE guard).
+        let limit = EventLoopGroup.raiseOpenFileLimit.soft
         var fd: uv_os_fd_t = -1
-        if uv_fileno(client.asHandle, &fd) == 0, UInt64(fd) + Self.descriptorsInReserve >= EventLoopGroup.raiseOpenFileLimit.soft {
-            onAcceptFailure?("descriptor \(fd) is near the open file limit; connections beyond it are dropped")
+        if limit > 0, uv_fileno(client.asHandle, &fd) == 0, UInt64(fd) + Self.descriptorsInReserve >= limit {
+            onNearFileLimit?(fd)
         }
         onAccept(stream)
     }

@@ -77,5 +77,10 @@ struct ServeCommand: ParsableCommand {
         logger.info("signal received; stopping")
         app.shutdown()
         sources.forEach { $0.cancel() }
+        // Every connection is answered or closed and the loops are joined: end here, without
+        // exit()'s destructors and atexit handlers (OpenSSL's cleanup among them), which would
+        // free shared state while a thread of the Swift runtime may still hold some of it.
+        fflush(nil)
+        _exit(0)
     }
 }

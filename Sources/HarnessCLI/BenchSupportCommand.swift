@@ -35,7 +35,7 @@ struct BenchSupportCommand: ParsableCommand {
     static func deviceData(pki directory: String, style: DeviceDataStyle) throws -> (SimulatedSDKTransaction, DirectoryServerKeys) {
         let pki = TestPKI(directory: directory)
         let rid = "A000000003"
-        let directoryServer = DirectoryServerConfiguration(rid: rid, certificate: try pki.dsCertificate(rid, style.keyVariant))
+        let directoryServer = SDKDirectoryServer(rid: rid, certificate: try pki.dsCertificate(rid, style.keyVariant))
         let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer, messageVersion: .v2_2_0, style: style)
         let keys = DirectoryServerKeys(rsa: try pki.dsPrivateKey(rid, .rsa), ec: try pki.dsPrivateKey(rid, .ec))
         return (sdk, keys)
@@ -145,7 +145,7 @@ struct ChallengeLoad: AsyncParsableCommand {
             tls: TLSConfiguration(trustRootsFile: parent.pki + "/tls/root-ca.pem"), maxIdleConnectionsPerEndpoint: concurrency))
         let simulator = Simulator(client: client, baseURL: url)
         let challenger = ChallengeRunner(client: client, trustAnchors: [try pki.rootCertificate("A000000003")])
-        let directoryServer = DirectoryServerConfiguration(rid: "A000000003", certificate: try pki.dsCertificate("A000000003", style.keyVariant))
+        let directoryServer = SDKDirectoryServer(rid: "A000000003", certificate: try pki.dsCertificate("A000000003", style.keyVariant))
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(seconds)
         let start = clock.now

@@ -109,7 +109,7 @@ struct SimulateCommand: AsyncParsableCommand {
             let combinations = versions.flatMap { version in styles.map { (version, $0) } }
             let outputs = try await withThrowingTaskGroup(of: (Int, [String], Bool).self) { group in
                 for (index, (version, style)) in combinations.enumerated() {
-                    let directoryServer = DirectoryServerConfiguration(
+                    let directoryServer = SDKDirectoryServer(
                         rid: scheme.rid, certificate: try pki.dsCertificate(scheme.rid, style.keyVariant),
                         keyID: TestPKI.dsKeyID(scheme.rid, style.keyVariant))
                     group.addTask {

@@ -6,7 +6,7 @@ import JSON
 
 /// The Directory Server an SDK is configured with: its id and encryption certificate,
 /// as `pki export` prints them.
-public struct DirectoryServerConfiguration: Sendable {
+public struct SDKDirectoryServer: Sendable {
     public let rid: String
     public let certificate: Certificate
     public let keyID: String?
@@ -32,7 +32,7 @@ public struct SimulatedSDKTransaction: Sendable {
     public let deviceData: String
 
     /// Creates the ids, the ephemeral key and the encrypted device data.
-    public init(directoryServer: DirectoryServerConfiguration, messageVersion: MessageVersion, style: DeviceDataStyle,
+    public init(directoryServer: SDKDirectoryServer, messageVersion: MessageVersion, style: DeviceDataStyle,
                 encryption: ContentEncryptionAlgorithm = .a128cbcHS256, sdkAppID: String = "5cd8c5e9-7d0c-4a1f-a0d4-2b1a1d8c7f10") throws(JOSEError) {
         self.messageVersion = messageVersion
         self.style = style

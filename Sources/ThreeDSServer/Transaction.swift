@@ -2,186 +2,188 @@ import EMV3DS
 import Foundation
 import JSON
 
-/// A transaction as the 3DS Server sees it: its state, outcome and message trail.
-public struct Transaction: Sendable {
-    public enum State: String, Sendable {
-        /// Ended without a challenge.
-        case frictionless
-        /// The ACS asked for a challenge; the result comes by RReq.
-        case challenge
-        /// The result came by RReq.
-        case completed
-        /// No outcome: an Erro, an invalid answer, or no answer.
-        case error
-    }
-
-    public enum Direction: String, Sendable { case sent, received }
-
-    public let threeDSServerTransID: String
-    public let messageVersion: MessageVersion
-    public let createdAt: Date
-    public let maskedPAN: String
-    public let channel: DeviceChannel?
-    public var ids: TransactionIDs
-    public var state = State.error
-    /// What the ARes decided, then what the RReq did: all the record keeps of those messages
-    /// besides the trail (a message struct is hundreds of bytes, most of them empty fields).
-    public private(set) var aresOutcome: Outcome?
-    public private(set) var rreqOutcome: Outcome?
-    private var acsReferenceNumber: String?
-    /// The ARes members the RReq's rules read (`acsDecConInd`).
-    private(set) var aresReadByResults: JSONValue?
-    public var error: String?
-    /// The Erro received instead of an answer.
-    public var erro: ErroMessage? {
-        get { erroStorage.first }
-        set { erroStorage = newValue.map { [$0] } ?? [] }
-    }
-    /// Erro messages received later (from the DS, about an RRes it could not relay).
-    public var erroReceived: [ErroMessage] = []
-    /// The Erro this 3DS Server sent (about an invalid ARes or RReq): what a 3DS Server is judged on.
-    public var erroSent: ErroMessage? {
-        get { erroSentStorage.first }
-        set { erroSentStorage = newValue.map { [$0] } ?? [] }
-    }
-    // Rare, so kept out of line: an empty array is one pointer, an absent Erro inline 136 bytes.
-    private var erroStorage: [ErroMessage] = []
-    private var erroSentStorage: [ErroMessage] = []
-    public var violations: [String] = []
-    /// Members of received messages that their tables do not define for this version or channel.
-    public var warnings: [String] = []
-    /// Each message as compact JSON: a parsed tree costs several times its text, and the
-    /// trail is read only when someone looks at the transaction.
-    public var messages: [(direction: Direction, at: Date, message: [UInt8])] = []
-
-    init(areq: AReq) {
-        threeDSServerTransID = areq.threeDSServerTransID
-        messageVersion = areq.version
-        createdAt = Date()
-        maskedPAN = CardNumber.masked(areq.acctNumber)
-        channel = DeviceChannel(rawValue: areq.deviceChannel)
-        ids = areq.ids
-    }
-
-    /// Why `rreq` cannot be this transaction's result: a transaction awaits one only after an
-    /// ARes C or D, once, and every id the RReq carries for it must be the transaction's.
-    func refusal(of rreq: RReq) -> InvalidMessage? {
-        func refuse(_ field: String, _ code: ErrorCode, _ reason: String) -> InvalidMessage {
-            InvalidMessage(Violation(field: field, code: code, reason: reason), about: rreq.json)
+extension ThreeDSServer {
+    /// A transaction as the 3DS Server sees it: its state, outcome and message trail.
+    public struct Transaction: Sendable {
+        public enum State: String, Sendable {
+            /// Ended without a challenge.
+            case frictionless
+            /// The ACS asked for a challenge; the result comes by RReq.
+            case challenge
+            /// The result came by RReq.
+            case completed
+            /// No outcome: an Erro, an invalid answer, or no answer.
+            case error
         }
-        guard rreq.messageVersion == messageVersion else {
-            return refuse("messageVersion", .formatInvalid, "\(rreq.messageVersion.rawValue) differs from the transaction's \(messageVersion.rawValue)")
+
+        public enum Direction: String, Sendable { case sent, received }
+
+        public let threeDSServerTransID: String
+        public let messageVersion: MessageVersion
+        public let createdAt: Date
+        public let maskedPAN: String
+        public let channel: DeviceChannel?
+        public var ids: TransactionIDs
+        public var state = State.error
+        /// What the ARes decided, then what the RReq did: all the record keeps of those messages
+        /// besides the trail (a message struct is hundreds of bytes, most of them empty fields).
+        public private(set) var aresOutcome: Outcome?
+        public private(set) var rreqOutcome: Outcome?
+        private var acsReferenceNumber: String?
+        /// The ARes members the RReq's rules read (`acsDecConInd`).
+        private(set) var aresReadByResults: JSONValue?
+        public var error: String?
+        /// The Erro received instead of an answer.
+        public var erro: ErroMessage? {
+            get { erroStorage.first }
+            set { erroStorage = newValue.map { [$0] } ?? [] }
         }
-        // sdkTransID is compared only where the version's RReq carries it (not 2.1.0).
-        let expected = TransactionIDs(acsTransID: ids.acsTransID, dsTransID: ids.dsTransID,
-                                      sdkTransID: ResultsRules.rReq.defines("sdkTransID", in: messageVersion) ? ids.sdkTransID : nil)
-        if let field = expected.mismatches(in: rreq.ids).first {
-            return refuse(field, .transactionIDNotRecognised, "is not the transaction's \(field)")
+        /// Erro messages received later (from the DS, about an RRes it could not relay).
+        public var erroReceived: [ErroMessage] = []
+        /// The Erro this 3DS Server sent (about an invalid ARes or RReq): what a 3DS Server is judged on.
+        public var erroSent: ErroMessage? {
+            get { erroSentStorage.first }
+            set { erroSentStorage = newValue.map { [$0] } ?? [] }
         }
-        guard state == .challenge else {
-            if state == .completed {
-                return refuse("threeDSServerTransID", ErrorCode.duplicate(in: messageVersion), "awaits no RReq: its result has already been received")
+        // Rare, so kept out of line: an empty array is one pointer, an absent Erro inline 136 bytes.
+        private var erroStorage: [ErroMessage] = []
+        private var erroSentStorage: [ErroMessage] = []
+        public var violations: [String] = []
+        /// Members of received messages that their tables do not define for this version or channel.
+        public var warnings: [String] = []
+        /// Each message as compact JSON: a parsed tree costs several times its text, and the
+        /// trail is read only when someone looks at the transaction.
+        public var messages: [(direction: Direction, at: Date, message: [UInt8])] = []
+
+        init(areq: AReq) {
+            threeDSServerTransID = areq.threeDSServerTransID
+            messageVersion = areq.version
+            createdAt = Date()
+            maskedPAN = CardNumber.masked(areq.acctNumber)
+            channel = DeviceChannel(rawValue: areq.deviceChannel)
+            ids = areq.ids
+        }
+
+        /// Why `rreq` cannot be this transaction's result: a transaction awaits one only after an
+        /// ARes C or D, once, and every id the RReq carries for it must be the transaction's.
+        func refusal(of rreq: RReq) -> InvalidMessage? {
+            func refuse(_ field: String, _ code: ErrorCode, _ reason: String) -> InvalidMessage {
+                InvalidMessage(Violation(field: field, code: code, reason: reason), about: rreq.json)
             }
-            let why = aresOutcome.map { "its ARes was \($0.transStatus.rawValue), not C or D" } ?? "it has no ARes"
-            return refuse("threeDSServerTransID", ErrorCode.unexpectedResults(in: messageVersion), "awaits no RReq: \(why)")
+            guard rreq.messageVersion == messageVersion else {
+                return refuse("messageVersion", .formatInvalid, "\(rreq.messageVersion.rawValue) differs from the transaction's \(messageVersion.rawValue)")
+            }
+            // sdkTransID is compared only where the version's RReq carries it (not 2.1.0).
+            let expected = TransactionIDs(acsTransID: ids.acsTransID, dsTransID: ids.dsTransID,
+                                          sdkTransID: ResultsRules.rReq.defines("sdkTransID", in: messageVersion) ? ids.sdkTransID : nil)
+            if let field = expected.mismatches(in: rreq.ids).first {
+                return refuse(field, .transactionIDNotRecognised, "is not the transaction's \(field)")
+            }
+            guard state == .challenge else {
+                if state == .completed {
+                    return refuse("threeDSServerTransID", ErrorCode.duplicate(in: messageVersion), "awaits no RReq: its result has already been received")
+                }
+                let why = aresOutcome.map { "its ARes was \($0.transStatus.rawValue), not C or D" } ?? "it has no ARes"
+                return refuse("threeDSServerTransID", ErrorCode.unexpectedResults(in: messageVersion), "awaits no RReq: \(why)")
+            }
+            return nil
         }
-        return nil
-    }
 
-    mutating func record(_ direction: Direction, _ message: JSONValue) {
-        record(direction, bytes: JSONWriter.write(message))
-    }
-
-    /// Records a message as the bytes that went or came, in storage of their exact size (a
-    /// writer's buffer has room to spare, up to as much again).
-    mutating func record(_ direction: Direction, bytes: [UInt8]) {
-        // A fresh buffer of the exact size: the writer's grew by doubling, and Array(bytes[...])
-        // would keep that very buffer.
-        let exact = [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, count in
-            count = buffer.initialize(fromContentsOf: bytes)
+        mutating func record(_ direction: Direction, _ message: JSONValue) {
+            record(direction, bytes: JSONWriter.write(message))
         }
-        messages.append((direction, Date(), exact))
-    }
 
-    mutating func apply(_ ares: ARes) {
-        aresOutcome = Outcome(transStatus: ares.transStatus, transStatusReason: ares.transStatusReason,
-                              authenticationValue: ares.authenticationValue, eci: ares.eci)
-        acsReferenceNumber = ares.acsReferenceNumber
-        aresReadByResults = ResultsRules.aresContext(ares.json)
-        ids.acsTransID = ares.acsTransID
-        ids.dsTransID = ares.dsTransID
-        state = ares.transStatus == .challenge || ares.transStatus == .decoupled ? .challenge : .frictionless
-    }
-
-    mutating func apply(_ rreq: RReq) {
-        rreqOutcome = Outcome(transStatus: rreq.transStatus, transStatusReason: rreq.transStatusReason,
-                              authenticationValue: rreq.authenticationValue, eci: rreq.eci,
-                              challengeCancel: rreq.challengeCancel, whiteListStatus: rreq.whiteListStatus)
-        state = .completed
-    }
-
-    mutating func fail(_ erro: ErroMessage) {
-        self.erro = erro
-        fail("Erro \(erro.errorCode.rawValue) from component \(erro.errorComponent.rawValue): \(erro.errorDescription)")
-    }
-
-    mutating func fail(_ reason: String) {
-        state = .error
-        error = reason
-    }
-
-    /// The final outcome: the RReq's when there is one, else the ARes's.
-    var transStatus: String? { (rreqOutcome ?? aresOutcome)?.transStatus.rawValue }
-
-    /// The ARes as it came, from the trail.
-    private var receivedARes: JSONValue? {
-        for entry in messages where entry.direction == .received {
-            if let json = try? JSONReader.parse(entry.message).value, json["messageType"]?.stringValue == MessageType.aRes.rawValue { return json }
+        /// Records a message as the bytes that went or came, in storage of their exact size (a
+        /// writer's buffer has room to spare, up to as much again).
+        mutating func record(_ direction: Direction, bytes: [UInt8]) {
+            // A fresh buffer of the exact size: the writer's grew by doubling, and Array(bytes[...])
+            // would keep that very buffer.
+            let exact = [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, count in
+                count = buffer.initialize(fromContentsOf: bytes)
+            }
+            messages.append((direction, Date(), exact))
         }
-        return nil
-    }
 
-    /// The record as the requestor API shows it.
-    public var json: JSONValue {
-        let outcome = rreqOutcome ?? aresOutcome
-        let challenge: JSONValue? = aresOutcome.flatMap { ares in
-            guard state == .challenge || rreqOutcome != nil, ares.transStatus == .challenge || ares.transStatus == .decoupled else { return nil }
+        mutating func apply(_ ares: ARes) {
+            aresOutcome = Outcome(transStatus: ares.transStatus, transStatusReason: ares.transStatusReason,
+                                  authenticationValue: ares.authenticationValue, eci: ares.eci)
+            acsReferenceNumber = ares.acsReferenceNumber
+            aresReadByResults = ResultsRules.aresContext(ares.json)
+            ids.acsTransID = ares.acsTransID
+            ids.dsTransID = ares.dsTransID
+            state = ares.transStatus == .challenge || ares.transStatus == .decoupled ? .challenge : .frictionless
+        }
+
+        mutating func apply(_ rreq: RReq) {
+            rreqOutcome = Outcome(transStatus: rreq.transStatus, transStatusReason: rreq.transStatusReason,
+                                  authenticationValue: rreq.authenticationValue, eci: rreq.eci,
+                                  challengeCancel: rreq.challengeCancel, whiteListStatus: rreq.whiteListStatus)
+            state = .completed
+        }
+
+        mutating func fail(_ erro: ErroMessage) {
+            self.erro = erro
+            fail("Erro \(erro.errorCode.rawValue) from component \(erro.errorComponent.rawValue): \(erro.errorDescription)")
+        }
+
+        mutating func fail(_ reason: String) {
+            state = .error
+            error = reason
+        }
+
+        /// The final outcome: the RReq's when there is one, else the ARes's.
+        var transStatus: String? { (rreqOutcome ?? aresOutcome)?.transStatus.rawValue }
+
+        /// The ARes as it came, from the trail.
+        private var receivedARes: JSONValue? {
+            for entry in messages where entry.direction == .received {
+                if let json = try? JSONReader.parse(entry.message).value, json["messageType"]?.stringValue == MessageType.aRes.rawValue { return json }
+            }
+            return nil
+        }
+
+        /// The record as the requestor API shows it.
+        public var json: JSONValue {
+            let outcome = rreqOutcome ?? aresOutcome
+            let challenge: JSONValue? = aresOutcome.flatMap { ares in
+                guard state == .challenge || rreqOutcome != nil, ares.transStatus == .challenge || ares.transStatus == .decoupled else { return nil }
+                return .object(omittingAbsent: [
+                    ("threeDSServerTransID", .string(threeDSServerTransID)), ("acsTransID", .string(ids.acsTransID)),
+                    ("acsRefNumber", .string(acsReferenceNumber)), ("acsSignedContent", .string(receivedARes?["acsSignedContent"]?.stringValue)),
+                ])
+            }
             return .object(omittingAbsent: [
-                ("threeDSServerTransID", .string(threeDSServerTransID)), ("acsTransID", .string(ids.acsTransID)),
-                ("acsRefNumber", .string(acsReferenceNumber)), ("acsSignedContent", .string(receivedARes?["acsSignedContent"]?.stringValue)),
+                ("threeDSServerTransID", .string(threeDSServerTransID)),
+                ("state", .string(state.rawValue)),
+                ("messageVersion", .string(messageVersion.rawValue)),
+                ("acctNumber", .string(maskedPAN)),
+                ("transStatus", .string(transStatus)),
+                ("transStatusReason", .string(outcome?.transStatusReason)),
+                ("authenticationValue", .string(outcome?.authenticationValue)),
+                ("eci", .string(outcome?.eci)),
+                ("dsTransID", .string(ids.dsTransID)),
+                ("acsTransID", .string(ids.acsTransID)),
+                ("sdkTransID", .string(ids.sdkTransID)),
+                ("challengeCancel", .string(rreqOutcome?.challengeCancel)),
+                ("whiteListStatus", .string(rreqOutcome?.whiteListStatus)),
+                ("challenge", challenge),
+                ("error", .string(error)),
+                ("erro", erro?.json),
+                ("erroSent", erroSent?.json),
+                ("erroReceived", erroReceived.isEmpty ? nil : .array(erroReceived.map(\.json))),
+                ("violations", violations.isEmpty ? nil : .array(violations.map(JSONValue.string))),
+                ("warnings", warnings.isEmpty ? nil : .array(warnings.map(JSONValue.string))),
+                ("createdAt", .string(UTCTime.iso8601(createdAt))),
+                ("messages", .array(messages.map { entry in
+                    .object([("direction", .string(entry.direction.rawValue)), ("at", .string(UTCTime.iso8601(entry.at))),
+                             ("message", CardNumber.maskingAcctNumber(in: (try? JSONReader.parse(entry.message).value) ?? .null))])
+                })),
             ])
         }
-        return .object(omittingAbsent: [
-            ("threeDSServerTransID", .string(threeDSServerTransID)),
-            ("state", .string(state.rawValue)),
-            ("messageVersion", .string(messageVersion.rawValue)),
-            ("acctNumber", .string(maskedPAN)),
-            ("transStatus", .string(transStatus)),
-            ("transStatusReason", .string(outcome?.transStatusReason)),
-            ("authenticationValue", .string(outcome?.authenticationValue)),
-            ("eci", .string(outcome?.eci)),
-            ("dsTransID", .string(ids.dsTransID)),
-            ("acsTransID", .string(ids.acsTransID)),
-            ("sdkTransID", .string(ids.sdkTransID)),
-            ("challengeCancel", .string(rreqOutcome?.challengeCancel)),
-            ("whiteListStatus", .string(rreqOutcome?.whiteListStatus)),
-            ("challenge", challenge),
-            ("error", .string(error)),
-            ("erro", erro?.json),
-            ("erroSent", erroSent?.json),
-            ("erroReceived", erroReceived.isEmpty ? nil : .array(erroReceived.map(\.json))),
-            ("violations", violations.isEmpty ? nil : .array(violations.map(JSONValue.string))),
-            ("warnings", warnings.isEmpty ? nil : .array(warnings.map(JSONValue.string))),
-            ("createdAt", .string(UTCTime.iso8601(createdAt))),
-            ("messages", .array(messages.map { entry in
-                .object([("direction", .string(entry.direction.rawValue)), ("at", .string(UTCTime.iso8601(entry.at))),
-                         ("message", CardNumber.maskingAcctNumber(in: (try? JSONReader.parse(entry.message).value) ?? .null))])
-            })),
-        ])
     }
 }
 
-extension Transaction {
+extension ThreeDSServer.Transaction {
     /// A transaction's result as one message (the ARes, or the RReq that followed) gave it.
     public struct Outcome: Sendable {
         public var transStatus: TransStatus

@@ -68,8 +68,8 @@ func withHarness(configure: (inout HarnessConfiguration) -> Void = { _ in }, _ b
 let pki = TestPKI(directory: repositoryRoot + "/certs")
 
 /// The Directory Server an SDK is configured with for `rid` and the key type of `style`.
-func directoryServer(_ rid: String, _ style: DeviceDataStyle) throws -> SDKSimulator.DirectoryServerConfiguration {
-    SDKSimulator.DirectoryServerConfiguration(rid: rid, certificate: try pki.dsCertificate(rid, style.keyVariant),
+func directoryServer(_ rid: String, _ style: DeviceDataStyle) throws -> SDKSimulator.SDKDirectoryServer {
+    SDKSimulator.SDKDirectoryServer(rid: rid, certificate: try pki.dsCertificate(rid, style.keyVariant),
                                               keyID: TestPKI.dsKeyID(rid, style.keyVariant))
 }
 

@@ -70,4 +70,15 @@ static inline int shim_EVP_PKEY_KEYPAIR(void) { return EVP_PKEY_KEYPAIR; }
 static inline int shim_EVP_PKEY_PUBLIC_KEY(void) { return EVP_PKEY_PUBLIC_KEY; }
 static inline int shim_MBSTRING_UTF8(void) { return MBSTRING_UTF8; }
 static inline unsigned long shim_XN_FLAG_RFC2253(void) { return XN_FLAG_RFC2253; }
+
+/* The oldest error on this thread's OpenSSL queue in words, or NULL if there is none; the
+   queue is emptied. The text lives in a thread-local buffer until the next call. */
+static inline const char *shim_take_error_string(void) {
+    static __thread char text[256];
+    unsigned long code = ERR_get_error();
+    ERR_clear_error();
+    if (code == 0) return NULL;
+    ERR_error_string_n(code, text, sizeof text);
+    return text;
+}
 #endif

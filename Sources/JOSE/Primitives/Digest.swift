@@ -59,10 +59,5 @@ public func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
 /// error queue is emptied. ``JOSEError/description`` leaves it out (it may reach a party
 /// outside); ``JOSEError/logDescription`` keeps it.
 func openSSLError() -> String {
-    let code = ERR_get_error()
-    ERR_clear_error()
-    guard code != 0 else { return "" }
-    var buffer = [CChar](repeating: 0, count: 256)
-    ERR_error_string_n(code, &buffer, buffer.count)
-    return " [OpenSSL: " + String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + "]"
+    shim_take_error_string().map { " [OpenSSL: " + String(cString: $0) + "]" } ?? ""
 }

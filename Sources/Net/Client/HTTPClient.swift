@@ -29,14 +29,14 @@ public final class HTTPClient: Sendable {
     public let configuration: HTTPClientConfiguration
     private let group: EventLoopGroup
     private let tlsContext: TLSContext
-    private let pools: [ObjectIdentifier: ConnectionPool]
+    private let pools: [ObjectIdentifier: LoopBound<ConnectionPool>]
 
     public init(group: EventLoopGroup, configuration: HTTPClientConfiguration = HTTPClientConfiguration()) throws(NetError) {
         self.group = group
         self.configuration = configuration
         tlsContext = try TLSContext(client: configuration.tls)
-        var pools: [ObjectIdentifier: ConnectionPool] = [:]
-        for loop in group.loops { pools[ObjectIdentifier(loop)] = ConnectionPool(loop: loop) }
+        var pools: [ObjectIdentifier: LoopBound<ConnectionPool>] = [:]
+        for loop in group.loops { pools[ObjectIdentifier(loop)] = LoopBound(ConnectionPool(loop: loop), on: loop) }
         self.pools = pools
     }
 
@@ -48,11 +48,9 @@ public final class HTTPClient: Sendable {
         let bytes = HTTPSerializer.serialize(request, host: endpoint.hostHeader)
         let loop = group.next()
         guard let pool = pools[ObjectIdentifier(loop)] else { throw .clientShutDown }
-        let context = UncheckedSendable((self, pool))
         let result: Result<HTTPResponse, HTTPClientError> = await withCheckedContinuation { continuation in
-            loop.execute {
-                let (client, pool) = context.value
-                client.perform(bytes, to: endpoint, pool: pool, retryOnStale: true) { continuation.resume(returning: $0) }
+            loop.execute { [self] in
+                perform(bytes, to: endpoint, pool: pool.value, retryOnStale: true) { continuation.resume(returning: $0) }
             }
         }
         return try result.get()
@@ -94,8 +92,8 @@ public final class HTTPClient: Sendable {
     }
 }
 
-/// Idle connections of one loop, by endpoint; touched only on that loop.
-private final class ConnectionPool: @unchecked Sendable {
+/// Idle connections of one loop, by endpoint; held in a ``LoopBound``.
+private final class ConnectionPool {
     let loop: EventLoop
     private var idle: [Endpoint: [ClientConnection]] = [:]
 
@@ -117,9 +115,4 @@ private final class ConnectionPool: @unchecked Sendable {
             self?.idle[closed.endpoint]?.removeAll { $0 === closed }
         }
     }
-}
-
-struct UncheckedSendable<T>: @unchecked Sendable {
-    let value: T
-    init(_ value: T) { self.value = value }
 }

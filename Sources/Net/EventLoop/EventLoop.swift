@@ -30,7 +30,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
         wakeup = .allocate(capacity: 1)
         idle = .allocate(capacity: 1)
         uv_async_init(uvLoop, wakeup) { handle in
-            guard let handle, let loop = EventLoop.owner(of: handle) else { return }
+            guard let handle, let loop = EventLoop.running(handle) else { return }
             loop.runRemoteJobs()
         }
         uv_idle_init(uvLoop, idle)
@@ -44,14 +44,11 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
         _ = Unmanaged.passRetained(self)
     }
 
-    static func owner<H>(of handle: UnsafeMutablePointer<H>) -> EventLoop? {
+    /// The loop a handle was initialised on (its uv_loop_t's data).
+    static func running<H>(_ handle: UnsafeMutablePointer<H>) -> EventLoop? {
         let raw = UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_handle_t.self)
         guard let loop = raw.pointee.loop, let data = loop.pointee.data else { return nil }
         return Unmanaged<EventLoop>.fromOpaque(data).takeUnretainedValue()
-    }
-
-    static func from(_ uvLoop: UnsafeMutablePointer<uv_loop_t>) -> EventLoop {
-        Unmanaged<EventLoop>.fromOpaque(uvLoop.pointee.data).takeUnretainedValue()
     }
 
     /// True when called on this loop's thread.
@@ -101,7 +98,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
                 idleActive = true
                 // An active idle handle makes the loop poll without blocking, so the job runs soon.
                 uv_idle_start(idle) { handle in
-                    guard let handle, let loop = EventLoop.owner(of: handle) else { return }
+                    guard let handle, let loop = EventLoop.running(handle) else { return }
                     loop.runLocalJobs()
                 }
             }
@@ -136,13 +133,6 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
         }
         idleActive = false
         uv_idle_stop(idle)
-    }
-
-    /// Runs `body` on the loop and returns its result to an async caller.
-    public func submit<T: Sendable>(_ body: @escaping () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            execute { continuation.resume(with: Result { try body() }) }
-        }
     }
 
     /// Asks every handle's owner to close, lets the loop run out and joins its thread.

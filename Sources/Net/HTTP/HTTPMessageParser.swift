@@ -1,7 +1,7 @@
 import CHTTPParser
 
 /// A head and body parsed off the wire by Node's http_parser.
-struct ParsedMessage {
+struct ParsedMessage: Sendable {
     var method: HTTPMethod = .get
     var target = ""
     var statusCode = 0

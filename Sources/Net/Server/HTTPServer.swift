@@ -61,8 +61,7 @@ public final class HTTPServer: @unchecked Sendable {
     public let group: EventLoopGroup
     let shared: ServerShared
     private let tlsContext: TLSContext?
-    private var perLoop: [LoopState] = []
-    private let stateLock = NSLock()
+    private var perLoop: [LoopBound<LoopState>] = []
     /// The ports actually bound (useful when 0 asked for a free one).
     public private(set) var httpPort: Int?
     public private(set) var httpsPort: Int?
@@ -86,11 +85,11 @@ public final class HTTPServer: @unchecked Sendable {
         for port in [configuration.httpPort, configuration.httpsPort].compactMap({ $0 }) where port != 0 {
             try TCPListener.ensureNotServed(try SocketAddress(host: configuration.host, port: port))
         }
-        perLoop = group.loops.map { LoopState(loop: $0, shared: shared, tls: tlsContext) }
+        perLoop = group.loops.map { LoopBound(LoopState(loop: $0, shared: shared, tls: tlsContext), on: $0) }
         for state in perLoop {
             let ports = try runOnLoop(state.loop) { () throws -> (Int?, Int?) in
-                let plain = try configuration.httpPort.map { try state.listen(host: configuration.host, port: self.httpPort ?? $0, secure: false) }
-                let secure = try configuration.httpsPort.map { try state.listen(host: configuration.host, port: self.httpsPort ?? $0, secure: true) }
+                let plain = try configuration.httpPort.map { try state.value.listen(host: configuration.host, port: self.httpPort ?? $0, secure: false) }
+                let secure = try configuration.httpsPort.map { try state.value.listen(host: configuration.host, port: self.httpsPort ?? $0, secure: true) }
                 return (plain, secure)
             }
             httpPort = httpPort ?? ports.0
@@ -114,11 +113,11 @@ public final class HTTPServer: @unchecked Sendable {
         let done = DispatchGroup()
         for state in perLoop {
             done.enter()
-            state.loop.execute { state.drain { done.leave() } }
+            state.loop.execute { state.value.drain { done.leave() } }
         }
         if done.wait(timeout: .now() + .milliseconds(Int(shared.configuration.shutdownGraceMilliseconds))) == .timedOut {
             shared.logger.warning("shutdown grace period over; closing remaining connections")
-            for state in perLoop { state.loop.execute { state.forceClose() } }
+            for state in perLoop { state.loop.execute { state.value.forceClose() } }
             // Bounded: a connection that fails to report its close must not hang shutdown; stopping the
             // loops closes every handle left.
             if done.wait(timeout: .now() + .seconds(2)) == .timedOut {
@@ -136,7 +135,7 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Connections open right now, across loops (for tests and the admin API).
     public var openConnections: Int {
-        perLoop.reduce(0) { total, state in total + ((try? runOnLoop(state.loop) { state.connections.count }) ?? 0) }
+        perLoop.reduce(0) { total, state in total + ((try? runOnLoop(state.loop) { state.value.connections.count }) ?? 0) }
     }
 
     private func runOnLoop<T>(_ loop: EventLoop, _ body: @escaping () throws -> T) throws -> T {
@@ -151,8 +150,8 @@ public final class HTTPServer: @unchecked Sendable {
     }
 }
 
-/// A server's listeners and connections on one loop; touched only on that loop.
-private final class LoopState: @unchecked Sendable {
+/// A server's listeners and connections on one loop; held in a ``LoopBound``.
+private final class LoopState {
     let loop: EventLoop
     let shared: ServerShared
     let tls: TLSContext?

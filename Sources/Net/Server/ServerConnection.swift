@@ -172,7 +172,7 @@ final class ServerConnection {
             case .async(let handle):
                 let loop = channel.loop
                 // The task runs on this connection's loop, so `self` is only touched there.
-                let pending = PendingResponse(connection: self, message: message)
+                let pending = PendingResponse(connection: LoopBound(self, on: loop), message: message)
                 Self.startTask(on: loop, handle, request, context, then: pending)
             }
         }
@@ -188,8 +188,8 @@ final class ServerConnection {
     private static func runAsync(_ handle: AsyncHandler, _ request: HTTPRequest, _ context: RequestContext,
                                  then pending: PendingResponse) async {
         let response: HTTPResponse
-        do { response = try await handle(request, context) } catch { response = pending.connection.response(for: error) }
-        pending.connection.respond(response, to: pending.message)
+        do { response = try await handle(request, context) } catch { response = pending.connection.value.response(for: error) }
+        pending.connection.value.respond(response, to: pending.message)
     }
 
     private func run(_ body: () throws -> HTTPResponse) -> HTTPResponse {
@@ -312,7 +312,7 @@ final class ServerConnection {
 }
 
 /// Carries a loop-confined connection into the handler task, which runs on the same loop.
-private struct PendingResponse: @unchecked Sendable {
-    let connection: ServerConnection
+private struct PendingResponse: Sendable {
+    let connection: LoopBound<ServerConnection>
     let message: ParsedMessage
 }

@@ -67,7 +67,7 @@ final class TCPStream: LoopHandleOwner {
     func startReading() {
         guard let handle else { return }
         uv_read_start(handle.asStream, { handle, _, buffer in
-            guard let buffer, let loop = EventLoop.owner(of: handle!) else { return }
+            guard let buffer, let loop = EventLoop.running(handle!) else { return }
             buffer.pointee = uv_buf_init(loop.readBuffer.baseAddress!.assumingMemoryBound(to: CChar.self), UInt32(loop.readBuffer.count))
         }, { handle, count, buffer in
             guard let stream = owner(of: handle, as: TCPStream.self) else { return }

@@ -88,10 +88,5 @@ public final class TLSContext: @unchecked Sendable {
 
 /// The oldest error on OpenSSL's thread-local queue, in words; the queue is emptied.
 func openSSLErrorString() -> String {
-    let code = ERR_get_error()
-    ERR_clear_error()
-    guard code != 0 else { return "unknown error" }
-    var buffer = [CChar](repeating: 0, count: 256)
-    ERR_error_string_n(code, &buffer, buffer.count)
-    return String(nulTerminated: buffer)
+    shim_take_error_string().map { String(cString: $0) } ?? "unknown error"
 }

@@ -75,7 +75,7 @@ let package = Package(
         .executableTarget(
             name: "HarnessCLI",
             dependencies: [
-                "Harness", "Net", "JOSE", "JSON", "EMV3DS", "SDKSimulator",
+                "Harness", "Net", "JOSE", "JSON", "EMV3DS", "EMVCrypto", "Scenarios", "SDKSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

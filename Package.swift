@@ -22,14 +22,15 @@ let package = Package(
             linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
         ),
 
-        // A strict JSON reader and writer that keep member order and report duplicates.
+        // The text encodings of messages: a strict JSON reader and writer that keep member order
+        // and report duplicates, and strict base64url.
         .target(name: "JSON"),
 
         // I/O and crypto.
         .target(name: "JOSE", dependencies: ["COpenSSL", "JSON"]),
 
-        // The protocol model: messages, field rules, error codes. Pure Swift, no I/O (JOSE for base64url only).
-        .target(name: "EMV3DS", dependencies: ["JSON", "JOSE"]),
+        // The protocol model: messages, field rules, error codes. Pure Swift, no I/O, no OpenSSL.
+        .target(name: "EMV3DS", dependencies: ["JSON"]),
         // The EMV-specific uses of JOSE: device data, and the secure channel.
         .target(name: "EMVCrypto", dependencies: ["EMV3DS", "JOSE", "JSON"]),
         // Scripted outcomes, and the transaction records the roles keep.
@@ -91,7 +92,7 @@ let package = Package(
         .testTarget(name: "EMV3DSTests", dependencies: ["EMV3DS", "JSON"]),
         .testTarget(name: "EMVCryptoTests", dependencies: ["EMVCrypto", "EMV3DS", "JOSE"]),
         // Fixtures and the Python interop peer are read from the source tree at test time.
-        .testTarget(name: "JOSETests", dependencies: ["JOSE", "TestSupport"], exclude: ["Fixtures", "Interop"]),
+        .testTarget(name: "JOSETests", dependencies: ["JOSE", "JSON", "TestSupport"], exclude: ["Fixtures", "Interop"]),
         .testTarget(name: "HarnessTests", dependencies: ["FuzzTargets", "Harness", "Net", "Scenarios", "Store", "TestSupport",
                                                            .product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams")]),
         // End to end: the roles over real HTTP on loopback, driven by the SDK simulator and by a Python peer.

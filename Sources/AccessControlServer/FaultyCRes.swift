@@ -1,5 +1,6 @@
 import EMVCrypto
 import JOSE
+import JSON
 import Scenarios
 
 /// A CRes sealed under the secure channel, or broken on purpose one way per
@@ -24,7 +25,7 @@ enum FaultyCRes {
 /// A JOSE compact serialization with one bit of part `index` (a signature or a tag) flipped.
 func alteringPart(_ index: Int, of compact: String) throws(JOSEError) -> String {
     var parts = compact.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-    var bytes = try Base64URL.decode(parts[index])
+    var bytes = try JOSEError.decodingBase64URL(parts[index])
     bytes[bytes.count / 2] ^= 0x01
     parts[index] = Base64URL.encode(bytes)
     return parts.joined(separator: ".")

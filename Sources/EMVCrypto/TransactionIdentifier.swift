@@ -1,4 +1,5 @@
 import JOSE
+import JSON
 
 /// Fresh transaction ids and authentication values from OpenSSL's generator: Foundation's
 /// `UUID()` and `UInt8.random` each cost a system call, a cost the AReq path pays several times.

@@ -1,3 +1,5 @@
+import JSON
+
 /// Everything that can go wrong in JOSE and X.509, one case per distinct failure, so a
 /// caller (and the conformance report) can say exactly what was wrong.
 public enum JOSEError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -44,6 +46,11 @@ public enum JOSEError: Error, Equatable, Sendable, CustomStringConvertible {
     public var logDescription: String {
         if case .decryptionFailed(let reason) = self { return "decryption failed: \(reason)" }
         return text
+    }
+
+    /// Base64url decoding with its failure as a JOSE error.
+    public static func decodingBase64URL(_ text: some StringProtocol, part: String = "value") throws(JOSEError) -> [UInt8] {
+        do throws(Base64URLError) { return try Base64URL.decode(text, part: part) } catch { throw .invalidBase64URL(part: error.part) }
     }
 
     /// An OpenSSL call that failed, with OpenSSL's reason for the log.

@@ -1,3 +1,4 @@
+import JSON
 import Foundation
 import Testing
 @testable import JOSE

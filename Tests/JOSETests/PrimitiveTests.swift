@@ -1,3 +1,4 @@
+import JSON
 import Testing
 @testable import JOSE
 
@@ -14,7 +15,8 @@ struct PrimitiveTests {
 
     @Test(arguments: ["eyJ=", "ab+c", "ab/c", "ab c", "ab\nc", "a", "abcde"])
     func base64URLRejectsWhatSDKsReject(text: String) {
-        #expect(throws: JOSEError.invalidBase64URL(part: "iv")) { try Base64URL.decode(text, part: "iv") }
+        #expect(throws: Base64URLError(part: "iv")) { try Base64URL.decode(text, part: "iv") }
+        #expect(throws: JOSEError.invalidBase64URL(part: "iv")) { try JOSEError.decodingBase64URL(text, part: "iv") }
     }
 
     /// RFC 7518 Appendix C: ECDH-ES key agreement computation.

@@ -1,4 +1,3 @@
-import JOSE
 import JSON
 
 /// What an ongoing CRes shows: the screen of one challenge step (every field optional but

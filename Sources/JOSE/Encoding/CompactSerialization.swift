@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 
 /// Splits a compact JWS (3 parts) or JWE (5 parts) and decodes the protected header.
 struct CompactParts {
@@ -12,11 +13,11 @@ struct CompactParts {
             throw .malformedCompactSerialization("\(parts.count) parts, expected \(count)")
         }
         encoded = parts
-        header = try Base64URL.decode(parts[0], part: "protected header")
+        header = try JOSEError.decodingBase64URL(parts[0], part: "protected header")
     }
 
     func decode(_ index: Int, _ name: String) throws(JOSEError) -> [UInt8] {
-        try Base64URL.decode(encoded[index], part: name)
+        try JOSEError.decodingBase64URL(encoded[index], part: name)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 
 /// The protected header of a JWE.
 public struct JWEHeader: Codable, Sendable, Equatable {
@@ -110,8 +111,8 @@ public struct JWE: Sendable {
         case .ecdhES:
             guard privateKey.kind == .ecP256 else { throw .algorithmKeyMismatch(algorithm: header.alg, key: privateKey.kind.rawValue) }
             guard encryptedKey.isEmpty else { throw .decryptionFailed(reason: "ECDH-ES carries no encrypted key") }
-            let partyU = try header.apu.map { value throws(JOSEError) in try Base64URL.decode(value, part: "apu") } ?? []
-            let partyV = try header.apv.map { value throws(JOSEError) in try Base64URL.decode(value, part: "apv") } ?? []
+            let partyU = try header.apu.map { value throws(JOSEError) in try JOSEError.decodingBase64URL(value, part: "apu") } ?? []
+            let partyV = try header.apv.map { value throws(JOSEError) in try JOSEError.decodingBase64URL(value, part: "apv") } ?? []
             key = ConcatKDF.deriveKey(sharedSecret: try ephemeralSecret(privateKey), keyBitLength: encryption.keyLength * 8,
                                       algorithmID: Array(encryption.rawValue.utf8), partyUInfo: partyU, partyVInfo: partyV)
         case .dir:

@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 
 /// The protected header of a JWS.
 public struct JWSHeader: Codable, Sendable, Equatable {

@@ -1,5 +1,6 @@
 import COpenSSL
 import Foundation
+import JSON
 
 /// A JSON Web Key (RFC 7517) for RSA or EC P-256. Members not needed are kept as read
 /// (an SDK's `use` and `kid`), so a key echoes back unchanged.
@@ -69,7 +70,7 @@ public struct JWK: Codable, Sendable, Equatable {
     fileprivate func member(_ value: String?, _ name: String, length: Int? = nil) throws(JOSEError) -> [UInt8] {
         guard let value else { throw .invalidJWK("\(kty) key is missing \(name)") }
         let bytes: [UInt8]
-        do { bytes = try Base64URL.decode(value, part: "JWK member \(name)") } catch { throw .invalidJWK("\(name) is not base64url") }
+        do { bytes = try JOSEError.decodingBase64URL(value, part: "JWK member \(name)") } catch { throw .invalidJWK("\(name) is not base64url") }
         if let length, bytes.count != length { throw .invalidJWK("\(name) is \(bytes.count) bytes, expected \(length)") }
         return bytes
     }

@@ -38,14 +38,14 @@ public enum Base64URL {
     public static func encode(_ text: String) -> String { encode(Array(text.utf8)) }
 
     /// Decodes; `part` names the input in the error ("protected header", "iv"...).
-    public static func decode(_ text: some StringProtocol, part: String = "value") throws(JOSEError) -> [UInt8] {
+    public static func decode(_ text: some StringProtocol, part: String = "value") throws(Base64URLError) -> [UInt8] {
         var output: [UInt8] = []
         var accumulator: UInt32 = 0
         var count = 0
         output.reserveCapacity(text.utf8.count * 3 / 4)
         for byte in text.utf8 {
             let value = values[Int(byte)]
-            guard value != 0xFF else { throw .invalidBase64URL(part: part) }
+            guard value != 0xFF else { throw Base64URLError(part: part) }
             accumulator = accumulator << 6 | UInt32(value)
             count += 1
             if count == 4 {
@@ -62,10 +62,17 @@ public enum Base64URL {
         case 3:
             output.append(UInt8(accumulator >> 10 & 0xFF))
             output.append(UInt8(accumulator >> 2 & 0xFF))
-        default: throw .invalidBase64URL(part: part)
+        default: throw Base64URLError(part: part)
         }
         return output
     }
+}
+
+/// Text that is not unpadded base64url; `part` names it.
+public struct Base64URLError: Error, Equatable, CustomStringConvertible {
+    public let part: String
+    public init(part: String) { self.part = part }
+    public var description: String { "\(part) is not unpadded base64url" }
 }
 
 extension Array where Element == UInt8 {

@@ -1,7 +1,6 @@
 import Foundation
 import JSON
 import Testing
-@testable import EMV3DS
 
 @Suite("Strict JSON reader")
 struct JSONReaderTests {

@@ -33,8 +33,11 @@ let package = Package(
         .target(name: "EMV3DS", dependencies: ["JSON"]),
         // The EMV-specific uses of JOSE: device data, and the secure channel.
         .target(name: "EMVCrypto", dependencies: ["EMV3DS", "JOSE", "JSON"]),
+        // Misbehaving on purpose: every fault a scenario can name, and how each spoils a message,
+        // an answer on the wire, acsSignedContent or a CRes.
+        .target(name: "Faults", dependencies: ["EMV3DS", "EMVCrypto", "JOSE", "JSON", "Messaging", "Net"]),
         // Scripted outcomes, and the transaction records the roles keep.
-        .target(name: "Scenarios", dependencies: ["EMV3DS", "JSON"]),
+        .target(name: "Scenarios", dependencies: ["EMV3DS", "Faults", "JSON"]),
         .target(name: "Store"),
         .target(
             name: "Net",
@@ -45,14 +48,14 @@ let package = Package(
         ),
 
         // EMV messages over HTTP: reading requests, answering Erro, exchanging with peers.
-        .target(name: "Messaging", dependencies: ["Net", "EMV3DS", "JSON", "Scenarios"]),
+        .target(name: "Messaging", dependencies: ["Net", "EMV3DS", "JSON"]),
 
         // The three roles, one module each.
         .target(name: "DirectoryServer", dependencies: [
-            "EMV3DS", "EMVCrypto", "JOSE", "JSON", "Messaging", "Net", "Scenarios", "Store", .product(name: "Logging", package: "swift-log"),
+            "EMV3DS", "EMVCrypto", "Faults", "JOSE", "JSON", "Messaging", "Net", "Scenarios", "Store", .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "AccessControlServer", dependencies: [
-            "EMV3DS", "EMVCrypto", "JOSE", "JSON", "Messaging", "Net", "Scenarios", "Store", .product(name: "Logging", package: "swift-log"),
+            "EMV3DS", "EMVCrypto", "Faults", "JOSE", "JSON", "Messaging", "Net", "Scenarios", "Store", .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "ThreeDSServer", dependencies: [
             "EMV3DS", "EMVCrypto", "JSON", "Messaging", "Net", "Store", .product(name: "Logging", package: "swift-log"),
@@ -65,7 +68,7 @@ let package = Package(
         .target(
             name: "Harness",
             dependencies: [
-                "Net", "JOSE", "JSON", "EMV3DS", "EMVCrypto", "Scenarios", "Messaging",
+                "Net", "JOSE", "JSON", "EMV3DS", "EMVCrypto", "Faults", "Scenarios", "Messaging",
                 "DirectoryServer", "AccessControlServer", "ThreeDSServer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
@@ -94,7 +97,7 @@ let package = Package(
         .testTarget(name: "EMVCryptoTests", dependencies: ["EMVCrypto", "EMV3DS", "JOSE"]),
         // Fixtures and the Python interop peer are read from the source tree at test time.
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "JSON", "TestSupport"], exclude: ["Fixtures", "Interop"]),
-        .testTarget(name: "HarnessTests", dependencies: ["FuzzTargets", "Harness", "Net", "Scenarios", "Store", "TestSupport",
+        .testTarget(name: "HarnessTests", dependencies: ["Faults", "FuzzTargets", "Harness", "Net", "Scenarios", "Store", "TestSupport",
                                                            .product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams")]),
         // End to end: the roles over real HTTP on loopback, driven by the SDK simulator and by a Python peer.
         .testTarget(name: "FlowTests", dependencies: ["Harness", "Net", "EMV3DS", "EMVCrypto", "JOSE", "JSON", "SDKSimulator", "TestSupport"],

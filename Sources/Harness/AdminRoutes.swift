@@ -1,5 +1,6 @@
 import AccessControlServer
 import EMV3DS
+import Faults
 import JSON
 import Messaging
 import Net

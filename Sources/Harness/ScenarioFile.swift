@@ -1,5 +1,6 @@
 import AccessControlServer
 import EMV3DS
+import Faults
 import Foundation
 import JSON
 import Scenarios

@@ -1,3 +1,4 @@
+import Faults
 import Scenarios
 import Testing
 

@@ -2,12 +2,11 @@ import EMVCrypto
 import Foundation
 import JOSE
 import JSON
-import Scenarios
 
 /// `acsSignedContent` broken on purpose, one way per `SignedContentFault`. Every one must make
 /// an SDK stop with a runtime error; the certificates for them are made afresh each time.
-enum FaultySignedContent {
-    static func sign(_ fault: SignedContentFault, payload: [UInt8], identity: ACSSigningIdentity) throws(JOSEError) -> String {
+public enum FaultySignedContent {
+    public static func sign(_ fault: SignedContentFault, payload: [UInt8], identity: ACSSigningIdentity) throws(JOSEError) -> String {
         switch fault {
         case .badSignature:
             return try alteringPart(2, of: JWS.sign(payload: payload, key: identity.key, algorithm: identity.algorithm, certificates: identity.chain))

@@ -1,7 +1,7 @@
 import EMV3DS
 import JSON
+import Messaging
 import Net
-import Scenarios
 
 /// A scenario's faults applied to an answer on the wire: what the roles use to misbehave.
 public enum FaultyAnswer {

@@ -1,12 +1,11 @@
 import EMVCrypto
 import JOSE
 import JSON
-import Scenarios
 
 /// A CRes sealed under the secure channel, or broken on purpose one way per
 /// `CResEncryptionFault`; SDKs must answer each with Erro 302.
-enum FaultyCRes {
-    static func seal(_ plaintext: [UInt8], channel: SecureChannel, encryption: ContentEncryptionAlgorithm, kid: String,
+public enum FaultyCRes {
+    public static func seal(_ plaintext: [UInt8], channel: SecureChannel, encryption: ContentEncryptionAlgorithm, kid: String,
                      faults: [CResEncryptionFault]) throws(JOSEError) -> String {
         let key = faults.contains(.wrongKey) ? SecureChannel(sharedSecret: randomBytes(32), sdkReferenceNumber: "harness-wrong-key") : channel
         let sealedKid = faults.contains(.wrongKid) ? TransactionIdentifier.make() : kid

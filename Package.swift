@@ -93,6 +93,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "NetTests", dependencies: ["Net", "TestSupport"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "AccessControlServerTests", dependencies: ["AccessControlServer", "EMV3DS", "Scenarios"]),
         .testTarget(name: "EMV3DSTests", dependencies: ["EMV3DS", "JSON"]),
         .testTarget(name: "EMVCryptoTests", dependencies: ["EMVCrypto", "EMV3DS", "JOSE"]),
         // Fixtures and the Python interop peer are read from the source tree at test time.

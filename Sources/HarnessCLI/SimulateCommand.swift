@@ -85,16 +85,9 @@ struct SimulateCommand: AsyncParsableCommand {
         var cases: [SimulationCase] = []
         if let pan { cases.append(SimulationCase(label: pan, pan: pan, answers: ChallengeAnswers(script: answers, whitelisting: whitelisting))) }
         if runsScenarios {
-            for scenario in try await simulator.scenarios() {
-                guard let name = scenario["name"]?.stringValue, let scenarioPAN = scenario["pan"]?.stringValue,
-                      all || name.hasPrefix("frictionless-") else { continue }
-                var expected: [String: ExpectedRun] = [:]
-                for version in MessageVersion.allCases { expected[version.rawValue] = ExpectedRun(scenario: scenario, version: version) }
-                var scripted: [String] = []
-                if case .array(let list)? = scenario["answers"] { scripted = list.compactMap(\.stringValue) }
-                cases.append(SimulationCase(label: name, pan: scenarioPAN, answers: ChallengeAnswers(scripted, whitelisting: whitelisting),
-                                            expected: expected))
-            }
+            cases += try await simulator.scenarios()
+                .compactMap { SimulationCase(scenario: $0, whitelisting: whitelisting) }
+                .filter { all || $0.label.hasPrefix("frictionless-") }
         }
 
         var failures = 0
@@ -152,12 +145,4 @@ struct SimulateCommand: AsyncParsableCommand {
         if runsScenarios { print("\(failures == 0 ? "all passed" : "\(failures) unexpected") (\(cases.count) scenarios x \(versions.count) versions x \(styles.count) styles)") }
         if failures > 0 { throw ExitCode(1) }
     }
-}
-
-/// One PAN to run, with its answers and, for a scenario, the result it must give per version.
-struct SimulationCase {
-    var label: String
-    var pan: String
-    var answers: ChallengeAnswers
-    var expected: [String: ExpectedRun]?
 }

@@ -64,3 +64,31 @@ public struct ExpectedRun: Sendable {
         return problems.isEmpty ? nil : problems.joined(separator: "; ")
     }
 }
+
+/// One PAN to run, with the answers to give and, for a scenario of `GET /admin/scenarios`, what
+/// each version's transaction must end in: what `simulate --all` and the scenario tests run.
+public struct SimulationCase: Sendable {
+    public var label: String
+    public var pan: String
+    public var answers: ChallengeAnswers
+    /// By version ("2.2.0"); nil for a PAN run without a scenario.
+    public var expected: [String: ExpectedRun]?
+
+    public init(label: String, pan: String, answers: ChallengeAnswers, expected: [String: ExpectedRun]? = nil) {
+        self.label = label
+        self.pan = pan
+        self.answers = answers
+        self.expected = expected
+    }
+
+    /// A scenario as `GET /admin/scenarios` lists it: its name, test PAN, the answers that pass
+    /// its challenge, and its expectation per version.
+    public init?(scenario: JSONValue, whitelisting: String? = nil) {
+        guard let name = scenario["name"]?.stringValue, let pan = scenario["pan"]?.stringValue else { return nil }
+        var scripted: [String] = []
+        if case .array(let list)? = scenario["answers"] { scripted = list.compactMap(\.stringValue) }
+        var expected: [String: ExpectedRun] = [:]
+        for version in MessageVersion.allCases { expected[version.rawValue] = ExpectedRun(scenario: scenario, version: version) }
+        self.init(label: name, pan: pan, answers: ChallengeAnswers(scripted, whitelisting: whitelisting), expected: expected)
+    }
+}

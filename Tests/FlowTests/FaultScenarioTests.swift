@@ -31,16 +31,14 @@ struct FaultScenarioTests {
             // One transaction per scenario, all at once; versions and device-data styles rotate.
             let problems = try await withThrowingTaskGroup(of: String?.self) { tasks in
                 for (index, scenario) in scenarios.enumerated() {
-                    guard let name = scenario["name"]?.stringValue, let pan = scenario["pan"]?.stringValue else { continue }
+                    guard let simulation = SimulationCase(scenario: scenario) else { continue }
                     let version = MessageVersion.allCases[index % 3], style = DeviceDataStyle.allCases[(index / 3) % 3]
-                    guard let want = ExpectedRun(scenario: scenario, version: version) else { return ["\(name): no expectation"] }
-                    var answers: [String] = []
-                    if case .array(let list)? = scenario["answers"] { answers = list.compactMap(\.stringValue) }
+                    guard let want = simulation.expected?[version.rawValue] else { return ["\(simulation.label): no expectation"] }
                     tasks.addTask {
                         let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", style), messageVersion: version, style: style)
-                        let run = try await harness.simulator.run(sdk, pan: pan, answers: ChallengeAnswers(answers), challenger: challenger,
+                        let run = try await harness.simulator.run(sdk, pan: simulation.pan, answers: simulation.answers, challenger: challenger,
                                                                   style: style.channelStyle, resultWait: want.resultWait)
-                        return want.mismatch(in: run).map { "\(name) \(version.rawValue) \(style.rawValue): \($0)" }
+                        return want.mismatch(in: run).map { "\(simulation.label) \(version.rawValue) \(style.rawValue): \($0)" }
                     }
                 }
                 var problems: [String] = []

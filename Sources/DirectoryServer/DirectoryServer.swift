@@ -43,24 +43,9 @@ public final class DirectoryServer: Sendable {
         let threeDSServerURL: String
         /// Where the transaction's ACS takes AReqs (and Erro); nil when the DS answered itself.
         let acsURL: String?
-        /// What the RReq rules read of the ARes as relayed (`acsDecConInd`), and its transStatus;
-        /// not the whole message (its acsSignedContent alone is kilobytes).
-        var ares: JSONValue? {
-            get { aresMembers }
-            set { aresMembers = newValue.map(ResultsRules.aresContext) }
-        }
-        private var aresMembers: JSONValue?
-
-        init(ids: TransactionIDs, version: MessageVersion, channel: DeviceChannel?, threeDSServerURL: String, acsURL: String?,
-             ares: JSONValue? = nil, warnings: [String] = []) {
-            self.ids = ids
-            self.version = version
-            self.channel = channel
-            self.threeDSServerURL = threeDSServerURL
-            self.acsURL = acsURL
-            self.warnings = warnings
-            self.ares = ares
-        }
+        /// What the RReq rules read of the ARes as relayed (`ResultsRules.aresContext`: its
+        /// `acsDecConInd` and transStatus), not the whole message (its acsSignedContent alone is kilobytes).
+        var aresContext: JSONValue?
         var erros: [String] = []
         var warnings: [String] = []
 
@@ -69,7 +54,7 @@ public final class DirectoryServer: Sendable {
                 ("dsTransID", .string(ids.dsTransID)), ("threeDSServerTransID", .string(ids.threeDSServerTransID)),
                 ("acsTransID", .string(ids.acsTransID)), ("sdkTransID", .string(ids.sdkTransID)),
                 ("messageVersion", .string(version.rawValue)), ("deviceChannel", .string(channel?.rawValue)),
-                ("transStatus", ares?["transStatus"]),
+                ("transStatus", aresContext?["transStatus"]),
                 ("erro", erros.isEmpty ? nil : .array(erros.map(JSONValue.string))),
                 ("warnings", warnings.isEmpty ? nil : .array(warnings.map(JSONValue.string))),
             ])
@@ -187,7 +172,7 @@ public final class DirectoryServer: Sendable {
                 return .emv(erro.json)
             }
             transactions.update(dsTransID) { transaction in
-                transaction.ares = ares.envelope.json
+                transaction.aresContext = ResultsRules.aresContext(ares.envelope.json)
                 transaction.ids.acsTransID = ares.envelope.json["acsTransID"]?.stringValue
                 transaction.warnings += ares.envelope.warnings.map { "ARes: " + $0 }
             }
@@ -260,7 +245,7 @@ public final class DirectoryServer: Sendable {
             if areq.deviceChannel == DeviceChannel.app.rawValue { ares.setAppChannelFields(deviceInfoVersion: "1.0") }
             // Kept like any transaction, so an Erro about this ARes finds it (no ACS to pass it to).
             transactions.put(ares.dsTransID, Transaction(ids: areq.ids, version: areq.version, channel: DeviceChannel(rawValue: areq.deviceChannel),
-                                                         threeDSServerURL: areq["threeDSServerURL"] ?? "", acsURL: nil, ares: ares.json))
+                                                         threeDSServerURL: areq["threeDSServerURL"] ?? "", acsURL: nil, aresContext: ResultsRules.aresContext(ares.json)))
             return .emv(ares.json)
         }
     }
@@ -290,7 +275,7 @@ public final class DirectoryServer: Sendable {
         let named = (try? JSONReader.parse(body).value)?["dsTransID"]?.stringValue
         let known = named.flatMap { dsTransID in transactions.get(dsTransID).map { (dsTransID, $0) } }
         let rreq: RReq
-        do { rreq = try RReq(bytes: body, channel: known?.1.channel, ares: known?.1.ares) } catch {
+        do { rreq = try RReq(bytes: body, channel: known?.1.channel, ares: known?.1.aresContext) } catch {
             guard let (dsTransID, transaction) = known else { return .erro(error, from: .directoryServer) }
             return await refuse(error, of: dsTransID, transaction, about: "RReq")
         }

@@ -66,16 +66,18 @@ public final class ThreeDSServer: Sendable {
             throw HTTPError(.badRequest, "the AReq would be invalid: " + violations.map(\.description).joined(separator: "; "))
         }
         var transaction = Transaction(areq: areq)
-        transaction.record(.sent, areq.json)
+        // Written once: what goes to the DS is what the trail keeps.
+        let areqBytes = JSONWriter.write(areq.json)
+        transaction.record(.sent, bytes: areqBytes)
         let url = settings.directoryServerURL ?? endpoints.url("/ds/areq")
         do {
-            let answer = try await peer.exchange(areq.json, url: url) { bytes throws(InvalidMessage) in
+            let answer = try await peer.exchange(bytes: areqBytes, url: url) { bytes throws(InvalidMessage) in
                 let envelope = try MessageEnvelope.read(bytes, rules: AResRules.rules, request: areq.json)
-                return (ARes(validated: envelope), envelope)
+                return (ARes(validated: envelope), envelope, bytes)
             }
             switch answer {
-            case .message(let (ares, envelope)):
-                transaction.record(.received, envelope.json)
+            case .message(let (ares, envelope, bytes)):
+                transaction.record(.received, bytes: bytes)
                 transaction.warnings += envelope.warnings.map { "ARes: " + $0 }
                 if let unechoed = areq.unechoed(in: envelope.json) {
                     // An ARes that is not this transaction's is no usable answer: as an invalid one.

@@ -1,24 +1,19 @@
-/// A value that belongs to one loop: it may travel between threads, but it is read and
-/// changed only on its loop, and every access checks that (as swift-nio's `NIOLoopBound`).
-/// A violation stops the process at the access, instead of corrupting state unseen.
-public final class LoopBound<Value>: @unchecked Sendable {
+/// An object that belongs to one loop: the reference may travel between threads, but the
+/// object is used only on its loop, and every access checks that (as swift-nio's
+/// `NIOLoopBound`). A violation stops the process at the access, instead of corrupting state
+/// unseen. A struct around the reference: binding costs no allocation.
+public struct LoopBound<Value: AnyObject>: @unchecked Sendable {
     public let loop: EventLoop
-    private var stored: Value
+    private let object: Value
 
     /// May be made anywhere; only access is confined to `loop`.
-    public init(_ value: Value, on loop: EventLoop) {
+    public init(_ object: Value, on loop: EventLoop) {
         self.loop = loop
-        stored = value
+        self.object = object
     }
 
     public var value: Value {
-        get {
-            precondition(loop.inLoop, "a value bound to loop \(loop.index) read from another thread")
-            return stored
-        }
-        set {
-            precondition(loop.inLoop, "a value bound to loop \(loop.index) changed from another thread")
-            stored = newValue
-        }
+        precondition(loop.inLoop, "an object bound to loop \(loop.index) used from another thread")
+        return object
     }
 }

@@ -7,7 +7,8 @@ public final class HTTPRequestReader {
     private let parser: HTTPMessageParser
     private var completed: [HTTPRequest] = []
 
-    public init(maxHeaderBytes: Int = 16 * 1024, maxBodyBytes: Int = 1024 * 1024) {
+    /// The limits default to the server's (`ServerConfiguration`).
+    public init(maxHeaderBytes: Int = ServerConfiguration().maxHeaderBytes, maxBodyBytes: Int = ServerConfiguration().maxBodyBytes) {
         parser = HTTPMessageParser(kind: HTTP_REQUEST, maxHeaderBytes: maxHeaderBytes, maxBodyBytes: maxBodyBytes)
         parser.onMessage = { [unowned self] message in
             completed.append(HTTPRequest(method: message.method, target: message.target, headers: message.headers,

@@ -18,8 +18,7 @@ final class ServerShared: @unchecked Sendable {
 
     /// Logs the first failure to accept and then one in a thousand: each is a client turned away.
     func acceptFailed(_ reason: String) {
-        let count = acceptFailures.add(1, ordering: .relaxed).newValue
-        guard count == 1 || count % 1000 == 0 else { return }
+        guard let count = Self.sample(acceptFailures) else { return }
         logger.error("cannot accept connections", metadata: ["reason": "\(reason)", "failures": "\(count)",
                                                             "openFileLimit": "\(EventLoopGroup.raiseOpenFileLimit.soft)"])
     }
@@ -27,14 +26,20 @@ final class ServerShared: @unchecked Sendable {
     /// Warns, the first time and then one in a thousand, that descriptors are running out:
     /// past the limit libuv closes new connections as it accepts them, unseen by the harness.
     func nearFileLimit(_ descriptor: Int32) {
-        let count = nearLimitWarnings.add(1, ordering: .relaxed).newValue
-        guard count == 1 || count % 1000 == 0 else { return }
+        guard let count = Self.sample(nearLimitWarnings) else { return }
         let limit = EventLoopGroup.raiseOpenFileLimit
         logger.warning("near the open file limit: new connections beyond it will be dropped",
                        metadata: ["descriptor": "\(descriptor)", "openFileLimit": "\(limit.soft)", "hardLimit": "\(limit.hard)",
                                   "fix": "raise the hard limit (ulimit -Hn)"])
     }
     private let nearLimitWarnings = Atomic<Int>(0)
+
+    /// Counts one more; the count when it is the first or a thousandth, else nil: what floods
+    /// (one per connection) is logged that often.
+    private static func sample(_ counter: borrowing Atomic<Int>) -> Int? {
+        let count = counter.add(1, ordering: .relaxed).newValue
+        return count == 1 || count % 1000 == 0 ? count : nil
+    }
 
     init(configuration: ServerConfiguration, router: Router, logger: Logger, ownClientPorts: OwnClientPorts) {
         self.configuration = configuration

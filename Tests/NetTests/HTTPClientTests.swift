@@ -149,8 +149,7 @@ struct HTTPClientTests {
             #expect("\(error)".contains("closed before a complete response"), "\(error)")
         }
         // The held connection is dropped once the client gave up.
-        for _ in 0..<100 where server.openConnections > 0 { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(server.openConnections == 0)
+        await waitUntil("the held connection dropped") { server.openConnections == 0 }
     }
 
     @Test func invalidURLsAreRejected() async throws {
@@ -169,7 +168,7 @@ struct HTTPClientTests {
         defer { group.shutdown() }
         let client = try HTTPClient(group: group)
         let first = try await client.get("http://127.0.0.1:\(server.port)/peer")
-        try await Task.sleep(nanoseconds: 300_000_000)
+        await waitUntil("the server closing the idle connection") { server.openConnections == 0 }
         let second = try await client.get("http://127.0.0.1:\(server.port)/peer")
         #expect(first.status == .ok && second.status == .ok)
         #expect(first.bodyText != second.bodyText)

@@ -15,14 +15,13 @@ struct ShutdownTests {
         let port = server.port
         let socket = try RawSocket(port: port)
         socket.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
-        usleep(50_000)  // the request is in its handler now
-        let stopped = Thread { server.stop() }
-        stopped.start()
+        server.waitUntilAHandlerRuns()
+        let stopped = server.stopInBackground()
         let response = socket.readAll()
         #expect(statusLine(response) == "HTTP/1.1 200 OK")
         #expect(response.contains("Connection: close"))
         #expect(response.hasSuffix("finished"))
-        while !stopped.isFinished { usleep(5_000) }
+        stopped.wait()
         #expect(throws: (any Error).self) { try RawSocket(port: port) }
     }
 
@@ -30,25 +29,24 @@ struct ShutdownTests {
     func aRequestInFlightStillCallsItsOwnServerDuringTheGracePeriod(overTLS: Bool) throws {
         // The roles call each other through the server's own listener (the 3DS Server's AReq goes
         // to the DS at the same port). A request accepted before the signal must finish those calls.
-        let base = Mutex<(String, HTTPClient)?>(nil)
+        let base = Mutex<(String, HTTPClient, HTTPServer)?>(nil)
         var router = Router()
         router.get("/inner") { _, _ in .text("inner answered") }
         router.get("/outer") { _, _ in
-            try await Task.sleep(nanoseconds: 300_000_000)  // the signal comes now
-            guard let (url, client) = base.withLock({ $0 }) else { throw HTTPError(.internalServerError, "no client") }
+            guard let (url, client, server) = base.withLock({ $0 }) else { throw HTTPError(.internalServerError, "no client") }
+            await waitUntil("the signal") { server.isShuttingDown }
             let inner = try await client.get(url + "/inner")
             return .text("outer saw: \(inner.bodyText)")
         }
         // Over TLS too: the own connection is idle between its handshake and its request.
         let server = try TestServer(router: router, tls: overTLS ? TestCerts.server : nil)
         let client = try HTTPClient(group: server.group, configuration: HTTPClientConfiguration(tls: TLSConfiguration(trustRootsFile: TestCerts.root)))
-        base.withLock { $0 = (overTLS ? "https://localhost:\(server.tlsPort)" : "http://127.0.0.1:\(server.port)", client) }
+        base.withLock { $0 = (overTLS ? "https://localhost:\(server.tlsPort)" : "http://127.0.0.1:\(server.port)", client, server.server) }
         let socket = try RawSocket(port: server.port)
         socket.send("GET /outer HTTP/1.1\r\nHost: x\r\n\r\n")
-        usleep(50_000)
-        let stopped = Thread { server.stop() }
-        stopped.start()
-        while !server.server.isShuttingDown { usleep(1_000) }
+        server.waitUntilAHandlerRuns()
+        let stopped = server.stopInBackground()
+        waitUntil("the server shutting down") { server.server.isShuttingDown }
         // A stranger connecting during the grace period is not served.
         if let stranger = try? RawSocket(port: server.port) {
             stranger.send("GET /inner HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -57,7 +55,7 @@ struct ShutdownTests {
         let response = socket.readAll()
         #expect(statusLine(response) == "HTTP/1.1 200 OK")
         #expect(response.hasSuffix("outer saw: inner answered"))
-        while !stopped.isFinished { usleep(5_000) }
+        stopped.wait()
     }
 
     @Test func idleConnectionsAreClosedAtOnce() throws {
@@ -83,7 +81,7 @@ struct ShutdownTests {
         let server = try TestServer(router: router) { $0.shutdownGraceMilliseconds = 200 }
         let socket = try RawSocket(port: server.port)
         socket.send("GET /forever HTTP/1.1\r\nHost: x\r\n\r\n")
-        usleep(50_000)
+        server.waitUntilAHandlerRuns()
         let started = Date()
         server.stop()
         // The handler would run 60 s; the 200 ms grace period ends the wait long before.

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 @testable import Net
 import TestSupport
 
@@ -149,15 +150,59 @@ final class SilentListener {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
+        withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length)
-                listen(fd, 16)
-                getsockname(fd, pointer, &length)
+                _ = bind(fd, pointer, length)
+                _ = listen(fd, 16)
+                _ = getsockname(fd, pointer, &length)
             }
         }
         port = Int(UInt16(bigEndian: address.sin_port))
     }
 
     deinit { close(fd) }
+}
+
+/// Waits until `condition` holds, looking every millisecond, for at most `seconds`: tests
+/// synchronise on a state of the server, not on a guess of how long it takes to get there.
+@discardableResult
+func waitUntil(_ what: Comment, seconds: Double = 30, sourceLocation: SourceLocation = #_sourceLocation, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !condition() {
+        guard Date() < deadline else {
+            Issue.record("gave up waiting: \(what)", sourceLocation: sourceLocation)
+            return false
+        }
+        usleep(1_000)
+    }
+    return true
+}
+
+/// ``waitUntil(_:seconds:sourceLocation:_:)`` for async tests: yields instead of blocking a thread.
+@discardableResult
+func waitUntil(_ what: Comment, seconds: Double = 30, sourceLocation: SourceLocation = #_sourceLocation,
+               _ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !condition() {
+        guard Date() < deadline else {
+            Issue.record("gave up waiting: \(what)", sourceLocation: sourceLocation)
+            return false
+        }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return true
+}
+
+extension TestServer {
+    /// Waits until a request is in its handler on some connection.
+    func waitUntilAHandlerRuns(sourceLocation: SourceLocation = #_sourceLocation) {
+        waitUntil("a request in its handler", sourceLocation: sourceLocation) { server.connectionActivities.contains(.handling) }
+    }
+
+    /// Stops the server on another thread; `wait()` on the answer blocks until it has stopped.
+    func stopInBackground() -> DispatchGroup {
+        let stopped = DispatchGroup()
+        DispatchQueue.global().async(group: stopped) { self.stop() }
+        return stopped
+    }
 }

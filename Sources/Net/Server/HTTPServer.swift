@@ -26,7 +26,7 @@ final class ServerShared: @unchecked Sendable {
     /// Warns, the first time and then one in a thousand, that descriptors are running out:
     /// past the limit libuv closes new connections as it accepts them, unseen by the harness.
     func nearFileLimit(_ descriptor: Int32) {
-        guard let count = Self.sample(nearLimitWarnings) else { return }
+        guard Self.sample(nearLimitWarnings) != nil else { return }
         let limit = EventLoopGroup.raiseOpenFileLimit
         logger.warning("near the open file limit: new connections beyond it will be dropped",
                        metadata: ["descriptor": "\(descriptor)", "openFileLimit": "\(limit.soft)", "hardLimit": "\(limit.hard)",
@@ -129,6 +129,10 @@ public final class HTTPServer: @unchecked Sendable {
                 shared.logger.error("connections still open after force-close; the loops' shutdown closes them")
             }
         }
+        // Only now: a loop without connections of its own still takes the connections another
+        // loop's request makes to this server (SO_REUSEPORT spreads them over every listener),
+        // and closing a listener resets those the kernel has queued for it.
+        for state in perLoop { try? runOnLoop(state.loop) { state.value.closeListeners() } }
         shared.logger.info("server stopped")
     }
 
@@ -141,6 +145,11 @@ public final class HTTPServer: @unchecked Sendable {
     /// Connections open right now, across loops (for tests and the admin API).
     public var openConnections: Int {
         perLoop.reduce(0) { total, state in total + ((try? runOnLoop(state.loop) { state.value.connections.count }) ?? 0) }
+    }
+
+    /// What each open connection is doing, across loops (for tests that wait on a state).
+    var connectionActivities: [ServerConnection.State.Activity] {
+        perLoop.flatMap { state in (try? runOnLoop(state.loop) { state.value.connections.values.map(\.state.activity) }) ?? [] }
     }
 
     private func runOnLoop<T>(_ loop: EventLoop, _ body: @escaping () throws -> T) throws -> T {
@@ -199,7 +208,8 @@ private final class LoopState {
             connections[ObjectIdentifier(connection)] = nil
             if connections.isEmpty, onDrained != nil { finishDrain() }
         }
-        connection.start()
+        // Another role of this process calling during shutdown: answered, then closed.
+        if shared.isShuttingDown { connection.startDrained() } else { connection.start() }
     }
 
     func drain(_ completion: @escaping () -> Void) {
@@ -209,7 +219,6 @@ private final class LoopState {
     }
 
     private func finishDrain() {
-        closeListeners()
         let completion = onDrained
         onDrained = nil
         completion?()
@@ -220,7 +229,7 @@ private final class LoopState {
         for connection in Array(connections.values) { connection.forceClose() }
     }
 
-    private func closeListeners() {
+    func closeListeners() {
         listeners.forEach { $0.close() }
         listeners = []
     }

@@ -2,152 +2,105 @@ import CHTTPParser
 import Logging
 
 /// One accepted connection: parses requests, runs their handlers one at a time (so
-/// pipelined requests are answered in order), writes the responses.
+/// pipelined requests are answered in order), writes the responses. What to do when is the
+/// ``ConnectionStateMachine``'s; this class performs it.
 final class ServerConnection {
-    private enum Item {
-        case request(ParsedMessage)
-        case refusal(HTTPStatus, String)
-    }
+    typealias State = ConnectionStateMachine<ParsedMessage>
 
     private let channel: Channel
     private let shared: ServerShared
     private let parser: HTTPMessageParser
-    private var queue: [Item] = []
-    private var queueHead = 0
-    private var isHandling = false
-    private var isDraining = false
-    /// A response withheld on purpose: the connection waits for the client to give up.
-    private var isWithholding = false
-    private var stopAfterQueue = false
-    /// Which clock runs: none while a handler runs, the keep-alive clock between requests, the
-    /// request clock from the first byte of a request (or of a TLS handshake) to its end.
-    private var clock = Clock.none
-    private enum Clock { case none, idle, request }
+    private(set) var state: State
     private var timer: LoopTimer?
     private var serializer = HTTPSerializer()
     private let peer: String
     /// Read once: the peer's certificate does not change during a connection.
     private lazy var clientCertificateSubject: String? = channel.tls?.peerCertificateSubject
     var onClose: ((ServerConnection) -> Void)?
-    /// Pipelined requests waiting beyond this stop further reads until they are answered.
-    private static let maxQueued = 64
-    /// Answers the client has not taken beyond this stop reading and handling until they drain
-    /// to half: a client that sends and never reads cannot make the server buffer without end.
-    static let maxUnsentBytes = 1 << 20
-    private var waitingForDrain = false
     private static let continueLine = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
-
-    /// Opened by this process's own client (another role): on shutdown it is not closed
-    /// before its first request, which is on its way.
-    private let fromOwnClient: Bool
-    private var answered = 0
-    /// A request head asked for `100 Continue` while an earlier answer was still owed.
-    private var owesContinue = false
-
-    /// Sends the interim answer once nothing is owed before it and the body is still to come.
-    private func sendContinueIfDue() {
-        guard owesContinue, !isHandling, queueHead == queue.count else { return }
-        owesContinue = false
-        if parser.inMessage { channel.send(Self.continueLine) }
-    }
-
-    /// On shutdown an idle connection is closed at once, except one this process's client has
-    /// just opened: its first request is on its way (another role calling).
-    private var mayCloseWhenIdleOnShutdown: Bool { !(fromOwnClient && answered == 0) }
 
     init(channel: Channel, shared: ServerShared, fromOwnClient: Bool = false) {
         self.channel = channel
         self.shared = shared
-        self.fromOwnClient = fromOwnClient
+        state = State(fromOwnClient: fromOwnClient)
         peer = channel.stream.peerAddress?.description ?? "unknown"
         parser = HTTPMessageParser(kind: HTTP_REQUEST, maxHeaderBytes: shared.configuration.maxHeaderBytes,
                                    maxBodyBytes: shared.configuration.maxBodyBytes)
     }
 
     func start() {
-        parser.onMessage = { [unowned self] message in enqueue(.request(message)) }
-        // The client waits for this before it sends the body. Only when nothing is owed before
-        // it: an interim answer must not overtake the answer to an earlier pipelined request.
-        parser.onExpectContinue = { [unowned self] in
-            owesContinue = true
-            sendContinueIfDue()
-        }
+        parser.onMessage = { [unowned self] message in perform(state.parsed(message, keepAlive: message.keepAlive)) }
+        parser.onExpectContinue = { [unowned self] in perform(state.expectsContinue(inMessage: parser.inMessage)) }
         // The channel holds the connection until it closes.
         channel.onData = { bytes in self.received(bytes) }
         channel.onClose = { reason in self.closed(reason) }
-        channel.onEnd = { [unowned self] in peerFinished() }
-        // A TLS handshake is the start of the first request: it must end within the request clock.
+        channel.onEnd = { [unowned self] in perform(state.peerFinished(inMessage: parser.inMessage)) }
         let secure = channel.tls != nil
-        clock = secure ? .request : .idle
-        timer = channel.loop.scheduleTimer(after: secure ? shared.configuration.requestTimeoutMilliseconds : shared.configuration.idleTimeoutMilliseconds) {
-            self.timedOut()
-        }
+        timer = LoopTimer(loop: channel.loop) { [unowned self] in clockFired() }
         if secure {
-            channel.onReady = { [unowned self] in
-                clock = .none
-                armTimer()
-            }
+            channel.onReady = { [unowned self] in perform(state.handshakeFinished(inMessage: parser.inMessage)) }
         }
+        perform(state.start(secure: secure))
         channel.start()
     }
 
-    private var isIdle: Bool { isWithholding || (!isHandling && queueHead == queue.count && !parser.inMessage) }
+    /// A connection accepted during shutdown (another role of this process calling) starts drained.
+    func startDrained() {
+        start()
+        drain()
+    }
 
     private func received(_ bytes: UnsafeRawBufferPointer) {
         withExtendedLifetime(self) {
-            guard !stopAfterQueue else { return }
-            // Any byte starts the request clock, bare CRLFs between requests too: they cannot hold an idle connection.
-            if clock == .idle, let timer {
-                clock = .request
-                timer.restart(after: shared.configuration.requestTimeoutMilliseconds)
-            }
+            guard state.acceptsBytes else { return }
+            perform(state.bytesArrived())
             do throws(ParseFailure) {
                 try parser.feed(bytes)
             } catch {
                 let refusal = error.refusal(maxHeaderBytes: shared.configuration.maxHeaderBytes, maxBodyBytes: shared.configuration.maxBodyBytes)
-                refuse(refusal.status, refusal.message)
+                perform(state.refuse(refusal.status, refusal.message))
             }
-            armTimer()
+            perform(state.bytesParsed(inMessage: parser.inMessage))
         }
     }
 
-    /// The peer shut down its write side after its requests: answer them, then close. A
-    /// request cut short can never complete, and nothing is owed on an idle connection.
-    private func peerFinished() {
-        stopAfterQueue = true
-        if parser.inMessage || isIdle { channel.close() }
+    private func clockFired() {
+        let inMessage = parser.inMessage
+        if inMessage && state.activity == .waiting { shared.logger.debug("request timed out", metadata: ["peer": "\(peer)"]) }
+        perform(state.clockFired(inMessage: inMessage,
+                                 reason: "request not received in full within \(shared.configuration.requestTimeoutMilliseconds) ms"))
     }
 
-    /// Answers `status` after the requests before it, then closes: the stream is no
-    /// longer in sync with message boundaries.
-    private func refuse(_ status: HTTPStatus, _ reason: String) {
-        enqueue(.refusal(status, reason))
-        stopAfterQueue = true
-        channel.stream.stopReading()
-    }
-
-    private func enqueue(_ item: Item) {
-        queue.append(item)
-        if queue.count - queueHead > Self.maxQueued { channel.stream.stopReading() }
-        handleNext()
-    }
-
-    private func handleNext() {
-        guard !isHandling, !waitingForDrain, queueHead < queue.count, channel.isOpen else { return }
-        let item = queue[queueHead]
-        queueHead += 1
-        if queueHead == queue.count {
-            queue.removeAll(keepingCapacity: true)
-            queueHead = 0
+    /// Does what the state machine asked, in its order; the handler comes last because it
+    /// may answer at once, which is the next event.
+    private func perform(_ effects: State.Effects) {
+        switch effects.close {
+        case .now?: return channel.close()
+        case .afterFlush?: return channel.closeAfterFlush()
+        case nil: break
         }
-        isHandling = true
-        armTimer()
-        switch item {
-        case .refusal(let status, let reason):
+        if effects.sendContinue { channel.send(Self.continueLine) }
+        switch effects.reading {
+        case true?: channel.stream.startReading()
+        case false?: channel.stream.stopReading()
+        case nil: break
+        }
+        if effects.waitForDrain { waitForDrain() }
+        if let clock = effects.clock, let timer {
+            switch clock {
+            case .stopped: timer.pause()
+            case .idle: timer.restart(after: shared.configuration.idleTimeoutMilliseconds)
+            case .request: timer.restart(after: shared.configuration.requestTimeoutMilliseconds)
+            }
+        }
+        switch effects.handle {
+        case .request(let message, _)?:
+            dispatch(message)
+        case .refusal(let status, let reason)?:
             shared.logger.debug("refused request", metadata: ["peer": "\(peer)", "status": "\(status.code)", "reason": "\(reason)"])
             respond(HTTPError(status, reason).response, to: nil)
-        case .request(let message):
-            dispatch(message)
+        case nil:
+            break
         }
     }
 
@@ -205,104 +158,48 @@ final class ServerConnection {
     }
 
     private func respond(_ response: HTTPResponse, to message: ParsedMessage?) {
-        isHandling = false
         guard channel.isOpen else { return }
+        let delivery: State.Delivery
         switch response.delivery {
-        case .complete: break
-        case .withheld:
-            // Hold the connection: later bytes are ignored (still read, so the client's close is seen), no clock;
-            // the client's timeout or shutdown ends it.
-            isWithholding = true
-            stopAfterQueue = true
-            channel.stream.startReading()
-            timer?.pause()
-            if isDraining { channel.close() }
+        case .complete: delivery = .complete
+        case .withheld: delivery = .withheld
+        case .cut: delivery = .cut
+        }
+        let (answer, effects) = state.answer(delivery, keepAliveRequested: message?.keepAlive ?? false, inMessage: parser.inMessage)
+        switch answer {
+        case .drop:
             return
-        case .cut(let kept):
+        case .withhold:
+            break  // later bytes are still read (so the client's close is seen) and dropped
+        case .cut:
+            guard case .cut(let kept) = response.delivery else { return }
             let bytes = serializer.serialize(response, keepAlive: false, includeBody: true)
             channel.send(Array(bytes.prefix(bytes.count - response.body.count + min(kept, response.body.count))))
             channel.stream.closeAfterFlush()  // no TLS close_notify: the cut is abrupt
             return
+        case .send(let keepAlive):
+            channel.send(serializer.serialize(response, keepAlive: keepAlive, includeBody: message?.method != .head))
+            if keepAlive { return perform(state.sent(unsentBytes: channel.stream.unsentBytes, inMessage: parser.inMessage)) }
         }
-        answered += 1
-        let keepAlive = (message?.keepAlive ?? false) && !(stopAfterQueue && queue.isEmpty) && !(shared.isShuttingDown && isLastQueued)
-        let bytes = serializer.serialize(response, keepAlive: keepAlive, includeBody: message?.method != .head)
-        channel.send(bytes)
-        if !keepAlive {
-            channel.closeAfterFlush()
-            return
-        }
-        sendContinueIfDue()
-        if channel.stream.unsentBytes > Self.maxUnsentBytes {
-            waitForDrain()
-        } else if queue.count - queueHead <= Self.maxQueued && !stopAfterQueue {
-            channel.stream.startReading()
-        }
-        handleNext()
-        armTimer()
+        perform(effects)
     }
 
-    /// Stops reading and handling until the client has taken half of what waits for it; the
-    /// keep-alive clock runs meanwhile, so a client that never reads is closed in time.
+    /// Stops handling until the client has taken half of what waits for it.
     private func waitForDrain() {
-        waitingForDrain = true
         shared.writePauses.add(1, ordering: .relaxed)
-        channel.stream.stopReading()
-        channel.stream.drainedBelow = Self.maxUnsentBytes / 2
-        channel.stream.onDrained = { [unowned self] in
-            waitingForDrain = false
-            if queue.count - queueHead <= Self.maxQueued && !stopAfterQueue { channel.stream.startReading() }
-            handleNext()
-            armTimer()
-        }
-    }
-
-    private var isLastQueued: Bool { queueHead == queue.count && !parser.inMessage }
-
-    /// Idle between requests: the keep-alive clock. From a request's first byte: the request
-    /// clock, not reset by later bytes (a slow client cannot hold the connection by
-    /// trickling, nor by CRLFs that start no message). While a handler runs: no clock.
-    private func armTimer() {
-        guard let timer else { return }
-        if isHandling {
-            clock = .none
-            timer.pause()
-        } else if parser.inMessage || clock == .request {
-            if clock != .request {
-                clock = .request
-                timer.restart(after: shared.configuration.requestTimeoutMilliseconds)
-            }
-        } else if clock != .idle {
-            if shared.isShuttingDown && queueHead == queue.count && mayCloseWhenIdleOnShutdown { return channel.closeAfterFlush() }
-            clock = .idle
-            timer.restart(after: shared.configuration.idleTimeoutMilliseconds)
-        }
-    }
-
-    private func timedOut() {
-        guard !isHandling else { return }
-        // A client that takes no answers gets none more.
-        if waitingForDrain { return channel.close() }
-        if parser.inMessage {
-            shared.logger.debug("request timed out", metadata: ["peer": "\(peer)"])
-            refuse(.requestTimeout, "request not received in full within \(shared.configuration.requestTimeoutMilliseconds) ms")
-        } else {
-            channel.close()
-        }
+        channel.stream.drainedBelow = State.maxUnsentBytes / 2
+        channel.stream.onDrained = { [unowned self] in perform(state.drained(inMessage: parser.inMessage)) }
     }
 
     /// Server shutdown: close now if idle, else after the requests already received.
-    func drain() {
-        guard !isDraining else { return }
-        isDraining = true
-        if isIdle && mayCloseWhenIdleOnShutdown { channel.close() }
-    }
+    func drain() { perform(state.shutDown(inMessage: parser.inMessage)) }
 
     /// Shutdown grace period over.
     func forceClose() { channel.close() }
 
     private func closed(_ reason: String?) {
         if let reason { shared.logger.debug("connection closed", metadata: ["peer": "\(peer)", "reason": "\(reason)"]) }
+        state.closed()
         timer?.close()
         timer = nil
         parser.onMessage = nil

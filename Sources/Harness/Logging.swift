@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// Names of log levels accepted in the configuration and on the command line.
 public enum LogLevelName {
@@ -19,7 +20,8 @@ public struct HarnessLogHandler: LogHandler {
     public var logLevel: Logger.Level = .info
     private let label: String
     private let format: Format
-    private static let lock = NSLock()
+    /// One writer at a time, so lines from different loops never interleave.
+    private static let lock = Mutex(())
 
     public init(label: String, format: Format) {
         self.label = label
@@ -33,7 +35,7 @@ public struct HarnessLogHandler: LogHandler {
 
     public func log(event: LogEvent) {
         guard let line = render(event, at: Date()) else { return }
-        Self.lock.withLock { FileHandle.standardError.write(line) }
+        Self.lock.withLock { _ in FileHandle.standardError.write(line) }
     }
 
     /// The line for `event`, ending in a newline.

@@ -199,7 +199,7 @@ struct SpecFidelityFlowTests {
             let erro = try await harness.postMessage("/ds/rreq", invalid)
             #expect(erro["errorCode"] == .string("201") && erro["errorComponent"] == .string("D") && erro["errorDetail"] == .string("transStatus"))
             // The DS answers once the 3DS Server has been told.
-            let server = try await JSONReader.parse(try await harness.get("/3ds-server/transactions/" + (record["threeDSServerTransID"]?.stringValue ?? "")).body).value
+            let server = try JSONReader.parse(try await harness.get("/3ds-server/transactions/" + (record["threeDSServerTransID"]?.stringValue ?? "")).body).value
             #expect(server["erroReceived"]?.arrayValue?.first?["errorCode"] == .string("201"), "\(server)")
             #expect(server["state"] == .string("challenge"))
         }

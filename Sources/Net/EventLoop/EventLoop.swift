@@ -1,5 +1,6 @@
 import CLibUV
 import Foundation
+import Synchronization
 
 /// One libuv loop running on its own thread.
 ///
@@ -13,12 +14,23 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     let uvLoop: UnsafeMutablePointer<uv_loop_t>
     private let wakeup: UnsafeMutablePointer<uv_async_t>
     private let idle: UnsafeMutablePointer<uv_idle_t>
-    private let lock = NSLock()
-    private var remoteJobs: [() -> Void] = []
+    /// Work handed over from other threads, and whether the loop still takes any.
+    private let remote = Mutex(RemoteJobs())
+    private struct RemoteJobs: ~Copyable {
+        var jobs: [RemoteJob] = []
+        var isClosed = false
+    }
+    /// A job another thread hands to this loop: from then on it runs here alone, which is
+    /// what `execute` promises its callers (the closure is not `@Sendable` for their sake).
+    private struct RemoteJob: @unchecked Sendable {
+        let run: () -> Void
+    }
+    /// The loop thread's own queue: no lock.
     private var localJobs: [() -> Void] = []
     private var idleActive = false
     private var thread: Thread?
     private let stopped = DispatchSemaphore(value: 0)
+    /// `remote.isClosed` as the loop thread knows it, read there without the lock.
     private var isClosed = false
     /// Per-loop read buffer: reads are consumed synchronously in the read callback.
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
@@ -77,7 +89,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
             wakeup.deallocate()
             idle.deallocate()
             readBuffer.deallocate()
-            lock.withLock { remoteJobs = [] }
+            remote.withLock { $0.jobs = [] }
             localJobs = []
             stopped.signal()
         }
@@ -103,12 +115,13 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
                 }
             }
         } else {
-            lock.lock()
-            defer { lock.unlock() }
-            // A stopped loop runs nothing more; late work is dropped, as at process exit.
-            guard !isClosed else { return }
-            remoteJobs.append(job)
-            uv_async_send(wakeup)
+            let job = RemoteJob(run: job)
+            remote.withLock { remote in
+                // A stopped loop runs nothing more; late work is dropped, as at process exit.
+                guard !remote.isClosed else { return }
+                remote.jobs.append(job)
+                uv_async_send(wakeup)
+            }
         }
     }
 
@@ -118,11 +131,12 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     }
 
     private func runRemoteJobs() {
-        lock.lock()
-        let jobs = remoteJobs
-        remoteJobs.removeAll(keepingCapacity: true)
-        lock.unlock()
-        for job in jobs { job() }
+        let jobs = remote.withLock { remote in
+            let jobs = remote.jobs
+            remote.jobs.removeAll(keepingCapacity: true)
+            return jobs
+        }
+        for job in jobs { job.run() }
     }
 
     private func runLocalJobs() {
@@ -145,9 +159,8 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
                       let data = handle.pointee.data else { return }
                 (Unmanaged<AnyObject>.fromOpaque(data).takeUnretainedValue() as? LoopHandleOwner)?.close()
             }, nil)
-            lock.lock()
+            remote.withLock { $0.isClosed = true }
             isClosed = true
-            lock.unlock()
             uv_close(wakeup.asHandle, nil)
             uv_close(idle.asHandle, nil)
         }

@@ -42,7 +42,7 @@ let package = Package(
         .target(
             name: "Net",
             dependencies: [
-                "CLibUV", "CHTTPParser", "COpenSSL",
+                "CLibUV", "CHTTPParser", "COpenSSL", "JSON",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -69,7 +69,7 @@ let package = Package(
             name: "Harness",
             dependencies: [
                 "Net", "JOSE", "JSON", "EMV3DS", "EMVCrypto", "Faults", "Scenarios", "Messaging",
-                "DirectoryServer", "AccessControlServer", "ThreeDSServer",
+                "DirectoryServer", "AccessControlServer", "ThreeDSServer", "Store",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ]
@@ -79,7 +79,7 @@ let package = Package(
         .executableTarget(
             name: "HarnessCLI",
             dependencies: [
-                "Harness", "Net", "JOSE", "JSON", "EMV3DS", "EMVCrypto", "Scenarios", "SDKSimulator",
+                "Harness", "Net", "JOSE", "JSON", "EMV3DS", "EMVCrypto", "Scenarios", "SDKSimulator", "ThreeDSServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -95,13 +95,23 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "AccessControlServerTests", dependencies: ["AccessControlServer", "EMV3DS", "Scenarios"]),
         .testTarget(name: "EMV3DSTests", dependencies: ["EMV3DS", "JSON"]),
-        .testTarget(name: "EMVCryptoTests", dependencies: ["EMVCrypto", "EMV3DS", "JOSE"]),
+        .testTarget(name: "EMVCryptoTests", dependencies: ["EMVCrypto", "EMV3DS", "JOSE", "JSON"]),
         // Fixtures and the Python interop peer are read from the source tree at test time.
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "JSON", "TestSupport"], exclude: ["Fixtures", "Interop"]),
-        .testTarget(name: "HarnessTests", dependencies: ["Faults", "FuzzTargets", "Harness", "Net", "Scenarios", "Store", "TestSupport",
+        .testTarget(name: "HarnessTests", dependencies: ["EMV3DS", "Faults", "FuzzTargets", "Harness", "Net", "Scenarios", "Store", "TestSupport",
                                                            .product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams")]),
         // End to end: the roles over real HTTP on loopback, driven by the SDK simulator and by a Python peer.
-        .testTarget(name: "FlowTests", dependencies: ["Harness", "Net", "EMV3DS", "EMVCrypto", "JOSE", "JSON", "SDKSimulator", "TestSupport"],
+        .testTarget(name: "FlowTests", dependencies: ["Harness", "Net", "EMV3DS", "EMVCrypto", "JOSE", "JSON", "Messaging", "SDKSimulator", "TestSupport",
+                                                        "ThreeDSServer", .product(name: "Logging", package: "swift-log")],
                     exclude: ["Peer"]),
     ]
 )
+
+// Imports are internal unless a module's public API needs another's types (`public import`),
+// and a member is visible only where its module is imported: the graph above is the real one.
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + [
+        .enableUpcomingFeature("InternalImportsByDefault"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+    ]
+}

@@ -1,14 +1,14 @@
-import EMV3DS
-import EMVCrypto
+public import EMV3DS
+public import EMVCrypto
 import Faults
 import Foundation
 import JOSE
 import JSON
-import Logging
-import Messaging
-import Net
-import Scenarios
-import Store
+public import Logging
+public import Messaging
+public import Net
+public import Scenarios
+public import Store
 
 public struct AccessControlServerSettings: Sendable {
     public var referenceNumber = "3DS_LOA_ACS_HARN_020200_00001"

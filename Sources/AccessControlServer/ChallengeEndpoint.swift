@@ -6,6 +6,8 @@ import JSON
 import Messaging
 import Net
 import Scenarios
+import Store
+import Logging
 
 /// `POST /acs/challenge`: the app channel. Each CReq arrives as a JWE under the secure
 /// channel's key; each answer is a CRes JWE in the same `enc`, or an Erro in plain JSON.

@@ -1,7 +1,7 @@
-import JSON
-import EMV3DS
+public import JSON
+public import EMV3DS
 import Foundation
-import Scenarios
+public import Scenarios
 
 /// How a challenge ended: what the RReq and the final CRes report.
 public struct ChallengeResult: Sendable, Equatable {

@@ -1,7 +1,7 @@
-import EMV3DS
+public import EMV3DS
 import EMVCrypto
 import Faults
-import JSON
+public import JSON
 import Scenarios
 
 /// The secure channel and the cardholder's progress of an open challenge.

@@ -1,13 +1,13 @@
-import EMV3DS
-import EMVCrypto
+public import EMV3DS
+public import EMVCrypto
 import Faults
 import Foundation
 import JOSE
 import JSON
-import Logging
-import Messaging
-import Net
-import Scenarios
+public import Logging
+public import Messaging
+public import Net
+public import Scenarios
 import Store
 
 /// What the DS answers for a PAN outside every card range.

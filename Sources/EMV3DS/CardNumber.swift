@@ -1,4 +1,4 @@
-import JSON
+public import JSON
 
 /// Card number (PAN) checks.
 public enum CardNumber {

@@ -1,4 +1,4 @@
-import JSON
+public import JSON
 
 /// An EMV 3DS `Erro` message: what a party sends instead of an answer it cannot give.
 public struct ErroMessage: Sendable, Equatable {

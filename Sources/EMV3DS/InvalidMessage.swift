@@ -1,4 +1,4 @@
-import JSON
+public import JSON
 
 /// The transaction ids a message carries, echoed in an Erro about it.
 public struct TransactionIDs: Sendable, Equatable {

@@ -1,4 +1,4 @@
-import JSON
+public import JSON
 
 /// A message read off the wire: parsed strictly, its type and version recognised.
 public struct MessageEnvelope: Sendable {

@@ -1,6 +1,6 @@
-import Foundation
-import JOSE
-import JSON
+public import Foundation
+public import JOSE
+public import JSON
 
 /// The key and certificates an ACS signs `acsSignedContent` with: PS256 with an RSA
 /// certificate or ES256 with an EC one, the chain leaf first up to the DS CA root.

@@ -1,5 +1,5 @@
 import EMV3DS
-import JOSE
+public import JOSE
 
 /// How an SDK encrypts its device data (AReq `sdkEncData`) to the DS key.
 public enum DeviceDataStyle: String, Sendable, CaseIterable {

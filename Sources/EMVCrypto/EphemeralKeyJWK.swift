@@ -1,5 +1,5 @@
-import JOSE
-import JSON
+public import JOSE
+public import JSON
 
 extension PublicKey {
     /// The key as the EC JWK object EMV messages carry (`sdkEphemPubKey`, `acsEphemPubKey`):

@@ -1,4 +1,4 @@
-import JOSE
+public import JOSE
 
 /// The 3DS app-channel secure channel between SDK and ACS: one 256-bit key from ECDH of the
 /// two ephemeral keys, Concat KDF with an empty AlgorithmID and PartyUInfo and PartyVInfo =

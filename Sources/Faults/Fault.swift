@@ -1,4 +1,4 @@
-import EMV3DS
+public import EMV3DS
 
 /// The leg of the protocol whose answer a fault spoils.
 public enum FaultLeg: String, Sendable, CaseIterable {

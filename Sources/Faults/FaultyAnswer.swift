@@ -1,7 +1,7 @@
-import EMV3DS
-import JSON
+public import EMV3DS
+public import JSON
 import Messaging
-import Net
+public import Net
 
 /// A scenario's faults applied to an answer on the wire: what the roles use to misbehave.
 public enum FaultyAnswer {

@@ -1,5 +1,5 @@
-import EMVCrypto
-import JOSE
+public import EMVCrypto
+public import JOSE
 import JSON
 
 /// A CRes sealed under the secure channel, or broken on purpose one way per

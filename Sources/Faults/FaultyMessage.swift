@@ -1,6 +1,6 @@
 import EMV3DS
 import Foundation
-import JSON
+public import JSON
 
 extension Fault {
     /// `message` with this fault's change to its content; faults that do not change the

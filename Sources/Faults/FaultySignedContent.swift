@@ -1,6 +1,6 @@
-import EMVCrypto
+public import EMVCrypto
 import Foundation
-import JOSE
+public import JOSE
 import JSON
 
 /// `acsSignedContent` broken on purpose, one way per `SignedContentFault`. Every one must make

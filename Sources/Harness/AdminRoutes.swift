@@ -5,6 +5,7 @@ import JSON
 import Messaging
 import Net
 import Scenarios
+import Foundation
 
 /// Reads the scenario file again and puts it in force. A bad file changes nothing;
 /// transactions in flight keep the scenario they started with.

@@ -1,14 +1,16 @@
-import AccessControlServer
-import DirectoryServer
+public import AccessControlServer
+public import DirectoryServer
 import EMV3DS
 import EMVCrypto
-import Foundation
+public import Foundation
 import JOSE
-import Logging
-import Messaging
-import Net
-import Scenarios
-import ThreeDSServer
+public import Logging
+public import Messaging
+public import Net
+public import Scenarios
+public import ThreeDSServer
+import JSON
+import Store
 
 /// The running harness: its loops, its server and the routes of every role.
 public final class HarnessApp: Sendable {

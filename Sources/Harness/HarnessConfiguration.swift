@@ -1,8 +1,8 @@
-import EMV3DS
-import Foundation
-import JOSE
-import Net
-import ThreeDSServer
+public import EMV3DS
+public import Foundation
+public import JOSE
+public import Net
+public import ThreeDSServer
 import Yams
 
 /// The harness configuration file (`config/harness.yaml`). Every key is optional;

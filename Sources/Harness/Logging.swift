@@ -1,5 +1,5 @@
 import Foundation
-import Logging
+public import Logging
 import Synchronization
 
 /// Names of log levels accepted in the configuration and on the command line.

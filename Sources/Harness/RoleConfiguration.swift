@@ -1,6 +1,6 @@
-import EMV3DS
-import JOSE
-import ThreeDSServer
+public import EMV3DS
+public import JOSE
+public import ThreeDSServer
 
 /// One Directory Server the harness plays: its RID (for the test PKI), the card ranges
 /// routed to it, its ECIs, and optionally an ACS elsewhere.

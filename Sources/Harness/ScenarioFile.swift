@@ -3,7 +3,7 @@ import EMV3DS
 import Faults
 import Foundation
 import JSON
-import Scenarios
+public import Scenarios
 import Yams
 
 /// The scenario file (`config/scenarios.yaml`): the named outcomes and their test PANs.

@@ -1,4 +1,5 @@
 import JSON
+import Foundation
 
 /// Everything that can go wrong in JOSE and X.509, one case per distinct failure, so a
 /// caller (and the conformance report) can say exactly what was wrong.

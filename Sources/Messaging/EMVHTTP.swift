@@ -1,6 +1,6 @@
-import EMV3DS
-import JSON
-import Net
+public import EMV3DS
+public import JSON
+public import Net
 
 extension HTTPResponse {
     /// An EMV message as an answer: plain JSON, HTTP 200 (an `Erro` too: it is a message, not a failure of HTTP).

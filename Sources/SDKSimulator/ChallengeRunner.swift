@@ -1,9 +1,9 @@
-import EMV3DS
-import EMVCrypto
+public import EMV3DS
+public import EMVCrypto
 import Foundation
-import JOSE
-import JSON
-import Net
+public import JOSE
+public import JSON
+public import Net
 
 /// What an SDK reports to the app at the end of a challenge (the SDK specification's
 /// `completed`, `cancelled`, `timedout`, `protocolError` and `runtimeError` events).

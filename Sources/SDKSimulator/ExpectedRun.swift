@@ -1,5 +1,5 @@
-import EMV3DS
-import JSON
+public import EMV3DS
+public import JSON
 
 extension SDKOutcome {
     /// The SDK event's name: completed, cancelled, timedOut, protocolError, runtimeError.

@@ -1,9 +1,9 @@
 import EMV3DS
 import EMVCrypto
 import Foundation
-import JOSE
-import JSON
-import Net
+public import JOSE
+public import JSON
+public import Net
 
 /// What a simulated transaction ended with, as the app would see it.
 public struct SimulationResult: Sendable {

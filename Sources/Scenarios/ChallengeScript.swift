@@ -1,4 +1,4 @@
-import EMV3DS
+public import EMV3DS
 import Foundation
 import JSON
 

@@ -1,4 +1,4 @@
-import EMV3DS
+public import EMV3DS
 
 /// What a correct client does about a scenario: the harness says it in the README and at
 /// `/admin/scenarios`, the simulator checks it, and the ACS records whether the Erro came.

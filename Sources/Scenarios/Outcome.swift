@@ -1,4 +1,4 @@
-import EMV3DS
+public import EMV3DS
 
 /// What the ACS does for a transaction.
 public enum Outcome: Sendable, Equatable {

@@ -1,5 +1,5 @@
 import EMV3DS
-import Faults
+public import Faults
 
 /// A named, scripted outcome and how a transaction selects it.
 public struct Scenario: Sendable, Equatable {

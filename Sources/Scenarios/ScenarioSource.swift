@@ -1,4 +1,4 @@
-import EMV3DS
+public import EMV3DS
 import Synchronization
 
 /// The scenarios in force and the pins over them. The harness swaps the scenarios on reload

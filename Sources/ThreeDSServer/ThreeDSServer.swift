@@ -2,10 +2,10 @@ import EMV3DS
 import EMVCrypto
 import Foundation
 import JSON
-import Logging
-import Messaging
-import Net
-import Store
+public import Logging
+public import Messaging
+public import Net
+public import Store
 
 public struct ThreeDSServerSettings: Sendable, Equatable {
     public var referenceNumber = "3DS_LOA_SER_HARN_020200_00001"

@@ -1,6 +1,6 @@
-import EMV3DS
-import Foundation
-import JSON
+public import EMV3DS
+public import Foundation
+public import JSON
 
 extension ThreeDSServer {
     /// A transaction as the 3DS Server sees it: its state, outcome and message trail.

@@ -1,6 +1,7 @@
 import Foundation
 import JOSE
 import Testing
+import JSON
 @testable import EMV3DS
 @testable import EMVCrypto
 

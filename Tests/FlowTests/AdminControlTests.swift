@@ -5,6 +5,8 @@ import Net
 @testable import SDKSimulator
 import TestSupport
 import Testing
+import EMVCrypto
+import Harness
 
 @Suite("Admin controls: pins and scenario reload")
 struct AdminControlTests {

@@ -6,6 +6,7 @@ import JSON
 import Net
 @testable import SDKSimulator
 import Testing
+import Harness
 
 /// The default challenge scenarios: (name, PAN, the answers that pass).
 let challengeScenarios: [(String, String, [String])] = [

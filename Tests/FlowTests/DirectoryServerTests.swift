@@ -5,6 +5,7 @@ import JOSE
 import JSON
 import Net
 import Testing
+import Harness
 
 /// What an Erro must say: its code, component and the field in errorDetail.
 private func expectErro(_ answer: JSONValue, code: String, component: String = "D", detail: String? = nil,

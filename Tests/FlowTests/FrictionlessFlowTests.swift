@@ -6,6 +6,7 @@ import JSON
 import Net
 import SDKSimulator
 import Testing
+import Harness
 
 struct FlowCase: CustomTestStringConvertible, Sendable {
     let version: MessageVersion

@@ -6,6 +6,8 @@ import JSON
 import SDKSimulator
 import TestSupport
 import Testing
+import ThreeDSServer
+import Harness
 
 /// The Python peer (Peer/emv_peer.py): joserfc and the cryptography package, not our code.
 private func peerProcess(_ arguments: [String]) throws -> ChildProcess {

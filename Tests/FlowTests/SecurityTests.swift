@@ -6,6 +6,7 @@ import Net
 import SDKSimulator
 import Testing
 import TestSupport
+import EMVCrypto
 
 @Suite("Security model: mutual TLS, the admin token, what clients are told")
 struct SecurityTests {

@@ -5,6 +5,8 @@ import SDKSimulator
 import Synchronization
 import Testing
 import TestSupport
+import EMVCrypto
+import JOSE
 
 /// SIGTERM while transactions are in flight, round after round: the process must exit 0
 /// every time (a heap corruption at shutdown once aborted it about once in ten), and every

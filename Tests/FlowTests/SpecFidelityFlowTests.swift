@@ -3,6 +3,7 @@ import Foundation
 import JSON
 import SDKSimulator
 import Testing
+import Net
 
 /// The messages of the 3DS Server's record, by type, in order.
 private func trail(_ record: JSONValue) -> [JSONValue] {

@@ -8,6 +8,7 @@ import Logging
 import Net
 import SDKSimulator
 import TestSupport
+import Messaging
 
 /// The harness with its committed defaults on a free loopback port; stopped by `stop()`.
 final class RunningHarness: Sendable {

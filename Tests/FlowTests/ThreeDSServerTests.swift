@@ -6,6 +6,8 @@ import JSON
 import Net
 import SDKSimulator
 import Testing
+import ThreeDSServer
+import Harness
 
 @Suite("3DS Server requestor API")
 struct ThreeDSServerTests {

@@ -2,6 +2,8 @@
 import Scenarios
 import TestSupport
 import Testing
+import EMV3DS
+import Net
 
 @Suite("Configuration file")
 struct ConfigurationTests {

@@ -4,6 +4,7 @@ import Logging
 import Testing
 import TestSupport
 import Yams
+import Net
 
 /// openapi.yaml describes every route the harness serves, and nothing else: a route added
 /// without its description (or removed with it left behind) fails here.

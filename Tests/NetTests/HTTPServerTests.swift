@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Net
+import Synchronization
 
 private func router() -> Router {
     var router = Router()

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
+public import Foundation
 
 /// The repository's root, for fixtures, scripts and the built binary.
 public let repositoryRoot = URL(fileURLWithPath: #filePath)

@@ -1,4 +1,4 @@
-import JSON
+public import JSON
 
 /// An Authentication Request, read and validated. The message is kept whole, in received
 /// order, because the DS forwards it with only its own fields changed.

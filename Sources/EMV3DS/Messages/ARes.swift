@@ -1,4 +1,4 @@
-import JSON
+public import JSON
 
 /// An Authentication Response.
 public struct ARes: Sendable, Equatable {

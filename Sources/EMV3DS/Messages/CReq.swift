@@ -1,4 +1,4 @@
-import JSON
+public import JSON
 
 /// A Challenge Request, as decrypted from the secure channel: the ids, the SDK's counter,
 /// and what the cardholder did on the last screen.

@@ -1,4 +1,4 @@
-import JSON
+public import JSON
 
 /// What an ongoing CRes shows: the screen of one challenge step (every field optional but
 /// the type; absent fields are omitted, never sent as "").

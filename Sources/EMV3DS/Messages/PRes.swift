@@ -1,4 +1,4 @@
-import JSON
+public import JSON
 
 /// A Preparation Request: a 3DS Server asks the DS for its card ranges.
 public struct PReq: Sendable {

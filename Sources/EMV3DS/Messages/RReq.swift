@@ -1,4 +1,4 @@
-import JSON
+public import JSON
 
 /// A Results Request: the ACS reports the final outcome of a challenge (or decoupled
 /// authentication) through the DS to the 3DS Server.

@@ -1,4 +1,4 @@
-import JSON
+public import JSON
 
 /// `deviceChannel`: where the cardholder is.
 public enum DeviceChannel: String, Sendable, CaseIterable, Codable {

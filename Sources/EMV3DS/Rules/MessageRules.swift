@@ -1,4 +1,4 @@
-import JSON
+public import JSON
 
 /// What validation found: the violations (the first decides the Erro) and the warnings, which
 /// let a message through but are recorded on its transaction (a member the table does not

@@ -24,7 +24,7 @@ public enum MessageTables {
     public static func named(_ name: String) -> Entry? { all.first { $0.name.lowercased() == name.lowercased() } }
 }
 
-import JSON
+public import JSON
 
 extension MessageTables.Entry {
     /// The table of `version` (and `channel`, which keeps only the fields it uses), as

@@ -1,4 +1,4 @@
-import JSON
+public import JSON
 
 /// Field rules of the RReq (ACS to DS to 3DS Server, after a challenge or decoupled
 /// authentication) and of the RRes that acknowledges it.

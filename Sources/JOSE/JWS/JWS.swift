@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import JSON
 
 /// The protected header of a JWS.

@@ -1,5 +1,5 @@
 import COpenSSL
-import Foundation
+public import Foundation
 import JSON
 
 /// A JSON Web Key (RFC 7517) for RSA or EC P-256. Members not needed are kept as read

@@ -1,5 +1,5 @@
 import COpenSSL
-import Foundation
+public import Foundation
 
 /// An X.509 certificate (an owned OpenSSL `X509`).
 public final class Certificate: @unchecked Sendable, Equatable, CustomStringConvertible {

@@ -1,5 +1,5 @@
 import COpenSSL
-import Foundation
+public import Foundation
 
 /// What a new certificate says. The test PKI fills these in for each role.
 public struct CertificateProfile: Sendable {

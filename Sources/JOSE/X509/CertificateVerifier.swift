@@ -1,5 +1,5 @@
 import COpenSSL
-import Foundation
+public import Foundation
 
 /// Verifies a certificate chain up to a trust anchor the way 3DS SDKs check `x5c`:
 /// each link's signature, validity dates, and basic constraints and key usage of every

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A Directory Server profile: the RID that identifies the DS to SDKs, and a name.
 public struct DirectoryServerProfile: Sendable, Equatable, Codable {

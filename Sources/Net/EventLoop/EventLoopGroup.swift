@@ -13,10 +13,10 @@ public final class EventLoopGroup: Sendable {
     private let nextIndex = Atomic<UInt>(0)
     private let stopped = Atomic<Bool>(false)
 
-    /// Starts `count` loops, each on its own thread.
-    public init(loopCount: Int = ProcessInfo.processInfo.activeProcessorCount) {
+    /// Starts `loopCount` loops (default: one per core), each on its own thread.
+    public init(loopCount: Int? = nil) {
         _ = Self.raiseOpenFileLimit
-        loops = (0..<max(1, loopCount)).map { EventLoop(index: $0) }
+        loops = (0..<max(1, loopCount ?? ProcessInfo.processInfo.activeProcessorCount)).map { EventLoop(index: $0) }
         loops.forEach { $0.start() }
     }
 

@@ -1,3 +1,5 @@
+import JSON
+
 /// An error a handler throws to answer with a given status and reason.
 ///
 /// The server renders it as `{"error": message}` with that status, so every refusal
@@ -17,7 +19,8 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
 
     /// The response a server sends for this error.
     public var response: HTTPResponse {
-        var response = (try? HTTPResponse.json(["error": message], status: status)) ?? .text(message, status: status)
+        var response = HTTPResponse(status: status, headers: ["Content-Type": "application/json"],
+                                    body: JSONWriter.write(.object([("error", .string(message))])))
         for (name, value) in headers { response.headers.set(name, value) }
         return response
     }

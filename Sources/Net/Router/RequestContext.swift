@@ -1,4 +1,4 @@
-import Logging
+public import Logging
 
 /// What a handler knows about its request besides the request itself.
 public struct RequestContext: Sendable {

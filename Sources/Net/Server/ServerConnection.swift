@@ -1,5 +1,6 @@
 import CHTTPParser
 import Logging
+import Synchronization
 
 /// One accepted connection: parses requests, runs their handlers one at a time (so
 /// pipelined requests are answered in order), writes the responses. What to do when is the

@@ -6,6 +6,7 @@ import Harness
 import JOSE
 import Net
 import SDKSimulator
+import ThreeDSServer
 
 struct SimulateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -90,59 +91,18 @@ struct SimulateCommand: AsyncParsableCommand {
                 .filter { all || $0.label.hasPrefix("frictionless-") }
         }
 
-        var failures = 0
-        for simulation in cases {
-            let label = simulation.label
-            guard let scheme = configuration.scheme(for: simulation.pan) else {
-                print("\(label): \(simulation.pan) is in no card range of \(config)")
-                failures += 1
-                continue
-            }
-            // Every version and style of one scenario at once (a fault may make each wait for a timeout); printed in order.
-            let combinations = versions.flatMap { version in styles.map { (version, $0) } }
-            let outputs = try await withThrowingTaskGroup(of: (Int, [String], Bool).self) { group in
-                for (index, (version, style)) in combinations.enumerated() {
-                    let directoryServer = SDKDirectoryServer(
-                        rid: scheme.rid, certificate: try pki.dsCertificate(scheme.rid, style.keyVariant),
-                        keyID: TestPKI.dsKeyID(scheme.rid, style.keyVariant))
-                    group.addTask {
-                        let transaction = try SimulatedSDKTransaction(directoryServer: directoryServer, messageVersion: version, style: style)
-                        var lines = ["\(label) \(version.rawValue) \(style.rawValue): SDK \(transaction.sdkTransID), device data to \(scheme.name) (\(scheme.rid))"]
-                        let want = simulation.expected?[version.rawValue]
-                        let run: TransactionRun
-                        do {
-                            run = try await simulator.run(transaction, pan: simulation.pan, answers: simulation.answers, challenger: challenger,
-                                                          style: style.channelStyle, encryption: contentEncryption,
-                                                          resultWait: want?.resultWait ?? .seconds(30))
-                        } catch {
-                            return (index, lines + ["  [FAILED: \(error)]"], false)
-                        }
-                        if let report = run.challenge {
-                            for (number, screen) in report.screens.enumerated() {
-                                lines.append("  screen \(number + 1): acsUiType \(screen.uiType.rawValue) \(screen.header ?? "")\(screen.textIsWarning ? " (warning: \(screen.text ?? ""))" : "")")
-                            }
-                            if let erro = report.erroSent { lines.append("  SDK sent Erro \(erro.errorCode.rawValue): \(erro.errorDescription)") }
-                        }
-                        var line = "  \(run.final.threeDSServerTransID ?? "-"): \(run.summary)"
-                        var ok = true
-                        if let want {
-                            let problem = want.mismatch(in: run)
-                            ok = problem == nil
-                            line += problem.map { "  [UNEXPECTED: \($0)]" } ?? "  [ok]"
-                        }
-                        return (index, lines + [line], ok)
-                    }
-                }
-                var results: [(Int, [String], Bool)] = []
-                for try await result in group { results.append(result) }
-                return results.sorted { $0.0 < $1.0 }
-            }
-            for (_, lines, ok) in outputs {
-                lines.forEach { print($0) }
-                if !ok { failures += 1 }
-            }
+        let matrix = SimulationMatrix(cases: cases, versions: versions, styles: styles, coverage: .everyCombination)
+        let results = await matrix.run(simulator: simulator, challenger: challenger, encryption: contentEncryption) { pan, style in
+            guard let scheme = configuration.scheme(for: pan) else { return nil }
+            return SDKDirectoryServer(rid: scheme.rid, certificate: try pki.dsCertificate(scheme.rid, style.keyVariant),
+                                      keyID: TestPKI.dsKeyID(scheme.rid, style.keyVariant), name: scheme.name)
+        } report: { result in
+            result.lines.forEach { print($0) }
         }
-        if runsScenarios { print("\(failures == 0 ? "all passed" : "\(failures) unexpected") (\(cases.count) scenarios x \(versions.count) versions x \(styles.count) styles)") }
+        let failures = results.count { !$0.passed }
+        if runsScenarios {
+            print("\(failures == 0 ? "all passed" : "\(failures) unexpected") (\(cases.count) scenarios x \(versions.count) versions x \(styles.count) styles)")
+        }
         if failures > 0 { throw ExitCode(1) }
     }
 }

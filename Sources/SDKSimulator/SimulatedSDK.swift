@@ -1,8 +1,8 @@
-import EMV3DS
-import EMVCrypto
+public import EMV3DS
+public import EMVCrypto
 import Foundation
-import JOSE
-import JSON
+public import JOSE
+public import JSON
 
 /// The Directory Server an SDK is configured with: its id and encryption certificate,
 /// as `pki export` prints them.
@@ -10,11 +10,14 @@ public struct SDKDirectoryServer: Sendable {
     public let rid: String
     public let certificate: Certificate
     public let keyID: String?
+    /// The scheme's name, for what is printed.
+    public let name: String?
 
-    public init(rid: String, certificate: Certificate, keyID: String? = nil) {
+    public init(rid: String, certificate: Certificate, keyID: String? = nil, name: String? = nil) {
         self.rid = rid
         self.certificate = certificate
         self.keyID = keyID
+        self.name = name
     }
 }
 

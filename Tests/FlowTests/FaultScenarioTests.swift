@@ -6,6 +6,8 @@ import JSON
 import Net
 import SDKSimulator
 import Testing
+import ThreeDSServer
+import JOSE
 
 /// Waits shortened so that the scenarios whose point is a timeout take a few seconds.
 private func quickTimeouts(_ configuration: inout HarnessConfiguration) {
@@ -28,23 +30,13 @@ struct FaultScenarioTests {
             let challenger = try impatientSDK(harness, group: group)
             let scenarios = try await harness.simulator.scenarios()
             #expect(scenarios.count >= 60)
-            // One transaction per scenario, all at once; versions and device-data styles rotate.
-            let problems = try await withThrowingTaskGroup(of: String?.self) { tasks in
-                for (index, scenario) in scenarios.enumerated() {
-                    guard let simulation = SimulationCase(scenario: scenario) else { continue }
-                    let version = MessageVersion.allCases[index % 3], style = DeviceDataStyle.allCases[(index / 3) % 3]
-                    guard let want = simulation.expected?[version.rawValue] else { return ["\(simulation.label): no expectation"] }
-                    tasks.addTask {
-                        let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", style), messageVersion: version, style: style)
-                        let run = try await harness.simulator.run(sdk, pan: simulation.pan, answers: simulation.answers, challenger: challenger,
-                                                                  style: style.channelStyle, resultWait: want.resultWait)
-                        return want.mismatch(in: run).map { "\(simulation.label) \(version.rawValue) \(style.rawValue): \($0)" }
-                    }
-                }
-                var problems: [String] = []
-                for try await problem in tasks { if let problem { problems.append(problem) } }
-                return problems
+            // One transaction per scenario; versions and device-data styles rotate.
+            let cases = scenarios.compactMap { SimulationCase(scenario: $0) }  // those with a test PAN
+            let matrix = SimulationMatrix(cases: cases, versions: MessageVersion.allCases, styles: DeviceDataStyle.allCases, coverage: .rotating)
+            let results = await matrix.run(simulator: harness.simulator, challenger: challenger, concurrency: cases.count) { _, style in
+                try directoryServer("A000000003", style)
             }
+            let problems = results.compactMap { result in result.problem.map { "\(result.entry.label): \($0)" } }
             #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
         }
     }

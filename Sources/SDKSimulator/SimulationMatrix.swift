@@ -1,0 +1,124 @@
+public import EMV3DS
+public import EMVCrypto
+public import JOSE
+
+/// Cases × message versions × device-data styles, run against a harness as `simulate --all`
+/// and the scenario tests run them, each transaction checked against its case's expectation.
+public struct SimulationMatrix: Sendable {
+    /// Which combinations of version and style each case runs.
+    public enum Coverage: Sendable {
+        /// Every version with every style.
+        case everyCombination
+        /// One combination per case, turning through the versions, then the styles, case by case.
+        case rotating
+    }
+
+    /// One transaction of the matrix.
+    public struct Entry: Sendable {
+        public let simulation: SimulationCase
+        public let version: MessageVersion
+        public let style: DeviceDataStyle
+        public var label: String { "\(simulation.label) \(version.rawValue) \(style.rawValue)" }
+    }
+
+    /// How one transaction went: what to print, and what was unexpected (nil when it ended as
+    /// expected, or when its case expects nothing).
+    public struct Result: Sendable {
+        public let entry: Entry
+        public let lines: [String]
+        public let problem: String?
+        public var passed: Bool { problem == nil }
+    }
+
+    /// The Directory Server whose certificate the SDK encrypts a PAN's device data to, in
+    /// `style`'s key type; nil when the PAN is in no card range.
+    public typealias DirectoryServerLookup = @Sendable (_ pan: String, _ style: DeviceDataStyle) throws -> SDKDirectoryServer?
+
+    public let entries: [Entry]
+
+    public init(cases: [SimulationCase], versions: [MessageVersion], styles: [DeviceDataStyle], coverage: Coverage) {
+        switch coverage {
+        case .everyCombination:
+            entries = cases.flatMap { simulation in
+                versions.flatMap { version in styles.map { Entry(simulation: simulation, version: version, style: $0) } }
+            }
+        case .rotating:
+            entries = cases.enumerated().map { index, simulation in
+                Entry(simulation: simulation, version: versions[index % versions.count],
+                      style: styles[(index / versions.count) % styles.count])
+            }
+        }
+    }
+
+    /// Runs every entry, `concurrency` at a time (a fault may make a transaction wait for a
+    /// timeout, so they overlap), and hands each result to `report` in the matrix's order.
+    @discardableResult
+    public func run(simulator: Simulator, challenger: ChallengeRunner, encryption: ContentEncryptionAlgorithm = .a128cbcHS256,
+                    concurrency: Int = 24, directoryServer: @escaping DirectoryServerLookup,
+                    report: (Result) -> Void = { _ in }) async -> [Result] {
+        var results: [Result?] = Array(repeating: nil, count: entries.count)
+        var nextToReport = 0
+        await withTaskGroup(of: (Int, Result).self) { group in
+            var nextToStart = 0
+            func startNext() {
+                guard nextToStart < entries.count else { return }
+                let index = nextToStart, entry = entries[index]
+                nextToStart += 1
+                group.addTask {
+                    (index, await Self.run(entry, simulator: simulator, challenger: challenger, encryption: encryption,
+                                           directoryServer: directoryServer))
+                }
+            }
+            for _ in 0..<max(1, concurrency) { startNext() }
+            for await (index, result) in group {
+                results[index] = result
+                while nextToReport < results.count, let ready = results[nextToReport] {
+                    report(ready)
+                    nextToReport += 1
+                }
+                startNext()
+            }
+        }
+        return results.compactMap { $0 }
+    }
+
+    private static func run(_ entry: Entry, simulator: Simulator, challenger: ChallengeRunner, encryption: ContentEncryptionAlgorithm,
+                            directoryServer: DirectoryServerLookup) async -> Result {
+        let simulation = entry.simulation
+        let want = simulation.expected?[entry.version.rawValue]
+        func failed(_ lines: [String], _ problem: String) -> Result {
+            Result(entry: entry, lines: lines + ["  [FAILED: \(problem)]"], problem: problem)
+        }
+        let transaction: SimulatedSDKTransaction
+        let scheme: SDKDirectoryServer
+        do {
+            guard let found = try directoryServer(simulation.pan, entry.style) else {
+                return failed(["\(entry.label):"], "\(simulation.pan) is in no card range")
+            }
+            scheme = found
+            transaction = try SimulatedSDKTransaction(directoryServer: scheme, messageVersion: entry.version, style: entry.style)
+        } catch {
+            return failed(["\(entry.label):"], "\(error)")
+        }
+        var lines = ["\(entry.label): SDK \(transaction.sdkTransID), device data to \(scheme.name.map { "\($0) (\(scheme.rid))" } ?? scheme.rid)"]
+        let run: TransactionRun
+        do {
+            run = try await simulator.run(transaction, pan: simulation.pan, answers: simulation.answers, challenger: challenger,
+                                          style: entry.style.channelStyle, encryption: encryption,
+                                          resultWait: want?.resultWait ?? .seconds(30))
+        } catch {
+            return failed(lines, "\(error)")
+        }
+        if let report = run.challenge {
+            for (number, screen) in report.screens.enumerated() {
+                let warning = screen.textIsWarning ? " (warning: \(screen.text ?? ""))" : ""
+                lines.append("  screen \(number + 1): acsUiType \(screen.uiType.rawValue) \(screen.header ?? "")\(warning)")
+            }
+            if let erro = report.erroSent { lines.append("  SDK sent Erro \(erro.errorCode.rawValue): \(erro.errorDescription)") }
+        }
+        let problem = want?.mismatch(in: run)
+        let verdict = want == nil ? "" : problem.map { "  [UNEXPECTED: \($0)]" } ?? "  [ok]"
+        lines.append("  \(run.final.threeDSServerTransID ?? "-"): \(run.summary)\(verdict)")
+        return Result(entry: entry, lines: lines, problem: problem)
+    }
+}

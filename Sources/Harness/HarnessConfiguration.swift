@@ -225,107 +225,38 @@ public struct HarnessConfiguration: Sendable, Equatable {
     public var loopCount: Int { server.loops == 0 ? ProcessInfo.processInfo.activeProcessorCount : server.loops }
 }
 
-// Decoding: every key optional (defaults above), unknown keys rejected so a typo is
-// reported instead of silently ignored.
-extension HarnessConfiguration: Codable {
-    private enum CodingKeys: String, CodingKey, CaseIterable {
-        case server, tls, logging, admin, pkiDirectory, directoryServers, directoryServer, accessControlServer, threeDSServer, scenarios, maxTransactions
-    }
-
-    public init(from decoder: Decoder) throws {
-        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
-        server = try container.decodeIfPresent(Server.self, forKey: .server) ?? Server()
-        tls = try container.decodeIfPresent(TLS.self, forKey: .tls) ?? TLS()
-        logging = try container.decodeIfPresent(Logging.self, forKey: .logging) ?? Logging()
-        admin = try container.decodeIfPresent(Admin.self, forKey: .admin) ?? Admin()
-        pkiDirectory = try container.decodeIfPresent(String.self, forKey: .pkiDirectory) ?? pkiDirectory
-        directoryServers = try container.decodeIfPresent([SchemeConfiguration].self, forKey: .directoryServers) ?? directoryServers
-        directoryServer = try container.decodeIfPresent(DirectoryServerConfiguration.self, forKey: .directoryServer) ?? directoryServer
-        accessControlServer = try container.decodeIfPresent(AccessControlServerConfiguration.self, forKey: .accessControlServer) ?? accessControlServer
-        threeDSServer = try container.decodeIfPresent(ThreeDSServerSettings.self, forKey: .threeDSServer) ?? threeDSServer
-        scenarios = try container.decodeIfPresent(String.self, forKey: .scenarios) ?? scenarios
-        maxTransactions = try container.decodeIfPresent(Int.self, forKey: .maxTransactions) ?? maxTransactions
+// Decoding: every key optional (defaults above), unknown keys rejected (``KeyTableDecodable``).
+extension HarnessConfiguration: KeyTableDecodable, Encodable {
+    public static var keys: [TableKey<Self>] {
+        [.key("server", \.server), .key("tls", \.tls), .key("logging", \.logging), .key("admin", \.admin),
+         .key("pkiDirectory", \.pkiDirectory), .key("directoryServers", \.directoryServers), .key("directoryServer", \.directoryServer),
+         .key("accessControlServer", \.accessControlServer), .key("threeDSServer", \.threeDSServer), .key("scenarios", \.scenarios),
+         .key("maxTransactions", \.maxTransactions)]
     }
 }
 
-extension HarnessConfiguration.Server: Decodable {
-    private enum CodingKeys: String, CodingKey, CaseIterable {
-        case host, httpPort, httpsPort, loops, maxHeaderBytes, maxBodyBytes, requestTimeoutMs, idleTimeoutMs, shutdownGraceMs
-    }
-
-    public init(from decoder: Decoder) throws {
-        self.init()
-        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
-        host = try container.decodeIfPresent(String.self, forKey: .host) ?? host
-        // An explicit null turns a listener off.
-        if container.contains(.httpPort) { httpPort = try container.decodeIfPresent(Int.self, forKey: .httpPort) }
-        if container.contains(.httpsPort) { httpsPort = try container.decodeIfPresent(Int.self, forKey: .httpsPort) }
-        loops = try container.decodeIfPresent(Int.self, forKey: .loops) ?? loops
-        maxHeaderBytes = try container.decodeIfPresent(Int.self, forKey: .maxHeaderBytes) ?? maxHeaderBytes
-        maxBodyBytes = try container.decodeIfPresent(Int.self, forKey: .maxBodyBytes) ?? maxBodyBytes
-        requestTimeoutMs = try container.decodeIfPresent(UInt64.self, forKey: .requestTimeoutMs) ?? requestTimeoutMs
-        idleTimeoutMs = try container.decodeIfPresent(UInt64.self, forKey: .idleTimeoutMs) ?? idleTimeoutMs
-        shutdownGraceMs = try container.decodeIfPresent(UInt64.self, forKey: .shutdownGraceMs) ?? shutdownGraceMs
+extension HarnessConfiguration.Server: KeyTableDecodable {
+    public static var keys: [TableKey<Self>] {
+        [.key("host", \.host), .key("httpPort", \.httpPort), .key("httpsPort", \.httpsPort), .key("loops", \.loops),
+         .key("maxHeaderBytes", \.maxHeaderBytes), .key("maxBodyBytes", \.maxBodyBytes), .key("requestTimeoutMs", \.requestTimeoutMs),
+         .key("idleTimeoutMs", \.idleTimeoutMs), .key("shutdownGraceMs", \.shutdownGraceMs)]
     }
 }
 
-extension HarnessConfiguration.TLS: Decodable {
-    private enum CodingKeys: String, CodingKey, CaseIterable {
-        case certificate, privateKey, clientCA, requireClientCertificate, clientCertificate, clientPrivateKey, plainHTTPBesideMutualTLS
-    }
-
-    public init(from decoder: Decoder) throws {
-        self.init()
-        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
-        certificate = try container.decodeIfPresent(String.self, forKey: .certificate) ?? certificate
-        privateKey = try container.decodeIfPresent(String.self, forKey: .privateKey) ?? privateKey
-        clientCA = try container.decodeIfPresent(String.self, forKey: .clientCA)
-        requireClientCertificate = try container.decodeIfPresent(Bool.self, forKey: .requireClientCertificate) ?? false
-        clientCertificate = try container.decodeIfPresent(String.self, forKey: .clientCertificate)
-        clientPrivateKey = try container.decodeIfPresent(String.self, forKey: .clientPrivateKey)
-        plainHTTPBesideMutualTLS = try container.decodeIfPresent(String.self, forKey: .plainHTTPBesideMutualTLS) ?? plainHTTPBesideMutualTLS
+extension HarnessConfiguration.TLS: KeyTableDecodable {
+    public static var keys: [TableKey<Self>] {
+        [.key("certificate", \.certificate), .key("privateKey", \.privateKey), .key("clientCA", \.clientCA),
+         .key("requireClientCertificate", \.requireClientCertificate), .key("clientCertificate", \.clientCertificate),
+         .key("clientPrivateKey", \.clientPrivateKey), .key("plainHTTPBesideMutualTLS", \.plainHTTPBesideMutualTLS)]
     }
 }
 
-extension HarnessConfiguration.Admin: Decodable {
-    public init(from decoder: Decoder) throws {
-        self.init()
-        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
-        token = try container.decodeIfPresent(String.self, forKey: .token)
-        openOnNetwork = try container.decodeIfPresent(Bool.self, forKey: .openOnNetwork) ?? false
-    }
+extension HarnessConfiguration.Admin: KeyTableDecodable {
+    public static var keys: [TableKey<Self>] { [.key("token", \.token), .key("openOnNetwork", \.openOnNetwork)] }
 }
 
-extension HarnessConfiguration.Logging: Decodable {
-    private enum CodingKeys: String, CodingKey, CaseIterable { case level, format }
-
-    public init(from decoder: Decoder) throws {
-        self.init()
-        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
-        level = try container.decodeIfPresent(String.self, forKey: .level) ?? level
-        format = try container.decodeIfPresent(String.self, forKey: .format) ?? format
-    }
-}
-
-private struct AnyKey: CodingKey {
-    let stringValue: String
-    var intValue: Int? { nil }
-    init(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) { nil }
-}
-
-extension Decoder {
-    /// A keyed container that fails on keys `Keys` does not list, naming the key.
-    func strictContainer<Keys: CodingKey & CaseIterable>(keyedBy: Keys.Type) throws -> KeyedDecodingContainer<Keys> {
-        let known = Set(Keys.allCases.map(\.stringValue))
-        let all = try container(keyedBy: AnyKey.self)
-        if let unknown = all.allKeys.first(where: { !known.contains($0.stringValue) }) {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: codingPath + [unknown],
-                debugDescription: "unknown key (known: \(known.sorted().joined(separator: ", ")))"))
-        }
-        return try container(keyedBy: Keys.self)
-    }
+extension HarnessConfiguration.Logging: KeyTableDecodable {
+    public static var keys: [TableKey<Self>] { [.key("level", \.level), .key("format", \.format)] }
 }
 
 /// A configuration file that cannot be used, and why.

@@ -66,81 +66,37 @@ public struct AccessControlServerConfiguration: Sendable, Equatable {
     public init() {}
 }
 
-extension SchemeConfiguration: Codable {
-    private enum CodingKeys: String, CodingKey, CaseIterable { case rid, name, cardRanges, authenticatedECI, attemptedECI, acsURL, acsSigning }
+extension SchemeConfiguration: KeyTableDecodable, Encodable {
+    /// Only for reading: `rid` and `name` are required keys.
+    public init() { self.init(rid: "", name: "", cardRanges: []) }
 
-    public init(from decoder: Decoder) throws {
-        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
-        self.init(rid: try container.decode(String.self, forKey: .rid), name: try container.decode(String.self, forKey: .name),
-                  cardRanges: try container.decodeIfPresent([String].self, forKey: .cardRanges) ?? [])
-        authenticatedECI = try container.decodeIfPresent(String.self, forKey: .authenticatedECI) ?? authenticatedECI
-        attemptedECI = try container.decodeIfPresent(String.self, forKey: .attemptedECI) ?? attemptedECI
-        acsURL = try container.decodeIfPresent(String.self, forKey: .acsURL)
-        acsSigning = try container.decodeIfPresent(String.self, forKey: .acsSigning) ?? acsSigning
+    public static var keys: [TableKey<Self>] {
+        [.key("rid", \.rid, required: true), .key("name", \.name, required: true), .key("cardRanges", \.cardRanges),
+         .key("authenticatedECI", \.authenticatedECI), .key("attemptedECI", \.attemptedECI), .key("acsURL", \.acsURL),
+         .key("acsSigning", \.acsSigning)]
     }
 }
 
-extension DirectoryServerConfiguration: Codable {
-    private enum CodingKeys: String, CodingKey, CaseIterable { case referenceNumber, outOfRange, outOfRangeReason, acsTimeoutMs }
-
-    public init(from decoder: Decoder) throws {
-        self.init()
-        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
-        referenceNumber = try container.decodeIfPresent(String.self, forKey: .referenceNumber) ?? referenceNumber
-        outOfRange = try container.decodeIfPresent(String.self, forKey: .outOfRange) ?? outOfRange
-        outOfRangeReason = try container.decodeIfPresent(String.self, forKey: .outOfRangeReason) ?? outOfRangeReason
-        acsTimeoutMs = try container.decodeIfPresent(UInt64.self, forKey: .acsTimeoutMs) ?? acsTimeoutMs
+extension DirectoryServerConfiguration: KeyTableDecodable, Encodable {
+    public static var keys: [TableKey<Self>] {
+        [.key("referenceNumber", \.referenceNumber), .key("outOfRange", \.outOfRange), .key("outOfRangeReason", \.outOfRangeReason),
+         .key("acsTimeoutMs", \.acsTimeoutMs)]
     }
 }
 
-extension AccessControlServerConfiguration: Codable {
-    private enum CodingKeys: String, CodingKey, CaseIterable { case referenceNumber, operatorID, challengeURL, challengeTimeout }
-
-    public init(from decoder: Decoder) throws {
-        self.init()
-        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
-        referenceNumber = try container.decodeIfPresent(String.self, forKey: .referenceNumber) ?? referenceNumber
-        operatorID = try container.decodeIfPresent(String.self, forKey: .operatorID) ?? operatorID
-        challengeURL = try container.decodeIfPresent(String.self, forKey: .challengeURL)
-        challengeTimeout = try container.decodeIfPresent(Double.self, forKey: .challengeTimeout) ?? challengeTimeout
+extension AccessControlServerConfiguration: KeyTableDecodable, Encodable {
+    public static var keys: [TableKey<Self>] {
+        [.key("referenceNumber", \.referenceNumber), .key("operatorID", \.operatorID), .key("challengeURL", \.challengeURL),
+         .key("challengeTimeout", \.challengeTimeout)]
     }
 }
 
 // `threeDSServer:` is read straight into the role's settings.
-extension ThreeDSServerSettings: Codable {
-    private enum CodingKeys: String, CodingKey, CaseIterable {
-        case referenceNumber, operatorID, requestorID, requestorName, requestorURL, directoryServerURL, directoryServerTimeoutMs,
-             acquirerBIN, acquirerMerchantID, mcc, merchantCountryCode
-    }
-
-    public init(from decoder: Decoder) throws {
-        self.init()
-        let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
-        referenceNumber = try container.decodeIfPresent(String.self, forKey: .referenceNumber) ?? referenceNumber
-        operatorID = try container.decodeIfPresent(String.self, forKey: .operatorID) ?? operatorID
-        requestorID = try container.decodeIfPresent(String.self, forKey: .requestorID) ?? requestorID
-        requestorName = try container.decodeIfPresent(String.self, forKey: .requestorName) ?? requestorName
-        requestorURL = try container.decodeIfPresent(String.self, forKey: .requestorURL) ?? requestorURL
-        directoryServerURL = try container.decodeIfPresent(String.self, forKey: .directoryServerURL)
-        directoryServerTimeoutMs = try container.decodeIfPresent(UInt64.self, forKey: .directoryServerTimeoutMs) ?? directoryServerTimeoutMs
-        acquirerBIN = try container.decodeIfPresent(String.self, forKey: .acquirerBIN) ?? acquirerBIN
-        acquirerMerchantID = try container.decodeIfPresent(String.self, forKey: .acquirerMerchantID) ?? acquirerMerchantID
-        mcc = try container.decodeIfPresent(String.self, forKey: .mcc) ?? mcc
-        merchantCountryCode = try container.decodeIfPresent(String.self, forKey: .merchantCountryCode) ?? merchantCountryCode
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(referenceNumber, forKey: .referenceNumber)
-        try container.encode(operatorID, forKey: .operatorID)
-        try container.encode(requestorID, forKey: .requestorID)
-        try container.encode(requestorName, forKey: .requestorName)
-        try container.encode(requestorURL, forKey: .requestorURL)
-        try container.encodeIfPresent(directoryServerURL, forKey: .directoryServerURL)
-        try container.encode(directoryServerTimeoutMs, forKey: .directoryServerTimeoutMs)
-        try container.encode(acquirerBIN, forKey: .acquirerBIN)
-        try container.encode(acquirerMerchantID, forKey: .acquirerMerchantID)
-        try container.encode(mcc, forKey: .mcc)
-        try container.encode(merchantCountryCode, forKey: .merchantCountryCode)
+extension ThreeDSServerSettings: KeyTableDecodable {
+    public static var keys: [TableKey<Self>] {
+        [.key("referenceNumber", \.referenceNumber), .key("operatorID", \.operatorID), .key("requestorID", \.requestorID),
+         .key("requestorName", \.requestorName), .key("requestorURL", \.requestorURL), .key("directoryServerURL", \.directoryServerURL),
+         .key("directoryServerTimeoutMs", \.directoryServerTimeoutMs), .key("acquirerBIN", \.acquirerBIN),
+         .key("acquirerMerchantID", \.acquirerMerchantID), .key("mcc", \.mcc), .key("merchantCountryCode", \.merchantCountryCode)]
     }
 }

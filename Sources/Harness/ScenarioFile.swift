@@ -9,23 +9,20 @@ import Yams
 /// The scenario file (`config/scenarios.yaml`): the named outcomes and their test PANs.
 /// A scenario has exactly one of `transStatus` (frictionless), `challenge` or `decoupled`.
 public enum ScenarioFile {
-    struct Document: Decodable {
-        var defaultScenario: String
-        var scenarios: [Entry]
+    // Each section is read by its table of keys (``KeyTableDecodable``): unknown keys fail.
+    struct Document: KeyTableDecodable {
+        var defaultScenario = ""
+        var scenarios: [Entry] = []
 
-        private enum CodingKeys: String, CodingKey, CaseIterable { case defaultScenario, scenarios }
-
-        init(from decoder: Decoder) throws {
-            let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
-            defaultScenario = try container.decode(String.self, forKey: .defaultScenario)
-            scenarios = try container.decode([Entry].self, forKey: .scenarios)
+        static var keys: [TableKey<Self>] {
+            [.key("defaultScenario", \.defaultScenario, required: true), .key("scenarios", \.scenarios, required: true)]
         }
     }
 
-    struct Entry: Decodable {
-        var name: String
+    struct Entry: KeyTableDecodable {
+        var name = ""
         var pan: String?
-        var description: String
+        var description = ""
         var transStatus: String?
         var transStatusReason: String?
         var challenge: ChallengeEntry?
@@ -36,157 +33,107 @@ public enum ScenarioFile {
         var faults: [FaultEntry]?
         var expect: ExpectEntry?
 
-        private enum CodingKeys: String, CodingKey, CaseIterable {
-            case name, pan, description, transStatus, transStatusReason, challenge, decoupled, panRange, amount, messageCategory, faults, expect
-        }
-
-        init(from decoder: Decoder) throws {
-            let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
-            name = try container.decode(String.self, forKey: .name)
-            pan = try container.decodeIfPresent(String.self, forKey: .pan)
-            description = try container.decode(String.self, forKey: .description)
-            transStatus = try container.decodeIfPresent(String.self, forKey: .transStatus)
-            transStatusReason = try container.decodeIfPresent(String.self, forKey: .transStatusReason)
-            challenge = try container.decodeIfPresent(ChallengeEntry.self, forKey: .challenge)
-            decoupled = try container.decodeIfPresent(DecoupledEntry.self, forKey: .decoupled)
-            panRange = try container.decodeIfPresent(String.self, forKey: .panRange)
-            amount = try container.decodeIfPresent(String.self, forKey: .amount)
-            messageCategory = try container.decodeIfPresent(String.self, forKey: .messageCategory)
-            faults = try container.decodeIfPresent([FaultEntry].self, forKey: .faults)
-            expect = try container.decodeIfPresent(ExpectEntry.self, forKey: .expect)
+        static var keys: [TableKey<Self>] {
+            [.key("name", \.name, required: true), .key("pan", \.pan), .key("description", \.description, required: true),
+             .key("transStatus", \.transStatus), .key("transStatusReason", \.transStatusReason), .key("challenge", \.challenge),
+             .key("decoupled", \.decoupled), .key("panRange", \.panRange), .key("amount", \.amount),
+             .key("messageCategory", \.messageCategory), .key("faults", \.faults), .key("expect", \.expect)]
         }
     }
 
-    struct FaultEntry: Decodable {
-        var leg: String
-        var fault: String
+    struct FaultEntry: KeyTableDecodable {
+        var leg = ""
+        var fault = ""
         var value: String?
         var round: Int?
-        private enum CodingKeys: String, CodingKey, CaseIterable { case leg, fault, value, round }
 
-        init(from decoder: Decoder) throws {
-            let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
-            leg = try container.decode(String.self, forKey: .leg)
-            fault = try container.decode(String.self, forKey: .fault)
-            value = try container.decodeIfPresent(String.self, forKey: .value)
-            round = try container.decodeIfPresent(Int.self, forKey: .round)
+        static var keys: [TableKey<Self>] {
+            [.key("leg", \.leg, required: true), .key("fault", \.fault, required: true), .key("value", \.value), .key("round", \.round)]
         }
     }
 
-    struct ExpectEntry: Decodable {
+    struct ExpectEntry: KeyTableDecodable {
         var sdk: String?
         var sdkErro: String?
         var threeDSServer: String?
-        var text: String
-        private enum CodingKeys: String, CodingKey, CaseIterable { case sdk, sdkErro, threeDSServer, text }
+        var text = ""
 
-        init(from decoder: Decoder) throws {
-            let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
-            sdk = try container.decodeIfPresent(String.self, forKey: .sdk)
-            sdkErro = try container.decodeIfPresent(String.self, forKey: .sdkErro)
-            threeDSServer = try container.decodeIfPresent(String.self, forKey: .threeDSServer)
-            text = try container.decode(String.self, forKey: .text)
+        static var keys: [TableKey<Self>] {
+            [.key("sdk", \.sdk), .key("sdkErro", \.sdkErro), .key("threeDSServer", \.threeDSServer), .key("text", \.text, required: true)]
         }
     }
 
-    struct ChallengeEntry: Decodable {
-        var steps: [StepEntry]
+    struct ChallengeEntry: KeyTableDecodable {
+        var steps: [StepEntry] = []
         var attempts: Int?
         var success: String?
         var failureStatus: String?
         var failureReason: String?
         var whitelisting: String?
 
-        private enum CodingKeys: String, CodingKey, CaseIterable { case steps, attempts, success, failureStatus, failureReason, whitelisting }
-
-        init(from decoder: Decoder) throws {
-            let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
-            steps = try container.decode([StepEntry].self, forKey: .steps)
-            attempts = try container.decodeIfPresent(Int.self, forKey: .attempts)
-            success = try container.decodeIfPresent(String.self, forKey: .success)
-            failureStatus = try container.decodeIfPresent(String.self, forKey: .failureStatus)
-            failureReason = try container.decodeIfPresent(String.self, forKey: .failureReason)
-            whitelisting = try container.decodeIfPresent(String.self, forKey: .whitelisting)
+        static var keys: [TableKey<Self>] {
+            [.key("steps", \.steps, required: true), .key("attempts", \.attempts), .key("success", \.success),
+             .key("failureStatus", \.failureStatus), .key("failureReason", \.failureReason), .key("whitelisting", \.whitelisting)]
         }
     }
 
-    struct OptionEntry: Decodable {
-        var key: String
-        var label: String
-        private enum CodingKeys: String, CodingKey, CaseIterable { case key, label }
+    struct OptionEntry: KeyTableDecodable {
+        var key = ""
+        var label = ""
 
-        init(from decoder: Decoder) throws {
-            let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
-            key = try container.decode(String.self, forKey: .key)
-            label = try container.decode(String.self, forKey: .label)
-        }
+        static var keys: [TableKey<Self>] { [.key("key", \.key, required: true), .key("label", \.label, required: true)] }
     }
 
-    struct ImageEntry: Decodable {
+    struct ImageEntry: KeyTableDecodable {
         var medium: String?
         var high: String?
         var extraHigh: String?
-        private enum CodingKeys: String, CodingKey, CaseIterable { case medium, high, extraHigh }
 
-        init(from decoder: Decoder) throws {
-            let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
-            medium = try container.decodeIfPresent(String.self, forKey: .medium)
-            high = try container.decodeIfPresent(String.self, forKey: .high)
-            extraHigh = try container.decodeIfPresent(String.self, forKey: .extraHigh)
-        }
+        static var keys: [TableKey<Self>] { [.key("medium", \.medium), .key("high", \.high), .key("extraHigh", \.extraHigh)] }
 
         var json: JSONValue { .object(omittingAbsent: [("medium", .string(medium)), ("high", .string(high)), ("extraHigh", .string(extraHigh))]) }
     }
 
-    struct StepEntry: Decodable {
-        var uiType: String
+    struct StepEntry: KeyTableDecodable {
+        var uiType = ""
         var answer: String?
         var resendAnswer: String?
         var errorText: String?
-        var texts: [CodingKeys: String] = [:]
+        /// The screen's texts, by key.
+        var texts: [TextKey: String] = [:]
         var options: [OptionEntry]?
         var issuerImage: ImageEntry?
         var psImage: ImageEntry?
 
-        enum CodingKeys: String, CodingKey, CaseIterable {
-            case uiType, answer, resendAnswer, errorText, options, issuerImage, psImage
+        enum TextKey: String, CaseIterable {
             case header, label, text, additionalInfo, submitLabel, oobContinueLabel, oobAppURL, oobAppLabel, html, htmlRefresh
             case expandInfoLabel, expandInfoText, whyInfoLabel, whyInfoText, resendLabel
         }
-        static let textKeys: [CodingKeys] = [.header, .label, .text, .additionalInfo, .submitLabel, .oobContinueLabel, .oobAppURL, .oobAppLabel,
-                                             .html, .htmlRefresh, .expandInfoLabel, .expandInfoText, .whyInfoLabel, .whyInfoText, .resendLabel]
 
-        init(from decoder: Decoder) throws {
-            let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
-            uiType = try container.decode(String.self, forKey: .uiType)
-            answer = try container.decodeIfPresent(String.self, forKey: .answer)
-            resendAnswer = try container.decodeIfPresent(String.self, forKey: .resendAnswer)
-            errorText = try container.decodeIfPresent(String.self, forKey: .errorText)
-            options = try container.decodeIfPresent([OptionEntry].self, forKey: .options)
-            issuerImage = try container.decodeIfPresent(ImageEntry.self, forKey: .issuerImage)
-            psImage = try container.decodeIfPresent(ImageEntry.self, forKey: .psImage)
-            for key in Self.textKeys { texts[key] = try container.decodeIfPresent(String.self, forKey: key) }
+        static var keys: [TableKey<Self>] {
+            [.key("uiType", \.uiType, required: true), .key("answer", \.answer), .key("resendAnswer", \.resendAnswer),
+             .key("errorText", \.errorText), .key("options", \.options), .key("issuerImage", \.issuerImage), .key("psImage", \.psImage)]
+                + TextKey.allCases.map { text in .key(text.rawValue, \.texts[text]) }
         }
     }
 
-    struct DecoupledEntry: Decodable {
+    struct DecoupledEntry: KeyTableDecodable {
         var transStatus: String?
         var transStatusReason: String?
         var delay: Double?
         var never = false
         var cardholderInfo: String?
-        private enum CodingKeys: String, CodingKey, CaseIterable { case transStatus, transStatusReason, delay, cardholderInfo }
 
-        init(from decoder: Decoder) throws {
-            let container = try decoder.strictContainer(keyedBy: CodingKeys.self)
-            transStatus = try container.decodeIfPresent(String.self, forKey: .transStatus)
-            transStatusReason = try container.decodeIfPresent(String.self, forKey: .transStatusReason)
-            if (try? container.decodeIfPresent(String.self, forKey: .delay)) == "never" {
-                never = true
-            } else {
-                delay = try container.decodeIfPresent(Double.self, forKey: .delay)
-            }
-            cardholderInfo = try container.decodeIfPresent(String.self, forKey: .cardholderInfo)
+        static var keys: [TableKey<Self>] {
+            [.key("transStatus", \.transStatus), .key("transStatusReason", \.transStatusReason), .key("cardholderInfo", \.cardholderInfo),
+             // A number of seconds, or "never".
+             TableKey("delay") { entry, container, key in
+                 if (try? container.decodeIfPresent(String.self, forKey: key)) == "never" {
+                     entry.never = true
+                 } else {
+                     entry.delay = try container.decodeIfPresent(Double.self, forKey: key)
+                 }
+             }]
         }
     }
 
@@ -386,7 +333,7 @@ public enum ScenarioFile {
             screen.issuerImage = step.issuerImage?.json
             screen.psImage = step.psImage?.json
             screen.options = (step.options ?? []).map { ($0.key, $0.label) }
-            for (key, limit) in [(StepEntry.CodingKeys.header, 45), (.label, 45), (.submitLabel, 45), (.oobContinueLabel, 45),
+            for (key, limit) in [(StepEntry.TextKey.header, 45), (.label, 45), (.submitLabel, 45), (.oobContinueLabel, 45),
                                  (.text, 350), (.whyInfoLabel, 45), (.expandInfoLabel, 45), (.resendLabel, 45)] {
                 if let value = texts[key], value.isEmpty || value.count > limit {
                     throw invalid("\(field).\(key.rawValue)", "must be 1-\(limit) characters (SDKs refuse empty or longer texts)")

@@ -7,7 +7,7 @@ public import Messaging
 public import Net
 public import Store
 
-public struct ThreeDSServerSettings: Sendable, Equatable {
+public struct ThreeDSServerSettings: Sendable, Equatable, Encodable {
     public var referenceNumber = "3DS_LOA_SER_HARN_020200_00001"
     public var operatorID = "HARNESS-3DSS-OPERATOR"
     public var requestorID = "harness-requestor"

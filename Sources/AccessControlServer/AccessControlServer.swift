@@ -53,11 +53,7 @@ public final class AccessControlServer: Sendable {
     public func register(on router: inout Router) {
         router.post("/acs/areq") { request, _ async in await self.authenticate(request) }
         router.post("/acs/challenge") { request, _ async in await self.challenge(request) }
-        router.get("/admin/acs/transactions/{id}") { _, context in
-            let id = try context.parameter("id")
-            guard let transaction = self.transactions.get(id) else { throw HTTPError(.notFound, "no ACS transaction \(id)") }
-            return .emv(transaction.json)
-        }
+        router.record("/admin/acs/transactions/{id}", "ACS transaction") { self.transactions.get($0)?.json }
     }
 
     // MARK: AReq
@@ -85,6 +81,27 @@ public final class AccessControlServer: Sendable {
         if case .challenge = plan, areq.deviceChannel != "01" {
             plan = .final(.unavailable, reason: "07")  // only app challenges are scripted
         }
+        do {
+            try apply(plan, to: &ares, of: &transaction, areq: areq, faults: scenario.faults)
+        } catch {
+            logger.info("AReq refused", metadata: ["reason": "\(error)"])
+            return .erro(error, from: .acs)
+        }
+        if areq.deviceChannel == DeviceChannel.app.rawValue {
+            // Read only in the versions that carry it: it costs a decode and a parse.
+            ares.setAppChannelFields(deviceInfoVersion: Self.deviceInfoVersion(areq["deviceInfo"]))
+        }
+        transaction.transStatus = ares.transStatus
+        let acsTransID = ares.acsTransID
+        transactions.put(acsTransID, transaction)
+        schedule(plan, for: acsTransID)
+        logger.debug("ARes", metadata: ["scenario": "\(scenario.name)", "transStatus": "\(ares.transStatus.rawValue)", "acsTransID": "\(acsTransID)"])
+        return await FaultyAnswer.answer(ares.json, faults: scenario.faults.on(.accessControlServer), from: .acs)
+    }
+
+    /// Puts the plan's outcome in the ARes: a final status, a challenge to open, or a decoupled wait.
+    private func apply(_ plan: Outcome.Plan, to ares: inout ARes, of transaction: inout Transaction, areq: AReq,
+                       faults: [FaultInjection]) throws(InvalidMessage) {
         switch plan {
         case .final(let status, let reason):
             ares.transStatus = status
@@ -94,13 +111,8 @@ public final class AccessControlServer: Sendable {
                 ares.eci = transaction.eci(for: status)
             }
         case .challenge(let script):
-            do {
-                try startChallenge(script, areq: areq, ares: &ares, transaction: &transaction,
-                                   signatureFault: scenario.faults.on(.sdk).compactMap(\.signedContentFault).first)
-            } catch {
-                logger.info("AReq refused", metadata: ["reason": "\(error)"])
-                return .erro(error, from: .acs)
-            }
+            try startChallenge(script, areq: areq, ares: &ares, transaction: &transaction,
+                               signatureFault: faults.on(.sdk).compactMap(\.signedContentFault).first)
         case .decoupled(let script):
             ares.transStatus = .decoupled
             ares.acsDecConInd = "Y"
@@ -110,22 +122,22 @@ public final class AccessControlServer: Sendable {
             ares.cardholderInfo = script.cardholderInfo ?? "Approve the payment in your banking app."
             transaction.phase = .decoupled
         }
-        if areq.deviceChannel == DeviceChannel.app.rawValue {
-            // Read only in the versions that carry it: it costs a decode and a parse.
-            ares.setAppChannelFields(deviceInfoVersion: Self.deviceInfoVersion(areq["deviceInfo"]))
-        }
-        transaction.transStatus = ares.transStatus
-        let acsTransID = ares.acsTransID
-        transactions.put(acsTransID, transaction)
-        if case .challenge = plan { startTimer(acsTransID) }
-        if case .decoupled(let script) = plan, let delay = script.delay {
+    }
+
+    /// What happens later: a challenge's time limit, or the decoupled authentication's result after its delay.
+    private func schedule(_ plan: Outcome.Plan, for acsTransID: String) {
+        switch plan {
+        case .challenge:
+            startTimer(acsTransID)
+        case .decoupled(let script):
+            guard let delay = script.delay else { return }
             Task { [self] in
                 try? await Task.sleep(for: .seconds(delay))
                 await finish(acsTransID, with: ChallengeResult(transStatus: script.status, reason: script.reason, interactions: 0))
             }
+        case .final:
+            break
         }
-        logger.debug("ARes", metadata: ["scenario": "\(scenario.name)", "transStatus": "\(ares.transStatus.rawValue)", "acsTransID": "\(acsTransID)"])
-        return await FaultyAnswer.answer(ares.json, faults: scenario.faults.on(.accessControlServer), from: .acs)
     }
 
     /// An Erro from the DS about this ACS's ARes (its own, or the 3DS Server's passed on):

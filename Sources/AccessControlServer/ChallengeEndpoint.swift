@@ -17,6 +17,26 @@ extension AccessControlServer {
         let invalid: InvalidMessage
         /// The open transaction it ends, if the CReq named one.
         let ends: String?
+
+        init(invalid: InvalidMessage, ends: String?) {
+            self.invalid = invalid
+            self.ends = ends
+        }
+
+        init(_ field: String, _ code: ErrorCode, _ reason: String, about json: JSONValue? = nil, ends: String? = nil) {
+            self.init(invalid: InvalidMessage(Violation(field: field, code: code, reason: reason), about: json), ends: ends)
+        }
+    }
+
+    /// A CReq decrypted and checked against its transaction, not yet counted.
+    private struct OpenedCReq {
+        let creq: CReq
+        let acsTransID: String
+        let transaction: Transaction
+        let channel: SecureChannel
+        let encryption: ContentEncryptionAlgorithm
+        /// The transaction's ids, echoed in an Erro.
+        let known: JSONValue
     }
 
     func challenge(_ request: HTTPRequest) async -> HTTPResponse {
@@ -37,49 +57,68 @@ extension AccessControlServer {
     }
 
     private func answer(_ body: [UInt8]) async throws(ChallengeRefusal) -> HTTPResponse {
-        func refusal(_ field: String, _ code: ErrorCode, _ reason: String, about json: JSONValue? = nil, ends: String? = nil) -> ChallengeRefusal {
-            ChallengeRefusal(invalid: InvalidMessage(Violation(field: field, code: code, reason: reason), about: json), ends: ends)
+        let opened = try open(body)
+        switch try decide(opened) {
+        case .show(let screen):
+            return try await send(.screen(screen), answering: opened)
+        case .finish(let result):
+            // The specification orders the RReq (and its RRes) before the final CRes.
+            await report(opened.acsTransID, result)
+            return try await send(.final(result.transStatus.inFinalCRes), answering: opened)
         }
+    }
+
+    /// Reads the JWE, finds its transaction by `kid`, decrypts it with the channel key and
+    /// checks the CReq against the transaction: version and ids.
+    private func open(_ body: [UInt8]) throws(ChallengeRefusal) -> OpenedCReq {
         let text = String(decoding: body, as: UTF8.self)
         guard text.utf8.count(where: { $0 == UInt8(ascii: ".") }) == 4 else {
-            throw refusal("message", .messageNotRecognised, "is neither a CReq JWE nor an Erro")
+            throw ChallengeRefusal("message", .messageNotRecognised, "is neither a CReq JWE nor an Erro")
         }
         let jwe: JWE
-        do { jwe = try JWE(compact: text) } catch { throw refusal("CReq", .dataDecryptionFailure, "JWE unreadable: \(error)") }
+        do { jwe = try JWE(compact: text) } catch { throw ChallengeRefusal("CReq", .dataDecryptionFailure, "JWE unreadable: \(error)") }
         guard let kid = jwe.header.kid, let transaction = transactions.get(kid) else {
-            throw refusal("kid", .transactionIDNotRecognised, "names no transaction of this ACS",
-                          about: .object([("acsTransID", .string(jwe.header.kid ?? ""))]))
+            throw ChallengeRefusal("kid", .transactionIDNotRecognised, "names no transaction of this ACS",
+                                   about: .object([("acsTransID", .string(jwe.header.kid ?? ""))]))
         }
         let known = transaction.idsJSON
         guard case .challenge(let state) = transaction.phase else {
-            throw refusal("acsTransID", .transactionIDNotRecognised, "the challenge has ended", about: known)
+            throw ChallengeRefusal("acsTransID", .transactionIDNotRecognised, "the challenge has ended", about: known)
         }
         let plaintext: [UInt8]
         do { plaintext = try state.channel.open(text, direction: .sdkToACS).plaintext } catch {
             logger.debug("CReq decryption failed", metadata: ["reason": "\(error.logDescription)"])
-            throw refusal("CReq", .dataDecryptionFailure, "cannot be decrypted with the channel key", about: known, ends: kid)
+            throw ChallengeRefusal("CReq", .dataDecryptionFailure, "cannot be decrypted with the channel key", about: known, ends: kid)
         }
         let creq: CReq
         do { creq = try CReq(bytes: plaintext) } catch {
             throw ChallengeRefusal(invalid: error.echoing(known), ends: kid)
         }
         guard creq.messageVersion == transaction.version else {
-            throw refusal("messageVersion", .versionNotSupported,
-                          "\(creq.messageVersion.rawValue) differs from the transaction's \(transaction.version.rawValue)", about: known, ends: kid)
+            throw ChallengeRefusal("messageVersion", .versionNotSupported,
+                                   "\(creq.messageVersion.rawValue) differs from the transaction's \(transaction.version.rawValue)",
+                                   about: known, ends: kid)
         }
         let channelIDs = TransactionIDs(threeDSServerTransID: transaction.ids.threeDSServerTransID, acsTransID: transaction.ids.acsTransID,
                                         sdkTransID: transaction.ids.sdkTransID)
         if let field = channelIDs.mismatches(in: creq.ids).first {
-            throw refusal(field, .transactionIDNotRecognised, "does not match the transaction", about: known, ends: kid)
+            throw ChallengeRefusal(field, .transactionIDNotRecognised, "does not match the transaction", about: known, ends: kid)
         }
-        // Claim the counter and take the decision at once, so a replayed or concurrent CReq cannot pass.
+        return OpenedCReq(creq: creq, acsTransID: kid, transaction: transaction, channel: state.channel,
+                          encryption: jwe.contentEncryption, known: known)
+    }
+
+    /// Claims the counter and takes the decision at once, so a replayed or concurrent CReq cannot pass.
+    private func decide(_ opened: OpenedCReq) throws(ChallengeRefusal) -> ChallengeSession.Decision {
+        let (creq, kid, known) = (opened.creq, opened.acsTransID, opened.known)
         let step: Result<ChallengeSession.Decision, ChallengeRefusal>? = transactions.update(kid) { transaction in
             guard case .challenge(var state) = transaction.phase else {
-                return .failure(refusal("acsTransID", .transactionIDNotRecognised, "the challenge has ended", about: known))
+                return .failure(ChallengeRefusal("acsTransID", .transactionIDNotRecognised, "the challenge has ended", about: known))
             }
             guard creq.counter == state.nextCounter else {
-                return .failure(refusal("sdkCounterStoA", .dataDecryptionFailure,
-                                        "is \(CReq.counterText(creq.counter)), expected \(CReq.counterText(state.nextCounter))", about: known, ends: kid))
+                return .failure(ChallengeRefusal("sdkCounterStoA", .dataDecryptionFailure,
+                                                 "is \(CReq.counterText(creq.counter)), expected \(CReq.counterText(state.nextCounter))",
+                                                 about: known, ends: kid))
             }
             state.nextCounter += 1
             let decision = state.session.handle(creq)
@@ -89,26 +128,24 @@ extension AccessControlServer {
             }
             return .success(decision)
         }
-        guard let step else { throw refusal("acsTransID", .transactionIDNotRecognised, "names no transaction of this ACS", about: known) }
-        let decision = try step.get()
-        let content: CRes.Content
-        switch decision {
-        case .show(let screen):
-            content = .screen(screen)
-        case .finish(let result):
-            // The specification orders the RReq (and its RRes) before the final CRes.
-            await report(kid, result)
-            content = .final(result.transStatus.inFinalCRes)
+        guard let step else {
+            throw ChallengeRefusal("acsTransID", .transactionIDNotRecognised, "names no transaction of this ACS", about: known)
         }
-        let cres = CRes(answering: creq, content: content)
-        let faults = transaction.faults.on(.sdk, round: creq.counter)
-        let (message, cresBytes) = faults.write(cres.json, previousCounter: creq.counter > 0 ? CReq.counterText(creq.counter - 1) : nil)
+        return try step.get()
+    }
+
+    /// The CRes answering the CReq, spoilt as the scenario's faults on the SDK leg say, sealed in the CReq's `enc`.
+    private func send(_ content: CRes.Content, answering opened: OpenedCReq) async throws(ChallengeRefusal) -> HTTPResponse {
+        let creq = opened.creq
+        let faults = opened.transaction.faults.on(.sdk, round: creq.counter)
+        let (message, cresBytes) = faults.write(CRes(answering: creq, content: content).json,
+                                                previousCounter: creq.counter > 0 ? CReq.counterText(creq.counter - 1) : nil)
         let sealed: String
         do {
-            sealed = try FaultyCRes.seal(cresBytes, channel: state.channel, encryption: jwe.contentEncryption, kid: kid,
+            sealed = try FaultyCRes.seal(cresBytes, channel: opened.channel, encryption: opened.encryption, kid: opened.acsTransID,
                                          faults: faults.compactMap(\.cresEncryptionFault))
         } catch {
-            throw refusal("CRes", .transientSystemFailure, "cannot be encrypted: \(error)", about: known, ends: kid)
+            throw ChallengeRefusal("CRes", .transientSystemFailure, "cannot be encrypted: \(error)", about: opened.known, ends: opened.acsTransID)
         }
         let response = HTTPResponse(headers: ["Content-Type": "application/jose; charset=UTF-8"], body: Array(sealed.utf8))
         return await FaultyAnswer.transport(response, faults: faults, about: message, from: .acs)

@@ -88,11 +88,7 @@ public final class DirectoryServer: Sendable {
         router.post("/ds/areq") { request, _ async in await self.authenticate(request) }
         router.post("/ds/preq") { request, _ in self.prepare(request) }
         router.post("/ds/rreq") { request, _ async in await self.results(request) }
-        router.get("/admin/ds/transactions/{id}") { _, context in
-            let id = try context.parameter("id")
-            guard let transaction = self.transactions.get(id) else { throw HTTPError(.notFound, "no DS transaction \(id)") }
-            return .emv(transaction.json)
-        }
+        router.record("/admin/ds/transactions/{id}", "DS transaction") { self.transactions.get($0)?.json }
     }
 
     // MARK: AReq

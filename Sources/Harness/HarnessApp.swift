@@ -34,19 +34,7 @@ public final class HarnessApp: Sendable {
         try configuration.checkAdminExposure(source: "configuration")
         func resolve(_ path: String) -> String { path.hasPrefix("/") ? path : baseDirectory + "/" + path }
         let pki = TestPKI(directory: resolve(configuration.pkiDirectory))
-        var keys: [String: DirectoryServerKeys] = [:]
-        var signers: [String: ACSSigningIdentity] = [:]
-        for scheme in configuration.directoryServers {
-            do {
-                keys[scheme.rid] = DirectoryServerKeys(rsa: try pki.dsPrivateKey(scheme.rid, .rsa), ec: try pki.dsPrivateKey(scheme.rid, .ec))
-                let variant = TestPKI.KeyVariant(rawValue: scheme.acsSigning) ?? .rsa
-                signers[scheme.rid] = ACSSigningIdentity(key: try pki.acsPrivateKey(scheme.rid, variant),
-                                                         chain: [try pki.acsCertificate(scheme.rid, variant), try pki.rootCertificate(scheme.rid)],
-                                                         rootKey: try? pki.rootPrivateKey(scheme.rid))
-            } catch {
-                throw ConfigurationError.invalid(source: "directoryServers", reason: "\(scheme.rid): DS and ACS keys under \(pki.profileDirectory(scheme.rid)): \(error) (run `threeds-harness pki generate`)")
-            }
-        }
+        let (keys, signers) = try Self.schemeKeys(configuration.directoryServers, pki: pki)
         let scenarioPath = resolve(configuration.scenarios)
         self.scenarioPath = scenarioPath
         scenarios = ScenarioSource(try ScenarioFile.load(path: scenarioPath))
@@ -55,49 +43,22 @@ public final class HarnessApp: Sendable {
         let loops = EventLoopGroup(loopCount: configuration.loopCount)
         group = loops
         do {
-            // The roles' own certificate: a harness that requires mutual TLS must pass it to itself.
-            // Configured files must load; the test PKI's are used when they are there.
-            var identity = (configuration.tls.clientCertificate.map(resolve), configuration.tls.clientPrivateKey.map(resolve))
-            if identity.0 == nil, FileManager.default.fileExists(atPath: pki.directory + "/tls/client-chain.pem") {
-                identity = (pki.directory + "/tls/client-chain.pem", pki.directory + "/tls/client-key.pem")
-            }
-            let clientTLS = TLSConfiguration(certificateChainFile: identity.0, privateKeyFile: identity.1,
-                                             trustRootsFile: pki.directory + "/tls/root-ca.pem")
+            let clientTLS = Self.clientTLS(configuration.tls, pki: pki, resolve: resolve)
             // One client per role: each waits for its peers as long as its role does.
             func peer(timeoutMs: UInt64) throws -> EMVPeer {
                 EMVPeer(client: try HTTPClient(group: loops, configuration: HTTPClientConfiguration(tls: clientTLS, readTimeoutMilliseconds: timeoutMs)))
             }
             let capacity = configuration.maxTransactions
-
-            var dsSettings = DirectoryServerSettings(schemes: schemes, keys: keys)
-            dsSettings.referenceNumber = configuration.directoryServer.referenceNumber
-            dsSettings.outOfRange = configuration.directoryServer.outOfRange == "erro" ? .erro
-                : .ares(TransStatus(rawValue: configuration.directoryServer.outOfRange) ?? .notAuthenticated,
-                        reason: configuration.directoryServer.outOfRangeReason)
-            directoryServer = DirectoryServer(settings: dsSettings, scenarios: scenarios, peer: try peer(timeoutMs: configuration.directoryServer.acsTimeoutMs),
+            directoryServer = DirectoryServer(settings: configuration.directoryServerSettings(schemes: schemes, keys: keys), scenarios: scenarios,
+                                              peer: try peer(timeoutMs: configuration.directoryServer.acsTimeoutMs),
                                               endpoints: endpoints, capacity: capacity, logger: logger.named("ds"))
-
-            var acsSettings = AccessControlServerSettings(schemes: schemes, signers: signers)
-            acsSettings.referenceNumber = configuration.accessControlServer.referenceNumber
-            acsSettings.operatorID = configuration.accessControlServer.operatorID
-            acsSettings.challengeURL = configuration.accessControlServer.challengeURL
-            acsSettings.challengeTimeout = configuration.accessControlServer.challengeTimeout
-            accessControlServer = AccessControlServer(settings: acsSettings, scenarios: scenarios, peer: try peer(timeoutMs: 30_000), endpoints: endpoints,
+            accessControlServer = AccessControlServer(settings: configuration.accessControlServerSettings(schemes: schemes, signers: signers),
+                                                      scenarios: scenarios, peer: try peer(timeoutMs: 30_000), endpoints: endpoints,
                                                       capacity: capacity, logger: logger.named("acs"))
-
             threeDSServer = ThreeDSServer(settings: configuration.threeDSServer, peer: try peer(timeoutMs: configuration.threeDSServer.directoryServerTimeoutMs),
-                                          endpoints: endpoints, capacity: capacity,
-                                          logger: logger.named("3ds-server"))
-
+                                          endpoints: endpoints, capacity: capacity, logger: logger.named("3ds-server"))
             var router = Self.baseRoutes()
-            router.get("/admin/memory") { [threeDSServer, directoryServer, accessControlServer] _, _ in
-                .emv(.object([
-                    ("heapBytesInUse", .number(String(ProcessMemory.heapBytesInUse))),
-                    ("transactions", .object([("threeDSServer", .number(String(threeDSServer.transactions.count))),
-                                              ("directoryServer", .number(String(directoryServer.transactionCount))),
-                                              ("accessControlServer", .number(String(accessControlServer.transactions.count)))])),
-                ]))
-            }
+            router.get("/admin/memory", Self.memoryRoute(threeDSServer, directoryServer, accessControlServer))
             if let token = configuration.admin.token { router.guardPaths(under: "admin", AdminToken(token).check) }
             AdminRoutes(scenarios: scenarios, reloader: ScenarioReloader(path: scenarioPath, shownPath: configuration.scenarios, scenarios: scenarios)).register(on: &router)
             threeDSServer.register(on: &router)
@@ -108,6 +69,48 @@ public final class HarnessApp: Sendable {
         } catch {
             group.shutdown()
             throw error
+        }
+    }
+
+    /// Each scheme's DS keys (to decrypt device data) and ACS signing identity, from the test PKI.
+    private static func schemeKeys(_ schemes: [SchemeConfiguration], pki: TestPKI) throws
+        -> ([String: DirectoryServerKeys], [String: ACSSigningIdentity]) {
+        var keys: [String: DirectoryServerKeys] = [:]
+        var signers: [String: ACSSigningIdentity] = [:]
+        for scheme in schemes {
+            do {
+                keys[scheme.rid] = DirectoryServerKeys(rsa: try pki.dsPrivateKey(scheme.rid, .rsa), ec: try pki.dsPrivateKey(scheme.rid, .ec))
+                let variant = TestPKI.KeyVariant(rawValue: scheme.acsSigning) ?? .rsa
+                signers[scheme.rid] = ACSSigningIdentity(key: try pki.acsPrivateKey(scheme.rid, variant),
+                                                         chain: [try pki.acsCertificate(scheme.rid, variant), try pki.rootCertificate(scheme.rid)],
+                                                         rootKey: try? pki.rootPrivateKey(scheme.rid))
+            } catch {
+                throw ConfigurationError.invalid(source: "directoryServers", reason: "\(scheme.rid): DS and ACS keys under \(pki.profileDirectory(scheme.rid)): \(error) (run `threeds-harness pki generate`)")
+            }
+        }
+        return (keys, signers)
+    }
+
+    /// What the roles' client trusts and presents: a harness that requires mutual TLS must pass
+    /// it to itself. Configured files must load; the test PKI's are used when they are there.
+    private static func clientTLS(_ tls: HarnessConfiguration.TLS, pki: TestPKI, resolve: (String) -> String) -> TLSConfiguration {
+        var identity = (tls.clientCertificate.map(resolve), tls.clientPrivateKey.map(resolve))
+        if identity.0 == nil, FileManager.default.fileExists(atPath: pki.directory + "/tls/client-chain.pem") {
+            identity = (pki.directory + "/tls/client-chain.pem", pki.directory + "/tls/client-key.pem")
+        }
+        return TLSConfiguration(certificateChainFile: identity.0, privateKeyFile: identity.1, trustRootsFile: pki.directory + "/tls/root-ca.pem")
+    }
+
+    /// `GET /admin/memory`: heap in use and the transactions each role keeps (`bench/run memory`).
+    private static func memoryRoute(_ threeDSServer: ThreeDSServer, _ directoryServer: DirectoryServer,
+                                    _ accessControlServer: AccessControlServer) -> SyncHandler {
+        { _, _ in
+            .emv(.object([
+                ("heapBytesInUse", .number(String(ProcessMemory.heapBytesInUse))),
+                ("transactions", .object([("threeDSServer", .number(String(threeDSServer.transactions.count))),
+                                          ("directoryServer", .number(String(directoryServer.transactionCount))),
+                                          ("accessControlServer", .number(String(accessControlServer.transactions.count)))])),
+            ]))
         }
     }
 

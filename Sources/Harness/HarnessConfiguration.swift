@@ -109,34 +109,59 @@ public struct HarnessConfiguration: Sendable, Equatable {
     }
 
     func validate(source: String) throws(ConfigurationError) {
+        do throws(Invalid) {
+            try checkServer()
+            try checkDirectoryServers()
+            try checkDurations()
+            try checkRolesAndLogging()
+            try checkTLS()
+        } catch {
+            throw .invalid(source: source, reason: error.reason)
+        }
+        try checkAdminExposure(source: source)
+    }
+
+    /// A value the harness cannot run with: the key, the value and what it must be.
+    private struct Invalid: Error {
+        let reason: String
+        init(_ reason: String) { self.reason = reason }
+    }
+
+    private func checkServer() throws(Invalid) {
         for (key, port) in [("server.httpPort", server.httpPort), ("server.httpsPort", server.httpsPort)] {
-            if let port, !(0...65535).contains(port) { throw .invalid(source: source, reason: "\(key): \(port) is not a port (0-65535)") }
+            if let port, !(0...65535).contains(port) { throw Invalid("\(key): \(port) is not a port (0-65535)") }
         }
         guard server.httpPort != nil || server.httpsPort != nil else {
-            throw .invalid(source: source, reason: "server: set httpPort or httpsPort (or both)")
+            throw Invalid("server: set httpPort or httpsPort (or both)")
         }
-        guard server.loops >= 0 else { throw .invalid(source: source, reason: "server.loops: must be 0 (one per core) or more") }
-        guard server.maxHeaderBytes >= 1024 else { throw .invalid(source: source, reason: "server.maxHeaderBytes: at least 1024") }
-        guard server.maxBodyBytes >= 1024 else { throw .invalid(source: source, reason: "server.maxBodyBytes: at least 1024") }
+        guard server.loops >= 0 else { throw Invalid("server.loops: must be 0 (one per core) or more") }
+        guard server.maxHeaderBytes >= 1024 else { throw Invalid("server.maxHeaderBytes: at least 1024") }
+        guard server.maxBodyBytes >= 1024 else { throw Invalid("server.maxBodyBytes: at least 1024") }
+    }
+
+    private func checkDirectoryServers() throws(Invalid) {
         var seen = Set<String>()
         for (index, profile) in directoryServers.enumerated() {
             guard profile.rid.count == 10, profile.rid.allSatisfy(\.isHexDigit) else {
-                throw .invalid(source: source, reason: "directoryServers[\(index)].rid: \"\(profile.rid)\" is not a RID (10 hex digits)")
+                throw Invalid("directoryServers[\(index)].rid: \"\(profile.rid)\" is not a RID (10 hex digits)")
             }
             guard seen.insert(profile.rid).inserted else {
-                throw .invalid(source: source, reason: "directoryServers[\(index)].rid: \(profile.rid) is listed twice")
+                throw Invalid("directoryServers[\(index)].rid: \(profile.rid) is listed twice")
             }
             for range in profile.cardRanges where CardRange(range) == nil {
-                throw .invalid(source: source, reason: "directoryServers[\(index)].cardRanges: \"\(range)\" is not leading digits (\"4\") or a range of them (\"2221-2720\")")
+                throw Invalid("directoryServers[\(index)].cardRanges: \"\(range)\" is not leading digits (\"4\") or a range of them (\"2221-2720\")")
             }
             for (key, eci) in [("authenticatedECI", profile.authenticatedECI), ("attemptedECI", profile.attemptedECI)]
             where eci.count != 2 || !eci.allSatisfy(\.isNumber) {
-                throw .invalid(source: source, reason: "directoryServers[\(index)].\(key): \"\(eci)\" is not two digits")
+                throw Invalid("directoryServers[\(index)].\(key): \"\(eci)\" is not two digits")
             }
             guard TestPKI.KeyVariant(rawValue: profile.acsSigning) != nil else {
-                throw .invalid(source: source, reason: "directoryServers[\(index)].acsSigning: \"\(profile.acsSigning)\" is not rsa or ec")
+                throw Invalid("directoryServers[\(index)].acsSigning: \"\(profile.acsSigning)\" is not rsa or ec")
             }
         }
+    }
+
+    private func checkDurations() throws(Invalid) {
         // Every duration of the file, with its range: a day at most, so that no timer or Duration conversion overflows.
         let day = 86_400.0
         let durations: [(key: String, value: Double, range: ClosedRange<Double>, unit: String)] = [
@@ -148,33 +173,38 @@ public struct HarnessConfiguration: Sendable, Equatable {
             ("accessControlServer.challengeTimeout", accessControlServer.challengeTimeout, 0.001...day, "seconds"),
         ]
         for duration in durations where !(duration.value.isFinite && duration.range.contains(duration.value)) {
-            throw .invalid(source: source, reason: "\(duration.key): \(duration.value) is not \(duration.range.lowerBound)-\(duration.range.upperBound) \(duration.unit)")
+            throw Invalid("\(duration.key): \(duration.value) is not \(duration.range.lowerBound)-\(duration.range.upperBound) \(duration.unit)")
         }
+    }
+
+    private func checkRolesAndLogging() throws(Invalid) {
         guard ["N", "U", "erro"].contains(directoryServer.outOfRange) else {
-            throw .invalid(source: source, reason: "directoryServer.outOfRange: \"\(directoryServer.outOfRange)\" is not N, U or erro")
+            throw Invalid("directoryServer.outOfRange: \"\(directoryServer.outOfRange)\" is not N, U or erro")
         }
         guard directoryServer.outOfRangeReason.count == 2, directoryServer.outOfRangeReason.allSatisfy(\.isNumber) else {
-            throw .invalid(source: source, reason: "directoryServer.outOfRangeReason: \"\(directoryServer.outOfRangeReason)\" is not two digits")
+            throw Invalid("directoryServer.outOfRangeReason: \"\(directoryServer.outOfRangeReason)\" is not two digits")
         }
-        guard maxTransactions > 0 else { throw .invalid(source: source, reason: "maxTransactions: at least 1") }
+        guard maxTransactions > 0 else { throw Invalid("maxTransactions: at least 1") }
         guard ["text", "json"].contains(logging.format) else {
-            throw .invalid(source: source, reason: "logging.format: \"\(logging.format)\" is not text or json")
+            throw Invalid("logging.format: \"\(logging.format)\" is not text or json")
         }
+        guard LogLevelName.parse(logging.level) != nil else {
+            throw Invalid("logging.level: \"\(logging.level)\" is not one of \(LogLevelName.all)")
+        }
+    }
+
+    private func checkTLS() throws(Invalid) {
         if tls.requireClientCertificate && tls.clientCA == nil {
-            throw .invalid(source: source, reason: "tls.requireClientCertificate: set tls.clientCA, the CA that client certificates must chain to")
+            throw Invalid("tls.requireClientCertificate: set tls.clientCA, the CA that client certificates must chain to")
         }
         if (tls.clientCertificate == nil) != (tls.clientPrivateKey == nil) {
-            throw .invalid(source: source, reason: "tls.clientCertificate and tls.clientPrivateKey: set both or neither")
+            throw Invalid("tls.clientCertificate and tls.clientPrivateKey: set both or neither")
         }
         guard ["warn", "refuse"].contains(tls.plainHTTPBesideMutualTLS) else {
-            throw .invalid(source: source, reason: "tls.plainHTTPBesideMutualTLS: \"\(tls.plainHTTPBesideMutualTLS)\" is not warn or refuse")
+            throw Invalid("tls.plainHTTPBesideMutualTLS: \"\(tls.plainHTTPBesideMutualTLS)\" is not warn or refuse")
         }
         if tls.plainHTTPBypassesMutualTLS(server) && tls.plainHTTPBesideMutualTLS == "refuse" {
-            throw .invalid(source: source, reason: "server.httpPort: plain HTTP would serve every route without the client certificate that tls.requireClientCertificate asks for; set httpPort to null, or tls.plainHTTPBesideMutualTLS to warn")
-        }
-        try checkAdminExposure(source: source)
-        guard LogLevelName.parse(logging.level) != nil else {
-            throw .invalid(source: source, reason: "logging.level: \"\(logging.level)\" is not one of \(LogLevelName.all)")
+            throw Invalid("server.httpPort: plain HTTP would serve every route without the client certificate that tls.requireClientCertificate asks for; set httpPort to null, or tls.plainHTTPBesideMutualTLS to warn")
         }
     }
 

@@ -1,4 +1,7 @@
+import AccessControlServer
+import DirectoryServer
 public import EMV3DS
+import EMVCrypto
 public import JOSE
 public import ThreeDSServer
 
@@ -98,5 +101,27 @@ extension ThreeDSServerSettings: KeyTableDecodable {
          .key("requestorName", \.requestorName), .key("requestorURL", \.requestorURL), .key("directoryServerURL", \.directoryServerURL),
          .key("directoryServerTimeoutMs", \.directoryServerTimeoutMs), .key("acquirerBIN", \.acquirerBIN),
          .key("acquirerMerchantID", \.acquirerMerchantID), .key("mcc", \.mcc), .key("merchantCountryCode", \.merchantCountryCode)]
+    }
+}
+
+// How the role sections become the roles' settings.
+extension HarnessConfiguration {
+    /// The DS role's settings from `directoryServer:` and the schemes.
+    func directoryServerSettings(schemes: [PaymentScheme], keys: [String: DirectoryServerKeys]) -> DirectoryServerSettings {
+        var settings = DirectoryServerSettings(schemes: schemes, keys: keys)
+        settings.referenceNumber = directoryServer.referenceNumber
+        settings.outOfRange = directoryServer.outOfRange == "erro" ? .erro
+            : .ares(TransStatus(rawValue: directoryServer.outOfRange) ?? .notAuthenticated, reason: directoryServer.outOfRangeReason)
+        return settings
+    }
+
+    /// The ACS role's settings from `accessControlServer:` and the schemes.
+    func accessControlServerSettings(schemes: [PaymentScheme], signers: [String: ACSSigningIdentity]) -> AccessControlServerSettings {
+        var settings = AccessControlServerSettings(schemes: schemes, signers: signers)
+        settings.referenceNumber = accessControlServer.referenceNumber
+        settings.operatorID = accessControlServer.operatorID
+        settings.challengeURL = accessControlServer.challengeURL
+        settings.challengeTimeout = accessControlServer.challengeTimeout
+        return settings
     }
 }

@@ -309,56 +309,7 @@ public enum ScenarioFile {
         guard !entry.steps.isEmpty else { throw invalid("challenge.steps", "at least one step") }
         var steps: [ChallengeStep] = []
         for (index, step) in entry.steps.enumerated() {
-            let field = "challenge.steps[\(index)]"
-            guard let type = ACSUIType(rawValue: step.uiType) ?? uiTypeNames[step.uiType] else {
-                throw invalid(field + ".uiType", "\"\(step.uiType)\" is not 01-07 or one of \(uiTypeNames.keys.sorted().joined(separator: ", "))")
-            }
-            var screen = ChallengeScreenContent(uiType: type)
-            let texts = step.texts
-            screen.header = texts[.header]
-            screen.label = texts[.label]
-            screen.text = texts[.text]
-            screen.additionalInfo = texts[.additionalInfo]
-            screen.submitLabel = texts[.submitLabel] ?? ([.text, .singleSelect, .multiSelect].contains(type) ? "Submit" : nil)
-            screen.oobContinueLabel = texts[.oobContinueLabel]
-            screen.oobAppURL = texts[.oobAppURL]
-            screen.oobAppLabel = texts[.oobAppLabel]
-            screen.html = texts[.html]
-            screen.htmlRefresh = texts[.htmlRefresh]
-            screen.expandInfoLabel = texts[.expandInfoLabel]
-            screen.expandInfoText = texts[.expandInfoText]
-            screen.whyInfoLabel = texts[.whyInfoLabel]
-            screen.whyInfoText = texts[.whyInfoText]
-            screen.resendInformationLabel = texts[.resendLabel]
-            screen.issuerImage = step.issuerImage?.json
-            screen.psImage = step.psImage?.json
-            screen.options = (step.options ?? []).map { ($0.key, $0.label) }
-            for (key, limit) in [(StepEntry.TextKey.header, 45), (.label, 45), (.submitLabel, 45), (.oobContinueLabel, 45),
-                                 (.text, 350), (.whyInfoLabel, 45), (.expandInfoLabel, 45), (.resendLabel, 45)] {
-                if let value = texts[key], value.isEmpty || value.count > limit {
-                    throw invalid("\(field).\(key.rawValue)", "must be 1-\(limit) characters (SDKs refuse empty or longer texts)")
-                }
-            }
-            if type == .singleSelect || type == .multiSelect {
-                guard !screen.options.isEmpty else { throw invalid(field + ".options", "required for uiType \(type.rawValue)") }
-            } else if step.options != nil {
-                throw invalid(field + ".options", "only single-select and multi-select steps have options")
-            }
-            let answer: String
-            if type.continuesOutOfBand {
-                answer = step.answer ?? "continue"
-            } else {
-                guard let given = step.answer, !given.isEmpty else { throw invalid(field + ".answer", "required for uiType \(type.rawValue)") }
-                answer = given
-            }
-            let keys = Set(screen.options.map(\.key))
-            if type == .singleSelect, !keys.contains(answer) { throw invalid(field + ".answer", "\"\(answer)\" is not one of the option keys") }
-            if type == .multiSelect, let unknown = answer.split(separator: ",").first(where: { !keys.contains(String($0)) }) {
-                throw invalid(field + ".answer", "\"\(unknown)\" is not one of the option keys")
-            }
-            if step.resendAnswer != nil, type != .text { throw invalid(field + ".resendAnswer", "only text steps send new codes") }
-            steps.append(ChallengeStep(screen: screen, answer: answer, resendAnswer: step.resendAnswer,
-                                       errorText: step.errorText ?? "Incorrect answer. Please try again."))
+            steps.append(try challengeStep(step, field: "challenge.steps[\(index)]", invalid: invalid))
         }
         let attempts = entry.attempts ?? 3
         guard attempts >= 1 else { throw invalid("challenge.attempts", "at least 1") }
@@ -381,6 +332,59 @@ public enum ScenarioFile {
                           "\(problem.violation.reason) (a \(problem.version.rawValue) CRes of this screen would be refused with \(problem.violation.code.rawValue))")
         }
         return script
+    }
+
+    /// Where each text of a step goes on the screen.
+    private static var screenTexts: [(StepEntry.TextKey, WritableKeyPath<ChallengeScreenContent, String?>)] { [
+        (.header, \.header), (.label, \.label), (.text, \.text), (.additionalInfo, \.additionalInfo), (.submitLabel, \.submitLabel),
+        (.oobContinueLabel, \.oobContinueLabel), (.oobAppURL, \.oobAppURL), (.oobAppLabel, \.oobAppLabel), (.html, \.html),
+        (.htmlRefresh, \.htmlRefresh), (.expandInfoLabel, \.expandInfoLabel), (.expandInfoText, \.expandInfoText),
+        (.whyInfoLabel, \.whyInfoLabel), (.whyInfoText, \.whyInfoText), (.resendLabel, \.resendInformationLabel),
+    ] }
+
+    /// The lengths SDKs accept for the texts they lay out themselves: longer or empty ones are refused.
+    private static let textLimits: [(StepEntry.TextKey, Int)] = [
+        (.header, 45), (.label, 45), (.submitLabel, 45), (.oobContinueLabel, 45), (.text, 350), (.whyInfoLabel, 45),
+        (.expandInfoLabel, 45), (.resendLabel, 45),
+    ]
+
+    /// One screen of a challenge and the answer that passes it.
+    private static func challengeStep(_ step: StepEntry, field: String,
+                                      invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> ChallengeStep {
+        guard let type = ACSUIType(rawValue: step.uiType) ?? uiTypeNames[step.uiType] else {
+            throw invalid(field + ".uiType", "\"\(step.uiType)\" is not 01-07 or one of \(uiTypeNames.keys.sorted().joined(separator: ", "))")
+        }
+        for (key, limit) in textLimits {
+            if let value = step.texts[key], value.isEmpty || value.count > limit {
+                throw invalid("\(field).\(key.rawValue)", "must be 1-\(limit) characters (SDKs refuse empty or longer texts)")
+            }
+        }
+        var screen = ChallengeScreenContent(uiType: type)
+        for (key, member) in screenTexts { screen[keyPath: member] = step.texts[key] }
+        if screen.submitLabel == nil, [.text, .singleSelect, .multiSelect].contains(type) { screen.submitLabel = "Submit" }
+        screen.issuerImage = step.issuerImage?.json
+        screen.psImage = step.psImage?.json
+        screen.options = (step.options ?? []).map { ($0.key, $0.label) }
+        if type == .singleSelect || type == .multiSelect {
+            guard !screen.options.isEmpty else { throw invalid(field + ".options", "required for uiType \(type.rawValue)") }
+        } else if step.options != nil {
+            throw invalid(field + ".options", "only single-select and multi-select steps have options")
+        }
+        let answer: String
+        if type.continuesOutOfBand {
+            answer = step.answer ?? "continue"
+        } else {
+            guard let given = step.answer, !given.isEmpty else { throw invalid(field + ".answer", "required for uiType \(type.rawValue)") }
+            answer = given
+        }
+        let keys = Set(screen.options.map(\.key))
+        if type == .singleSelect, !keys.contains(answer) { throw invalid(field + ".answer", "\"\(answer)\" is not one of the option keys") }
+        if type == .multiSelect, let unknown = answer.split(separator: ",").first(where: { !keys.contains(String($0)) }) {
+            throw invalid(field + ".answer", "\"\(unknown)\" is not one of the option keys")
+        }
+        if step.resendAnswer != nil, type != .text { throw invalid(field + ".resendAnswer", "only text steps send new codes") }
+        return ChallengeStep(screen: screen, answer: answer, resendAnswer: step.resendAnswer,
+                             errorText: step.errorText ?? "Incorrect answer. Please try again.")
     }
 
     /// The scenario file's name for each CRes field of a screen.

@@ -173,7 +173,6 @@ public struct JSONReader {
 
     private mutating func readString() throws(SyntaxError) -> String {
         index += 1
-        var scalars = String.UnicodeScalarView()
         var start = index
         var output = ""
         /// A run of bytes with one of 0x80 or more: checked as UTF-8 (RFC 8259 section 8.1) instead of repaired.
@@ -201,43 +200,44 @@ public struct JSONReader {
             if byte == UInt8(ascii: "\\") {
                 try flush(self, &output, start, ascii: runIsASCII)
                 runIsASCII = true
-                index += 1
-                guard index < bytes.count else { throw error("unterminated escape") }
-                let escape = bytes[index]
-                index += 1
-                switch escape {
-                case UInt8(ascii: "\""): output += "\""
-                case UInt8(ascii: "\\"): output += "\\"
-                case UInt8(ascii: "/"): output += "/"
-                case UInt8(ascii: "b"): output += "\u{08}"
-                case UInt8(ascii: "f"): output += "\u{0C}"
-                case UInt8(ascii: "n"): output += "\n"
-                case UInt8(ascii: "r"): output += "\r"
-                case UInt8(ascii: "t"): output += "\t"
-                case UInt8(ascii: "u"):
-                    var code = try readHex4()
-                    if (0xD800...0xDBFF).contains(code) {
-                        guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
-                            throw error("unpaired surrogate")
-                        }
-                        index += 2
-                        let low = try readHex4()
-                        guard (0xDC00...0xDFFF).contains(low) else { throw error("unpaired surrogate") }
-                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
-                    } else if (0xDC00...0xDFFF).contains(code) {
-                        throw error("unpaired surrogate")
-                    }
-                    guard let scalar = Unicode.Scalar(code) else { throw error("invalid \\u escape") }
-                    scalars.removeAll()
-                    scalars.append(scalar)
-                    output += String(scalars)
-                default:
-                    throw error("invalid escape")
-                }
+                output.unicodeScalars.append(try readEscape())
                 start = index
                 continue
             }
             index += 1
+        }
+    }
+
+    /// The character a backslash escape stands for; `index` is at the backslash.
+    private mutating func readEscape() throws(SyntaxError) -> Unicode.Scalar {
+        index += 1
+        guard index < bytes.count else { throw error("unterminated escape") }
+        let escape = bytes[index]
+        index += 1
+        switch escape {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): return Unicode.Scalar(escape)
+        case UInt8(ascii: "b"): return "\u{08}"
+        case UInt8(ascii: "f"): return "\u{0C}"
+        case UInt8(ascii: "n"): return "\n"
+        case UInt8(ascii: "r"): return "\r"
+        case UInt8(ascii: "t"): return "\t"
+        case UInt8(ascii: "u"):
+            var code = try readHex4()
+            if (0xD800...0xDBFF).contains(code) {
+                guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                    throw error("unpaired surrogate")
+                }
+                index += 2
+                let low = try readHex4()
+                guard (0xDC00...0xDFFF).contains(low) else { throw error("unpaired surrogate") }
+                code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+            } else if (0xDC00...0xDFFF).contains(code) {
+                throw error("unpaired surrogate")
+            }
+            guard let scalar = Unicode.Scalar(code) else { throw error("invalid \\u escape") }
+            return scalar
+        default:
+            throw error("invalid escape")
         }
     }
 

@@ -135,3 +135,15 @@ extension Violation {
         Violation(field: "Content-Type", code: .messageNotRecognised, reason: "must be application/json, got \(value ?? "none")")
     }
 }
+
+extension Router {
+    /// `GET path`, a path ending in `{id}`: the record `lookup` finds by that id, as JSON, or
+    /// 404 naming `what` ("DS transaction").
+    public mutating func record(_ path: String, _ what: String, _ lookup: @escaping @Sendable (String) -> JSONValue?) {
+        get(path) { _, context in
+            let id = try context.parameter("id")
+            guard let record = lookup(id) else { throw HTTPError(.notFound, "no \(what) \(id)") }
+            return .emv(record)
+        }
+    }
+}

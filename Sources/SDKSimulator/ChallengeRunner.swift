@@ -198,8 +198,35 @@ struct Session {
     let style: ChannelStyle
     let encryption: ContentEncryptionAlgorithm
 
+    /// How an exchange ended early: the step to report (an Erro may have been sent).
+    private struct Ended: Error {
+        let step: Step
+        init(_ outcome: SDKOutcome, erroSent: ErroMessage? = nil) { step = .finished(outcome, erroSent: erroSent) }
+    }
+
     /// One CReq and its CRes; `answering` is the type of the screen the action answers.
     func exchange(counter: Int, action: CReq.Action, whitelisting: String?, answering screen: ACSUIType?) async -> Step {
+        let creq = makeCReq(counter: counter, action: action, whitelisting: whitelisting)
+        do {
+            let response = try await post(creq, answering: screen)
+            let cres = try await read(response, answering: creq)
+            switch cres.content {
+            case .final(let status):
+                if case .cancel = action { return .finished(.cancelled, erroSent: nil) }
+                return .finished(.completed(status), erroSent: nil)
+            case .screen(let screen):
+                if case .cancel = action {
+                    return .finished(.protocolError("an ongoing CRes answered a cancel"),
+                                     erroSent: await sendErro(.formatInvalid, "challengeCompletionInd", "must be Y after a cancel"))
+                }
+                return .screen(screen, warnings: cres.warnings)
+            }
+        } catch {
+            return error.step
+        }
+    }
+
+    private func makeCReq(counter: Int, action: CReq.Action, whitelisting: String?) -> CReq {
         var creq = CReq(messageVersion: transaction.messageVersion, threeDSServerTransID: parameters.threeDSServerTransID,
                         acsTransID: parameters.acsTransID, sdkTransID: transaction.sdkTransID, counter: counter, action: action)
         if transaction.messageVersion >= .v2_2_0 {
@@ -208,69 +235,70 @@ struct Session {
             if case .oobContinue = action { creq.threeDSRequestorAppURL = "https://merchant.example/3ds-return" }
         }
         if style == .android { creq.extraMembers = [("messageExtensions", .array([]))] }
+        return creq
+    }
+
+    /// Seals the CReq (Android: a zero IV ending in the counter) and posts it to the acsURL.
+    private func post(_ creq: CReq, answering screen: ACSUIType?) async throws(Ended) -> HTTPResponse {
         let iv: [UInt8]? = style == .android
-            ? [UInt8](repeating: 0, count: encryption == .a128gcm ? 11 : 15) + [UInt8(truncatingIfNeeded: counter)] : nil
+            ? [UInt8](repeating: 0, count: encryption == .a128gcm ? 11 : 15) + [UInt8(truncatingIfNeeded: creq.counter)] : nil
         let sealed: String
         do {
-            sealed = try channel.seal(JSONWriter.write(creq.json(continuing: screen)), encryption: encryption, kid: parameters.acsTransID, direction: .sdkToACS, iv: iv)
-        } catch { return .finished(.runtimeError("CReq encryption: \(error)"), erroSent: nil) }
-
+            sealed = try channel.seal(JSONWriter.write(creq.json(continuing: screen)), encryption: encryption, kid: parameters.acsTransID,
+                                      direction: .sdkToACS, iv: iv)
+        } catch { throw Ended(.runtimeError("CReq encryption: \(error)")) }
         let response: HTTPResponse
         do {
             response = try await runner.client.post(acsURL, body: Array(sealed.utf8), contentType: "application/jose; charset=UTF-8")
         } catch .readTimedOut {
-            return .finished(.timedOut, erroSent: await sendErro(.transactionTimedOut, "CRes", "no CRes within the SDK's time limit"))
+            throw Ended(.timedOut, erroSent: await sendErro(.transactionTimedOut, "CRes", "no CRes within the SDK's time limit"))
         } catch {
-            return .finished(.runtimeError("\(acsURL): \(error)"), erroSent: nil)
+            throw Ended(.runtimeError("\(acsURL): \(error)"))
         }
-        guard (200..<300).contains(response.status.code) else {
-            return .finished(.runtimeError("ACS answered HTTP \(response.status.code)"), erroSent: nil)
-        }
+        guard (200..<300).contains(response.status.code) else { throw Ended(.runtimeError("ACS answered HTTP \(response.status.code)")) }
+        return response
+    }
+
+    /// The CRes in the answer, decrypted and checked as an SDK checks it: kid, ids, version, counter.
+    private func read(_ response: HTTPResponse, answering creq: CReq) async throws(Ended) -> CRes {
         // A JSON answer is an Erro from the ACS (how Android SDKs read it).
         if response.headers.mediaType == "application/json" {
             let erro = (try? JSONReader.parse(response.body).value).flatMap { try? ErroMessage(json: $0) }
-            let what = erro.map { "Erro \($0.errorCode.rawValue) from the ACS: \($0.errorDescription)" } ?? "a JSON answer that is not an Erro"
-            return .finished(.protocolError(what), erroSent: nil)
+            throw Ended(.protocolError(erro.map { "Erro \($0.errorCode.rawValue) from the ACS: \($0.errorDescription)" }
+                                           ?? "a JSON answer that is not an Erro"))
         }
         let plaintext: [UInt8]
         do {
             let opened = try channel.open(String(decoding: response.body, as: UTF8.self), direction: .acsToSDK)
             // The CRes JWE names the transaction's ACS: another kid is not this channel's message.
             guard opened.jwe.header.kid == parameters.acsTransID else {
-                return .finished(.protocolError("CRes kid \(opened.jwe.header.kid ?? "none") is not the acsTransID"),
-                                 erroSent: await sendErro(.dataDecryptionFailure, "kid", "the CRes kid is not the acsTransID"))
+                throw Ended(.protocolError("CRes kid \(opened.jwe.header.kid ?? "none") is not the acsTransID"),
+                            erroSent: await sendErro(.dataDecryptionFailure, "kid", "the CRes kid is not the acsTransID"))
             }
             plaintext = opened.plaintext
+        } catch let ended as Ended {
+            throw ended
         } catch {
-            return .finished(.protocolError("CRes cannot be decrypted: \(error)"),
-                             erroSent: await sendErro(.dataDecryptionFailure, "CRes", "CRes cannot be decrypted"))
+            throw Ended(.protocolError("CRes cannot be decrypted: \(error)"),
+                        erroSent: await sendErro(.dataDecryptionFailure, "CRes", "CRes cannot be decrypted"))
         }
         let cres: CRes
         do { cres = try CRes(bytes: plaintext) } catch {
-            return .finished(.protocolError("invalid CRes: \(error)"),
-                             erroSent: await sendErro(error.code, error.offendingFields.joined(separator: ","), error.description))
+            throw Ended(.protocolError("invalid CRes: \(error)"),
+                        erroSent: await sendErro(error.code, error.offendingFields.joined(separator: ","), error.description))
         }
         if let field = creq.ids.mismatches(in: cres.ids).first {
-            return .finished(.protocolError("CRes \(field) does not match"), erroSent: await sendErro(.transactionIDNotRecognised, field, "does not match"))
+            throw Ended(.protocolError("CRes \(field) does not match"), erroSent: await sendErro(.transactionIDNotRecognised, field, "does not match"))
         }
         guard cres.messageVersion == transaction.messageVersion else {
-            return .finished(.protocolError("CRes messageVersion \(cres.messageVersion.rawValue)"),
-                             erroSent: await sendErro(.versionNotSupported, "messageVersion", "differs from the AReq's"))
+            throw Ended(.protocolError("CRes messageVersion \(cres.messageVersion.rawValue)"),
+                        erroSent: await sendErro(.versionNotSupported, "messageVersion", "differs from the AReq's"))
         }
-        guard cres.counter == counter else {
-            return .finished(.protocolError("acsCounterAtoS \(cres.counter), expected \(counter)"),
-                             erroSent: await sendErro(.dataDecryptionFailure, "acsCounterAtoS", "does not match sdkCounterStoA"))
+        guard cres.counter == creq.counter else {
+            throw Ended(.protocolError("acsCounterAtoS \(cres.counter), expected \(creq.counter)"),
+                        erroSent: await sendErro(.dataDecryptionFailure, "acsCounterAtoS", "does not match sdkCounterStoA"))
         }
-        switch cres.content {
-        case .final(let status):
-            if case .cancel = action { return .finished(.cancelled, erroSent: nil) }
-            return .finished(.completed(status), erroSent: nil)
-        case .screen(let screen):
-            if case .cancel = action {
-                return .finished(.protocolError("an ongoing CRes answered a cancel"), erroSent: await sendErro(.formatInvalid, "challengeCompletionInd", "must be Y after a cancel"))
-            }
-            return .screen(screen, warnings: cres.warnings)
-        }
+        return cres
     }
 
     /// Posts an Erro to the acsURL without waiting for anything but the HTTP answer.

@@ -45,11 +45,7 @@ public final class ThreeDSServer: Sendable {
 
     public func register(on router: inout Router) {
         router.post("/3ds-server/authenticate") { request, _ async throws in try await self.authenticate(request) }
-        router.get("/3ds-server/transactions/{id}") { _, context in
-            let id = try context.parameter("id")
-            guard let transaction = self.transactions.get(id) else { throw HTTPError(.notFound, "no transaction \(id)") }
-            return .emv(transaction.json)
-        }
+        router.record("/3ds-server/transactions/{id}", "transaction") { self.transactions.get($0)?.json }
         router.post("/3ds-server/rreq") { request, _ in self.results(request) }
     }
 

@@ -1,7 +1,8 @@
 import COpenSSL
 public import Foundation
 
-/// An X.509 certificate (an owned OpenSSL `X509`).
+/// An X.509 certificate (an owned OpenSSL `X509`). `@unchecked`: it is never changed after
+/// parsing, and OpenSSL reads of an `X509` are safe from several threads.
 public final class Certificate: @unchecked Sendable, Equatable, CustomStringConvertible {
     let pointer: OpaquePointer
 

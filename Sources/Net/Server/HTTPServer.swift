@@ -3,7 +3,7 @@ public import Logging
 import Synchronization
 
 /// State every connection of a server reads.
-final class ServerShared: @unchecked Sendable {
+final class ServerShared: Sendable {
     let configuration: ServerConfiguration
     let router: Router
     let logger: Logger
@@ -62,6 +62,9 @@ final class ServerShared: @unchecked Sendable {
 /// let server = HTTPServer(configuration: .init(httpPort: 0), router: router, group: group)
 /// try server.start()
 /// ```
+///
+/// `@unchecked`: `start()` sets the per-loop state and the bound ports once, before the
+/// server is shared; after that they are only read.
 public final class HTTPServer: @unchecked Sendable {
     public let group: EventLoopGroup
     let shared: ServerShared

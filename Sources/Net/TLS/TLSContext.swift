@@ -1,7 +1,8 @@
 import COpenSSL
 
 /// An OpenSSL `SSL_CTX` built from a ``TLSConfiguration``, shared by all connections of
-/// a server or client (OpenSSL contexts are safe to share once configured).
+/// a server or client. `@unchecked`: OpenSSL contexts are safe to share once configured, and
+/// this one is not changed after its init.
 public final class TLSContext: @unchecked Sendable {
     let context: OpaquePointer
     public let isServer: Bool

@@ -154,9 +154,8 @@ public final class HarnessApp: Sendable {
 
     static func baseRoutes() -> Router {
         var router = Router()
-        router.get("/health") { _, _ in
-            HTTPResponse(headers: ["Content-Type": "application/json"], body: Array(#"{"status":"ok"}"#.utf8))
-        }
+        let health = Array(#"{"status":"ok","version":"\#(HarnessVersion.current)"}"#.utf8)
+        router.get("/health") { _, _ in HTTPResponse(headers: ["Content-Type": "application/json"], body: health) }
         // Parses and re-serialises a JSON body: the cost of JSON on the request path, for benchmarks.
         router.post("/admin/echo") { request, _ in
             guard request.headers.mediaType == "application/json" else {

@@ -25,6 +25,10 @@ public struct HarnessConfiguration: Sendable, Equatable {
     public struct TLS: Sendable, Equatable, Encodable {
         public var certificate = "certs/tls/server-chain.pem"
         public var privateKey = "certs/tls/server-key.pem"
+        /// DNS names and IP addresses the TLS server certificate must carry besides localhost,
+        /// 127.0.0.1 and ::1 (the address a phone reaches the harness at); `serve` issues the
+        /// certificate anew under the test PKI's TLS root when it lacks one.
+        public var names: [String] = []
         /// CA file for client certificates (mutual TLS); none by default.
         public var clientCA: String?
         public var requireClientCertificate = false
@@ -194,6 +198,9 @@ public struct HarnessConfiguration: Sendable, Equatable {
     }
 
     private func checkTLS() throws(Invalid) {
+        for name in tls.names where name.isEmpty || name.contains(where: { $0.isWhitespace || $0 == "/" }) {
+            throw Invalid("tls.names: \"\(name)\" is not a DNS name or an IP address")
+        }
         if tls.requireClientCertificate && tls.clientCA == nil {
             throw Invalid("tls.requireClientCertificate: set tls.clientCA, the CA that client certificates must chain to")
         }
@@ -275,7 +282,7 @@ extension HarnessConfiguration.Server: KeyTableDecodable {
 
 extension HarnessConfiguration.TLS: KeyTableDecodable {
     public static var keys: [TableKey<Self>] {
-        [.key("certificate", \.certificate), .key("privateKey", \.privateKey), .key("clientCA", \.clientCA),
+        [.key("certificate", \.certificate), .key("privateKey", \.privateKey), .key("names", \.names), .key("clientCA", \.clientCA),
          .key("requireClientCertificate", \.requireClientCertificate), .key("clientCertificate", \.clientCertificate),
          .key("clientPrivateKey", \.clientPrivateKey), .key("plainHTTPBesideMutualTLS", \.plainHTTPBesideMutualTLS)]
     }

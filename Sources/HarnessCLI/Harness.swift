@@ -1,11 +1,21 @@
 import ArgumentParser
+import Harness
 
 @main
 struct HarnessCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "threeds-harness",
         abstract: "EMV 3-D Secure 2 test harness: 3DS Server, Directory Server and ACS in one process.",
-        subcommands: [ServeCommand.self, PKICommand.self, SimulateCommand.self, ScenariosCommand.self, SpecCommand.self, BenchSupportCommand.self],
+        version: HarnessVersion.current,
+        subcommands: [ServeCommand.self, PKICommand.self, SimulateCommand.self, URLsCommand.self, ScenariosCommand.self, SpecCommand.self,
+                      BenchSupportCommand.self],
         defaultSubcommand: ServeCommand.self
     )
+}
+
+extension ConfigurationLocation {
+    /// The configuration of `--config` (nil when not given), or an error that names the file and key.
+    static func find(commandLine path: String?) throws -> ConfigurationLocation {
+        do { return try find(explicit: path) } catch { throw ValidationError(error.description) }
+    }
 }

@@ -7,23 +7,19 @@ struct PKICommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pki",
         abstract: "Create and show the test PKI (test keys only).",
-        subcommands: [Generate.self, Export.self]
+        subcommands: [Generate.self, TLS.self, Export.self]
     )
 
     struct Options: ParsableArguments {
-        @Option(name: .long, help: "YAML configuration file (for pkiDirectory and directoryServers).")
-        var config = "config/harness.yaml"
+        @Option(name: .long, help: "YAML configuration file (for pkiDirectory and directoryServers; default: config/harness.yaml here or in the binary's checkout).")
+        var config: String?
 
         @Option(name: .long, help: "PKI folder; overrides pkiDirectory.")
         var dir: String?
 
         func load() throws -> (HarnessConfiguration, TestPKI) {
-            let configuration: HarnessConfiguration
-            do {
-                configuration = FileManager.default.fileExists(atPath: config) || config != "config/harness.yaml"
-                    ? try HarnessConfiguration.load(path: config) : HarnessConfiguration()
-            } catch { throw ValidationError(error.description) }
-            return (configuration, TestPKI(directory: dir ?? configuration.pkiDirectory))
+            let location = try ConfigurationLocation.find(commandLine: config)
+            return (location.configuration, TestPKI(directory: dir ?? location.resolve(location.configuration.pkiDirectory)))
         }
     }
 
@@ -49,6 +45,44 @@ struct PKICommand: ParsableCommand {
                 print("wrote \(written.count) files under \(pki.directory)/ (valid \(years) years; test keys only)")
             } catch let error as TestPKIError {
                 throw CommandFailure(error.description)
+            }
+        }
+    }
+
+    struct TLS: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Issue a new TLS server certificate under the test PKI's TLS root, for localhost and the given names; nothing else changes.",
+            discussion: """
+                Names are DNS names or IP addresses: the address a phone or an emulator reaches the harness at \
+                (192.168.1.20, 10.0.2.2, harness). The certificate is valid for at most 397 days (iOS refuses TLS server \
+                certificates valid for more than 825 days, browsers more than 398). The TLS root and every DS and ACS key stay as they are.
+                """)
+
+        @OptionGroup var options: Options
+
+        @Option(name: .long, help: "A DNS name or IP address for the certificate (repeatable).")
+        var name: [String] = []
+
+        @Option(name: .long, help: "Validity in days (at most 397).")
+        var days = TestPKI.tlsServerValidityDays
+
+        func validate() throws {
+            guard (2...TestPKI.tlsServerValidityDays).contains(days) else {
+                throw ValidationError("--days \(days) is not 2-\(TestPKI.tlsServerValidityDays)")
+            }
+            for name in name where name.isEmpty || name.contains(where: { $0 == " " || $0 == "/" }) {
+                throw ValidationError("--name \"\(name)\" is not a DNS name or an IP address")
+            }
+        }
+
+        func run() throws {
+            let (_, pki) = try options.load()
+            do {
+                let written = try pki.issueTLSServerCertificate(names: name, days: days)
+                let names = TestPKI.tlsServerBaseNames + name
+                print("wrote \(written.joined(separator: " and ")): valid \(days) days for \(names.joined(separator: ", ")), under \(pki.directory)/tls/root-ca.pem")
+            } catch {
+                throw CommandFailure("cannot issue the TLS server certificate under \(pki.directory)/tls: \(error)")
             }
         }
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Harness
+import JOSE
 import Logging
 
 struct ServeCommand: ParsableCommand {
@@ -9,8 +10,8 @@ struct ServeCommand: ParsableCommand {
         abstract: "Run the harness until SIGINT or SIGTERM (then stop gracefully and exit 0)."
     )
 
-    @Option(name: .long, help: "YAML configuration file.")
-    var config = "config/harness.yaml"
+    @Option(name: .long, help: "YAML configuration file (default: config/harness.yaml here or in the binary's checkout).")
+    var config: String?
 
     @Option(name: .long, help: "Event loops (threads); 0 = one per core. Overrides server.loops.")
     var loops: Int?
@@ -28,14 +29,8 @@ struct ServeCommand: ParsableCommand {
     var jsonLogs = false
 
     func run() throws {
-        var configuration: HarnessConfiguration
-        do {
-            configuration = FileManager.default.fileExists(atPath: config) || config != "config/harness.yaml"
-                ? try HarnessConfiguration.load(path: config)
-                : HarnessConfiguration()
-        } catch {
-            throw ValidationError(error.description)
-        }
+        let location = try ConfigurationLocation.find(commandLine: config)
+        var configuration = location.configuration
         if let loops { configuration.server.loops = loops }
         if let httpPort { configuration.server.httpPort = httpPort }
         if let httpsPort { configuration.server.httpsPort = httpsPort }
@@ -63,7 +58,8 @@ struct ServeCommand: ParsableCommand {
             return source
         }
 
-        let app = try HarnessApp(configuration: configuration, logger: logger)
+        renewTLSServerCertificate(configuration, location: location, logger: logger)
+        let app = try HarnessApp(configuration: configuration, baseDirectory: location.baseDirectory, logger: logger)
         try app.start()
         // SIGHUP reloads the scenario file; a bad one is logged and changes nothing.
         signal(SIGHUP, SIG_IGN)
@@ -82,5 +78,29 @@ struct ServeCommand: ParsableCommand {
         // free shared state while a thread of the Swift runtime may still hold some of it.
         fflush(nil)
         _exit(0)
+    }
+}
+
+extension ServeCommand {
+    /// Issues the TLS server certificate anew under the test PKI's TLS root when it is missing,
+    /// expired or near expiry, valid longer than devices accept, or lacks a name of `tls.names`:
+    /// what a phone needs to reach the harness, without regenerating any other key.
+    func renewTLSServerCertificate(_ configuration: HarnessConfiguration, location: ConfigurationLocation, logger: Logger) {
+        guard configuration.server.httpsPort != nil else { return }
+        let certificate = location.resolve(configuration.tls.certificate), key = location.resolve(configuration.tls.privateKey)
+        guard let reason = TestPKI.tlsServerCertificateProblem(at: certificate, names: configuration.tls.names) else { return }
+        let pki = TestPKI(directory: location.resolve(configuration.pkiDirectory))
+        do {
+            _ = try pki.issueTLSServerCertificate(names: configuration.tls.names, certificatePath: certificate, keyPath: key)
+            logger.notice("re-issued the TLS server certificate", metadata: [
+                "reason": "\(reason)", "certificate": "\(certificate)", "names": "\((TestPKI.tlsServerBaseNames + configuration.tls.names).joined(separator: ", "))",
+                "validDays": "\(TestPKI.tlsServerValidityDays)",
+            ])
+        } catch {
+            logger.warning("the TLS server certificate needs re-issuing, and cannot be", metadata: [
+                "reason": "\(reason)", "certificate": "\(certificate)", "error": "\(error)",
+                "fix": "threeds-harness pki tls --name HOST, or set tls.certificate and tls.privateKey",
+            ])
+        }
     }
 }

@@ -26,8 +26,8 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The harness's base URL.")
     var url = "http://127.0.0.1:8080"
 
-    @Option(name: .long, help: "YAML configuration file (for the test PKI and card ranges).")
-    var config = "config/harness.yaml"
+    @Option(name: .long, help: "YAML configuration file (for the test PKI and card ranges; default: config/harness.yaml here or in the binary's checkout).")
+    var config: String?
 
     @Option(name: .long, help: "Card number of one transaction.")
     var pan: String?
@@ -63,11 +63,9 @@ struct SimulateCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let configuration: HarnessConfiguration
-        do {
-            configuration = FileManager.default.fileExists(atPath: config) || config != "config/harness.yaml"
-                ? try HarnessConfiguration.load(path: config) : HarnessConfiguration()
-        } catch { throw ValidationError(error.description) }
+        let location = try ConfigurationLocation.find(commandLine: config)
+        let configuration = location.configuration
+        let pkiDirectory = location.resolve(configuration.pkiDirectory)
         let versions = version.isEmpty ? (runsScenarios ? MessageVersion.allCases : [.v2_2_0]) : version.compactMap(MessageVersion.init(rawValue:))
         let styles = style.isEmpty ? (runsScenarios ? DeviceDataStyle.allCases : [.android]) : style.compactMap(DeviceDataStyle.init(rawValue:))
         let contentEncryption = ContentEncryptionAlgorithm(rawValue: encryption) ?? .a128cbcHS256
@@ -75,12 +73,12 @@ struct SimulateCommand: AsyncParsableCommand {
         let group = EventLoopGroup(loopCount: 1)
         defer { group.shutdown() }
         // An SDK waits 10 s for a CRes: its read timeout. The app waits for the 3DS Server as long as that waits for the DS, and more.
-        let tls = TLSConfiguration(trustRootsFile: configuration.pkiDirectory + "/tls/root-ca.pem")
+        let tls = TLSConfiguration(trustRootsFile: pkiDirectory + "/tls/root-ca.pem")
         let sdkClient = try HTTPClient(group: group, configuration: HTTPClientConfiguration(tls: tls, readTimeoutMilliseconds: 10_000))
         let appClient = try HTTPClient(group: group, configuration: HTTPClientConfiguration(
             tls: tls, readTimeoutMilliseconds: configuration.threeDSServer.directoryServerTimeoutMs + 15_000))
         let simulator = Simulator(client: appClient, baseURL: url)
-        let pki = TestPKI(directory: configuration.pkiDirectory)
+        let pki = TestPKI(directory: pkiDirectory)
         let challenger = ChallengeRunner(client: sdkClient, trustAnchors: configuration.directoryServers.compactMap { try? pki.rootCertificate($0.rid) })
 
         var cases: [SimulationCase] = []

@@ -23,6 +23,7 @@ final class RunningHarness: Sendable {
         configuration.server.httpPort = 0
         configuration.server.httpsPort = nil
         configuration.server.loops = 2
+        (configuration.tls.certificate, configuration.tls.privateKey) = testTLSServer
         configure(&configuration)
         app = try HarnessApp(configuration: configuration, baseDirectory: repositoryRoot, logger: silentLogger)
         try app.start()

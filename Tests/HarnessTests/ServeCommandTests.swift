@@ -1,4 +1,5 @@
 import Foundation
+import Harness
 import TestSupport
 import Testing
 
@@ -20,9 +21,9 @@ struct ServeCommandTests {
         let (serve, http, https) = try start()
         #expect(http > 0 && https > 0)
         let plain = try curl(["-sS", "http://127.0.0.1:\(http)/health"])
-        #expect(plain == #"{"status":"ok"}"#)
+        #expect(plain == #"{"status":"ok","version":"\#(HarnessVersion.current)"}"#)
         let secure = try curl(["-sS", "--cacert", repositoryRoot + "/certs/tls/root-ca.pem", "https://localhost:\(https)/health"])
-        #expect(secure == #"{"status":"ok"}"#)
+        #expect(secure == plain)
         let echo = try curl(["-sS", "-H", "Content-Type: application/json", "-d", #"{"a":[1,"b"]}"#, "http://127.0.0.1:\(http)/admin/echo"])
         #expect(echo == #"{"a":[1,"b"]}"#)
         serve.signal(SIGTERM)

@@ -27,8 +27,8 @@ final class TestServer: @unchecked Sendable {
 
 enum TestCerts {
     static var root: String { repositoryRoot + "/certs/tls/root-ca.pem" }
-    static var serverChain: String { repositoryRoot + "/certs/tls/server-chain.pem" }
-    static var serverKey: String { repositoryRoot + "/certs/tls/server-key.pem" }
+    static var serverChain: String { testTLSServer.certificate }
+    static var serverKey: String { testTLSServer.key }
     static var clientChain: String { repositoryRoot + "/certs/tls/client-chain.pem" }
     static var clientKey: String { repositoryRoot + "/certs/tls/client-key.pem" }
     static var server: TLSConfiguration { TLSConfiguration(certificateChainFile: serverChain, privateKeyFile: serverKey) }

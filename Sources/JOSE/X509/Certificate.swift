@@ -73,6 +73,13 @@ public final class Certificate: @unchecked Sendable, Equatable, CustomStringConv
     /// True when basic constraints say CA.
     public var isCA: Bool { X509_check_ca(pointer) != 0 }
 
+    /// Whether a TLS client reaching `host` (a DNS name or an IP address) accepts this
+    /// certificate's names (subjectAltName, as RFC 6125 reads it).
+    public func covers(host: String) -> Bool {
+        if host.isIPAddress { return X509_check_ip_asc(pointer, host, 0) == 1 }
+        return X509_check_host(pointer, host, host.utf8.count, 0, nil) == 1
+    }
+
     public var publicKey: PublicKey {
         guard let key = X509_get_pubkey(pointer), let wrapped = try? EVPKey(key) else {
             preconditionFailure("certificate holds a key type this module does not create")

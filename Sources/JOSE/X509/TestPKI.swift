@@ -84,32 +84,24 @@ public struct TestPKI: Sendable {
 
         // TLS: an EC root, a server certificate for localhost, a client certificate.
         let tlsRootKey = try PrivateKey.generateP256()
-        let tlsRoot = try CertificateBuilder.issue(
-            CertificateProfile(commonName: "Harness TLS Test Root CA", notBefore: start, validFor: days, isCA: true),
-            publicKey: tlsRootKey.publicKey, issuer: nil, issuerKey: tlsRootKey)
+        let tlsRoot = try Self.root("Harness TLS Test Root CA", key: tlsRootKey, notBefore: start, days: days)
         try write(tlsRoot.pemRepresentation, "tls/root-ca.pem")
         try write(tlsRootKey.pemRepresentation, "tls/root-ca-key.pem")
-        let names = ["localhost"] + tlsNames.filter { !$0.isIPAddress }
-        let addresses = ["127.0.0.1", "::1"] + tlsNames.filter(\.isIPAddress)
-        for (role, profile) in [
-            ("server", CertificateProfile(commonName: "localhost", notBefore: start, validFor: days - 1,
-                                          keyUsage: ["digitalSignature", "keyEncipherment"], extendedKeyUsage: ["serverAuth"],
-                                          dnsNames: names, ipAddresses: addresses)),
-            ("client", CertificateProfile(commonName: "Harness Test Client", notBefore: start, validFor: days - 1,
-                                          extendedKeyUsage: ["clientAuth"])),
-        ] {
-            let key = try PrivateKey.generateP256()
-            let certificate = try CertificateBuilder.issue(profile, publicKey: key.publicKey, issuer: tlsRoot, issuerKey: tlsRootKey)
-            try write(certificate.pemRepresentation, "tls/\(role)-chain.pem")
-            try write(key.pemRepresentation, "tls/\(role)-key.pem")
-        }
+        let server = try Self.tlsServerCertificate(names: tlsNames, root: tlsRoot, rootKey: tlsRootKey, notBefore: start,
+                                                    days: min(days - 1, Self.tlsServerValidityDays))
+        try write(server.certificate.pemRepresentation, "tls/server-chain.pem")
+        try write(server.key.pemRepresentation, "tls/server-key.pem")
+        let clientKey = try PrivateKey.generateP256()
+        let client = try CertificateBuilder.issue(
+            CertificateProfile(commonName: "Harness Test Client", notBefore: start, validFor: days - 1, extendedKeyUsage: ["clientAuth"]),
+            publicKey: clientKey.publicKey, issuer: tlsRoot, issuerKey: tlsRootKey)
+        try write(client.pemRepresentation, "tls/client-chain.pem")
+        try write(clientKey.pemRepresentation, "tls/client-key.pem")
 
         // Per DS: an RSA root, and DS encryption and ACS signing certificates of each kind.
         for profile in profiles {
             let rootKey = try PrivateKey.generateRSA()
-            let root = try CertificateBuilder.issue(
-                CertificateProfile(commonName: "\(profile.name) Test DS CA (\(profile.rid))", notBefore: start, validFor: days, isCA: true),
-                publicKey: rootKey.publicKey, issuer: nil, issuerKey: rootKey)
+            let root = try Self.root("\(profile.name) Test DS CA (\(profile.rid))", key: rootKey, notBefore: start, days: days)
             try write(root.pemRepresentation, "\(profile.rid)/root-ca.pem")
             try write(rootKey.pemRepresentation, "\(profile.rid)/root-ca-key.pem")
             // One key and certificate under this root, written as NAME.pem and NAME-key.pem.
@@ -128,6 +120,71 @@ public struct TestPKI: Sendable {
             }
         }
         return written
+    }
+
+    private static func root(_ commonName: String, key: PrivateKey, notBefore: Date, days: Int) throws(JOSEError) -> Certificate {
+        try CertificateBuilder.issue(CertificateProfile(commonName: commonName, notBefore: notBefore, validFor: days, isCA: true),
+                                     publicKey: key.publicKey, issuer: nil, issuerKey: key)
+    }
+
+    // MARK: the TLS server certificate
+
+    /// The longest a TLS server certificate is issued for: iOS refuses TLS server certificates
+    /// valid for more than 825 days and browsers more than 398, even under a root the user trusts.
+    public static let tlsServerValidityDays = 397
+
+    /// The names every TLS server certificate carries, before the extra ones.
+    public static let tlsServerBaseNames = ["localhost", "127.0.0.1", "::1"]
+
+    public var tlsServerCertificatePath: String { directory + "/tls/server-chain.pem" }
+    public var tlsServerKeyPath: String { directory + "/tls/server-key.pem" }
+
+    private static func tlsServerCertificate(names extra: [String], root: Certificate, rootKey: PrivateKey, notBefore: Date,
+                                             days: Int) throws(JOSEError) -> (certificate: Certificate, key: PrivateKey) {
+        let names = tlsServerBaseNames + extra.filter { !tlsServerBaseNames.contains($0) }
+        let key = try PrivateKey.generateP256()
+        let certificate = try CertificateBuilder.issue(
+            CertificateProfile(commonName: "localhost", notBefore: notBefore, validFor: days,
+                               keyUsage: ["digitalSignature", "keyEncipherment"], extendedKeyUsage: ["serverAuth"],
+                               dnsNames: names.filter { !$0.isIPAddress }, ipAddresses: names.filter(\.isIPAddress)),
+            publicKey: key.publicKey, issuer: root, issuerKey: rootKey)
+        return (certificate, key)
+    }
+
+    /// Issues a new TLS server certificate and key under this PKI's TLS root, for localhost,
+    /// 127.0.0.1, ::1 and `names`, valid `days` from a day before `now` (at most
+    /// ``tlsServerValidityDays`` in all), and writes them to the given paths (by default the
+    /// PKI's own). Nothing else changes: the TLS root and every DS and ACS key stay as they are.
+    public func issueTLSServerCertificate(names: [String], days: Int = tlsServerValidityDays, now: Date = Date(),
+                                          certificatePath: String? = nil, keyPath: String? = nil) throws -> [String] {
+        let root = try Certificate(pem: read(directory + "/tls/root-ca.pem"))
+        let rootKey = try PrivateKey(pem: read(directory + "/tls/root-ca-key.pem"))
+        let start = now.addingTimeInterval(-86_400)
+        let issued = try Self.tlsServerCertificate(names: names, root: root, rootKey: rootKey, notBefore: start,
+                                                   days: min(max(days, 2), Self.tlsServerValidityDays))
+        let paths = [(certificatePath ?? tlsServerCertificatePath, issued.certificate.pemRepresentation),
+                     (keyPath ?? tlsServerKeyPath, issued.key.pemRepresentation)]
+        for (path, text) in paths {
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+        }
+        return paths.map(\.0)
+    }
+
+    /// Why the TLS server certificate at `path` should be issued anew, or nil when it serves:
+    /// missing or unreadable, expired, expiring within `renewWithin` days, valid longer than
+    /// devices accept, or lacking one of `names`.
+    public static func tlsServerCertificateProblem(at path: String, names: [String], now: Date = Date(),
+                                                   renewWithin days: Int = 30) -> String? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return "\(path) is missing" }
+        guard let leaf = try? Certificate.chain(pem: text).first else { return "\(path) holds no certificate" }
+        if leaf.notAfter <= now { return "it expired on \(leaf.notAfter)" }
+        if leaf.notAfter.timeIntervalSince(now) < Double(days) * 86_400 { return "it expires on \(leaf.notAfter), within \(days) days" }
+        if leaf.notAfter.timeIntervalSince(leaf.notBefore) > Double(tlsServerValidityDays + 1) * 86_400 {
+            return "it is valid for more than \(tlsServerValidityDays) days, which iOS and browsers refuse"
+        }
+        if let missing = names.first(where: { !leaf.covers(host: $0) }) { return "it does not name \(missing)" }
+        return nil
     }
 
     // MARK: reading

@@ -84,12 +84,18 @@ struct ServeCommand: ParsableCommand {
 extension ServeCommand {
     /// Issues the TLS server certificate anew under the test PKI's TLS root when it is missing,
     /// expired or near expiry, valid longer than devices accept, or lacks a name of `tls.names`:
-    /// what a phone needs to reach the harness, without regenerating any other key.
+    /// what a phone needs to reach the harness, without regenerating any other key. A
+    /// certificate not issued under the test root is never overwritten.
     func renewTLSServerCertificate(_ configuration: HarnessConfiguration, location: ConfigurationLocation, logger: Logger) {
         guard configuration.server.httpsPort != nil else { return }
         let certificate = location.resolve(configuration.tls.certificate), key = location.resolve(configuration.tls.privateKey)
         guard let reason = TestPKI.tlsServerCertificateProblem(at: certificate, names: configuration.tls.names) else { return }
         let pki = TestPKI(directory: location.resolve(configuration.pkiDirectory))
+        // A certificate the user brought is theirs to replace: only one of the test root's is renewed.
+        if FileManager.default.fileExists(atPath: certificate), !pki.issuedTLSServerCertificate(at: certificate) {
+            return logger.warning("the TLS server certificate does not suit devices; it is not the test PKI's, so it stays", metadata: [
+                "reason": "\(reason)", "certificate": "\(certificate)"])
+        }
         do {
             _ = try pki.issueTLSServerCertificate(names: configuration.tls.names, certificatePath: certificate, keyPath: key)
             logger.notice("re-issued the TLS server certificate", metadata: [

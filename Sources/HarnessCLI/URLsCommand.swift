@@ -32,6 +32,8 @@ struct URLsCommand: ParsableCommand {
         let http = server.httpPort.map { "http://\(address):\($0)" }
         let https = server.httpsPort.map { "https://\(address):\($0)" }
         let isLocal = ["localhost", "127.0.0.1", "::1"].contains(host)
+        // The Android emulator's 10.0.2.2 is the host's loopback: no need to listen on every interface.
+        let reachesLoopback = isLocal || host == "10.0.2.2"
         var lines = ["# The harness as a device reaches it at \(host)", ""]
         func row(_ what: String, _ value: String) { lines.append(what.padding(toLength: 34, withPad: " ", startingAt: 0) + value) }
         if let https { row("HTTPS base URL", https) }
@@ -44,8 +46,10 @@ struct URLsCommand: ParsableCommand {
         row("health", base + "/health")
         row("TLS root to trust", location.resolve(location.configuration.pkiDirectory) + "/tls/root-ca.pem")
         lines += ["", "# Settings in \(location.path ?? "config/harness.yaml") for this host:"]
-        if !isLocal {
+        if !reachesLoopback {
             lines.append("server:\n  host: 0.0.0.0                      # reachable from other devices (then /admin needs admin.token)")
+        }
+        if !isLocal {
             lines.append("tls:\n  names: [\"\(host)\"]                # serve re-issues the TLS certificate with this name")
         }
         lines.append("accessControlServer:\n  challengeURL: \((https ?? base) + "/acs/challenge")")

@@ -85,12 +85,39 @@ struct TLSCertificateTests {
         #expect(serve.wait() == 0)
     }
 
+    @Test func aCertificateTheUserBroughtIsNeverOverwritten() throws {
+        let directory = try pkiCopy()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // Their own: self-signed, ten years, no names of ours.
+        let key = try PrivateKey.generateP256()
+        let own = try CertificateBuilder.issue(CertificateProfile(commonName: "their.example", validFor: 3650, extendedKeyUsage: ["serverAuth"],
+                                                                  dnsNames: ["their.example"]),
+                                               publicKey: key.publicKey, issuer: nil, issuerKey: key)
+        try own.pemRepresentation.write(toFile: directory + "/own.pem", atomically: true, encoding: .utf8)
+        try key.pemRepresentation.write(toFile: directory + "/own-key.pem", atomically: true, encoding: .utf8)
+        let config = directory + "/harness.yaml"
+        try """
+            pkiDirectory: \(directory)
+            tls: {certificate: \(directory)/own.pem, privateKey: \(directory)/own-key.pem}
+            scenarios: \(repositoryRoot)/config/scenarios.yaml
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        let serve = try ChildProcess(harnessBinary, ["serve", "--config", config, "--http-port", "0", "--https-port", "0", "--loops", "1"])
+        let log = serve.awaitOutput { $0.contains("listening") ? $0 : nil } ?? ""
+        serve.signal(SIGTERM)
+        #expect(serve.wait() == 0)
+        #expect(log.contains("it is not the test PKI's, so it stays"), "\(log)")
+        #expect(try String(contentsOfFile: directory + "/own.pem", encoding: .utf8) == own.pemRepresentation)
+    }
+
     @Test func urlsPrintsWhatAnEmulatorMustUse() throws {
         let result = try ChildProcess.run(harnessBinary, ["urls", "--host", "10.0.2.2"], directory: repositoryRoot)
         #expect(result.status == 0)
         #expect(result.output.contains("https://10.0.2.2:8443/3ds-server/authenticate"))
         #expect(result.output.contains("challengeURL: https://10.0.2.2:8443/acs/challenge"))
         #expect(result.output.contains(#"names: ["10.0.2.2"]"#))
+        #expect(!result.output.contains("host: 0.0.0.0"))  // the emulator reaches the host's loopback
+        let phone = try ChildProcess.run(harnessBinary, ["urls", "--host", "192.168.1.20"], directory: repositoryRoot)
+        #expect(phone.output.contains("host: 0.0.0.0"))
     }
 
     @Test func versionIsPrinted() throws {

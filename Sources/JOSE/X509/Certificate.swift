@@ -73,6 +73,13 @@ public final class Certificate: @unchecked Sendable, Equatable, CustomStringConv
     /// True when basic constraints say CA.
     public var isCA: Bool { X509_check_ca(pointer) != 0 }
 
+    /// Whether `issuer` issued this certificate (names match and its key made the signature),
+    /// whatever the dates.
+    public func isSigned(by issuer: Certificate) -> Bool {
+        guard X509_check_issued(issuer.pointer, pointer) == X509_V_OK, let key = X509_get0_pubkey(issuer.pointer) else { return false }
+        return X509_verify(pointer, key) == 1
+    }
+
     /// Whether a TLS client reaching `host` (a DNS name or an IP address) accepts this
     /// certificate's names (subjectAltName, as RFC 6125 reads it).
     public func covers(host: String) -> Bool {

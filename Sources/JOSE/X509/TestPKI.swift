@@ -171,6 +171,14 @@ public struct TestPKI: Sendable {
         return paths.map(\.0)
     }
 
+    /// Whether the certificate at `path` was issued under this PKI's TLS root (one of ours to
+    /// renew, not a certificate the user brought), whatever its dates.
+    public func issuedTLSServerCertificate(at path: String) -> Bool {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8), let leaf = try? Certificate.chain(pem: text).first,
+              let root = try? Certificate(pem: read(directory + "/tls/root-ca.pem")) else { return false }
+        return leaf.isSigned(by: root)
+    }
+
     /// Why the TLS server certificate at `path` should be issued anew, or nil when it serves:
     /// missing or unreadable, expired, expiring within `renewWithin` days, valid longer than
     /// devices accept, or lacking one of `names`.

@@ -217,12 +217,21 @@ public struct HarnessConfiguration: Sendable, Equatable {
 
     /// `/admin` changes what every transaction gets: on an address other hosts can reach it
     /// needs a token, unless the configuration says plainly that it may stay open.
-    public func checkAdminExposure(source: String) throws(ConfigurationError) {
+    /// The token in the environment (`THREEDS_HARNESS_ADMIN_TOKEN`) counts as one in the file:
+    /// `serve` puts it there, so a file that binds 0.0.0.0 with the token given only in the
+    /// environment (a container's way) is not refused for lack of one.
+    public func checkAdminExposure(source: String,
+                                   environmentToken: String? = Self.environmentAdminToken) throws(ConfigurationError) {
         if let token = admin.token, token.count < 16 || token.contains(where: { $0.isWhitespace }) {
             throw .invalid(source: source, reason: "admin.token: at least 16 characters, no spaces")
         }
-        guard !Self.isLoopback(server.host), admin.token == nil, !admin.openOnNetwork else { return }
+        guard !Self.isLoopback(server.host), admin.token == nil, environmentToken == nil, !admin.openOnNetwork else { return }
         throw .invalid(source: source, reason: "admin: server.host \(server.host) is reachable from other hosts, and /admin would be open to them; set admin.token (or THREEDS_HARNESS_ADMIN_TOKEN), or admin.openOnNetwork: true on a network you trust")
+    }
+
+    /// `THREEDS_HARNESS_ADMIN_TOKEN`, when set and not empty: it overrides `admin.token`.
+    public static var environmentAdminToken: String? {
+        ProcessInfo.processInfo.environment["THREEDS_HARNESS_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// 127.0.0.0/8, ::1 and localhost: addresses only this machine reaches.

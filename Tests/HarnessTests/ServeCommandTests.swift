@@ -51,6 +51,21 @@ struct ServeCommandTests {
         #expect(text.contains("server.httpPort: -1 is not a port"))
     }
 
+    @Test func aTokenGivenOnlyInTheEnvironmentOpensANetworkAddress() throws {
+        // A container's way: the file binds 0.0.0.0, the token comes from the environment.
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("open-\(UUID().uuidString).yaml").path
+        try "server:\n  host: 0.0.0.0\n".write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let serve = try ChildProcess("/usr/bin/env", ["THREEDS_HARNESS_ADMIN_TOKEN=0123456789abcdef-env", harnessBinary, "serve", "--config", path,
+                                                      "--http-port", "0", "--https-port", "0", "--loops", "1"], directory: repositoryRoot)
+        let log = serve.awaitOutput { $0.contains("listening") ? $0 : nil } ?? ""
+        #expect(log.contains("http=0.0.0.0:"), "\(serve.output)")
+        let port = log.range(of: "http=0.0.0.0:").map { Int(log[$0.upperBound...].prefix { $0.isNumber }) ?? 0 } ?? 0
+        #expect(try curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/admin/scenarios"]) == "401")
+        serve.signal(SIGTERM)
+        #expect(serve.wait() == 0)
+    }
+
     private func curl(_ arguments: [String]) throws -> String {
         try ChildProcess.run("/usr/bin/curl", arguments + ["--max-time", "10"]).output
     }

@@ -41,6 +41,19 @@ if [ ! -r "$config" ]; then
     exit 2
 fi
 
+# add_section VARIABLE SECTION KEY YAML VALUE: the file as given plus `SECTION:\n  KEY: YAML`, in a file of
+# this run (the image's files are read-only to the harness user); refused when the file has SECTION.
+add_section() {
+    if grep -q "^$2:" "$config"; then
+        say "$1: $config has a $2 section already; set $3 there instead"
+        exit 2
+    fi
+    effective="$(mktemp "${TMPDIR:-/tmp}/threeds-harness-config.XXXXXX")"
+    { cat "$config"; printf '\n%s:\n  %s: %s\n' "$2" "$3" "$4"; } > "$effective"
+    say "$2.$3: $5 ($1)"
+    config="$effective"
+}
+
 challenge="${THREEDS_HARNESS_CHALLENGE_URL:-}"
 if [ -n "$challenge" ]; then
     case "$challenge" in
@@ -50,16 +63,7 @@ if [ -n "$challenge" ]; then
             exit 2
             ;;
     esac
-    if grep -q '^accessControlServer:' "$config"; then
-        say "THREEDS_HARNESS_CHALLENGE_URL: $config has an accessControlServer section already; set challengeURL there instead"
-        exit 2
-    fi
-    # The file as given, plus the one key, in a file of this run (the image's files are read-only to the harness user).
-    effective="$(mktemp "${TMPDIR:-/tmp}/threeds-harness-config.XXXXXX")"
-    quoted="$(printf '%s' "$challenge" | sed "s/'/''/g")"
-    { cat "$config"; printf "\naccessControlServer:\n  challengeURL: '%s'\n" "$quoted"; } > "$effective"
-    say "accessControlServer.challengeURL: $challenge (THREEDS_HARNESS_CHALLENGE_URL)"
-    config="$effective"
+    add_section THREEDS_HARNESS_CHALLENGE_URL accessControlServer challengeURL "'$(printf '%s' "$challenge" | sed "s/'/''/g")'" "$challenge"
 fi
 
 names="${THREEDS_HARNESS_TLS_NAMES:-}"
@@ -70,14 +74,7 @@ if [ -n "$names" ]; then
             exit 2
             ;;
     esac
-    if grep -q '^tls:' "$config"; then
-        say "THREEDS_HARNESS_TLS_NAMES: $config has a tls section already; set tls.names there instead"
-        exit 2
-    fi
-    effective_names="$(mktemp "${TMPDIR:-/tmp}/threeds-harness-config.XXXXXX")"
-    { cat "$config"; printf '\ntls:\n  names: ["%s"]\n' "$(printf '%s' "$names" | sed 's/,/", "/g')"; } > "$effective_names"
-    say "tls.names: $names (THREEDS_HARNESS_TLS_NAMES)"
-    config="$effective_names"
+    add_section THREEDS_HARNESS_TLS_NAMES tls names "[\"$(printf '%s' "$names" | sed 's/,/", "/g')\"]" "$names"
 fi
 
 if [ -z "${THREEDS_HARNESS_ADMIN_TOKEN:-}" ] && grep -Eq '^[[:space:]]*openOnNetwork:[[:space:]]*true' "$config"; then

@@ -198,7 +198,7 @@ public struct HarnessConfiguration: Sendable, Equatable {
     }
 
     private func checkTLS() throws(Invalid) {
-        for name in tls.names where name.isEmpty || name.contains(where: { $0.isWhitespace || $0 == "/" }) {
+        for name in tls.names where !TestPKI.acceptsTLSName(name) {
             throw Invalid("tls.names: \"\(name)\" is not a DNS name or an IP address")
         }
         if tls.requireClientCertificate && tls.clientCA == nil {

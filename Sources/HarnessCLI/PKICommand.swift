@@ -70,7 +70,7 @@ struct PKICommand: ParsableCommand {
             guard (2...TestPKI.tlsServerValidityDays).contains(days) else {
                 throw ValidationError("--days \(days) is not 2-\(TestPKI.tlsServerValidityDays)")
             }
-            for name in name where name.isEmpty || name.contains(where: { $0 == " " || $0 == "/" }) {
+            for name in name where !TestPKI.acceptsTLSName(name) {
                 throw ValidationError("--name \"\(name)\" is not a DNS name or an IP address")
             }
         }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Harness
+import JOSE
 
 /// `urls --host HOST`: what an app, its backend and its SDK must be given to use the harness
 /// reached at HOST (a phone's view of this machine), and the settings that make it so.
@@ -20,7 +21,7 @@ struct URLsCommand: ParsableCommand {
     var config: String?
 
     func validate() throws {
-        guard !host.isEmpty, !host.contains(where: { $0.isWhitespace || $0 == "/" }) else {
+        guard TestPKI.acceptsTLSName(host) else {
             throw ValidationError("--host \(host) is not an IP address or a DNS name")
         }
     }

@@ -11,12 +11,12 @@ struct ConnectionStateMachineTests {
         var machine = Machine(fromOwnClient: fromOwnClient)
         _ = machine.start(secure: false)
         _ = machine.bytesArrived()
-        _ = machine.parsed(request, keepAlive: true)
+        _ = machine.parsed(request)
         return machine
     }
 
     private func handled(_ effects: Machine.Effects) -> String? {
-        if case .request(let request, _)? = effects.handle { return request }
+        if case .request(let request)? = effects.handle { return request }
         return nil
     }
 
@@ -63,7 +63,7 @@ struct ConnectionStateMachineTests {
         var machine = handling("first")
         #expect(machine.activity == .handling)
         // The second arrives while the first is in its handler: it waits.
-        #expect(handled(machine.parsed("second", keepAlive: true)) == nil)
+        #expect(handled(machine.parsed("second")) == nil)
         #expect(machine.queuedCount == 1)
         let (answer, _) = machine.answer(.complete, keepAliveRequested: true, inMessage: false)
         #expect(answer == .send(keepAlive: true))
@@ -85,7 +85,7 @@ struct ConnectionStateMachineTests {
     @Test func tooManyPipelinedRequestsStopReadingUntilTheyAreAnswered() {
         var machine = handling()
         var stopped = false
-        for index in 0...Machine.maxQueued { stopped = machine.parsed("r\(index)", keepAlive: true).reading == false || stopped }
+        for index in 0...Machine.maxQueued { stopped = machine.parsed("r\(index)").reading == false || stopped }
         #expect(stopped && machine.queuedCount == Machine.maxQueued + 1)
         // Reading resumes once no more than the limit wait.
         _ = machine.answer(.complete, keepAliveRequested: true, inMessage: false)
@@ -133,7 +133,7 @@ struct ConnectionStateMachineTests {
         _ = machine.start(secure: false)
         #expect(machine.shutDown(inMessage: false).close == nil)
         _ = machine.bytesArrived()
-        #expect(handled(machine.parsed("inner", keepAlive: true)) == "inner")
+        #expect(handled(machine.parsed("inner")) == "inner")
         #expect(machine.answer(.complete, keepAliveRequested: true, inMessage: false).0 == .send(keepAlive: false))
     }
 
@@ -149,7 +149,7 @@ struct ConnectionStateMachineTests {
 
     @Test func aClientThatDoesNotReadStopsReadingAndHandlingUntilItDrains() {
         var machine = handling()
-        _ = machine.parsed("second", keepAlive: true)
+        _ = machine.parsed("second")
         _ = machine.answer(.complete, keepAliveRequested: true, inMessage: false)
         let effects = machine.sent(unsentBytes: Machine.maxUnsentBytes + 1, inMessage: false)
         #expect(effects.waitForDrain && effects.reading == false && effects.handle == nil)

@@ -136,6 +136,12 @@ public struct TestPKI: Sendable {
     /// The names every TLS server certificate carries, before the extra ones.
     public static let tlsServerBaseNames = ["localhost", "127.0.0.1", "::1"]
 
+    /// Whether `name` can be a subjectAltName of the TLS server certificate: a DNS name or an IP
+    /// address, not empty, with no spaces or slashes (a URL given by mistake).
+    public static func acceptsTLSName(_ name: String) -> Bool {
+        !name.isEmpty && !name.contains(where: { $0.isWhitespace || $0 == "/" })
+    }
+
     public var tlsServerCertificatePath: String { directory + "/tls/server-chain.pem" }
     public var tlsServerKeyPath: String { directory + "/tls/server-key.pem" }
 

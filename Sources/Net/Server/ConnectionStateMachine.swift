@@ -7,7 +7,7 @@
 /// queue), so answers leave in order.
 struct ConnectionStateMachine<Request> {
     enum Item {
-        case request(Request, keepAlive: Bool)
+        case request(Request)
         /// An answer the connection owes without a handler (a malformed or late request); the
         /// connection closes after it.
         case refusal(HTTPStatus, String)
@@ -57,15 +57,13 @@ struct ConnectionStateMachine<Request> {
     enum Answer: Equatable {
         /// Send it; without keep-alive, close once it is flushed.
         case send(keepAlive: Bool)
-        /// Send the part the fault keeps, then close without a TLS close_notify.
-        case cut
+        /// Send the head and this many body bytes, then close without a TLS close_notify.
+        case cut(keepingBodyBytes: Int)
         /// Send nothing and hold the connection (still reading, so its close is seen).
         case withhold
         /// The connection is closed: nothing to send.
         case drop
     }
-
-    enum Delivery { case complete, withheld, cut }
 
     /// Pipelined requests waiting beyond this stop further reads until they are answered.
     static var maxQueued: Int { 64 }
@@ -130,8 +128,8 @@ struct ConnectionStateMachine<Request> {
     }
 
     /// The parser completed a request.
-    mutating func parsed(_ request: Request, keepAlive: Bool) -> Effects {
-        enqueue(.request(request, keepAlive: keepAlive))
+    mutating func parsed(_ request: Request) -> Effects {
+        enqueue(.request(request))
     }
 
     /// The stream is no longer in step with message boundaries (malformed, too large, too
@@ -161,7 +159,7 @@ struct ConnectionStateMachine<Request> {
 
     /// The handler answered; the connection sends as told, then reports ``sent(unsentBytes:inMessage:)``
     /// when the answer kept the connection alive.
-    mutating func answer(_ delivery: Delivery, keepAliveRequested: Bool, inMessage: Bool) -> (Answer, Effects) {
+    mutating func answer(_ delivery: HTTPResponse.Delivery, keepAliveRequested: Bool, inMessage: Bool) -> (Answer, Effects) {
         guard activity == .handling else { return (.drop, Effects()) }
         switch delivery {
         case .withheld:
@@ -170,8 +168,8 @@ struct ConnectionStateMachine<Request> {
             clock = .stopped
             if isShuttingDown { return (.withhold, close(.now)) }
             return (.withhold, Effects(reading: true, clock: .stopped))
-        case .cut:
-            return (.cut, close(.afterFlush))
+        case .cut(let kept):
+            return (.cut(keepingBodyBytes: kept), close(.afterFlush))
         case .complete:
             activity = .waiting
             answered += 1

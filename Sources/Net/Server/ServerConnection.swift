@@ -30,7 +30,7 @@ final class ServerConnection {
     }
 
     func start() {
-        parser.onMessage = { [unowned self] message in perform(state.parsed(message, keepAlive: message.keepAlive)) }
+        parser.onMessage = { [unowned self] message in perform(state.parsed(message)) }
         parser.onExpectContinue = { [unowned self] in perform(state.expectsContinue(inMessage: parser.inMessage)) }
         // The channel holds the connection until it closes.
         channel.onData = { bytes in self.received(bytes) }
@@ -65,10 +65,9 @@ final class ServerConnection {
         }
     }
 
+    /// A 408 it decides on is logged with the other refusals, in `perform`.
     private func clockFired() {
-        let inMessage = parser.inMessage
-        if inMessage && state.activity == .waiting { shared.logger.debug("request timed out", metadata: ["peer": "\(peer)"]) }
-        perform(state.clockFired(inMessage: inMessage,
+        perform(state.clockFired(inMessage: parser.inMessage,
                                  reason: "request not received in full within \(shared.configuration.requestTimeoutMilliseconds) ms"))
     }
 
@@ -95,7 +94,7 @@ final class ServerConnection {
             }
         }
         switch effects.handle {
-        case .request(let message, _)?:
+        case .request(let message)?:
             dispatch(message)
         case .refusal(let status, let reason)?:
             shared.logger.debug("refused request", metadata: ["peer": "\(peer)", "status": "\(status.code)", "reason": "\(reason)"])
@@ -160,20 +159,13 @@ final class ServerConnection {
 
     private func respond(_ response: HTTPResponse, to message: ParsedMessage?) {
         guard channel.isOpen else { return }
-        let delivery: State.Delivery
-        switch response.delivery {
-        case .complete: delivery = .complete
-        case .withheld: delivery = .withheld
-        case .cut: delivery = .cut
-        }
-        let (answer, effects) = state.answer(delivery, keepAliveRequested: message?.keepAlive ?? false, inMessage: parser.inMessage)
+        let (answer, effects) = state.answer(response.delivery, keepAliveRequested: message?.keepAlive ?? false, inMessage: parser.inMessage)
         switch answer {
         case .drop:
             return
         case .withhold:
             break  // later bytes are still read (so the client's close is seen) and dropped
-        case .cut:
-            guard case .cut(let kept) = response.delivery else { return }
+        case .cut(let kept):
             let bytes = serializer.serialize(response, keepAlive: false, includeBody: true)
             channel.send(Array(bytes.prefix(bytes.count - response.body.count + min(kept, response.body.count))))
             channel.stream.closeAfterFlush()  // no TLS close_notify: the cut is abrupt

@@ -51,8 +51,8 @@ public final class AccessControlServer: Sendable {
     }
 
     public func register(on router: inout Router) {
-        router.post("/acs/areq") { request, _ async in await self.authenticate(request) }
-        router.post("/acs/challenge") { request, _ async in await self.challenge(request) }
+        router.emv("/acs/areq", receives: .aReq) { request async in await self.authenticate(request) }
+        router.emv("/acs/challenge", receives: .cReq) { request async in await self.challenge(request) }
         router.record("/admin/acs/transactions/{id}", "ACS transaction") { self.transactions.get($0)?.json }
     }
 
@@ -147,7 +147,7 @@ public final class AccessControlServer: Sendable {
         if let acsTransID = erro.acsTransID {
             transactions.update(acsTransID) { $0.erroReceived.append("Erro \(erro.errorCode.rawValue) from component \(erro.errorComponent.rawValue) about \(erro.errorMessageType ?? "a message"): \(erro.errorDetail)") }
         }
-        return HTTPResponse(status: .ok, headers: ["Content-Length": "0"], body: [])
+        return .taken(erro)
     }
 
     /// Fills an ARes C: a fresh ephemeral key, the secure channel it makes with the SDK's

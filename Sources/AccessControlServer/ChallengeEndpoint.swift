@@ -147,7 +147,8 @@ extension AccessControlServer {
         } catch {
             throw ChallengeRefusal("CRes", .transientSystemFailure, "cannot be encrypted: \(error)", about: opened.known, ends: opened.acsTransID)
         }
-        let response = HTTPResponse(headers: ["Content-Type": "application/jose; charset=UTF-8"], body: Array(sealed.utf8))
+        var response = HTTPResponse(headers: ["Content-Type": "application/jose; charset=UTF-8"], body: Array(sealed.utf8))
+        response.annotation = MessageExchange(answer: message)
         return await FaultyAnswer.transport(response, faults: faults, about: message, from: .acs)
     }
 
@@ -165,7 +166,7 @@ extension AccessControlServer {
             await end(acsTransID, because: "Erro \(erro.errorCode.rawValue) from the SDK: \(erro.errorDescription)",
                       cancel: erro.errorCode == .transactionTimedOut ? .timedOutAtSDK : .erroFromSDK, erro: erro)
         }
-        return HTTPResponse(status: .ok, headers: ["Content-Length": "0"], body: [])
+        return .taken(erro)
     }
 
     /// Ends an open challenge after an error, and reports it; from 2.3.1 an RReq about an

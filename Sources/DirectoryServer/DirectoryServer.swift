@@ -85,9 +85,9 @@ public final class DirectoryServer: Sendable {
     }
 
     public func register(on router: inout Router) {
-        router.post("/ds/areq") { request, _ async in await self.authenticate(request) }
-        router.post("/ds/preq") { request, _ in self.prepare(request) }
-        router.post("/ds/rreq") { request, _ async in await self.results(request) }
+        router.emv("/ds/areq", receives: .aReq) { request async in await self.authenticate(request) }
+        router.emv("/ds/preq", receives: .pReq) { request in self.prepare(request) }
+        router.emv("/ds/rreq", receives: .rReq) { request async in await self.results(request) }
         router.record("/admin/ds/transactions/{id}", "DS transaction") { self.transactions.get($0)?.json }
     }
 
@@ -173,7 +173,7 @@ public final class DirectoryServer: Sendable {
                 transaction.warnings += ares.envelope.warnings.map { "ARes: " + $0 }
             }
             // Relayed as the ACS wrote it, once checked.
-            return HTTPResponse(headers: ["Content-Type": "application/json"], body: ares.bytes)
+            return .emv(bytes: ares.bytes, describedBy: ares.envelope.json)
         }
     }
 
@@ -188,7 +188,7 @@ public final class DirectoryServer: Sendable {
     /// An Erro from the 3DS Server (about an ARes it could not process), passed on to the
     /// transaction's ACS. Erro messages are not answered with a message: an empty 200.
     private func forward(_ erro: ErroMessage) async -> HTTPResponse {
-        let taken = HTTPResponse(status: .ok, headers: ["Content-Length": "0"], body: [])
+        let taken = HTTPResponse.taken(erro)
         guard let dsTransID = erro.dsTransID, let transaction = transactions.get(dsTransID) else {
             logger.info("Erro from a 3DS Server names no transaction of this DS", metadata: ["errorCode": "\(erro.errorCode.rawValue)"])
             return taken
@@ -283,12 +283,11 @@ public final class DirectoryServer: Sendable {
         transactions.update(rreq.dsTransID) { $0.warnings += rreq.warnings.map { "RReq: " + $0 } }
         do {
             let answer = try await peer.exchange(bytes: body, url: transaction.threeDSServerURL) { bytes throws(InvalidMessage) in
-                _ = try RRes(bytes: bytes, channel: transaction.channel)
-                return bytes
+                (bytes, try RRes(bytes: bytes, channel: transaction.channel).json)
             }
             switch answer {
             case .message(let rres):
-                return HTTPResponse(headers: ["Content-Type": "application/json"], body: rres)
+                return .emv(bytes: rres.0, describedBy: rres.1)
             case .erro(let erro):
                 record(rreq.dsTransID, "relayed from the 3DS Server to the ACS: Erro \(erro.errorCode.rawValue) about the RReq")
                 return .emv(erro.json)

@@ -7,7 +7,8 @@ public import Net
 public enum FaultyAnswer {
     /// An EMV message answer spoiled by `faults`: its content first, then its transport.
     public static func answer(_ message: JSONValue, faults: [Fault], from component: ErrorComponent) async -> HTTPResponse {
-        let response = HTTPResponse(headers: ["Content-Type": "application/json"], body: faults.write(message).bytes)
+        let written = faults.write(message)
+        let response = HTTPResponse.emv(bytes: written.bytes, describedBy: written.message)
         return await transport(response, faults: faults, about: message, from: component)
     }
 

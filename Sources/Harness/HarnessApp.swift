@@ -22,6 +22,7 @@ public final class HarnessApp: Sendable {
     public let accessControlServer: AccessControlServer
     public let scenarios: ScenarioSource
     public let endpoints = LocalEndpoints()
+    public let metrics = HarnessMetrics(version: HarnessVersion.current)
     private let logger: Logger
     private let scenarioPath: String
 
@@ -59,13 +60,14 @@ public final class HarnessApp: Sendable {
                                           endpoints: endpoints, capacity: capacity, logger: logger.named("3ds-server"))
             var router = Self.baseRoutes()
             router.get("/admin/memory", Self.memoryRoute(threeDSServer, directoryServer, accessControlServer))
+            router.get("/metrics", Self.metricsRoute(metrics, threeDSServer, directoryServer, accessControlServer))
             if let token = configuration.admin.token { router.guardPaths(under: "admin", AdminToken(token).check) }
             AdminRoutes(scenarios: scenarios, reloader: ScenarioReloader(path: scenarioPath, shownPath: configuration.scenarios, scenarios: scenarios)).register(on: &router)
             threeDSServer.register(on: &router)
             directoryServer.register(on: &router)
             accessControlServer.register(on: &router)
             server = try HTTPServer(configuration: configuration.serverConfiguration(baseDirectory: baseDirectory),
-                                    router: router, group: group, logger: logger)
+                                    router: router, group: group, logger: logger, observer: metrics)
         } catch {
             group.shutdown()
             throw error
@@ -111,6 +113,17 @@ public final class HarnessApp: Sendable {
                                           ("directoryServer", .number(String(directoryServer.transactionCount))),
                                           ("accessControlServer", .number(String(accessControlServer.transactions.count)))])),
             ]))
+        }
+    }
+
+    /// `GET /metrics`: the Prometheus text exposition format.
+    private static func metricsRoute(_ metrics: HarnessMetrics, _ threeDSServer: ThreeDSServer, _ directoryServer: DirectoryServer,
+                                     _ accessControlServer: AccessControlServer) -> SyncHandler {
+        { _, _ in
+            let body = metrics.exposition(storedTransactions: [("3ds-server", threeDSServer.transactions.count),
+                                                               ("ds", directoryServer.transactionCount),
+                                                               ("acs", accessControlServer.transactions.count)])
+            return HTTPResponse(headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"], body: body)
         }
     }
 

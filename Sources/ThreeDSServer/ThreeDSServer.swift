@@ -46,7 +46,7 @@ public final class ThreeDSServer: Sendable {
     public func register(on router: inout Router) {
         router.post("/3ds-server/authenticate") { request, _ async throws in try await self.authenticate(request) }
         router.record("/3ds-server/transactions/{id}", "transaction") { self.transactions.get($0)?.json }
-        router.post("/3ds-server/rreq") { request, _ in self.results(request) }
+        router.emv("/3ds-server/rreq", receives: .rReq) { request in self.results(request) }
     }
 
     // MARK: Authentication
@@ -190,7 +190,7 @@ public final class ThreeDSServer: Sendable {
                     transaction.erroReceived.append(erro)
                 }
             }
-            return HTTPResponse(status: .ok, headers: ["Content-Length": "0"], body: [])
+            return .taken(erro)
         }
         let body: [UInt8]
         do { body = try request.emvMessageBody() } catch { return .erro(error, from: .threeDSServer) }

@@ -5,6 +5,9 @@ public struct HTTPResponse: Sendable {
     public var body: [UInt8]
     /// How much of it reaches the client: all of it, unless a test harness breaks it on purpose.
     public var delivery = Delivery.complete
+    /// Not sent: what the handler says about the exchange to the server's observer (an EMV
+    /// endpoint's message types and outcome, for metrics).
+    public var annotation: (any Sendable)?
 
     public init(status: HTTPStatus = .ok, headers: HTTPHeaders = [:], body: [UInt8] = [], delivery: Delivery = .complete) {
         self.status = status

@@ -8,6 +8,14 @@ public struct Router: Sendable {
     private struct Route: Sendable {
         let segments: [Segment]
         var handlers: [HTTPMethod: RouteHandler]
+        /// As registered, parameters as `{name}`: what metrics name the route by (a bounded set, unlike paths).
+        let pattern: String
+
+        init(segments: [Segment], handlers: [HTTPMethod: RouteHandler]) {
+            self.segments = segments
+            self.handlers = handlers
+            pattern = "/" + segments.map { switch $0 { case .literal(let text): text; case .parameter(let name): "{\(name)}" } }.joined(separator: "/")
+        }
     }
 
     private enum Segment: Sendable, Equatable {
@@ -16,7 +24,7 @@ public struct Router: Sendable {
     }
 
     enum Resolution {
-        case found(RouteHandler, parameters: [String: String])
+        case found(RouteHandler, parameters: [String: String], route: String)
         case methodNotAllowed(allowed: [HTTPMethod])
         case notFound
     }
@@ -49,11 +57,8 @@ public struct Router: Sendable {
 
     /// Every route as "METHOD /path" (parameters as `{name}`), sorted: for an API description to be checked against.
     public var routes: [String] {
-        func path(_ segments: [Segment]) -> String {
-            "/" + segments.map { switch $0 { case .literal(let text): text; case .parameter(let name): "{\(name)}" } }.joined(separator: "/")
-        }
-        return (Array(staticRoutes.values) + parameterRoutes).flatMap { route in
-            route.handlers.keys.map { "\($0.rawValue) \(path(route.segments))" }
+        (Array(staticRoutes.values) + parameterRoutes).flatMap { route in
+            route.handlers.keys.map { "\($0.rawValue) \(route.pattern)" }
         }.sorted()
     }
 
@@ -108,7 +113,7 @@ public struct Router: Sendable {
 
     private static func pick(_ route: Route, _ method: HTTPMethod, parameters: [String: String]) -> Resolution {
         if let handler = route.handlers[method] ?? (method == .head ? route.handlers[.get] : nil) {
-            return .found(handler, parameters: parameters)
+            return .found(handler, parameters: parameters, route: route.pattern)
         }
         return .methodNotAllowed(allowed: route.handlers.keys.sorted { $0.rawValue < $1.rawValue })
     }

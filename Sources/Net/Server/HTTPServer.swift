@@ -7,6 +7,7 @@ final class ServerShared: Sendable {
     let configuration: ServerConfiguration
     let router: Router
     let logger: Logger
+    let observer: (any HTTPServerObserver)?
     /// Connections from these ports are this process's roles calling each other.
     let ownClientPorts: OwnClientPorts
     /// Read on every response: an atomic, not a lock.
@@ -41,8 +42,10 @@ final class ServerShared: Sendable {
         return count == 1 || count % 1000 == 0 ? count : nil
     }
 
-    init(configuration: ServerConfiguration, router: Router, logger: Logger, ownClientPorts: OwnClientPorts) {
+    init(configuration: ServerConfiguration, router: Router, logger: Logger, ownClientPorts: OwnClientPorts,
+         observer: (any HTTPServerObserver)?) {
         self.configuration = configuration
+        self.observer = observer
         self.ownClientPorts = ownClientPorts
         self.router = router
         self.logger = logger
@@ -75,9 +78,10 @@ public final class HTTPServer: @unchecked Sendable {
     public private(set) var httpsPort: Int?
 
     public init(configuration: ServerConfiguration, router: Router, group: EventLoopGroup,
-                logger: Logger = Logger(label: "harness.http")) throws(NetError) {
+                logger: Logger = Logger(label: "harness.http"), observer: (any HTTPServerObserver)? = nil) throws(NetError) {
         self.group = group
-        shared = ServerShared(configuration: configuration, router: router, logger: logger, ownClientPorts: group.ownClientPorts)
+        shared = ServerShared(configuration: configuration, router: router, logger: logger, ownClientPorts: group.ownClientPorts,
+                              observer: observer)
         if configuration.httpsPort != nil {
             guard let tls = configuration.tls else { throw .tls("HTTPS port set but no certificate and key configured") }
             tlsContext = try TLSContext(server: tls)
@@ -206,7 +210,9 @@ private final class LoopState {
         }
         let connection = ServerConnection(channel: Channel(stream: stream, tls: session), shared: shared, fromOwnClient: fromOwnClient)
         connections[ObjectIdentifier(connection)] = connection
-        connection.onClose = { [weak self] connection in
+        shared.observer?.connectionOpened()
+        connection.onClose = { [weak self, shared] connection in
+            shared.observer?.connectionClosed()
             guard let self else { return }
             connections[ObjectIdentifier(connection)] = nil
             if connections.isEmpty, onDrained != nil { finishDrain() }

@@ -14,6 +14,8 @@ final class ServerConnection {
     private(set) var state: State
     private var timer: LoopTimer?
     private var serializer = HTTPSerializer()
+    /// The request being handled (one at a time): its route and when it was dispatched, for the observer.
+    private var handling: (route: String, method: HTTPMethod, since: ContinuousClock.Instant)?
     private let peer: String
     /// Read once: the peer's certificate does not change during a connection.
     private lazy var clientCertificateSubject: String? = channel.tls?.peerCertificateSubject
@@ -107,15 +109,20 @@ final class ServerConnection {
     private func dispatch(_ message: ParsedMessage) {
         let request = HTTPRequest(method: message.method, target: message.target, headers: message.headers,
                                   body: message.body, versionMinor: message.versionMinor)
+        let resolution = shared.router.resolve(request.method, path: request.path)
+        if shared.observer != nil {
+            let route = if case .found(_, _, let route) = resolution { route } else { AnsweredRequest.unmatched }
+            handling = (route, request.method, .now)
+        }
         if let refusal = shared.router.refusal(of: request) { return respond(refusal.response, to: message) }
-        switch shared.router.resolve(request.method, path: request.path) {
+        switch resolution {
         case .notFound:
             respond(HTTPError(.notFound, "no route for \(request.path)").response, to: message)
         case .methodNotAllowed(let allowed):
             let allow = allowed.map(\.rawValue).joined(separator: ", ")
             respond(HTTPError(.methodNotAllowed, "\(request.method) is not allowed on \(request.path); use \(allow)",
                               headers: ["Allow": allow]).response, to: message)
-        case .found(let handler, let parameters):
+        case .found(let handler, let parameters, _):
             let context = RequestContext(parameters: parameters, loop: channel.loop, peer: peer,
                                          clientCertificateSubject: clientCertificateSubject,
                                          isSecure: channel.tls != nil, logger: shared.logger)
@@ -159,6 +166,7 @@ final class ServerConnection {
 
     private func respond(_ response: HTTPResponse, to message: ParsedMessage?) {
         guard channel.isOpen else { return }
+        if let observer = shared.observer { report(response, refused: message == nil, to: observer) }
         let (answer, effects) = state.answer(response.delivery, keepAliveRequested: message?.keepAlive ?? false, inMessage: parser.inMessage)
         switch answer {
         case .drop:
@@ -175,6 +183,17 @@ final class ServerConnection {
             if keepAlive { return perform(state.sent(unsentBytes: channel.stream.unsentBytes, inMessage: parser.inMessage)) }
         }
         perform(effects)
+    }
+
+    /// Reports the answer to the request being handled, or to one refused while being read.
+    private func report(_ response: HTTPResponse, refused: Bool, to observer: any HTTPServerObserver) {
+        guard !refused, let handled = handling else {
+            return observer.answered(AnsweredRequest(route: AnsweredRequest.unparsed, method: nil, status: response.status,
+                                                     duration: .zero, annotation: nil))
+        }
+        handling = nil
+        observer.answered(AnsweredRequest(route: handled.route, method: handled.method, status: response.status,
+                                          duration: .now - handled.since, annotation: response.annotation))
     }
 
     /// Stops handling until the client has taken half of what waits for it.

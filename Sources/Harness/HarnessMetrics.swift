@@ -1,0 +1,104 @@
+import EMV3DS
+import Messaging
+public import Net
+import Prometheus
+import Synchronization
+
+/// The harness's Prometheus metrics at `GET /metrics`: every answer the server gives
+/// (by route and status, with its latency), every EMV message a role answers (by type and
+/// outcome), every Erro (by code), open connections, and the transactions each role keeps.
+///
+/// Label values come from bounded sets only: route patterns (never raw paths), status codes,
+/// message types, `transStatus` letters, error codes.
+public final class HarnessMetrics: HTTPServerObserver {
+    private let registry: PrometheusCollectorRegistry
+    private let openConnections: Gauge
+    /// The registry finds a series by validating and hashing its name and labels; these find it
+    /// by one small key, under one lock held for a dictionary look-up.
+    private let requests: SeriesCache<RequestSeries, Counter>
+    private let latencies: SeriesCache<String, DurationHistogram>
+    private let messages: SeriesCache<MessageSeries, Counter>
+    private let erros: SeriesCache<ErroSeries, Counter>
+    private let stored: SeriesCache<String, Gauge>
+
+    /// Upper bounds of the latency buckets: a frictionless AReq takes about a millisecond, a
+    /// scripted `latency` fault or a slow peer up to the roles' timeouts.
+    static let latencyBuckets: [Duration] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+        .map { Duration.microseconds(Int64($0 * 1_000_000)) }
+
+    public init(version: String) {
+        let registry = PrometheusCollectorRegistry()
+        self.registry = registry
+        registry.makeGauge(descriptor: Self.name("build", "info", "The harness version, as a label; always 1"), labels: [("version", version)]).set(to: 1)
+        openConnections = registry.makeGauge(descriptor: Self.name("http_open", "connections", "HTTP connections open now, plain and TLS"))
+        requests = SeriesCache { key in
+            registry.makeCounter(descriptor: Self.name("http_requests", "total", "HTTP requests answered, by route (as registered), method and status"), labels: [("route", key.route), ("method", key.method), ("status", key.status)])
+        }
+        latencies = SeriesCache { route in
+            registry.makeDurationHistogram(descriptor: Self.name("http_request_duration", "seconds", "Time from a request's dispatch to its answer, by route"), labels: [("route", route)], buckets: Self.latencyBuckets)
+        }
+        messages = SeriesCache { key in
+            registry.makeCounter(descriptor: Self.name("emv_messages", "total", "EMV messages each role received, by what it answered "
+                                                  + "(empty for an Erro taken) and the answer's transStatus (empty when it has none)"), labels: [("role", key.role), ("received", key.received),
+                                                                  ("answer", key.answer), ("transStatus", key.transStatus)])
+        }
+        erros = SeriesCache { key in
+            registry.makeCounter(descriptor: Self.name("emv_erro", "total", "Erro messages each role received or sent, by error code"), labels: [("role", key.role), ("direction", key.direction), ("errorCode", key.code)])
+        }
+        stored = SeriesCache { role in
+            registry.makeGauge(descriptor: Self.name("store", "transactions", "Transactions each role keeps in memory now"), labels: [("role", role)])
+        }
+    }
+
+    private static func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "threeds", metricName: metric, unitName: unit, helpText: help)
+    }
+
+    public func connectionOpened() { openConnections.increment() }
+    public func connectionClosed() { openConnections.decrement() }
+
+    public func answered(_ answer: AnsweredRequest) {
+        requests[RequestSeries(route: answer.route, method: answer.method?.rawValue ?? "", status: String(answer.status.code))].increment()
+        if answer.route != AnsweredRequest.unparsed { latencies[answer.route].record(answer.duration) }
+        guard let exchange = answer.annotation as? MessageExchange, let received = exchange.received else { return }
+        let role = Self.role(of: answer.route)
+        messages[MessageSeries(role: role, received: received.rawValue, answer: exchange.answered?.rawValue ?? "",
+                               transStatus: exchange.transStatus.map { String($0.prefix(1)) } ?? "")].increment()
+        if let code = exchange.errorCode {
+            let direction = received == .erro ? "received" : "sent"
+            erros[ErroSeries(role: role, direction: direction, code: code.rawValue)].increment()
+        }
+    }
+
+    /// The text exposition format, with the store gauges read now.
+    public func exposition(storedTransactions: [(role: String, count: Int)]) -> [UInt8] {
+        for (role, count) in storedTransactions { stored[role].set(Int64(count)) }
+        return registry.emitToBuffer()
+    }
+
+    /// The role an endpoint belongs to: its first path segment (`ds`, `acs`, `3ds-server`).
+    static func role(of route: String) -> String {
+        String(route.split(separator: "/", maxSplits: 1).first ?? "")
+    }
+
+    private struct RequestSeries: Hashable { let route, method, status: String }
+    private struct MessageSeries: Hashable { let role, received, answer, transStatus: String }
+    private struct ErroSeries: Hashable { let role, direction, code: String }
+}
+
+/// The series of one metric family by a small key, made on first use.
+private final class SeriesCache<Key: Hashable & Sendable, Series: Sendable>: Sendable {
+    private let series = Mutex<[Key: Series]>([:])
+    private let make: @Sendable (Key) -> Series
+
+    init(_ make: @escaping @Sendable (Key) -> Series) { self.make = make }
+
+    subscript(key: Key) -> Series {
+        series.withLock { series in
+            if let found = series[key] { return found }
+            let made = make(key)
+            series[key] = made
+            return made
+        }
+    }
+}

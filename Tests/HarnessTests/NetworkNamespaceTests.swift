@@ -14,12 +14,6 @@ import Testing
 struct NetworkNamespaceTests {
     /// A copy of the committed test PKI in a temporary folder: the harness re-issues its TLS
     /// leaf there for the veth address, under the committed root.
-    private func pkiCopy() throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pki-netns-\(UUID().uuidString)").path
-        try FileManager.default.copyItem(atPath: repositoryRoot + "/certs", toPath: directory)
-        return directory
-    }
-
     /// The SDK and the app, in the namespace, complete a text challenge at the veth address.
     /// Where namespaces cannot be made (not root, no iproute2, a container without CAP_SYS_ADMIN
     /// and CAP_NET_ADMIN) there is nothing to test: a condition trait skips it, and the probe
@@ -30,7 +24,7 @@ struct NetworkNamespaceTests {
         let namespace = try NetworkNamespace.make()
         defer { namespace.remove() }
         let host = namespace.hostAddress
-        let directory = try pkiCopy()
+        let directory = try copyOfTheTestPKI("netns")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // The challenge URL names the HTTPS port, so the port is chosen first: free on an
         // address that only this test's veth carries.

@@ -9,12 +9,6 @@ import Testing
 @Suite("TLS server certificate for devices", .serialized)
 struct TLSCertificateTests {
     /// A copy of the committed test PKI in a temporary folder, removed after the test.
-    private func pkiCopy() throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pki-tls-\(UUID().uuidString)").path
-        try FileManager.default.copyItem(atPath: repositoryRoot + "/certs", toPath: directory)
-        return directory
-    }
-
     private func leaf(_ directory: String) throws -> Certificate {
         try #require(try Certificate.chain(pem: String(contentsOfFile: directory + "/tls/server-chain.pem", encoding: .utf8)).first)
     }
@@ -28,7 +22,7 @@ struct TLSCertificateTests {
     }
 
     @Test func pkiTLSIssuesOnlyTheServerCertificateWithTheNamesForAtMost397Days() throws {
-        let directory = try pkiCopy()
+        let directory = try copyOfTheTestPKI("tls")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let before = try fileContents(directory)
         let result = try ChildProcess.run(harnessBinary, ["pki", "tls", "--dir", directory, "--name", "192.168.1.20", "--name", "harness"])
@@ -47,7 +41,7 @@ struct TLSCertificateTests {
     }
 
     @Test func aCertificateThatExpiredOrLacksANameIsAProblemAndAFreshOneIsNot() throws {
-        let directory = try pkiCopy()
+        let directory = try copyOfTheTestPKI("tls")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let pki = TestPKI(directory: directory)
         let path = pki.tlsServerCertificatePath
@@ -62,7 +56,7 @@ struct TLSCertificateTests {
     }
 
     @Test func serveIssuesAnExpiredCertificateAnewAtStartAndServesIt() throws {
-        let directory = try pkiCopy()
+        let directory = try copyOfTheTestPKI("tls")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         _ = try TestPKI(directory: directory).issueTLSServerCertificate(names: [], now: Date().addingTimeInterval(-400 * 86_400))
         let config = directory + "/harness.yaml"
@@ -86,7 +80,7 @@ struct TLSCertificateTests {
     }
 
     @Test func aCertificateTheUserBroughtIsNeverOverwritten() throws {
-        let directory = try pkiCopy()
+        let directory = try copyOfTheTestPKI("tls")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // Their own: self-signed, ten years, no names of ours.
         let key = try PrivateKey.generateP256()

@@ -137,3 +137,11 @@ public var harnessBinary: String {
                       repositoryRoot + "/.build/debug/threeds-harness"]
     return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[1]
 }
+
+/// A copy of the committed test PKI in a fresh temporary folder, for a test that changes it
+/// (a harness started on it may issue its TLS certificate anew); the caller removes it.
+public func copyOfTheTestPKI(_ purpose: String) throws -> String {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pki-\(purpose)-\(UUID().uuidString)").path
+    try FileManager.default.copyItem(atPath: repositoryRoot + "/certs", toPath: directory)
+    return directory
+}

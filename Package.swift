@@ -18,6 +18,7 @@ let package = Package(
         // C edge: system libraries and the one shim OpenSSL's macros need.
         .systemLibrary(name: "CLibUV", pkgConfig: "libuv", providers: [.apt(["libuv1-dev"])]),
         .systemLibrary(name: "CHTTPParser", providers: [.apt(["libhttp-parser-dev"])]),
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .target(
             name: "COpenSSL",
             linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
@@ -39,7 +40,9 @@ let package = Package(
         .target(name: "Faults", dependencies: ["EMV3DS", "EMVCrypto", "JOSE", "JSON", "Messaging", "Net"]),
         // Scripted outcomes, and the transaction records the roles keep.
         .target(name: "Scenarios", dependencies: ["EMV3DS", "Faults", "JSON"]),
-        .target(name: "Store"),
+        // Transaction records: the bounded in-memory cache each role keeps, and the durable
+        // archive behind it (SQLite, written off the loops).
+        .target(name: "Store", dependencies: ["CSQLite"]),
         .target(
             name: "Net",
             dependencies: [
@@ -103,7 +106,7 @@ let package = Package(
         .testTarget(name: "HarnessTests", dependencies: ["EMV3DS", "Faults", "JOSE", "FuzzTargets", "Harness", "Net", "Scenarios", "Store", "TestSupport",
                                                            .product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams")]),
         // End to end: the roles over real HTTP on loopback, driven by the SDK simulator and by a Python peer.
-        .testTarget(name: "FlowTests", dependencies: ["Harness", "Net", "EMV3DS", "EMVCrypto", "JOSE", "JSON", "Messaging", "SDKSimulator", "TestSupport",
+        .testTarget(name: "FlowTests", dependencies: ["Harness", "Net", "EMV3DS", "EMVCrypto", "JOSE", "JSON", "Messaging", "SDKSimulator", "Store", "TestSupport",
                                                         "ThreeDSServer", .product(name: "Logging", package: "swift-log")],
                     exclude: ["Peer"]),
     ]

@@ -40,20 +40,20 @@ public final class AccessControlServer: Sendable {
     let logger: Logger
 
     public init(settings: AccessControlServerSettings, scenarios: ScenarioSource, peer: EMVPeer, endpoints: LocalEndpoints,
-                capacity: Int = 100_000, logger: Logger) {
+                capacity: Int = 100_000, archive: (any TransactionArchive)? = nil, logger: Logger) {
         self.settings = settings
         self.scenarios = scenarios
         self.peer = peer
         self.endpoints = endpoints
         // A challenge evicted for room ends with its timer, not at its time limit.
-        transactions = TransactionStore(capacity: capacity) { $0.stopTimer() }
+        transactions = TransactionStore(capacity: capacity, archive: archive, role: "acs") { $0.stopTimer() }
         self.logger = logger
     }
 
     public func register(on router: inout Router) {
         router.emv("/acs/areq", receives: .aReq) { request async in await self.authenticate(request) }
         router.emv("/acs/challenge", receives: .cReq) { request async in await self.challenge(request) }
-        router.record("/admin/acs/transactions/{id}", "ACS transaction") { self.transactions.get($0)?.json }
+        router.record("/admin/acs/transactions/{id}", "ACS transaction") { self.transactions.json($0) }
     }
 
     // MARK: AReq

@@ -3,6 +3,7 @@ import EMVCrypto
 import Faults
 public import JSON
 import Scenarios
+public import Store
 
 /// The secure channel and the cardholder's progress of an open challenge.
 struct ChallengeState: Sendable {
@@ -16,7 +17,7 @@ struct ChallengeState: Sendable {
 
 extension AccessControlServer {
     /// What the ACS remembers of a transaction.
-    public struct Transaction: Sendable {
+    public struct Transaction: ArchivableRecord {
         /// Where a transaction is.
         enum Phase: Sendable {
             /// Ended with the ARes (frictionless).
@@ -100,6 +101,8 @@ extension AccessControlServer {
             rreq.whiteListStatus = result.whiteListStatus
             return rreq
         }
+
+        public var archivedJSON: [UInt8] { JSONWriter.write(json) }
 
         public var json: JSONValue {
             let phaseName: String

@@ -8,7 +8,7 @@ public import Logging
 public import Messaging
 public import Net
 public import Scenarios
-import Store
+public import Store
 
 /// What the DS answers for a PAN outside every card range.
 public enum OutOfRangeAnswer: Sendable, Equatable {
@@ -36,7 +36,7 @@ public struct DirectoryServerSettings: Sendable {
 public final class DirectoryServer: Sendable {
     /// What the DS remembers of a transaction: where its parties are, what its RReq depends
     /// on, and the Erro messages that passed through it.
-    struct Transaction: Sendable {
+    struct Transaction: ArchivableRecord {
         var ids: TransactionIDs
         let version: MessageVersion
         let channel: DeviceChannel?
@@ -48,6 +48,8 @@ public final class DirectoryServer: Sendable {
         var aresContext: JSONValue?
         var erros: [String] = []
         var warnings: [String] = []
+
+        var archivedJSON: [UInt8] { JSONWriter.write(json) }
 
         var json: JSONValue {
             .object(omittingAbsent: [
@@ -74,12 +76,12 @@ public final class DirectoryServer: Sendable {
     let logger: Logger
 
     public init(settings: DirectoryServerSettings, scenarios: ScenarioSource? = nil, peer: EMVPeer, endpoints: LocalEndpoints,
-                capacity: Int = 100_000, logger: Logger) {
+                capacity: Int = 100_000, archive: (any TransactionArchive)? = nil, logger: Logger) {
         self.settings = settings
         self.scenarios = scenarios
         self.peer = peer
         self.endpoints = endpoints
-        transactions = TransactionStore(capacity: capacity)
+        transactions = TransactionStore(capacity: capacity, archive: archive, role: "ds")
         serverTransIDs = TransactionStore(capacity: capacity)
         self.logger = logger
     }
@@ -88,7 +90,7 @@ public final class DirectoryServer: Sendable {
         router.emv("/ds/areq", receives: .aReq) { request async in await self.authenticate(request) }
         router.emv("/ds/preq", receives: .pReq) { request in self.prepare(request) }
         router.emv("/ds/rreq", receives: .rReq) { request async in await self.results(request) }
-        router.record("/admin/ds/transactions/{id}", "DS transaction") { self.transactions.get($0)?.json }
+        router.record("/admin/ds/transactions/{id}", "DS transaction") { self.transactions.json($0) }
     }
 
     // MARK: AReq

@@ -10,7 +10,7 @@ public import Net
 public import Scenarios
 public import ThreeDSServer
 import JSON
-import Store
+public import Store
 
 /// The running harness: its loops, its server and the routes of every role.
 public final class HarnessApp: Sendable {
@@ -23,6 +23,8 @@ public final class HarnessApp: Sendable {
     public let scenarios: ScenarioSource
     public let endpoints = LocalEndpoints()
     public let metrics = HarnessMetrics(version: HarnessVersion.current)
+    /// The durable store behind the roles' in-memory records; nil when `store.enabled` is false.
+    public let archive: (any TransactionArchive)?
     private let logger: Logger
     private let scenarioPath: String
 
@@ -41,6 +43,8 @@ public final class HarnessApp: Sendable {
         scenarios = ScenarioSource(try ScenarioFile.load(path: scenarioPath))
         let schemes = configuration.directoryServers.map(\.scheme)
 
+        let archive = try Self.openArchive(configuration, path: resolve(configuration.dataDirectory) + "/harness.sqlite", logger: logger)
+        self.archive = archive
         let loops = EventLoopGroup(loopCount: configuration.loopCount)
         group = loops
         do {
@@ -52,15 +56,15 @@ public final class HarnessApp: Sendable {
             let capacity = configuration.maxTransactions
             directoryServer = DirectoryServer(settings: configuration.directoryServerSettings(schemes: schemes, keys: keys), scenarios: scenarios,
                                               peer: try peer(timeoutMs: configuration.directoryServer.acsTimeoutMs),
-                                              endpoints: endpoints, capacity: capacity, logger: logger.named("ds"))
+                                              endpoints: endpoints, capacity: capacity, archive: archive, logger: logger.named("ds"))
             accessControlServer = AccessControlServer(settings: configuration.accessControlServerSettings(schemes: schemes, signers: signers),
                                                       scenarios: scenarios, peer: try peer(timeoutMs: 30_000), endpoints: endpoints,
-                                                      capacity: capacity, logger: logger.named("acs"))
+                                                      capacity: capacity, archive: archive, logger: logger.named("acs"))
             threeDSServer = ThreeDSServer(settings: configuration.threeDSServer, peer: try peer(timeoutMs: configuration.threeDSServer.directoryServerTimeoutMs),
-                                          endpoints: endpoints, capacity: capacity, logger: logger.named("3ds-server"))
+                                          endpoints: endpoints, capacity: capacity, archive: archive, logger: logger.named("3ds-server"))
             var router = Self.baseRoutes()
             router.get("/admin/memory", Self.memoryRoute(threeDSServer, directoryServer, accessControlServer))
-            router.get("/metrics", Self.metricsRoute(metrics, threeDSServer, directoryServer, accessControlServer))
+            router.get("/metrics", Self.metricsRoute(metrics, archive, threeDSServer, directoryServer, accessControlServer))
             if let token = configuration.admin.token { router.guardPaths(under: "admin", AdminToken(token).check) }
             AdminRoutes(scenarios: scenarios, reloader: ScenarioReloader(path: scenarioPath, shownPath: configuration.scenarios, scenarios: scenarios)).register(on: &router)
             threeDSServer.register(on: &router)
@@ -70,7 +74,23 @@ public final class HarnessApp: Sendable {
                                     router: router, group: group, logger: logger, observer: metrics)
         } catch {
             group.shutdown()
+            archive?.close(timeoutSeconds: 10)
             throw error
+        }
+    }
+
+    /// The store, opened (file and folder made when missing) or a start-up error saying why not.
+    private static func openArchive(_ configuration: HarnessConfiguration, path: String, logger: Logger) throws -> (any TransactionArchive)? {
+        guard configuration.store.enabled else { return nil }
+        let retention = SQLiteArchive.Retention(maxRecords: configuration.store.maxRecords,
+                                                maxAgeSeconds: Int64(configuration.store.maxAgeDays * 86_400))
+        do {
+            return try SQLiteArchive(path: path, retention: retention, onLoss: { lost, reason in
+                logger.error("transaction records not stored", metadata: ["lost": "\(lost)", "reason": "\(reason)"])
+            })
+        } catch {
+            throw ConfigurationError.invalid(source: "dataDirectory",
+                                             reason: "cannot open the store \(path): \(error) (make the folder writable, choose another dataDirectory, or set store.enabled: false)")
         }
     }
 
@@ -117,12 +137,13 @@ public final class HarnessApp: Sendable {
     }
 
     /// `GET /metrics`: the Prometheus text exposition format.
-    private static func metricsRoute(_ metrics: HarnessMetrics, _ threeDSServer: ThreeDSServer, _ directoryServer: DirectoryServer,
-                                     _ accessControlServer: AccessControlServer) -> SyncHandler {
+    private static func metricsRoute(_ metrics: HarnessMetrics, _ archive: (any TransactionArchive)?, _ threeDSServer: ThreeDSServer,
+                                     _ directoryServer: DirectoryServer, _ accessControlServer: AccessControlServer) -> SyncHandler {
         { _, _ in
             let body = metrics.exposition(storedTransactions: [("3ds-server", threeDSServer.transactions.count),
                                                                ("ds", directoryServer.transactionCount),
-                                                               ("acs", accessControlServer.transactions.count)])
+                                                               ("acs", accessControlServer.transactions.count)],
+                                          archive: archive?.status)
             return HTTPResponse(headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"], body: body)
         }
     }
@@ -163,6 +184,8 @@ public final class HarnessApp: Sendable {
     public func shutdown() {
         server.shutdown()
         group.shutdown()
+        // After the loops: every change is queued by now, and is written before this returns.
+        archive?.close(timeoutSeconds: 10)
     }
 
     static func baseRoutes() -> Router {

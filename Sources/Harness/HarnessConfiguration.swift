@@ -72,6 +72,16 @@ public struct HarnessConfiguration: Sendable, Equatable {
         public init() {}
     }
 
+    /// The durable store of transaction records: SQLite under `dataDirectory`.
+    public struct Store: Sendable, Equatable, Encodable {
+        public var enabled = true
+        /// Records kept at most (of the three roles together); the oldest go first.
+        public var maxRecords = 1_000_000
+        /// Records older than this go.
+        public var maxAgeDays = 30.0
+        public init() {}
+    }
+
     public var server = Server()
     public var tls = TLS()
     public var logging = Logging()
@@ -87,6 +97,9 @@ public struct HarnessConfiguration: Sendable, Equatable {
     public var scenarios = "config/scenarios.yaml"
     /// Transactions each role keeps in memory; past this the oldest are dropped.
     public var maxTransactions = 100_000
+    /// Where the harness writes what it keeps (the store's `harness.sqlite`); made at the first start.
+    public var dataDirectory = "data"
+    public var store = Store()
 
     public init() {}
 
@@ -175,6 +188,7 @@ public struct HarnessConfiguration: Sendable, Equatable {
             ("directoryServer.acsTimeoutMs", Double(directoryServer.acsTimeoutMs), 1...day * 1000, "milliseconds"),
             ("threeDSServer.directoryServerTimeoutMs", Double(threeDSServer.directoryServerTimeoutMs), 1...day * 1000, "milliseconds"),
             ("accessControlServer.challengeTimeout", accessControlServer.challengeTimeout, 0.001...day, "seconds"),
+            ("store.maxAgeDays", store.maxAgeDays, 0.001...36_500, "days"),
         ]
         for duration in durations where !(duration.value.isFinite && duration.range.contains(duration.value)) {
             throw Invalid("\(duration.key): \(duration.value) is not \(duration.range.lowerBound)-\(duration.range.upperBound) \(duration.unit)")
@@ -189,6 +203,8 @@ public struct HarnessConfiguration: Sendable, Equatable {
             throw Invalid("directoryServer.outOfRangeReason: \"\(directoryServer.outOfRangeReason)\" is not two digits")
         }
         guard maxTransactions > 0 else { throw Invalid("maxTransactions: at least 1") }
+        guard !dataDirectory.isEmpty else { throw Invalid("dataDirectory: a folder, not empty") }
+        guard store.maxRecords > 0 else { throw Invalid("store.maxRecords: at least 1") }
         guard ["text", "json"].contains(logging.format) else {
             throw Invalid("logging.format: \"\(logging.format)\" is not text or json")
         }
@@ -277,7 +293,7 @@ extension HarnessConfiguration: KeyTableDecodable, Encodable {
         [.key("server", \.server), .key("tls", \.tls), .key("logging", \.logging), .key("admin", \.admin),
          .key("pkiDirectory", \.pkiDirectory), .key("directoryServers", \.directoryServers), .key("directoryServer", \.directoryServer),
          .key("accessControlServer", \.accessControlServer), .key("threeDSServer", \.threeDSServer), .key("scenarios", \.scenarios),
-         .key("maxTransactions", \.maxTransactions)]
+         .key("maxTransactions", \.maxTransactions), .key("dataDirectory", \.dataDirectory), .key("store", \.store)]
     }
 }
 
@@ -299,6 +315,10 @@ extension HarnessConfiguration.TLS: KeyTableDecodable {
 
 extension HarnessConfiguration.Admin: KeyTableDecodable {
     public static var keys: [TableKey<Self>] { [.key("token", \.token), .key("openOnNetwork", \.openOnNetwork)] }
+}
+
+extension HarnessConfiguration.Store: KeyTableDecodable {
+    public static var keys: [TableKey<Self>] { [.key("enabled", \.enabled), .key("maxRecords", \.maxRecords), .key("maxAgeDays", \.maxAgeDays)] }
 }
 
 extension HarnessConfiguration.Logging: KeyTableDecodable {

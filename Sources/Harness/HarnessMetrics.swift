@@ -2,6 +2,7 @@ import EMV3DS
 import Messaging
 public import Net
 import Prometheus
+public import Store
 import Synchronization
 
 /// The harness's Prometheus metrics at `GET /metrics`: every answer the server gives
@@ -20,6 +21,8 @@ public final class HarnessMetrics: HTTPServerObserver {
     private let messages: SeriesCache<MessageSeries, Counter>
     private let erros: SeriesCache<ErroSeries, Counter>
     private let stored: SeriesCache<String, Gauge>
+    private let archived: SeriesCache<String, Gauge>
+    private let archivePending: Gauge
 
     /// Upper bounds of the latency buckets: a frictionless AReq takes about a millisecond, a
     /// scripted `latency` fault or a slow peer up to the roles' timeouts.
@@ -45,6 +48,12 @@ public final class HarnessMetrics: HTTPServerObserver {
         erros = SeriesCache { key in
             registry.makeCounter(descriptor: Self.name("emv_erro", "total", "Erro messages each role received or sent, by error code"), labels: [("role", key.role), ("direction", key.direction), ("errorCode", key.code)])
         }
+        // Gauges, not counters: the archive counts; these show its counts at the scrape.
+        archived = SeriesCache { outcome in
+            registry.makeGauge(descriptor: Self.name("archive", "records", "Records the durable store has written, lost (queue full, "
+                                                     + "write failed) and removed (retention) since start"), labels: [("outcome", outcome)])
+        }
+        archivePending = registry.makeGauge(descriptor: Self.name("archive_pending", "records", "Records waiting to be written to the durable store"))
         stored = SeriesCache { role in
             registry.makeGauge(descriptor: Self.name("store", "transactions", "Transactions each role keeps in memory now"), labels: [("role", role)])
         }
@@ -70,9 +79,15 @@ public final class HarnessMetrics: HTTPServerObserver {
         }
     }
 
-    /// The text exposition format, with the store gauges read now.
-    public func exposition(storedTransactions: [(role: String, count: Int)]) -> [UInt8] {
+    /// The text exposition format, with the gauges of what is kept read now.
+    public func exposition(storedTransactions: [(role: String, count: Int)], archive: ArchiveStatus?) -> [UInt8] {
         for (role, count) in storedTransactions { stored[role].set(Int64(count)) }
+        if let archive {
+            for (outcome, count) in [("written", archive.written), ("lost", archive.lost), ("removed", archive.removed)] {
+                archived[outcome].set(Int64(count))
+            }
+            archivePending.set(Int64(archive.pending))
+        }
         return registry.emitToBuffer()
     }
 

@@ -23,10 +23,35 @@ public final class TransactionStore<Record: Sendable>: Sendable {
     /// a timer for instance, ends with it.
     private let onEvict: (@Sendable (Record) -> Void)?
 
+    /// Where each record goes after every change, to outlive the process; nil keeps them in memory only.
+    private let archiving: Archiving?
+    private struct Archiving: Sendable {
+        let archive: any TransactionArchive
+        let role: String
+        let encode: @Sendable (Record) -> [UInt8]
+    }
+
     public init(capacity: Int = 100_000, onEvict: (@Sendable (Record) -> Void)? = nil) {
         precondition(capacity > 0, "a store holds at least one record")
         self.capacity = capacity
         self.onEvict = onEvict
+        archiving = nil
+    }
+
+    /// A store whose records are also saved to `archive` under `role` after each change:
+    /// memory stays the cache, the archive what survives a restart.
+    public init(capacity: Int = 100_000, archive: (any TransactionArchive)?, role: String,
+                onEvict: (@Sendable (Record) -> Void)? = nil) where Record: ArchivableRecord {
+        precondition(capacity > 0, "a store holds at least one record")
+        self.capacity = capacity
+        self.onEvict = onEvict
+        archiving = archive.map { Archiving(archive: $0, role: role, encode: { $0.archivedJSON }) }
+    }
+
+    /// Queues `record` for the archive: its JSON is made on the archive's thread, not here.
+    private func archive(_ id: String, _ record: Record) {
+        guard let archiving else { return }
+        archiving.archive.save(role: archiving.role, id: id) { archiving.encode(record) }
     }
 
     /// Stores `record` under `id`, replacing any earlier one.
@@ -37,6 +62,7 @@ public final class TransactionStore<Record: Sendable>: Sendable {
             }
             return evict(&state)
         }
+        archive(id, record)
         if let onEvict { evicted.forEach(onEvict) }
     }
 
@@ -49,6 +75,7 @@ public final class TransactionStore<Record: Sendable>: Sendable {
             state.order.append(id)
             return (true, evict(&state))
         }
+        if inserted { archive(id, record) }
         if let onEvict { evicted.forEach(onEvict) }
         return inserted
     }
@@ -73,12 +100,26 @@ public final class TransactionStore<Record: Sendable>: Sendable {
     /// Changes the record under `id` in place; returns the new record, or nil if there is none.
     @discardableResult
     public func update<Result>(_ id: String, _ change: (inout Record) -> Result) -> Result? {
-        state.withLock { state -> Result? in
-            // The box is reached only under the lock: changed in place, no copy of the record.
+        let changed = state.withLock { state -> (Result, Record?)? in
+            // The box is reached only under the lock: changed in place, no copy of the record
+            // (but the one the archive takes).
             guard let box = state.records[id] else { return nil }
-            return change(&box.record)
+            let result = change(&box.record)
+            return (result, archiving == nil ? nil : box.record)
         }
+        if let record = changed?.1 { archive(id, record) }
+        return changed?.0
     }
 
     public var count: Int { state.withLock { $0.records.count } }
+}
+
+extension TransactionStore where Record: ArchivableRecord {
+    /// The record's JSON: from memory, else as the archive last wrote it (a transaction of an
+    /// earlier run, or one evicted from memory).
+    public func json(_ id: String) -> [UInt8]? {
+        if let record = get(id) { return record.archivedJSON }
+        guard let archiving else { return nil }
+        return archiving.archive.record(role: archiving.role, id: id)?.json
+    }
 }

@@ -35,17 +35,18 @@ public final class ThreeDSServer: Sendable {
     public let transactions: TransactionStore<Transaction>
     let logger: Logger
 
-    public init(settings: ThreeDSServerSettings, peer: EMVPeer, endpoints: LocalEndpoints, capacity: Int = 100_000, logger: Logger) {
+    public init(settings: ThreeDSServerSettings, peer: EMVPeer, endpoints: LocalEndpoints, capacity: Int = 100_000,
+                archive: (any TransactionArchive)? = nil, logger: Logger) {
         self.settings = settings
         self.peer = peer
         self.endpoints = endpoints
-        transactions = TransactionStore(capacity: capacity)
+        transactions = TransactionStore(capacity: capacity, archive: archive, role: "3ds-server")
         self.logger = logger
     }
 
     public func register(on router: inout Router) {
         router.post("/3ds-server/authenticate") { request, _ async throws in try await self.authenticate(request) }
-        router.record("/3ds-server/transactions/{id}", "transaction") { self.transactions.get($0)?.json }
+        router.record("/3ds-server/transactions/{id}", "transaction") { self.transactions.json($0) }
         router.emv("/3ds-server/rreq", receives: .rReq) { request in self.results(request) }
     }
 

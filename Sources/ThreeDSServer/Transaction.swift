@@ -1,10 +1,11 @@
 public import EMV3DS
 public import Foundation
 public import JSON
+public import Store
 
 extension ThreeDSServer {
     /// A transaction as the 3DS Server sees it: its state, outcome and message trail.
-    public struct Transaction: Sendable {
+    public struct Transaction: ArchivableRecord {
         public enum State: String, Sendable {
             /// Ended without a challenge.
             case frictionless
@@ -143,6 +144,8 @@ extension ThreeDSServer {
         }
 
         /// The record as the requestor API shows it.
+        public var archivedJSON: [UInt8] { JSONWriter.write(json) }
+
         public var json: JSONValue {
             let outcome = rreqOutcome ?? aresOutcome
             let challenge: JSONValue? = aresOutcome.flatMap { ares in

@@ -17,8 +17,16 @@ final class RunningHarness: Sendable {
     let client: HTTPClient
     let baseURL: String
 
-    init(configure: (inout HarnessConfiguration) -> Void = { _ in }) throws {
+    /// A fresh data directory per harness (its store), removed by `stop()`; a test that restarts
+    /// a harness on the same store passes it on.
+    let dataDirectory: String
+    private let ownsDataDirectory: Bool
+
+    init(dataDirectory: String? = nil, configure: (inout HarnessConfiguration) -> Void = { _ in }) throws {
         var configuration = try HarnessConfiguration.load(path: repositoryRoot + "/config/harness.yaml")
+        self.dataDirectory = dataDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("harness-data-\(UUID().uuidString)").path
+        ownsDataDirectory = dataDirectory == nil
+        configuration.dataDirectory = self.dataDirectory
         configuration.server.host = "127.0.0.1"
         configuration.server.httpPort = 0
         configuration.server.httpsPort = nil
@@ -34,6 +42,7 @@ final class RunningHarness: Sendable {
     func stop() {
         app.shutdown()
         clientGroup.shutdown()
+        if ownsDataDirectory { try? FileManager.default.removeItem(atPath: dataDirectory) }
     }
 
     var simulator: Simulator { Simulator(client: client, baseURL: baseURL) }
@@ -58,8 +67,9 @@ final class RunningHarness: Sendable {
 }
 
 /// Runs `body` against a fresh harness and stops it, also when `body` throws.
-func withHarness(configure: (inout HarnessConfiguration) -> Void = { _ in }, _ body: (RunningHarness) async throws -> Void) async throws {
-    let harness = try RunningHarness(configure: configure)
+func withHarness(dataDirectory: String? = nil, configure: (inout HarnessConfiguration) -> Void = { _ in },
+                 _ body: (RunningHarness) async throws -> Void) async throws {
+    let harness = try RunningHarness(dataDirectory: dataDirectory, configure: configure)
     do { try await body(harness) } catch {
         harness.stop()
         throw error

@@ -25,6 +25,7 @@ struct OpenAPITests {
         var configuration = try HarnessConfiguration.load(path: repositoryRoot + "/config/harness.yaml")
         configuration.server.httpPort = 0
         configuration.server.httpsPort = nil
+        configuration.store.enabled = false  // routes only: nothing to keep
         let app = try HarnessApp(configuration: configuration, baseDirectory: repositoryRoot, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         defer { app.group.shutdown() }
         // Path parameter names may differ ({id} in code, {acsTransID} in the description): compare shapes.

@@ -1,0 +1,236 @@
+import CSQLite
+import Foundation
+import Synchronization
+
+/// The embedded ``TransactionArchive``: one SQLite file in WAL mode, written by one thread
+/// of its own in batches, read through a second connection.
+///
+/// Bounded: at most `maxPending` records wait; past that a save is counted as lost (and
+/// reported) rather than held. Retention keeps at most `maxRecords` records, none older
+/// than `maxAge`.
+public final class SQLiteArchive: TransactionArchive {
+    public struct Retention: Sendable, Equatable {
+        public var maxRecords: Int
+        public var maxAgeSeconds: Int64
+        public init(maxRecords: Int, maxAgeSeconds: Int64) {
+            self.maxRecords = maxRecords
+            self.maxAgeSeconds = maxAgeSeconds
+        }
+    }
+
+    private struct Key: Hashable { let role, id: String }
+    private struct Queue {
+        var pending: [Key: @Sendable () -> [UInt8]] = [:]
+        var status = ArchiveStatus()
+        var closing = false
+    }
+
+    public let path: String
+    private let retention: Retention
+    private let maxPending: Int
+    private let queue = Mutex(Queue())
+    private let wake = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+    private let reader: Mutex<SQLiteConnection>
+    /// Told of losses (the first, then one in a thousand) with the count so far and the reason.
+    private let onLoss: @Sendable (Int, String) -> Void
+    /// Milliseconds since 1970: the time records are stamped with and retention measures by.
+    private let now: @Sendable () -> Int64
+
+    /// Milliseconds since 1970, now.
+    public static let wallClock: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    /// The schema this code reads and writes (`PRAGMA user_version`).
+    static let schemaVersion: Int64 = 1
+
+    /// Opens (creating it and its folder when missing) the archive at `path`. Fails, saying
+    /// why, when the file cannot be created or read, or is another program's database.
+    /// `pageLimit` caps the file at that many pages (4 KiB each), as a full disk would: for tests.
+    public init(path: String, retention: Retention, maxPending: Int = 50_000, pageLimit: Int? = nil,
+                now: @escaping @Sendable () -> Int64 = SQLiteArchive.wallClock,
+                onLoss: @escaping @Sendable (Int, String) -> Void = { _, _ in }) throws(SQLiteError) {
+        self.path = path
+        self.now = now
+        self.retention = retention
+        self.maxPending = maxPending
+        self.onLoss = onLoss
+        let folder = (path as NSString).deletingLastPathComponent
+        if !folder.isEmpty {
+            do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
+                throw SQLiteError(operation: "create \(folder)", code: SQLITE_CANTOPEN, message: "\(error.localizedDescription)")
+            }
+        }
+        let writer = try SQLiteConnection(path: path)
+        try Self.prepareSchema(writer, path: path)
+        if let pageLimit { try writer.execute("PRAGMA max_page_count = \(pageLimit)") }
+        reader = Mutex(try SQLiteConnection(path: path, readOnly: true))
+        let upsert = try writer.prepare("""
+            INSERT INTO transactions (role, id, updated, record) VALUES (?1, ?2, ?3, ?4)
+            ON CONFLICT (role, id) DO UPDATE SET updated = excluded.updated, record = excluded.record
+            """)
+        let owned = WriterConnection(connection: writer, upsert: upsert)
+        // The thread holds the archive until `close` ends it.
+        let thread = Thread { self.write(with: owned.connection, upsert: owned.upsert) }
+        thread.name = "harness-store"
+        thread.start()
+    }
+
+    private static func prepareSchema(_ connection: SQLiteConnection, path: String) throws(SQLiteError) {
+        try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
+        let version = try connection.integer("PRAGMA user_version")
+        guard version == 0 || version == schemaVersion else {
+            throw SQLiteError(operation: "open \(path)", code: SQLITE_MISMATCH,
+                              message: "schema version \(version); this harness reads \(schemaVersion): move the file away")
+        }
+        try connection.execute("""
+            CREATE TABLE IF NOT EXISTS transactions (
+                role TEXT NOT NULL, id TEXT NOT NULL, updated INTEGER NOT NULL, record BLOB NOT NULL,
+                PRIMARY KEY (role, id)) WITHOUT ROWID;
+            CREATE INDEX IF NOT EXISTS transactions_by_time ON transactions (role, updated);
+            CREATE INDEX IF NOT EXISTS transactions_by_age ON transactions (updated);
+            PRAGMA user_version = \(schemaVersion);
+            """)
+    }
+
+    public func save(role: String, id: String, _ encode: @escaping @Sendable () -> [UInt8]) {
+        let (accepted, wasEmpty, lost) = queue.withLock { queue -> (Bool, Bool, Int) in
+            let key = Key(role: role, id: id)
+            guard !queue.closing, queue.pending.count < maxPending || queue.pending[key] != nil else {
+                queue.status.lost += 1
+                return (false, false, queue.status.lost)
+            }
+            let wasEmpty = queue.pending.isEmpty
+            queue.pending[key] = encode
+            return (true, wasEmpty, 0)
+        }
+        if accepted {
+            if wasEmpty { wake.signal() }
+        } else if lost == 1 || lost % 1000 == 0 {
+            onLoss(lost, "the store's queue is full (\(maxPending) records waiting) or it is closed")
+        }
+    }
+
+    public func record(role: String, id: String) -> ArchivedRecord? {
+        reader.withLock { connection in
+            do {
+                let statement = try connection.prepare("SELECT updated, record FROM transactions WHERE role = ?1 AND id = ?2")
+                try statement.bind(.text(role), .text(id))
+                guard try statement.step() else { return nil }
+                return ArchivedRecord(role: role, id: id, updated: statement.integer(0), json: statement.blob(1))
+            } catch {
+                return nil
+            }
+        }
+    }
+
+    public func recent(role: String, limit: Int) -> [ArchivedRecord] {
+        reader.withLock { connection in
+            var records: [ArchivedRecord] = []
+            do {
+                let statement = try connection.prepare("SELECT id, updated, record FROM transactions WHERE role = ?1 ORDER BY updated DESC LIMIT ?2")
+                try statement.bind(.text(role), .integer(Int64(max(0, limit))))
+                while try statement.step() {
+                    records.append(ArchivedRecord(role: role, id: statement.text(0), updated: statement.integer(1), json: statement.blob(2)))
+                }
+            } catch {}
+            return records
+        }
+    }
+
+    public var status: ArchiveStatus {
+        queue.withLock { queue in
+            var status = queue.status
+            status.pending = queue.pending.count
+            return status
+        }
+    }
+
+    public func close(timeoutSeconds: Double = 10) {
+        let first = queue.withLock { queue in
+            defer { queue.closing = true }
+            return !queue.closing
+        }
+        guard first else { return }
+        wake.signal()
+        if finished.wait(timeout: .now() + timeoutSeconds) == .timedOut {
+            onLoss(status.pending, "the store did not finish writing within \(timeoutSeconds) s of shutdown")
+        }
+    }
+
+    // MARK: The writer's thread
+
+    private func write(with connection: SQLiteConnection, upsert: SQLiteStatement) {
+        var lastRetention = ContinuousClock.now
+        var writesSinceRetention = 0
+        while true {
+            // Wakes for work, or once a second for retention and to see a close.
+            _ = wake.wait(timeout: .now() + 1)
+            let (batch, closing) = queue.withLock { queue in
+                defer { queue.pending.removeAll(keepingCapacity: true) }
+                return (queue.pending, queue.closing)
+            }
+            if !batch.isEmpty {
+                writeBatch(batch, connection: connection, upsert: upsert)
+                writesSinceRetention += batch.count
+            }
+            if writesSinceRetention >= 10_000 || ContinuousClock.now - lastRetention > .seconds(60) || closing {
+                applyRetention(connection)
+                lastRetention = .now
+                writesSinceRetention = 0
+            }
+            if closing && queue.withLock({ $0.pending.isEmpty }) { break }
+        }
+        finished.signal()
+    }
+
+    private func writeBatch(_ batch: [Key: @Sendable () -> [UInt8]], connection: SQLiteConnection, upsert: SQLiteStatement) {
+        let now = now()
+        do throws(SQLiteError) {
+            try connection.execute("BEGIN IMMEDIATE")
+            for (key, encode) in batch {
+                try upsert.bind(.text(key.role), .text(key.id), .integer(now), .blob(encode()))
+                _ = try upsert.step()
+            }
+            try connection.execute("COMMIT")
+            queue.withLock { $0.status.written += batch.count }
+        } catch {
+            try? connection.execute("ROLLBACK")
+            let lost = queue.withLock { queue in
+                queue.status.lost += batch.count
+                queue.status.lastError = error.description
+                return queue.status.lost
+            }
+            onLoss(lost, error.isFull ? "the disk (or the store's page limit) is full: \(error)" : "\(error)")
+        }
+    }
+
+    /// Removes records older than the maximum age, then the oldest past the maximum count.
+    private func applyRetention(_ connection: SQLiteConnection) {
+        let cutoff = now() - retention.maxAgeSeconds * 1000
+        do throws(SQLiteError) {
+            let aged = try connection.prepare("DELETE FROM transactions WHERE updated < ?1")
+            try aged.bind(.integer(cutoff))
+            _ = try aged.step()
+            var removed = Int(try connection.integer("SELECT changes()"))
+            let excess = try connection.integer("SELECT count(*) FROM transactions") - Int64(retention.maxRecords)
+            if excess > 0 {
+                let oldest = try connection.prepare("""
+                    DELETE FROM transactions WHERE (role, id) IN (SELECT role, id FROM transactions ORDER BY updated LIMIT ?1)
+                    """)
+                try oldest.bind(.integer(excess))
+                _ = try oldest.step()
+                removed += Int(excess)
+            }
+            if removed > 0 { queue.withLock { $0.status.removed += removed } }
+        } catch {
+            queue.withLock { $0.status.lastError = "retention: \(error)" }
+        }
+    }
+}
+
+/// The writer's connection, made on the caller's thread and from then on used on the
+/// writer's thread alone: `@unchecked` for that one hand-over.
+private struct WriterConnection: @unchecked Sendable {
+    let connection: SQLiteConnection
+    let upsert: SQLiteStatement
+}

@@ -1,0 +1,52 @@
+/// A transaction record as the archive keeps it: the role's JSON view, as written.
+public struct ArchivedRecord: Sendable, Equatable {
+    /// `3ds-server`, `ds` or `acs`.
+    public let role: String
+    public let id: String
+    /// Milliseconds since 1970 of the last change saved.
+    public let updated: Int64
+    public let json: [UInt8]
+
+    public init(role: String, id: String, updated: Int64, json: [UInt8]) {
+        self.role = role
+        self.id = id
+        self.updated = updated
+        self.json = json
+    }
+}
+
+/// What the archive has done: for `/metrics`, the log and tests.
+public struct ArchiveStatus: Sendable, Equatable {
+    /// Records written since start (a record changed five times before a write counts once).
+    public var written = 0
+    /// Records that were to be written and never will be: the queue was full, or a write failed.
+    public var lost = 0
+    /// Records waiting to be written.
+    public var pending = 0
+    /// Records removed by retention since start.
+    public var removed = 0
+    /// The last failure, if any.
+    public var lastError: String?
+}
+
+/// Where transaction records outlive the process. Saving never blocks: records are queued,
+/// made into JSON and written in batches off the caller's thread (write-behind). One small
+/// protocol, so that a server database can stand where SQLite stands.
+public protocol TransactionArchive: Sendable {
+    /// Queues the record of (`role`, `id`); `encode` makes its JSON later, on the writer's thread.
+    /// A record queued again before it is written is written once, as last queued.
+    func save(role: String, id: String, _ encode: @escaping @Sendable () -> [UInt8])
+    /// The record as last written (records still queued are the caller's, in memory).
+    func record(role: String, id: String) -> ArchivedRecord?
+    /// The newest records of `role`, newest first.
+    func recent(role: String, limit: Int) -> [ArchivedRecord]
+    var status: ArchiveStatus { get }
+    /// Writes what is queued (within `timeoutSeconds`) and closes; later saves are lost.
+    func close(timeoutSeconds: Double)
+}
+
+/// A record type a role keeps and the archive can write.
+public protocol ArchivableRecord: Sendable {
+    /// The record as JSON: what `GET .../transactions/{id}` answers.
+    var archivedJSON: [UInt8] { get }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import Store
+import Synchronization
+import Testing
+import TestSupport
+
+/// The durable store on its own: write-behind, retention, and what it does when it cannot write.
+@Suite("Durable store (SQLite)")
+struct StoreTests {
+    private func folder() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)").path
+    }
+
+    private func record(_ id: Int, bytes: Int = 16) -> @Sendable () -> [UInt8] {
+        { Array(#"{"id":"\#(id)","pad":""#.utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: bytes) + Array(#""}"#.utf8) }
+    }
+
+    @Test func whatIsSavedIsReadBackAfterItCloses() throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/nested/harness.sqlite"  // folders are made
+        let archive = try SQLiteArchive(path: path, retention: .init(maxRecords: 100, maxAgeSeconds: 86_400))
+        for id in 0..<10 { archive.save(role: "ds", id: "t\(id)", record(id)) }
+        archive.save(role: "ds", id: "t3", { Array(#"{"id":"3","changed":true}"#.utf8) })  // the last save wins
+        archive.close(timeoutSeconds: 10)
+        #expect(archive.status.written >= 10 && archive.status.lost == 0 && archive.status.pending == 0)
+
+        let reopened = try SQLiteArchive(path: path, retention: .init(maxRecords: 100, maxAgeSeconds: 86_400))
+        defer { reopened.close(timeoutSeconds: 10) }
+        #expect(reopened.record(role: "ds", id: "t3")?.json == Array(#"{"id":"3","changed":true}"#.utf8))
+        #expect(reopened.record(role: "acs", id: "t3") == nil)
+        #expect(reopened.recent(role: "ds", limit: 100).count == 10)
+    }
+
+    @Test func retentionKeepsTheNewestWithinTheCountAndTheAge() throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/harness.sqlite"
+        let clock = Mutex<Int64>(1_000_000_000_000)
+        let now: @Sendable () -> Int64 = { clock.withLock { $0 } }
+        func open() throws -> SQLiteArchive {
+            try SQLiteArchive(path: path, retention: .init(maxRecords: 5, maxAgeSeconds: 3_600), now: now)
+        }
+        // Four records, then a second later four more: closing writes them and applies retention.
+        let first = try open()
+        for id in 0..<4 { first.save(role: "3ds-server", id: "old\(id)", record(id)) }
+        first.close(timeoutSeconds: 10)
+        clock.withLock { $0 += 1_000 }
+        let second = try open()
+        for id in 0..<4 { second.save(role: "3ds-server", id: "new\(id)", record(id)) }
+        second.close(timeoutSeconds: 10)
+        #expect(second.status.removed == 3)
+
+        let kept = try open()
+        let ids = Set(kept.recent(role: "3ds-server", limit: 100).map(\.id))
+        kept.close(timeoutSeconds: 10)
+        #expect(ids.count == 5 && ids.isSuperset(of: ["new0", "new1", "new2", "new3"]), "\(ids)")
+
+        // Two hours later every record is past the age.
+        clock.withLock { $0 += 7_200_000 }
+        let later = try open()
+        later.close(timeoutSeconds: 10)
+        #expect(later.status.removed == 5)
+        #expect(try open().recent(role: "3ds-server", limit: 100).isEmpty)
+    }
+
+    @Test func aFullDiskIsACountedLossNotACrashNorAHang() throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let reasons = Mutex<[String]>([])
+        // 40 pages of 4 KiB: the schema fits, a few records do, then the file is full.
+        let archive = try SQLiteArchive(path: directory + "/harness.sqlite", retention: .init(maxRecords: 1_000, maxAgeSeconds: 86_400),
+                                        pageLimit: 40, onLoss: { _, reason in reasons.withLock { $0.append(reason) } })
+        for id in 0..<200 { archive.save(role: "acs", id: "t\(id)", record(id, bytes: 8_000)) }
+        archive.close(timeoutSeconds: 10)
+        let status = archive.status
+        #expect(status.lost > 0 && status.written + status.lost == 200, "\(status)")
+        #expect(status.lastError?.contains("full") == true, "\(status)")
+        #expect(reasons.withLock { $0.first?.contains("full") } == true)
+    }
+
+    @Test func aFullQueueIsACountedLoss() throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let started = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let archive = try SQLiteArchive(path: directory + "/harness.sqlite", retention: .init(maxRecords: 100, maxAgeSeconds: 86_400),
+                                        maxPending: 1)
+        // The writer takes the first record and is held in its encoding: the queue is then the caller's alone.
+        archive.save(role: "ds", id: "held") {
+            started.signal()
+            release.wait()
+            return Array("{}".utf8)
+        }
+        #expect(started.wait(timeout: .now() + 10) == .success)
+        archive.save(role: "ds", id: "queued", record(1))
+        archive.save(role: "ds", id: "queued", record(2))   // the same record again: no room needed
+        archive.save(role: "ds", id: "refused", record(3))
+        #expect(archive.status.lost == 1 && archive.status.pending == 1)
+        release.signal()
+        archive.close(timeoutSeconds: 10)
+        #expect(archive.status.written == 2)
+    }
+
+    @Test func aFolderThatCannotBeMadeIsAnErrorSayingWhere() throws {
+        let file = folder()
+        try Data("not a folder".utf8).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        #expect {
+            _ = try SQLiteArchive(path: file + "/data/harness.sqlite", retention: .init(maxRecords: 1, maxAgeSeconds: 1))
+        } throws: { error in
+            "\(error)".contains(file + "/data")
+        }
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3"), "needs the sqlite3 shell (Debian's sqlite3) to make another program's database"))
+    func anotherSchemaIsRefusedRatherThanOverwritten() throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/harness.sqlite"
+        let made = try ChildProcess.run("/usr/bin/sqlite3", [path, "PRAGMA user_version = 7; CREATE TABLE theirs (x);"])
+        #expect(made.status == 0, "\(made.output)")
+        #expect {
+            _ = try SQLiteArchive(path: path, retention: .init(maxRecords: 1, maxAgeSeconds: 1))
+        } throws: { error in
+            "\(error)".contains("schema version 7")
+        }
+    }
+}

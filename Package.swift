@@ -103,7 +103,7 @@ let package = Package(
         .testTarget(name: "EMVCryptoTests", dependencies: ["EMVCrypto", "EMV3DS", "JOSE", "JSON"]),
         // Fixtures and the Python interop peer are read from the source tree at test time.
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "JSON", "TestSupport"], exclude: ["Fixtures", "Interop"]),
-        .testTarget(name: "HarnessTests", dependencies: ["EMV3DS", "Faults", "JOSE", "FuzzTargets", "Harness", "Net", "Scenarios", "Store", "TestSupport",
+        .testTarget(name: "HarnessTests", dependencies: ["EMV3DS", "Faults", "JOSE", "FuzzTargets", "Harness", "Messaging", "Net", "Scenarios", "Store", "TestSupport",
                                                            .product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams")]),
         // End to end: the roles over real HTTP on loopback, driven by the SDK simulator and by a Python peer.
         .testTarget(name: "FlowTests", dependencies: ["Harness", "Net", "EMV3DS", "EMVCrypto", "JOSE", "JSON", "Messaging", "SDKSimulator", "Store", "TestSupport",

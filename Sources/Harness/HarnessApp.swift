@@ -71,7 +71,8 @@ public final class HarnessApp: Sendable {
             directoryServer.register(on: &router)
             accessControlServer.register(on: &router)
             server = try HTTPServer(configuration: configuration.serverConfiguration(baseDirectory: baseDirectory),
-                                    router: router, group: group, logger: logger, observer: metrics)
+                                    router: router, group: group, logger: logger,
+                                    observer: Observers(all: [metrics, MessageLog(logger: logger.named("messages"))]))
         } catch {
             group.shutdown()
             archive?.close(timeoutSeconds: 10)

@@ -13,12 +13,16 @@ public struct MessageExchange: Sendable, Equatable {
     public var transStatus: String?
     /// The code of the Erro received or sent.
     public var errorCode: ErrorCode?
+    /// The transaction's ids, as the answer (or the Erro taken) carries them: for the message log.
+    public var ids = TransactionIDs()
 
-    public init(received: MessageType? = nil, answered: MessageType? = nil, transStatus: String? = nil, errorCode: ErrorCode? = nil) {
+    public init(received: MessageType? = nil, answered: MessageType? = nil, transStatus: String? = nil, errorCode: ErrorCode? = nil,
+                ids: TransactionIDs = TransactionIDs()) {
         self.received = received
         self.answered = answered
         self.transStatus = transStatus
         self.errorCode = errorCode
+        self.ids = ids
     }
 
     /// The answer `json` as an exchange; nil when it is no EMV message (an admin record).
@@ -27,6 +31,7 @@ public struct MessageExchange: Sendable, Equatable {
         answered = type
         transStatus = json["transStatus"]?.stringValue
         errorCode = type == .erro ? json["errorCode"]?.stringValue.flatMap(ErrorCode.init(rawValue:)) : nil
+        ids = TransactionIDs(json: json)
     }
 }
 
@@ -37,7 +42,9 @@ extension HTTPResponse {
     /// An Erro taken: Erro messages are not answered with a message, so an empty 200.
     public static func taken(_ erro: ErroMessage) -> HTTPResponse {
         var response = HTTPResponse(status: .ok, headers: ["Content-Length": "0"], body: [])
-        response.annotation = MessageExchange(received: .erro, errorCode: erro.errorCode)
+        response.annotation = MessageExchange(received: .erro, errorCode: erro.errorCode,
+                                              ids: TransactionIDs(threeDSServerTransID: erro.threeDSServerTransID, acsTransID: erro.acsTransID,
+                                                                  dsTransID: erro.dsTransID, sdkTransID: erro.sdkTransID))
         return response
     }
 }

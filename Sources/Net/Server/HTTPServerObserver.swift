@@ -19,6 +19,14 @@ public struct AnsweredRequest: Sendable {
     /// What the handler attached to its response (``HTTPResponse/annotation``).
     public let annotation: (any Sendable)?
 
+    public init(route: String, method: HTTPMethod?, status: HTTPStatus, duration: Duration, annotation: (any Sendable)?) {
+        self.route = route
+        self.method = method
+        self.status = status
+        self.duration = duration
+        self.annotation = annotation
+    }
+
     public static let unmatched = "unmatched"
     public static let unparsed = "unparsed"
 }

@@ -40,8 +40,8 @@ struct DockerfileTests {
             #expect(FileManager.default.fileExists(atPath: repositoryRoot + "/" + source), "COPY \(source): not in the repository")
             #expect(!ignore.excludes(source), "COPY \(source): .dockerignore keeps it out of the build context")
         }
-        // What .dockerignore is for: build output and version control stay out of the context.
-        for path in [".build/release/threeds-harness", ".git/HEAD", ".build-docker/base/x.tar"] {
+        // What .dockerignore is for: build output, version control and a local store stay out of the context.
+        for path in [".build/release/threeds-harness", ".git/HEAD", ".build-docker/base/x.tar", "data/harness.sqlite"] {
             #expect(ignore.excludes(path), "\(path) is sent with the build context")
         }
     }

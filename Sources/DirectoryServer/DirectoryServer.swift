@@ -175,7 +175,7 @@ public final class DirectoryServer: Sendable {
                 transaction.warnings += ares.envelope.warnings.map { "ARes: " + $0 }
             }
             // Relayed as the ACS wrote it, once checked.
-            return .emv(bytes: ares.bytes, describedBy: ares.envelope.json)
+            return .emv(bytes: ares.bytes, exchange: MessageExchange(answer: ares.envelope.json))
         }
     }
 
@@ -285,11 +285,11 @@ public final class DirectoryServer: Sendable {
         transactions.update(rreq.dsTransID) { $0.warnings += rreq.warnings.map { "RReq: " + $0 } }
         do {
             let answer = try await peer.exchange(bytes: body, url: transaction.threeDSServerURL) { bytes throws(InvalidMessage) in
-                (bytes, try RRes(bytes: bytes, channel: transaction.channel).json)
+                (bytes, try RRes(bytes: bytes, channel: transaction.channel).ids)
             }
             switch answer {
             case .message(let rres):
-                return .emv(bytes: rres.0, describedBy: rres.1)
+                return .emv(bytes: rres.0, exchange: MessageExchange(answered: .rRes, ids: rres.1))
             case .erro(let erro):
                 record(rreq.dsTransID, "relayed from the 3DS Server to the ACS: Erro \(erro.errorCode.rawValue) about the RReq")
                 return .emv(erro.json)

@@ -8,7 +8,7 @@ public enum FaultyAnswer {
     /// An EMV message answer spoiled by `faults`: its content first, then its transport.
     public static func answer(_ message: JSONValue, faults: [Fault], from component: ErrorComponent) async -> HTTPResponse {
         let written = faults.write(message)
-        let response = HTTPResponse.emv(bytes: written.bytes, describedBy: written.message)
+        let response = HTTPResponse.emv(bytes: written.bytes, exchange: MessageExchange(answer: written.message))
         return await transport(response, faults: faults, about: message, from: component)
     }
 

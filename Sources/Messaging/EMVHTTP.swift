@@ -5,14 +5,14 @@ public import Net
 extension HTTPResponse {
     /// An EMV message as an answer: plain JSON, HTTP 200 (an `Erro` too: it is a message, not a failure of HTTP).
     public static func emv(_ json: JSONValue, status: HTTPStatus = .ok) -> HTTPResponse {
-        .emv(bytes: JSONWriter.write(json), describedBy: json, status: status)
+        .emv(bytes: JSONWriter.write(json), exchange: MessageExchange(answer: json), status: status)
     }
 
     /// An EMV message answered as `bytes` (a relay passes on what it received; a fault spoils
-    /// them), which `json` describes.
-    public static func emv(bytes: [UInt8], describedBy json: JSONValue, status: HTTPStatus = .ok) -> HTTPResponse {
+    /// them), with what it is for the server's observer.
+    public static func emv(bytes: [UInt8], exchange: MessageExchange?, status: HTTPStatus = .ok) -> HTTPResponse {
         var response = HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: bytes)
-        response.annotation = MessageExchange(answer: json)
+        response.annotation = exchange
         return response
     }
 

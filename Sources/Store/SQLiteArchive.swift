@@ -191,7 +191,8 @@ public final class SQLiteArchive: TransactionArchive {
                 lastRetention = .now
                 writesSinceRetention = 0
             }
-            if closing && queue.withLock({ $0.pending.isEmpty }) { break }
+            // Closing was read in the lock that emptied the queue, and no save is taken after it.
+            if closing { break }
         }
         finished.signal()
     }

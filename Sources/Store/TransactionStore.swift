@@ -31,21 +31,22 @@ public final class TransactionStore<Record: Sendable>: Sendable {
         let encode: @Sendable (Record) -> [UInt8]
     }
 
-    public init(capacity: Int = 100_000, onEvict: (@Sendable (Record) -> Void)? = nil) {
-        precondition(capacity > 0, "a store holds at least one record")
-        self.capacity = capacity
-        self.onEvict = onEvict
-        archiving = nil
+    public convenience init(capacity: Int = 100_000, onEvict: (@Sendable (Record) -> Void)? = nil) {
+        self.init(capacity: capacity, onEvict: onEvict, archiving: nil)
     }
 
     /// A store whose records are also saved to `archive` under `role` after each change:
     /// memory stays the cache, the archive what survives a restart.
-    public init(capacity: Int = 100_000, archive: (any TransactionArchive)?, role: String,
-                onEvict: (@Sendable (Record) -> Void)? = nil) where Record: ArchivableRecord {
+    public convenience init(capacity: Int = 100_000, archive: (any TransactionArchive)?, role: String,
+                            onEvict: (@Sendable (Record) -> Void)? = nil) where Record: ArchivableRecord {
+        self.init(capacity: capacity, onEvict: onEvict, archiving: archive.map { Archiving(archive: $0, role: role, encode: { $0.archivedJSON }) })
+    }
+
+    private init(capacity: Int, onEvict: (@Sendable (Record) -> Void)?, archiving: Archiving?) {
         precondition(capacity > 0, "a store holds at least one record")
         self.capacity = capacity
         self.onEvict = onEvict
-        archiving = archive.map { Archiving(archive: $0, role: role, encode: { $0.archivedJSON }) }
+        self.archiving = archiving
     }
 
     /// Queues `record` for the archive: its JSON is made on the archive's thread, not here.

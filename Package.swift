@@ -43,6 +43,12 @@ let package = Package(
         // Transaction records: the bounded in-memory cache each role keeps, and the durable
         // archive behind it (SQLite, written off the loops).
         .target(name: "Store", dependencies: ["CSQLite"]),
+        // Each transaction as the roles saw it together: messages (decrypted), checks of the
+        // party under test, its run case; what the inspector and the run reports read.
+        .target(name: "Journal", dependencies: ["EMV3DS", "JSON", "Store"]),
+        // Test runs of a suite against the party under test, graded from the journal, and their
+        // reports (JUnit XML, JSON, one-file HTML).
+        .target(name: "Runs", dependencies: ["EMV3DS", "JSON", "Faults", "Journal", "Scenarios", "Store"]),
         .target(
             name: "Net",
             dependencies: [
@@ -56,10 +62,10 @@ let package = Package(
 
         // The three roles, one module each.
         .target(name: "DirectoryServer", dependencies: [
-            "EMV3DS", "EMVCrypto", "Faults", "JOSE", "JSON", "Messaging", "Net", "Scenarios", "Store", .product(name: "Logging", package: "swift-log"),
+            "EMV3DS", "EMVCrypto", "Faults", "JOSE", "JSON", "Journal", "Messaging", "Net", "Scenarios", "Store", .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "AccessControlServer", dependencies: [
-            "EMV3DS", "EMVCrypto", "Faults", "JOSE", "JSON", "Messaging", "Net", "Scenarios", "Store", .product(name: "Logging", package: "swift-log"),
+            "EMV3DS", "EMVCrypto", "Faults", "JOSE", "JSON", "Journal", "Messaging", "Net", "Scenarios", "Store", .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "ThreeDSServer", dependencies: [
             "EMV3DS", "EMVCrypto", "JSON", "Messaging", "Net", "Store", .product(name: "Logging", package: "swift-log"),
@@ -73,7 +79,7 @@ let package = Package(
             name: "Harness",
             dependencies: [
                 "Net", "JOSE", "JSON", "EMV3DS", "EMVCrypto", "Faults", "Scenarios", "Messaging",
-                "DirectoryServer", "AccessControlServer", "ThreeDSServer", "Store",
+                "DirectoryServer", "AccessControlServer", "ThreeDSServer", "Store", "Journal", "Runs",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -84,7 +90,7 @@ let package = Package(
         .executableTarget(
             name: "HarnessCLI",
             dependencies: [
-                "Harness", "Net", "JOSE", "JSON", "EMV3DS", "EMVCrypto", "Scenarios", "SDKSimulator", "ThreeDSServer",
+                "Harness", "Net", "JOSE", "JSON", "EMV3DS", "EMVCrypto", "Journal", "Runs", "Scenarios", "SDKSimulator", "ThreeDSServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -103,10 +109,10 @@ let package = Package(
         .testTarget(name: "EMVCryptoTests", dependencies: ["EMVCrypto", "EMV3DS", "JOSE", "JSON"]),
         // Fixtures and the Python interop peer are read from the source tree at test time.
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "JSON", "TestSupport"], exclude: ["Fixtures", "Interop"]),
-        .testTarget(name: "HarnessTests", dependencies: ["EMV3DS", "Faults", "JOSE", "FuzzTargets", "Harness", "Messaging", "Net", "Scenarios", "Store", "TestSupport",
+        .testTarget(name: "HarnessTests", dependencies: ["EMV3DS", "Faults", "JOSE", "FuzzTargets", "Harness", "Journal", "Messaging", "Net", "Runs", "Scenarios", "Store", "TestSupport",
                                                            .product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams")]),
         // End to end: the roles over real HTTP on loopback, driven by the SDK simulator and by a Python peer.
-        .testTarget(name: "FlowTests", dependencies: ["Harness", "Net", "EMV3DS", "EMVCrypto", "JOSE", "JSON", "Messaging", "SDKSimulator", "Store", "TestSupport",
+        .testTarget(name: "FlowTests", dependencies: ["Harness", "Net", "EMV3DS", "EMVCrypto", "JOSE", "JSON", "Journal", "Messaging", "Runs", "SDKSimulator", "Store", "TestSupport",
                                                         "ThreeDSServer", .product(name: "Logging", package: "swift-log")],
                     exclude: ["Peer"]),
     ]

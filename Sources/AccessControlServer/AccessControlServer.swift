@@ -7,6 +7,7 @@ import JSON
 public import Logging
 public import Messaging
 public import Net
+public import Journal
 public import Scenarios
 public import Store
 
@@ -37,10 +38,13 @@ public final class AccessControlServer: Sendable {
     let peer: EMVPeer
     let endpoints: LocalEndpoints
     public let transactions: TransactionStore<Transaction>
+    /// Where the ACS writes each CReq and CRes in plaintext and the checks of the SDK; nil when nobody reads them.
+    let journal: Journal?
     let logger: Logger
 
     public init(settings: AccessControlServerSettings, scenarios: ScenarioSource, peer: EMVPeer, endpoints: LocalEndpoints,
-                capacity: Int = 100_000, archive: (any TransactionArchive)? = nil, logger: Logger) {
+                capacity: Int = 100_000, archive: (any TransactionArchive)? = nil, journal: Journal? = nil, logger: Logger) {
+        self.journal = journal
         self.settings = settings
         self.scenarios = scenarios
         self.peer = peer
@@ -70,6 +74,7 @@ public final class AccessControlServer: Sendable {
         var transaction = Transaction(areq: areq, acsTransID: TransactionIdentifier.make(), scenario: scenario.name, scheme: scheme,
                                       resultsURL: areq["dsURL"] ?? settings.directoryServerURL ?? endpoints.url("/ds/rreq"))
         transaction.faults = scenario.faults
+        transaction.expectation = scenario.expectation
         transaction.expectedSDKErro = scenario.expectation?.sdkErro
         transaction.warnings = areq.warnings.map { "AReq: " + $0 }
         var ares = ARes(messageVersion: areq.version, threeDSServerTransID: areq.threeDSServerTransID, acsTransID: transaction.ids.acsTransID ?? "",
@@ -93,6 +98,10 @@ public final class AccessControlServer: Sendable {
         }
         transaction.transStatus = ares.transStatus
         let acsTransID = ares.acsTransID
+        if transaction.noCReqDue {
+            // An SDK that rejects acsSignedContent ends there: the check passes unless a CReq comes.
+            journal?.check(transaction.ids.dsTransID, .pass(.challengeEnd, "no CReq is due: the SDK must reject acsSignedContent (runtime error)"))
+        }
         transactions.put(acsTransID, transaction)
         schedule(plan, for: acsTransID)
         logger.debug("ARes", metadata: ["scenario": "\(scenario.name)", "transStatus": "\(ares.transStatus.rawValue)", "acsTransID": "\(acsTransID)"])
@@ -170,6 +179,7 @@ public final class AccessControlServer: Sendable {
             let ephemeral = try PrivateKey.generateP256()
             let channel = try SecureChannel(privateKey: ephemeral, peerPublicKey: sdkKey, sdkReferenceNumber: sdkReferenceNumber)
             if let signatureFault {
+                transaction.noCReqDue = true
                 let payload = AcsSignedContent.payload(acsURL: acsURL, acsEphemeralKey: ephemeral.publicKey, sdkEphemPubKey: sdkKeyJSON)
                 ares.acsSignedContent = try FaultySignedContent.sign(signatureFault, payload: payload, identity: signer)
             } else {
@@ -224,6 +234,7 @@ public final class AccessControlServer: Sendable {
         } ?? nil
         guard let cancel else { return }
         logger.info("challenge timed out", metadata: ["acsTransID": "\(acsTransID)"])
+        if let transaction = transactions.get(acsTransID) { journalChallengeEnd(transaction, .timedOut) }
         await report(acsTransID, .cancelled(cancel))
     }
 
@@ -258,5 +269,7 @@ public final class AccessControlServer: Sendable {
             logger.warning("RReq not delivered", metadata: ["acsTransID": "\(acsTransID)", "reason": "\(error)"])
         }
         transactions.update(acsTransID) { $0.resultsDelivery = delivery }
+        // The DS ends the entry as it relays the RRes; this ends one whose RReq never got that far.
+        journal?.end(transaction.ids.dsTransID, transStatus: result.transStatus.rawValue, because: "RReq sent: \(delivery)")
     }
 }

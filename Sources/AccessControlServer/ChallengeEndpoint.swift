@@ -3,6 +3,7 @@ import EMVCrypto
 import Faults
 import JOSE
 import JSON
+import Journal
 import Messaging
 import Net
 import Scenarios
@@ -17,14 +18,17 @@ extension AccessControlServer {
         let invalid: InvalidMessage
         /// The open transaction it ends, if the CReq named one.
         let ends: String?
+        /// The check of the SDK it fails.
+        let fails: ConformanceCheck?
 
-        init(invalid: InvalidMessage, ends: String?) {
+        init(invalid: InvalidMessage, ends: String?, fails: ConformanceCheck? = nil) {
             self.invalid = invalid
             self.ends = ends
+            self.fails = fails
         }
 
-        init(_ field: String, _ code: ErrorCode, _ reason: String, about json: JSONValue? = nil, ends: String? = nil) {
-            self.init(invalid: InvalidMessage(Violation(field: field, code: code, reason: reason), about: json), ends: ends)
+        init(_ field: String, _ code: ErrorCode, _ reason: String, about json: JSONValue? = nil, ends: String? = nil, fails: ConformanceCheck? = nil) {
+            self.init(invalid: InvalidMessage(Violation(field: field, code: code, reason: reason), about: json), ends: ends, fails: fails)
         }
     }
 
@@ -37,6 +41,7 @@ extension AccessControlServer {
         let encryption: ContentEncryptionAlgorithm
         /// The transaction's ids, echoed in an Erro.
         let known: JSONValue
+        var dsTransID: String? { transaction.ids.dsTransID }
     }
 
     func challenge(_ request: HTTPRequest) async -> HTTPResponse {
@@ -48,11 +53,17 @@ extension AccessControlServer {
             return try await answer(request.body)
         } catch {
             logger.info("CReq refused", metadata: ["reason": "\(error.invalid)", "acsTransID": "\(error.ends ?? "-")"])
+            let answer = HTTPResponse.erro(error.invalid, from: .acs)
+            if let transaction = (error.ends ?? error.invalid.ids.acsTransID).flatMap(transactions.get) {
+                let dsTransID = transaction.ids.dsTransID
+                if let check = error.fails { journal?.check(dsTransID, .fail(check, error.invalid.description)) }
+                journal?.message(dsTransID, from: .accessControlServer, to: .sdk, type: MessageType.erro.rawValue, body: answer.body)
+            }
             if let acsTransID = error.ends {
                 await end(acsTransID, because: "Erro \(error.invalid.code.rawValue) sent to the SDK", cancel: .erroToSDK,
                           erro: error.invalid.erro(from: .acs))
             }
-            return .erro(error.invalid, from: .acs)
+            return answer
         }
     }
 
@@ -82,28 +93,42 @@ extension AccessControlServer {
                                    about: .object([("acsTransID", .string(jwe.header.kid ?? ""))]))
         }
         let known = transaction.idsJSON
+        let dsTransID = transaction.ids.dsTransID
+        if transaction.noCReqDue {
+            journal?.check(dsTransID, .fail(.challengeEnd, "the SDK sent a CReq after a runtime error (acsSignedContent or a CRes it must reject)"))
+        }
         guard case .challenge(let state) = transaction.phase else {
+            journal?.message(dsTransID, from: .sdk, to: .accessControlServer, type: MessageType.cReq.rawValue, body: body, note: "after the challenge ended")
             throw ChallengeRefusal("acsTransID", .transactionIDNotRecognised, "the challenge has ended", about: known)
         }
         let plaintext: [UInt8]
         do { plaintext = try state.channel.open(text, direction: .sdkToACS).plaintext } catch {
             logger.debug("CReq decryption failed", metadata: ["reason": "\(error.logDescription)"])
-            throw ChallengeRefusal("CReq", .dataDecryptionFailure, "cannot be decrypted with the channel key", about: known, ends: kid)
+            journal?.message(dsTransID, from: .sdk, to: .accessControlServer, type: MessageType.cReq.rawValue, body: body,
+                             note: "not decrypted: \(error.logDescription)")
+            throw ChallengeRefusal("CReq", .dataDecryptionFailure, "cannot be decrypted with the channel key", about: known, ends: kid,
+                                   fails: .creqDecrypts)
         }
+        journal?.message(dsTransID, from: .sdk, to: .accessControlServer, type: MessageType.cReq.rawValue, body: plaintext,
+                         note: "decrypted by the ACS (\(jwe.contentEncryption.rawValue))")
+        journal?.check(dsTransID, .pass(.creqDecrypts))
         let creq: CReq
         do { creq = try CReq(bytes: plaintext) } catch {
-            throw ChallengeRefusal(invalid: error.echoing(known), ends: kid)
+            throw ChallengeRefusal(invalid: error.echoing(known), ends: kid, fails: .creqElements)
         }
+        journal?.check(dsTransID, .pass(.creqElements))
         guard creq.messageVersion == transaction.version else {
             throw ChallengeRefusal("messageVersion", .versionNotSupported,
                                    "\(creq.messageVersion.rawValue) differs from the transaction's \(transaction.version.rawValue)",
-                                   about: known, ends: kid)
+                                   about: known, ends: kid, fails: .creqIdentifiers)
         }
         let channelIDs = TransactionIDs(threeDSServerTransID: transaction.ids.threeDSServerTransID, acsTransID: transaction.ids.acsTransID,
                                         sdkTransID: transaction.ids.sdkTransID)
         if let field = channelIDs.mismatches(in: creq.ids).first {
-            throw ChallengeRefusal(field, .transactionIDNotRecognised, "does not match the transaction", about: known, ends: kid)
+            throw ChallengeRefusal(field, .transactionIDNotRecognised, "does not match the transaction", about: known, ends: kid,
+                                   fails: .creqIdentifiers)
         }
+        journal?.check(dsTransID, .pass(.creqIdentifiers))
         return OpenedCReq(creq: creq, acsTransID: kid, transaction: transaction, channel: state.channel,
                           encryption: jwe.contentEncryption, known: known)
     }
@@ -118,7 +143,7 @@ extension AccessControlServer {
             guard creq.counter == state.nextCounter else {
                 return .failure(ChallengeRefusal("sdkCounterStoA", .dataDecryptionFailure,
                                                  "is \(CReq.counterText(creq.counter)), expected \(CReq.counterText(state.nextCounter))",
-                                                 about: known, ends: kid))
+                                                 about: known, ends: kid, fails: .creqCounter))
             }
             state.nextCounter += 1
             let decision = state.session.handle(creq)
@@ -131,7 +156,13 @@ extension AccessControlServer {
         guard let step else {
             throw ChallengeRefusal("acsTransID", .transactionIDNotRecognised, "names no transaction of this ACS", about: known)
         }
-        return try step.get()
+        let decision = try step.get()
+        journal?.check(opened.dsTransID, .pass(.creqCounter))
+        if case .finish(let result) = decision {
+            let ending: ChallengeEnding = result.cancel.map { .cancelledBySDK($0.rawValue) } ?? .completed(result.transStatus.rawValue)
+            journalChallengeEnd(opened.transaction, ending)
+        }
+        return decision
     }
 
     /// The CRes answering the CReq, spoilt as the scenario's faults on the SDK leg say, sealed in the CReq's `enc`.
@@ -149,6 +180,17 @@ extension AccessControlServer {
         }
         var response = HTTPResponse(headers: ["Content-Type": "application/jose; charset=UTF-8"], body: Array(sealed.utf8))
         response.annotation = MessageExchange(answer: message)
+        let spoilt = faults.isEmpty ? "" : "; spoilt by the scenario: " + faults.map(\.name).joined(separator: ", ")
+        journal?.message(opened.dsTransID, from: .accessControlServer, to: .sdk, type: MessageType.cRes.rawValue, body: cresBytes,
+                         note: "plaintext, encrypted to the SDK (\(opened.encryption.rawValue))" + spoilt)
+        let stopsSDK = !faults.isEmpty && opened.transaction.expectation?.sdk == .runtimeError
+        transactions.update(opened.acsTransID) { transaction in
+            transaction.lastCResAt = .now
+            if stopsSDK { transaction.noCReqDue = true }
+        }
+        if stopsSDK {
+            journal?.check(opened.dsTransID, .pass(.challengeEnd, "no CReq is due after this CRes: a correct SDK stops with a runtime error"))
+        }
         return await FaultyAnswer.transport(response, faults: faults, about: message, from: .acs)
     }
 
@@ -161,6 +203,9 @@ extension AccessControlServer {
             return .erro(invalid, from: .acs)
         }
         logger.info("Erro from the SDK", metadata: ["errorCode": "\(erro.errorCode.rawValue)", "acsTransID": "\(erro.acsTransID ?? "-")"])
+        if let acsTransID = erro.acsTransID, let transaction = transactions.get(acsTransID) {
+            journalSDKErro(erro, body: body, of: transaction)
+        }
         if let acsTransID = erro.acsTransID {
             transactions.update(acsTransID) { $0.sdkErroReceived = erro.errorCode }
             await end(acsTransID, because: "Erro \(erro.errorCode.rawValue) from the SDK: \(erro.errorDescription)",
@@ -178,6 +223,13 @@ extension AccessControlServer {
             return (state.session.interactions, transaction.version)
         } ?? nil
         guard let (interactions, version) = ended else { return }
+        if let transaction = transactions.get(acsTransID) {
+            switch cancel {
+            case .erroFromSDK, .timedOutAtSDK: journalChallengeEnd(transaction, .erroFromSDK(erro?.errorCode.rawValue ?? "?"))
+            case .erroToSDK: journalChallengeEnd(transaction, .erroToSDK(erro?.errorCode.rawValue ?? "?"))
+            default: journalChallengeEnd(transaction, .timedOut)
+            }
+        }
         var result = ChallengeResult.cancelled(cancel.available(in: version), interactions: interactions)
         if [.erroFromSDK, .erroToSDK].contains(result.cancel) { result.errorReport = erro?.json }
         await report(acsTransID, result)
@@ -201,5 +253,62 @@ extension InvalidMessage {
         InvalidMessage(violations: violations, messageType: MessageType.cReq.rawValue,
                        claimedVersion: code == .versionNotSupported ? claimedVersion : known["messageVersion"]?.stringValue,
                        ids: TransactionIDs(json: known))
+    }
+}
+
+/// How a challenge ended, as the checks of the SDK read it.
+enum ChallengeEnding {
+    /// The final CRes: the cardholder's answers gave `transStatus`.
+    case completed(String)
+    /// The SDK's CReq carried `challengeCancel`.
+    case cancelledBySDK(String)
+    case erroFromSDK(String)
+    case erroToSDK(String)
+    /// No CReq came in time (the ACS's limit).
+    case timedOut
+
+    var description: String {
+        switch self {
+        case .completed(let status): "completed with transStatus \(status)"
+        case .cancelledBySDK(let code): "cancelled by the SDK (challengeCancel \(code))"
+        case .erroFromSDK(let code): "ended by the SDK's Erro \(code)"
+        case .erroToSDK(let code): "ended by the ACS's Erro \(code) about a CReq"
+        case .timedOut: "timed out at the ACS"
+        }
+    }
+}
+
+extension AccessControlServer {
+    /// Checks `challenge.end` (and `sdk.erro` when the Erro due never came) as a challenge ends.
+    func journalChallengeEnd(_ transaction: Transaction, _ ending: ChallengeEnding) {
+        guard let journal else { return }
+        let dsTransID = transaction.ids.dsTransID
+        let expected = transaction.expectation?.sdk ?? (transaction.expectedSDKErro != nil ? .protocolError : .completed)
+        let met: Bool = switch (expected, ending) {
+        case (.completed, .completed), (.cancelled, .cancelledBySDK), (.protocolError, .erroFromSDK), (.timedOut, .erroFromSDK): true
+        // An SDK that meets a runtime error stops sending CReqs: the ACS's time limit is the right end.
+        case (.runtimeError, .timedOut): true
+        default: false
+        }
+        let wanted = transaction.expectation.map { "expected \($0.sdk?.rawValue ?? "completed"): \($0.text)" } ?? "expected completed"
+        journal.check(dsTransID, met ? .pass(.challengeEnd, ending.description) : .fail(.challengeEnd, "\(ending.description); \(wanted)"))
+        if let due = transaction.expectedSDKErro, transaction.sdkErroReceived == nil {
+            if case .erroFromSDK = ending { return }  // judged as it came
+            journal.check(dsTransID, .fail(.sdkErro, "Erro \(due.rawValue) not received; the challenge \(ending.description)"))
+        }
+    }
+
+    /// Journals an SDK's Erro and checks it against the one due (and how soon it came after the last CRes).
+    func journalSDKErro(_ erro: ErroMessage, body: [UInt8], of transaction: Transaction) {
+        guard let journal else { return }
+        let dsTransID = transaction.ids.dsTransID
+        journal.message(dsTransID, from: .sdk, to: .accessControlServer, type: MessageType.erro.rawValue, body: body)
+        let delay = transaction.lastCResAt.map { ContinuousClock.now - $0 }
+        let after = delay.map { " \(Int(($0 / .milliseconds(1)).rounded())) ms after the last CRes" } ?? ""
+        switch transaction.expectedSDKErro {
+        case erro.errorCode?: journal.check(dsTransID, .pass(.sdkErro, "Erro \(erro.errorCode.rawValue) received" + after))
+        case let due?: journal.check(dsTransID, .fail(.sdkErro, "Erro \(erro.errorCode.rawValue) received\(after), expected \(due.rawValue)"))
+        case nil: journal.check(dsTransID, .fail(.sdkErro, "unexpected Erro \(erro.errorCode.rawValue) (\(erro.errorDescription))\(after)"))
+        }
     }
 }

@@ -31,6 +31,7 @@ extension AccessControlServer {
         public let ids: TransactionIDs
         public let version: MessageVersion
         public let scenario: String
+        let maskedPAN: String
         let messageCategory: String
         let scheme: PaymentScheme?
         /// Where the RReq goes: the AReq's `dsURL`.
@@ -47,8 +48,15 @@ extension AccessControlServer {
         /// The scenario's faults (the challenge endpoint acts on the SDK leg's, round by round).
         var faults: [FaultInjection] = []
         /// The Erro a correct SDK sends about those faults, and whether it came.
+        /// What a correct SDK does about the scenario: the challenge's end, the Erro it sends.
+        var expectation: Expectation?
         var expectedSDKErro: ErrorCode?
         var sdkErroReceived: ErrorCode?
+        /// Set once the ACS has spoilt what a correct SDK stops at with a runtime error
+        /// (acsSignedContent, a CRes's HTTP answer): from then on no CReq is due.
+        var noCReqDue = false
+        /// When the last CRes went, to tell how soon an SDK's Erro about it came.
+        var lastCResAt: ContinuousClock.Instant?
         /// Erro messages from the DS about this transaction's ARes.
         var erroReceived: [String] = []
         /// Members of the AReq that its table does not define for its version or channel.
@@ -59,6 +67,7 @@ extension AccessControlServer {
             ids.acsTransID = acsTransID
             self.ids = ids
             version = areq.version
+            maskedPAN = CardNumber.masked(areq.acctNumber)
             self.scenario = scenario
             messageCategory = areq.messageCategory
             self.scheme = scheme
@@ -121,6 +130,7 @@ extension AccessControlServer {
                 ("dsTransID", .string(ids.dsTransID)),
                 ("sdkTransID", .string(ids.sdkTransID)),
                 ("messageVersion", .string(version.rawValue)),
+                ("acctNumber", .string(maskedPAN)),
                 ("scenario", .string(scenario)),
                 ("phase", .string(phaseName)),
                 ("endedBecause", .string(ended)),

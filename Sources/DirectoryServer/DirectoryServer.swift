@@ -7,6 +7,7 @@ import JSON
 public import Logging
 public import Messaging
 public import Net
+public import Journal
 public import Scenarios
 public import Store
 
@@ -73,10 +74,14 @@ public final class DirectoryServer: Sendable {
     public var transactionCount: Int { transactions.count }
     /// The `dsTransID` of each `threeDSServerTransID` seen, to refuse one used again.
     let serverTransIDs: TransactionStore<String>
+    /// Where the DS writes each transaction's messages (both legs, the device data decrypted) and
+    /// the checks of the AReq and RRes; nil when nobody reads them.
+    let journal: Journal?
     let logger: Logger
 
     public init(settings: DirectoryServerSettings, scenarios: ScenarioSource? = nil, peer: EMVPeer, endpoints: LocalEndpoints,
-                capacity: Int = 100_000, archive: (any TransactionArchive)? = nil, logger: Logger) {
+                capacity: Int = 100_000, archive: (any TransactionArchive)? = nil, journal: Journal? = nil, logger: Logger) {
+        self.journal = journal
         self.settings = settings
         self.scenarios = scenarios
         self.peer = peer
@@ -84,6 +89,11 @@ public final class DirectoryServer: Sendable {
         transactions = TransactionStore(capacity: capacity, archive: archive, role: "ds")
         serverTransIDs = TransactionStore(capacity: capacity)
         self.logger = logger
+    }
+
+    /// The JSON of the newest records `include` accepts (memory, then the store): `GET /admin/ds/transactions`.
+    public func newestRecords(limit: Int, where include: ([UInt8]) -> Bool) -> [[UInt8]] {
+        transactions.newestJSON(limit: limit, where: include)
     }
 
     public func register(on router: inout Router) {
@@ -97,25 +107,42 @@ public final class DirectoryServer: Sendable {
 
     func authenticate(_ request: HTTPRequest) async -> HTTPResponse {
         if let erro = request.erroMessage { return await forward(erro) }
+        // Given before the AReq is read: the journal keeps a refused AReq too.
+        let dsTransID = TransactionIdentifier.make()
         var areq: AReq
         do { areq = try AReq(bytes: try request.emvMessageBody(), rules: AReqRules.fromThreeDSServer) } catch {
             logger.info("AReq refused", metadata: ["reason": "\(error)"])
-            return .erro(error, from: .directoryServer)
+            return refused(request.body, dsTransID: dsTransID, error)
         }
         if !areq.warnings.isEmpty { logger.info("AReq warnings", metadata: ["warnings": "\(areq.warnings)"]) }
         // A 3DS Server makes a new threeDSServerTransID for every AReq; the DS refuses one it has seen.
-        let dsTransID = TransactionIdentifier.make()
         guard serverTransIDs.insert(areq.threeDSServerTransID, dsTransID) else {
             let reason = "was the id of an earlier AReq; a 3DS Server makes a new one for each"
-            return .erro(InvalidMessage(Violation(field: "threeDSServerTransID", code: .duplicate(in: areq.version), reason: reason), about: areq.json),
-                         from: .directoryServer)
+            return refused(request.body, dsTransID: dsTransID,
+                           InvalidMessage(Violation(field: "threeDSServerTransID", code: .duplicate(in: areq.version), reason: reason), about: areq.json))
         }
-        guard let scheme = settings.schemes.scheme(for: areq.acctNumber) else { return outOfRange(areq, dsTransID: dsTransID) }
+        let scenario = scenarios?.scenario(for: TransactionFacts(areq), transaction: dsTransID)
+        var ids = areq.ids
+        ids.dsTransID = dsTransID
+        journal?.open(JournalEntry(dsTransID: dsTransID, ids: ids, pan: areq.acctNumber, version: areq.version.rawValue,
+                                   channel: areq.deviceChannel, scenario: scenario?.name))
+        journal?.message(dsTransID, from: .threeDSServer, to: .directoryServer, type: MessageType.aReq.rawValue, body: request.body)
+        journal?.check(dsTransID, .pass(.areqElements))
+        journal?.check(dsTransID, areq.warnings.isEmpty ? .pass(.areqUndefinedMembers)
+                                                        : CheckResult(.areqUndefinedMembers, .warning, areq.warnings.joined(separator: "; ")))
+        guard let scheme = settings.schemes.scheme(for: areq.acctNumber) else { return answered(dsTransID, outOfRange(areq, dsTransID: dsTransID)) }
         if areq.deviceChannel == "01" {
-            do { areq.set("deviceInfo", .string(try deviceInfo(of: areq, scheme: scheme))) } catch {
+            do {
+                let plaintext = try deviceData(of: areq, scheme: scheme)
+                journal?.message(dsTransID, from: .sdk, to: .directoryServer, type: "device data", body: plaintext,
+                                 note: "sdkEncData, decrypted by the DS; passed to the ACS as deviceInfo")
+                journal?.check(dsTransID, .pass(.deviceDataDecrypts))
+                areq.set("deviceInfo", .string(Base64URL.encode(plaintext)))
+            } catch {
                 logger.info("sdkEncData not decrypted", metadata: ["reason": "\(error.reason)", "rid": "\(scheme.rid)"])
-                return .erro(InvalidMessage(Violation(field: "sdkEncData", code: .dataDecryptionFailure, reason: error.reason), about: areq.json),
-                             from: .directoryServer)
+                journal?.check(dsTransID, .fail(.deviceDataDecrypts, error.reason))
+                return answered(dsTransID, .erro(InvalidMessage(Violation(field: "sdkEncData", code: .dataDecryptionFailure, reason: error.reason),
+                                                                about: areq.json), from: .directoryServer))
             }
             areq.set("sdkEncData", nil)
         }
@@ -126,24 +153,59 @@ public final class DirectoryServer: Sendable {
         transactions.put(dsTransID, Transaction(ids: areq.ids, version: areq.version, channel: DeviceChannel(rawValue: areq.deviceChannel),
                                                 threeDSServerURL: areq["threeDSServerURL"] ?? "", acsURL: acsURL,
                                                 warnings: areq.warnings.map { "AReq: " + $0 }))
-        let faults = scenarios?.scenario(for: TransactionFacts(areq), transaction: dsTransID).faults.on(.directoryServer) ?? []
+        let faults = scenario?.faults.on(.directoryServer) ?? []
         let answer = await relay(areq, to: acsURL)
-        guard !faults.isEmpty, let json = try? JSONReader.parse(answer.body).value else { return answer }
-        return await FaultyAnswer.answer(json, faults: faults, from: .directoryServer)
+        guard !faults.isEmpty, let json = try? JSONReader.parse(answer.body).value else { return answered(dsTransID, answer) }
+        return answered(dsTransID, await FaultyAnswer.answer(json, faults: faults, from: .directoryServer),
+                        note: "as the scenario's faults on the DS leg made it")
     }
 
-    /// The decrypted device data as `deviceInfo` (base64url of the JSON the SDK encrypted).
-    private func deviceInfo(of areq: AReq, scheme: PaymentScheme) throws(DeviceDataError) -> String {
+    /// An AReq the DS cannot take, in the journal as far as it can be read: its card, version
+    /// and ids, the failed check and the Erro.
+    private func refused(_ body: [UInt8], dsTransID: String, _ invalid: InvalidMessage) -> HTTPResponse {
+        let answer = HTTPResponse.erro(invalid, from: .directoryServer)
+        guard let journal else { return answer }
+        let json = (try? JSONReader.parse(body).value) ?? .null
+        let pan = json["acctNumber"]?.stringValue
+        var ids = TransactionIDs(json: json)
+        ids.dsTransID = dsTransID
+        journal.open(JournalEntry(dsTransID: dsTransID, ids: ids, pan: pan, version: json["messageVersion"]?.stringValue,
+                                  channel: json["deviceChannel"]?.stringValue,
+                                  scenario: pan.map { scenarios?.catalog.scenario(for: TransactionFacts(pan: $0)).name } ?? nil))
+        journal.message(dsTransID, from: .threeDSServer, to: .directoryServer, type: MessageType.aReq.rawValue, body: body)
+        journal.check(dsTransID, .fail(.areqElements, invalid.description))
+        return answered(dsTransID, answer)
+    }
+
+    /// The answer to the 3DS Server, in the journal; a final one (an Erro, an ARes neither C nor D) ends the entry.
+    private func answered(_ dsTransID: String, _ answer: HTTPResponse, note: String? = nil) -> HTTPResponse {
+        guard let journal else { return answer }
+        let json = try? JSONReader.parse(answer.body).value
+        let type = json?["messageType"]?.stringValue ?? "answer"
+        journal.message(dsTransID, from: .directoryServer, to: .threeDSServer, type: type, body: answer.body,
+                        note: note ?? (json == nil ? "HTTP \(answer.status.code), not JSON" : nil))
+        let status = json?["transStatus"]?.stringValue
+        if status != TransStatus.challenge.rawValue, status != TransStatus.decoupled.rawValue {
+            journal.end(dsTransID, transStatus: status, because: status.map { "ARes \($0)" } ?? "\(type) to the 3DS Server")
+        } else {
+            journal.update(dsTransID) { $0.transStatus = status }
+        }
+        return answer
+    }
+
+    /// The device data the SDK encrypted (JSON), decrypted with the scheme's DS key.
+    private func deviceData(of areq: AReq, scheme: PaymentScheme) throws(DeviceDataError) -> [UInt8] {
         guard let keys = settings.keys[scheme.rid] else { throw DeviceDataError(reason: "no DS keys for \(scheme.rid)") }
         let plaintext = try DeviceData.decrypt(areq["sdkEncData"] ?? "", keys: keys, directoryServerID: scheme.rid)
         guard (try? JSONReader.parse(plaintext).value.objectMembers) != nil else {
             throw DeviceDataError(reason: "sdkEncData decrypts to something other than a JSON object")
         }
-        return Base64URL.encode(plaintext)
+        return plaintext
     }
 
     private func relay(_ areq: AReq, to acsURL: String) async -> HTTPResponse {
         let dsTransID = areq["dsTransID"] ?? ""
+        journal?.message(dsTransID, from: .directoryServer, to: .accessControlServer, areq.json)
         let answer: PeerAnswer<(envelope: MessageEnvelope, bytes: [UInt8])>
         do {
             answer = try await peer.exchange(areq.json, url: acsURL) { bytes throws(InvalidMessage) in
@@ -161,8 +223,10 @@ public final class DirectoryServer: Sendable {
         switch answer {
         case .erro(let erro):
             record(dsTransID, "relayed from the ACS: Erro \(erro.errorCode.rawValue)")
+            journal?.message(dsTransID, from: .accessControlServer, to: .directoryServer, erro.json)
             return .emv(erro.json)
         case .message(let ares):
+            journal?.message(dsTransID, from: .accessControlServer, to: .directoryServer, type: MessageType.aRes.rawValue, body: ares.bytes)
             if let unechoed = areq.unechoed(in: ares.envelope.json) {
                 let erro = areq.erro(about: [unechoed], answered: TransactionIDs(json: ares.envelope.json), from: .directoryServer)
                 await tellACS(erro, dsTransID: dsTransID, url: acsURL)
@@ -183,6 +247,7 @@ public final class DirectoryServer: Sendable {
     private func tellACS(_ erro: ErroMessage, dsTransID: String, url: String) async {
         var erro = erro
         erro.dsTransID = dsTransID
+        journal?.message(dsTransID, from: .directoryServer, to: .accessControlServer, erro.json)
         let failure = await peer.notify(erro, url: url)
         record(dsTransID, "sent to the ACS: Erro \(erro.errorCode.rawValue) about the ARes" + (failure.map { " (not delivered: \($0))" } ?? ""))
     }
@@ -196,9 +261,12 @@ public final class DirectoryServer: Sendable {
             return taken
         }
         record(dsTransID, "received from the 3DS Server: Erro \(erro.errorCode.rawValue) (\(erro.errorDetail))")
+        journal?.message(dsTransID, from: .threeDSServer, to: .directoryServer, erro.json)
+        journal?.end(dsTransID, because: "Erro \(erro.errorCode.rawValue) from the 3DS Server")
         guard let acsURL = transaction.acsURL else { return taken }  // the DS answered this AReq itself
         var forwarded = erro
         forwarded.acsTransID = forwarded.acsTransID ?? transaction.ids.acsTransID
+        journal?.message(dsTransID, from: .directoryServer, to: .accessControlServer, forwarded.json)
         let failure = await peer.notify(forwarded, url: acsURL)
         record(dsTransID, "forwarded to the ACS: Erro \(erro.errorCode.rawValue)" + (failure.map { " (not delivered: \($0))" } ?? ""))
         return taken
@@ -283,19 +351,33 @@ public final class DirectoryServer: Sendable {
             return .erro(invalid, from: .directoryServer)
         }
         transactions.update(rreq.dsTransID) { $0.warnings += rreq.warnings.map { "RReq: " + $0 } }
+        let dsTransID = rreq.dsTransID
+        journal?.message(dsTransID, from: .accessControlServer, to: .directoryServer, type: MessageType.rReq.rawValue, body: body)
+        journal?.message(dsTransID, from: .directoryServer, to: .threeDSServer, type: MessageType.rReq.rawValue, body: body, note: "relayed as received")
+        journal?.update(dsTransID) { $0.transStatus = rreq.transStatus.rawValue }
         do {
             let answer = try await peer.exchange(bytes: body, url: transaction.threeDSServerURL) { bytes throws(InvalidMessage) in
                 (bytes, try RRes(bytes: bytes, channel: transaction.channel).ids)
             }
             switch answer {
             case .message(let rres):
+                journal?.message(dsTransID, from: .threeDSServer, to: .directoryServer, type: MessageType.rRes.rawValue, body: rres.0)
+                journal?.message(dsTransID, from: .directoryServer, to: .accessControlServer, type: MessageType.rRes.rawValue, body: rres.0,
+                                 note: "relayed as received")
+                journal?.check(dsTransID, .pass(.rresValid))
+                journal?.end(dsTransID, because: "RRes relayed")
                 return .emv(bytes: rres.0, exchange: MessageExchange(answered: .rRes, ids: rres.1))
             case .erro(let erro):
                 record(rreq.dsTransID, "relayed from the 3DS Server to the ACS: Erro \(erro.errorCode.rawValue) about the RReq")
+                journal?.message(dsTransID, from: .threeDSServer, to: .directoryServer, erro.json)
+                journal?.message(dsTransID, from: .directoryServer, to: .accessControlServer, erro.json, note: "relayed")
+                journal?.end(dsTransID, because: "Erro \(erro.errorCode.rawValue) from the 3DS Server about the RReq")
                 return .emv(erro.json)
             }
         } catch {
             logger.warning("3DS Server gave no usable RRes", metadata: ["reason": "\(error)"])
+            journal?.check(dsTransID, .fail(.rresValid, "\(error)"))
+            journal?.end(dsTransID, because: "no usable RRes from the 3DS Server")
             if case .invalid(_, let invalid) = error { return await refuse(invalid, of: rreq.dsTransID, transaction, about: "RRes") }
             var erro = ErroMessage(messageVersion: rreq.messageVersion.rawValue, errorCode: .systemConnectionFailure,
                                    errorComponent: .directoryServer, errorDetail: "threeDSServerURL", errorMessageType: MessageType.rReq.rawValue,
@@ -303,6 +385,7 @@ public final class DirectoryServer: Sendable {
                                    dsTransID: rreq.dsTransID, sdkTransID: rreq.sdkTransID)
             erro.explain("the 3DS Server: \(error.summary)")
             record(rreq.dsTransID, "sent to the ACS: Erro 405 (the 3DS Server gave no RRes)")
+            journal?.message(dsTransID, from: .directoryServer, to: .accessControlServer, erro.json)
             return .emv(erro.json)
         }
     }
@@ -313,6 +396,9 @@ public final class DirectoryServer: Sendable {
         var erro = InvalidMessage(violations: invalid.violations, messageType: message, claimedVersion: transaction.version.rawValue,
                                   ids: transaction.ids).erro(from: .directoryServer)
         erro.dsTransID = dsTransID
+        journal?.message(dsTransID, from: .directoryServer, to: .accessControlServer, erro.json)
+        journal?.message(dsTransID, from: .directoryServer, to: .threeDSServer, erro.json)
+        journal?.end(dsTransID, because: "Erro \(erro.errorCode.rawValue) about the \(message)")
         let failure = await peer.notify(erro, url: transaction.threeDSServerURL)
         record(dsTransID, "sent to the ACS and the 3DS Server: Erro \(erro.errorCode.rawValue) about the \(message)"
                    + (failure.map { " (not delivered to the 3DS Server: \($0))" } ?? ""))

@@ -11,6 +11,8 @@ public import Scenarios
 public import ThreeDSServer
 import JSON
 public import Store
+public import Journal
+public import Runs
 
 /// The running harness: its loops, its server and the routes of every role.
 public final class HarnessApp: Sendable {
@@ -25,6 +27,9 @@ public final class HarnessApp: Sendable {
     public let metrics = HarnessMetrics(version: HarnessVersion.current)
     /// The durable store behind the roles' in-memory records; nil when `store.enabled` is false.
     public let archive: (any TransactionArchive)?
+    /// Every transaction as the roles saw it together: the inspector's and the runs' source.
+    public let journal: Journal
+    public let runs: RunRegistry
     private let logger: Logger
     private let scenarioPath: String
 
@@ -45,6 +50,10 @@ public final class HarnessApp: Sendable {
 
         let archive = try Self.openArchive(configuration, path: resolve(configuration.dataDirectory) + "/harness.sqlite", logger: logger)
         self.archive = archive
+        // A journal entry holds every message of its transaction (several KiB): memory keeps the newest, the store all.
+        journal = Journal(capacity: min(configuration.maxTransactions, Self.journalEntriesInMemory), archive: archive)
+        runs = RunRegistry(archive: archive)
+        journal.setListener(runs)
         let loops = EventLoopGroup(loopCount: configuration.loopCount)
         group = loops
         do {
@@ -56,20 +65,30 @@ public final class HarnessApp: Sendable {
             let capacity = configuration.maxTransactions
             directoryServer = DirectoryServer(settings: configuration.directoryServerSettings(schemes: schemes, keys: keys), scenarios: scenarios,
                                               peer: try peer(timeoutMs: configuration.directoryServer.acsTimeoutMs),
-                                              endpoints: endpoints, capacity: capacity, archive: archive, logger: logger.named("ds"))
+                                              endpoints: endpoints, capacity: capacity, archive: archive, journal: journal, logger: logger.named("ds"))
             accessControlServer = AccessControlServer(settings: configuration.accessControlServerSettings(schemes: schemes, signers: signers),
                                                       scenarios: scenarios, peer: try peer(timeoutMs: 30_000), endpoints: endpoints,
-                                                      capacity: capacity, archive: archive, logger: logger.named("acs"))
+                                                      capacity: capacity, archive: archive, journal: journal, logger: logger.named("acs"))
             threeDSServer = ThreeDSServer(settings: configuration.threeDSServer, peer: try peer(timeoutMs: configuration.threeDSServer.directoryServerTimeoutMs),
                                           endpoints: endpoints, capacity: capacity, archive: archive, logger: logger.named("3ds-server"))
             var router = Self.baseRoutes()
             router.get("/admin/memory", Self.memoryRoute(threeDSServer, directoryServer, accessControlServer))
             router.get("/metrics", Self.metricsRoute(metrics, archive, threeDSServer, directoryServer, accessControlServer))
-            if let token = configuration.admin.token { router.guardPaths(under: "admin", AdminToken(token).check) }
+            if let token = configuration.admin.token {
+                // The inspector shows decrypted messages: the same token guards it.
+                router.guardPaths(under: "admin", AdminToken(token).check)
+                router.guardPaths(under: "inspector", AdminToken(token).check)
+            }
             AdminRoutes(scenarios: scenarios, reloader: ScenarioReloader(path: scenarioPath, shownPath: configuration.scenarios, scenarios: scenarios)).register(on: &router)
             threeDSServer.register(on: &router)
             directoryServer.register(on: &router)
             accessControlServer.register(on: &router)
+            RunRoutes(runs: runs, journal: journal, scenarios: scenarios).register(on: &router)
+            InspectorRoutes(journal: journal).register(on: &router)
+            let (threeDSServer, directoryServer, accessControlServer) = (threeDSServer, directoryServer, accessControlServer)
+            RecordListRoute.register("/3ds-server/transactions", on: &router) { threeDSServer.transactions.newestJSON(limit: $0, where: $1) }
+            RecordListRoute.register("/admin/ds/transactions", on: &router) { directoryServer.newestRecords(limit: $0, where: $1) }
+            RecordListRoute.register("/admin/acs/transactions", on: &router) { accessControlServer.transactions.newestJSON(limit: $0, where: $1) }
             server = try HTTPServer(configuration: configuration.serverConfiguration(baseDirectory: baseDirectory),
                                     router: router, group: group, logger: logger,
                                     observer: Observers(all: [metrics, MessageLog(logger: logger.named("messages"))]))
@@ -84,7 +103,7 @@ public final class HarnessApp: Sendable {
     private static func openArchive(_ configuration: HarnessConfiguration, path: String, logger: Logger) throws -> (any TransactionArchive)? {
         guard configuration.store.enabled else { return nil }
         let retention = SQLiteArchive.Retention(maxRecords: configuration.store.maxRecords,
-                                                maxAgeSeconds: Int64(configuration.store.maxAgeDays * 86_400))
+                                                maxAgeSeconds: Int64(configuration.store.maxAgeDays * 86_400), keptRoles: [RunRegistry.role])
         do {
             return try SQLiteArchive(path: path, retention: retention, onLoss: { lost, reason in
                 logger.error("transaction records not stored", metadata: ["lost": "\(lost)", "reason": "\(reason)"])
@@ -183,11 +202,16 @@ public final class HarnessApp: Sendable {
 
     /// Graceful stop: requests in flight finish, then the loops end.
     public func shutdown() {
+        // Live readers of the inspector are answered now, so none holds the server open.
+        journal.wakeAll()
         server.shutdown()
         group.shutdown()
         // After the loops: every change is queued by now, and is written before this returns.
         archive?.close(timeoutSeconds: 10)
     }
+
+    /// Journal entries kept in memory (the store keeps them all).
+    static let journalEntriesInMemory = 5_000
 
     static func baseRoutes() -> Router {
         var router = Router()

@@ -7,7 +7,7 @@ struct HarnessCommand: AsyncParsableCommand {
         commandName: "threeds-harness",
         abstract: "EMV 3-D Secure 2 test harness: 3DS Server, Directory Server and ACS in one process.",
         version: HarnessVersion.current,
-        subcommands: [ServeCommand.self, PKICommand.self, SimulateCommand.self, URLsCommand.self, ScenariosCommand.self, SpecCommand.self,
+        subcommands: [ServeCommand.self, PKICommand.self, SimulateCommand.self, RunCommand.self, URLsCommand.self, ScenariosCommand.self, SpecCommand.self,
                       BenchSupportCommand.self],
         defaultSubcommand: ServeCommand.self
     )

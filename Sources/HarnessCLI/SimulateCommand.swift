@@ -4,6 +4,7 @@ import EMVCrypto
 import Foundation
 import Harness
 import JOSE
+import JSON
 import Net
 import SDKSimulator
 import ThreeDSServer
@@ -19,7 +20,9 @@ struct SimulateCommand: AsyncParsableCommand {
             answers each screen from --answers ("1234", or "1111;resend;5678": one answer per screen; also cancel, cancel:NN, \
             continue, empty). android runs the Android channel (zero IV with counter); ios-ec and rsa the iOS one (random IV).
             --all runs every scenario of GET /admin/scenarios (--all-frictionless only the frictionless ones) for each chosen \
-            version and style with the scenario's documented answers, and exits 1 on any unexpected result.
+            version and style with the scenario's documented answers, and exits 1 on any unexpected result. With --junit, \
+            --report or --json it runs them as a test run on the harness (POST /admin/runs), so the reports carry the \
+            harness's checks of every message (JUnit XML, one-file HTML, JSON).
             """
     )
 
@@ -47,18 +50,35 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(name: .long, help: "CReq encryption: A128CBC-HS256 or A128GCM.")
     var encryption = "A128CBC-HS256"
 
+    @Option(name: .long, help: "Play a wrong SDK on purpose: withhold-erro (no Erro about a bad CRes) or repeat-counter (the second CReq repeats sdkCounterStoA 000).")
+    var misbehave: String?
+
     @Flag(name: .long, help: "Run every scenario and check its outcome.")
     var all = false
 
     @Flag(name: .long, help: "Run every frictionless scenario and check its outcome.")
     var allFrictionless = false
 
+    @Option(name: .long, help: "With --all: write the run's JUnit XML report here.")
+    var junit: String?
+
+    @Option(name: .long, help: "With --all: write the run's HTML report here.")
+    var report: String?
+
+    @Option(name: .long, help: "With --all: write the run's JSON report here.")
+    var json: String?
+
     var runsScenarios: Bool { all || allFrictionless }
+    var writesReports: Bool { junit != nil || report != nil || json != nil }
 
     func validate() throws {
         guard pan != nil || runsScenarios else { throw ValidationError("give --pan, --all or --all-frictionless") }
+        if writesReports, !runsScenarios || pan != nil { throw ValidationError("--junit, --report and --json go with --all or --all-frictionless (without --pan)") }
         guard ["A128CBC-HS256", "A128GCM"].contains(encryption) else { throw ValidationError("--encryption \(encryption) is not A128CBC-HS256 or A128GCM") }
         for name in version where MessageVersion(rawValue: name) == nil { throw ValidationError("--version \(name) is not 2.1.0, 2.2.0 or 2.3.1") }
+        if let misbehave, ChallengeRunner.Misbehaviour(rawValue: misbehave) == nil {
+            throw ValidationError("--misbehave \(misbehave) is not one of \(ChallengeRunner.Misbehaviour.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
         for name in style where DeviceDataStyle(rawValue: name) == nil { throw ValidationError("--style \(name) is not android, ios-ec or rsa") }
     }
 
@@ -79,7 +99,8 @@ struct SimulateCommand: AsyncParsableCommand {
             tls: tls, readTimeoutMilliseconds: configuration.threeDSServer.directoryServerTimeoutMs + 15_000))
         let simulator = Simulator(client: appClient, baseURL: url)
         let pki = TestPKI(directory: pkiDirectory)
-        let challenger = ChallengeRunner(client: sdkClient, trustAnchors: configuration.directoryServers.compactMap { try? pki.rootCertificate($0.rid) })
+        let challenger = ChallengeRunner(client: sdkClient, trustAnchors: configuration.directoryServers.compactMap { try? pki.rootCertificate($0.rid) },
+                                         misbehaviour: misbehave.flatMap(ChallengeRunner.Misbehaviour.init(rawValue:)))
 
         var cases: [SimulationCase] = []
         if let pan { cases.append(SimulationCase(label: pan, pan: pan, answers: ChallengeAnswers(script: answers, whitelisting: whitelisting))) }
@@ -89,17 +110,51 @@ struct SimulateCommand: AsyncParsableCommand {
                 .filter { all || $0.label.hasPrefix("frictionless-") }
         }
 
+        // The reports come from a test run on the harness: its cases are this matrix's scenarios and versions.
+        var testRun: (client: RunClient, id: String)?
+        if writesReports {
+            let runs = RunClient(client: appClient, baseURL: url)
+            let suite = JSONValue.object([("name", .string("simulate")), ("party", .string("sdk")),
+                                          ("scenarios", .array(cases.map { .string($0.label) })),
+                                          ("versions", .array(versions.map { .string($0.rawValue) })), ("channels", .array([.string("app")]))])
+            let started: JSONValue
+            do {
+                started = try await runs.start(JSONWriter.write(.object([("suite", suite), ("name", .string("simulate \(styles.map(\.rawValue).joined(separator: ", "))"))])))
+            } catch { throw ValidationError("\(error)") }
+            testRun = (runs, started["id"]?.stringValue ?? "")
+            print("run \(testRun?.id ?? ""): \(cases.count) scenarios x \(versions.count) versions x \(styles.count) styles")
+        }
         let matrix = SimulationMatrix(cases: cases, versions: versions, styles: styles, coverage: .everyCombination)
+        let total = matrix.entries.count
+        var done = 0
+        var failedSoFar = 0
         let results = await matrix.run(simulator: simulator, challenger: challenger, encryption: contentEncryption) { pan, style in
             guard let scheme = configuration.scheme(for: pan) else { return nil }
             return SDKDirectoryServer(rid: scheme.rid, certificate: try pki.dsCertificate(scheme.rid, style.keyVariant),
                                       keyID: TestPKI.dsKeyID(scheme.rid, style.keyVariant), name: scheme.name)
         } report: { result in
             result.lines.forEach { print($0) }
+            done += 1
+            if !result.passed { failedSoFar += 1 }
+            if runsScenarios { print("[\(done)/\(total)] \(failedSoFar) failed so far") }
         }
-        let failures = results.count { !$0.passed }
+        var failures = results.count { !$0.passed }
         if runsScenarios {
+            for result in results where !result.passed {
+                print("FAILED \(result.entry.simulation.label) \(result.entry.version.rawValue) \(result.entry.style.rawValue): \(result.problem ?? "")")
+            }
             print("\(failures == 0 ? "all passed" : "\(failures) unexpected") (\(cases.count) scenarios x \(versions.count) versions x \(styles.count) styles)")
+        }
+        if let (runs, id) = testRun {
+            let finished: JSONValue
+            do {
+                finished = try await runs.finish(id)
+                try await RunText.writeReports(runs, id: id, junit: junit, html: report, json: json)
+            } catch { throw ValidationError("\(error)") }
+            let failedCases = RunText.failures(finished)
+            failedCases.forEach { print($0) }
+            print("run \(id): " + RunText.progress(finished))
+            failures += failedCases.count
         }
         if failures > 0 { throw ExitCode(1) }
     }

@@ -35,6 +35,12 @@ public enum JSONValue: Sendable, Equatable {
         return nil
     }
 
+    /// A number's text as written.
+    public var numberText: String? {
+        if case .number(let text) = self { return text }
+        return nil
+    }
+
     public var arrayValue: [JSONValue]? {
         if case .array(let items) = self { return items }
         return nil

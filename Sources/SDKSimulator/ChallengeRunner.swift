@@ -83,10 +83,21 @@ public struct ChallengeRunner: Sendable {
     public let client: HTTPClient
     /// The DS CA roots the SDK was configured with.
     public let verifier: CertificateVerifier
+    /// A wrong SDK on purpose, to see the harness's checks fail; nil for a correct one.
+    public let misbehaviour: Misbehaviour?
 
-    public init(client: HTTPClient, trustAnchors: [Certificate]) {
+    /// What a deliberately wrong SDK gets wrong.
+    public enum Misbehaviour: String, Sendable, CaseIterable {
+        /// Sends no Erro about a bad CRes (and reports the error all the same).
+        case withholdErro = "withhold-erro"
+        /// Sends its second CReq with the first one's sdkCounterStoA again.
+        case repeatCounter = "repeat-counter"
+    }
+
+    public init(client: HTTPClient, trustAnchors: [Certificate], misbehaviour: Misbehaviour? = nil) {
         self.client = client
         verifier = CertificateVerifier(trustAnchors: trustAnchors)
+        self.misbehaviour = misbehaviour
     }
 
     /// What happened: the outcome, and every screen the cardholder saw.
@@ -227,6 +238,7 @@ struct Session {
     }
 
     private func makeCReq(counter: Int, action: CReq.Action, whitelisting: String?) -> CReq {
+        let counter = runner.misbehaviour == .repeatCounter && counter == 1 ? 0 : counter
         var creq = CReq(messageVersion: transaction.messageVersion, threeDSServerTransID: parameters.threeDSServerTransID,
                         acsTransID: parameters.acsTransID, sdkTransID: transaction.sdkTransID, counter: counter, action: action)
         if transaction.messageVersion >= .v2_2_0 {
@@ -301,13 +313,15 @@ struct Session {
         return cres
     }
 
-    /// Posts an Erro to the acsURL without waiting for anything but the HTTP answer.
-    func sendErro(_ code: ErrorCode, _ detail: String, _ reason: String) async -> ErroMessage {
+    /// Posts an Erro to the acsURL without waiting for anything but the HTTP answer; nil when
+    /// the SDK withholds it (``ChallengeRunner/Misbehaviour/withholdErro``).
+    func sendErro(_ code: ErrorCode, _ detail: String, _ reason: String) async -> ErroMessage? {
         var erro = ErroMessage(messageVersion: transaction.messageVersion.rawValue, errorCode: code, errorComponent: .sdk,
                                errorDetail: detail, errorMessageType: MessageType.cRes.rawValue,
                                threeDSServerTransID: parameters.threeDSServerTransID, acsTransID: parameters.acsTransID,
                                sdkTransID: transaction.sdkTransID)
         erro.explain(reason)
+        if runner.misbehaviour == .withholdErro { return nil }
         let contentType = style == .android ? "application/json" : "application/jose; charset=UTF-8"
         _ = try? await runner.client.post(acsURL, body: JSONWriter.write(erro.json), contentType: contentType)
         return erro

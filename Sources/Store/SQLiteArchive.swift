@@ -12,9 +12,18 @@ public final class SQLiteArchive: TransactionArchive {
     public struct Retention: Sendable, Equatable {
         public var maxRecords: Int
         public var maxAgeSeconds: Int64
-        public init(maxRecords: Int, maxAgeSeconds: Int64) {
+        /// Roles whose records retention never removes (and does not count): test runs, which
+        /// are few and what a user comes back for.
+        public var keptRoles: [String]
+        public init(maxRecords: Int, maxAgeSeconds: Int64, keptRoles: [String] = []) {
             self.maxRecords = maxRecords
             self.maxAgeSeconds = maxAgeSeconds
+            self.keptRoles = keptRoles
+        }
+
+        /// The SQL condition of the records retention may remove.
+        var removable: String {
+            keptRoles.isEmpty ? "1" : "role NOT IN (" + keptRoles.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: ",") + ")"
         }
     }
 
@@ -222,14 +231,15 @@ public final class SQLiteArchive: TransactionArchive {
     private func applyRetention(_ connection: SQLiteConnection) {
         let cutoff = now() - retention.maxAgeSeconds * 1000
         do throws(SQLiteError) {
-            let aged = try connection.prepare("DELETE FROM transactions WHERE updated < ?1")
+            let aged = try connection.prepare("DELETE FROM transactions WHERE updated < ?1 AND \(retention.removable)")
             try aged.bind(.integer(cutoff))
             _ = try aged.step()
             var removed = Int(try connection.integer("SELECT changes()"))
-            let excess = try connection.integer("SELECT count(*) FROM transactions") - Int64(retention.maxRecords)
+            let excess = try connection.integer("SELECT count(*) FROM transactions WHERE \(retention.removable)") - Int64(retention.maxRecords)
             if excess > 0 {
                 let oldest = try connection.prepare("""
-                    DELETE FROM transactions WHERE (role, id) IN (SELECT role, id FROM transactions ORDER BY updated LIMIT ?1)
+                    DELETE FROM transactions WHERE (role, id) IN \
+                    (SELECT role, id FROM transactions WHERE \(retention.removable) ORDER BY updated LIMIT ?1)
                     """)
                 try oldest.bind(.integer(excess))
                 _ = try oldest.step()

@@ -123,4 +123,36 @@ extension TransactionStore where Record: ArchivableRecord {
         guard let archiving else { return nil }
         return archiving.archive.record(role: archiving.role, id: id)?.json
     }
+
+    /// The JSON of up to `limit` records, newest first, that `include` accepts: memory, then the
+    /// archive for records memory no longer holds. At most `scanLimit` records of each are looked at.
+    public func newestJSON(limit: Int, scanLimit: Int = 10_000, where include: ([UInt8]) -> Bool) -> [[UInt8]] {
+        var found: [(id: String, json: [UInt8])] = []
+        for (id, record) in newest(limit: scanLimit) where found.count < limit {
+            let json = record.archivedJSON
+            if include(json) { found.append((id, json)) }
+        }
+        guard found.count < limit, let archiving else { return found.map(\.json) }
+        let seen = Set(found.map(\.id))
+        for record in archiving.archive.recent(role: archiving.role, limit: scanLimit) where found.count < limit && !seen.contains(record.id) {
+            if include(record.json) { found.append((record.id, record.json)) }
+        }
+        return found.map(\.json)
+    }
+}
+
+extension TransactionStore {
+    /// Up to `limit` records, the newest first (by when they were first stored), that `include` accepts.
+    public func newest(limit: Int, where include: (Record) -> Bool = { _ in true }) -> [(id: String, record: Record)] {
+        state.withLock { state in
+            var found: [(id: String, record: Record)] = []
+            var index = state.order.count - 1
+            while index >= state.head, found.count < limit {
+                let id = state.order[index]
+                if let box = state.records[id], include(box.record) { found.append((id, box.record)) }
+                index -= 1
+            }
+            return found
+        }
+    }
 }

@@ -25,6 +25,8 @@ struct APIContractTests {
             "run", repositoryRoot + "/openapi.yaml", "--url", "http://127.0.0.1:\(port)",
             "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance",
             "--max-examples", "25", "--workers", "1", "--seed", "20261122", "--no-color",
+            // The live feed holds each request up to 10 s (a long poll); RunFlowTests read it.
+            "--exclude-operation-id", "inspectorEvents",
         ], directory: NSTemporaryDirectory(), timeout: 600)
         #expect(run.status == 0, "\(run.output.suffix(4000))")
     }

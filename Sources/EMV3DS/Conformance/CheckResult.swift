@@ -1,0 +1,34 @@
+public import JSON
+
+/// One check made of one transaction: the check's id, its verdict and what was seen.
+public struct CheckResult: Sendable, Equatable {
+    public enum Verdict: String, Sendable, CaseIterable {
+        case pass, fail, warning
+    }
+
+    public let check: ConformanceCheck
+    public let verdict: Verdict
+    /// What was seen: the violation, the counter received, the Erro that came or did not.
+    public let detail: String?
+
+    public init(_ check: ConformanceCheck, _ verdict: Verdict, _ detail: String? = nil) {
+        self.check = check
+        self.verdict = verdict
+        self.detail = detail
+    }
+
+    public static func pass(_ check: ConformanceCheck, _ detail: String? = nil) -> CheckResult { CheckResult(check, .pass, detail) }
+    public static func fail(_ check: ConformanceCheck, _ detail: String) -> CheckResult { CheckResult(check, .fail, detail) }
+
+    /// With the check's text, reference and party, as reports and the inspector show it.
+    public var json: JSONValue {
+        .object(omittingAbsent: [("id", .string(check.rawValue)), ("verdict", .string(verdict.rawValue)), ("text", .string(check.text)),
+                                 ("reference", .string(check.reference)), ("party", .string(check.party.rawValue)), ("detail", .string(detail))])
+    }
+
+    public init?(json: JSONValue) {
+        guard let id = json["id"]?.stringValue.flatMap(ConformanceCheck.init(rawValue:)),
+              let verdict = json["verdict"]?.stringValue.flatMap(Verdict.init(rawValue:)) else { return nil }
+        self.init(id, verdict, json["detail"]?.stringValue)
+    }
+}

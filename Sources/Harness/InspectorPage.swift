@@ -1,0 +1,843 @@
+/// The transaction inspector, served at `GET /inspector`: one page, inline CSS and vanilla
+/// JavaScript, nothing loaded from elsewhere. It reads `/inspector/transactions` (the list,
+/// filtered), `/inspector/transactions/{dsTransID}` (one transaction whole) and
+/// `/inspector/events` (the live feed, server-sent events). Hash routes:
+/// `#/` the list, `#/transactions/{dsTransID}` one transaction (what run reports link to).
+/// Every text from the server is inserted with `textContent` or `setAttribute`, never as HTML.
+enum InspectorPage {
+    static let html: String = #"""
+<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>3DS Inspector</title>
+<style>
+:root{--fg:#1f2328;--muted:#656d76;--line:#d0d7de;--soft:#f6f8fa;--bg:#fff;--page:#f3f5f8;--accent:#0969da;--accent-bg:#ddf4ff;
+--pass:#1a7f37;--pass-bg:#dafbe1;--fail:#cf222e;--fail-bg:#ffebe9;--warn:#9a6700;--warn-bg:#fff8c5;--grey:#6e7781;--grey-bg:#eaeef2;
+--mono:ui-monospace,SFMono-Regular,"SF Mono",Menlo,Consolas,"DejaVu Sans Mono","Liberation Mono",monospace}
+*{box-sizing:border-box}
+html,body{margin:0}
+body{font:14px/1.45 -apple-system,BlinkMacSystemFont,"Segoe UI","Noto Sans",Helvetica,Arial,sans-serif;color:var(--fg);background:var(--page)}
+a{color:var(--accent);text-decoration:none}a:hover{text-decoration:underline}
+.mono,code,pre{font-family:var(--mono);font-size:12.5px}
+[hidden]{display:none!important}
+header.top{position:sticky;top:0;z-index:5;display:flex;align-items:center;gap:14px;padding:0 24px;height:52px;background:#24292f;color:#fff}
+header.top .brand{color:#fff;font-weight:600;font-size:16px;letter-spacing:.01em}
+header.top .brand:hover{text-decoration:none}
+header.top .sub{color:#b7bdc6;font-size:13px}
+header.top .spacer{flex:1}
+.live{display:inline-flex;align-items:center;gap:7px;font-size:12px;padding:3px 10px;border-radius:999px;background:rgba(255,255,255,.1);color:#d0d7de}
+.live .dot{width:8px;height:8px;border-radius:50%;background:#8c959f}
+.live.on{color:#aff5b4}.live.on .dot{background:#3fb950;box-shadow:0 0 0 0 rgba(63,185,80,.7);animation:pulse 2s infinite}
+.live.wait{color:#f8e3a1}.live.wait .dot{background:#d29922}
+.live.off{color:#ffb3ad}.live.off .dot{background:#f85149}
+@keyframes pulse{0%{box-shadow:0 0 0 0 rgba(63,185,80,.6)}70%{box-shadow:0 0 0 7px rgba(63,185,80,0)}100%{box-shadow:0 0 0 0 rgba(63,185,80,0)}}
+main{max-width:1320px;margin:0 auto;padding:18px 24px 40px}
+.card{background:var(--bg);border:1px solid var(--line);border-radius:8px}
+.card>h2,.card>.card-head{margin:0;padding:10px 14px;border-bottom:1px solid var(--line);font-size:14px;display:flex;align-items:center;gap:10px}
+.card-head h2{font-size:14px;margin:0}
+.filters{display:flex;flex-wrap:wrap;align-items:flex-end;gap:10px 14px;padding:12px 14px;margin-bottom:14px}
+.filters label{display:flex;flex-direction:column;gap:3px;font-size:12px;color:var(--muted);font-weight:600}
+.filters input{font:inherit;font-size:13px;padding:5px 8px;border:1px solid var(--line);border-radius:6px;width:190px;background:#fff;color:var(--fg)}
+.filters input:focus{outline:2px solid var(--accent);outline-offset:-1px;border-color:var(--accent)}
+.filters input.pan{width:200px;font-family:var(--mono);font-size:12.5px}
+.filters input.status{width:150px}
+button{font:inherit;font-size:13px;padding:5px 12px;border:1px solid var(--line);border-radius:6px;background:var(--soft);color:var(--fg);cursor:pointer}
+button:hover{background:var(--grey-bg)}
+.filters .count{margin-left:auto;color:var(--muted);font-size:12px;align-self:center}
+.banner{padding:10px 14px;border-radius:8px;margin-bottom:14px;border:1px solid #ff8182;background:var(--fail-bg);color:#82071e}
+table{border-collapse:collapse;width:100%}
+th,td{text-align:left;padding:6px 10px;border-bottom:1px solid var(--line);vertical-align:middle}
+th{font-size:12px;color:var(--muted);font-weight:600;background:var(--soft);position:sticky;top:52px;z-index:1}
+table.list{font-size:13px}
+table.list tbody tr{cursor:pointer}
+table.list tbody tr:hover td{background:#f0f6ff}
+table.list tbody tr:focus-visible{outline:2px solid var(--accent);outline-offset:-2px}
+table.list tbody tr.failed td{background:#fff5f4}
+table.list tbody tr.failed:hover td{background:#ffe4e1}
+table.list tbody tr.failed td:first-child{box-shadow:inset 3px 0 0 var(--fail)}
+table.list tbody tr.flash td{animation:flash 2s ease-out}
+@keyframes flash{0%{background:#fff3b0}100%{}}
+td.time .d{color:var(--muted);margin-right:6px}
+td.trunc{max-width:220px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+td.run{max-width:150px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;color:var(--muted)}
+.empty{padding:36px 14px;text-align:center;color:var(--muted)}
+.empty code{background:var(--soft);padding:2px 6px;border-radius:4px;color:var(--fg)}
+.badge{display:inline-block;padding:0 8px;border-radius:999px;font-size:12px;font-weight:600;line-height:20px;white-space:nowrap;border:1px solid transparent}
+.b-pass{background:var(--pass-bg);color:var(--pass);border-color:#4ac26b}
+.b-fail{background:var(--fail);color:#fff}
+.b-warning{background:var(--warn-bg);color:var(--warn);border-color:#d4a72c}
+.b-none{background:var(--grey-bg);color:var(--grey)}
+.b-open{background:var(--accent-bg);color:#0550ae}
+.b-ended{background:var(--grey-bg);color:var(--fg)}
+.ts{display:inline-block;min-width:24px;text-align:center;font-family:var(--mono);font-weight:700;font-size:12.5px;border-radius:4px;padding:0 5px;background:var(--grey-bg)}
+.ts-Y{background:var(--pass-bg);color:var(--pass)}.ts-N,.ts-R{background:var(--fail-bg);color:var(--fail)}.ts-C,.ts-D{background:var(--accent-bg);color:#0550ae}.ts-A,.ts-I{background:#fbefff;color:#8250df}.ts-U{background:var(--warn-bg);color:var(--warn)}
+.crumbs{margin:0 0 12px;font-size:13px}
+.tx-head{padding:14px 16px;margin-bottom:14px}
+.tx-head .line{display:flex;align-items:center;gap:10px;flex-wrap:wrap}
+.tx-head h1{margin:0;font-size:18px;font-weight:600}
+.tx-head h1 .mono{font-size:16px;font-weight:500}
+.facts{display:grid;grid-template-columns:repeat(auto-fill,minmax(270px,1fr));gap:8px 20px;margin:12px 0 0}
+.facts div{min-width:0}
+.facts dt{font-size:11.5px;color:var(--muted);text-transform:uppercase;letter-spacing:.04em}
+.facts dd{margin:0;overflow-wrap:anywhere}
+.facts dd.mono{font-size:12px}
+.split{display:grid;grid-template-columns:minmax(0,1.05fr) minmax(0,1fr);gap:14px;align-items:start;margin-bottom:14px}
+.diagram{padding:6px 8px 4px}
+.diagram svg{display:block;width:100%;height:auto}
+.legend{display:flex;gap:16px;flex-wrap:wrap;padding:6px 14px 10px;color:var(--muted);font-size:12px;border-top:1px solid var(--line)}
+.legend span{display:inline-flex;align-items:center;gap:6px}
+.legend i{display:inline-block;width:26px;height:0;border-top:2px solid #57606a}
+.legend i.dash{border-top-style:dashed}
+.legend i.red{border-top-color:var(--fail)}
+.hint{margin-left:auto;font-weight:normal;color:var(--muted);font-size:12px}
+svg .pbox{fill:#f6f8fa;stroke:#8c959f;stroke-width:1}
+svg .pname{font-size:12.5px;font-weight:600;fill:#1f2328;text-anchor:middle;dominant-baseline:central}
+svg .lifeline{stroke:#afb8c1;stroke-width:1;stroke-dasharray:4 4}
+svg .msg{cursor:pointer;outline:none}
+svg .msg .hit{fill:transparent}
+svg .msg:hover .hit{fill:#f0f6ff}
+svg .msg.sel .hit{fill:#ddf4ff}
+svg .msg:focus-visible .hit{stroke:var(--accent);stroke-width:1.5}
+svg .msg .shaft{stroke:#57606a;stroke-width:1.6;fill:none}
+svg .msg .head{fill:#57606a}
+svg .msg.dec .shaft{stroke-dasharray:6 4}
+svg .msg.erro .shaft{stroke:#cf222e}
+svg .msg.erro .head{fill:#cf222e}
+svg .msg.sel .shaft{stroke-width:2.6}
+svg .msg.sel:not(.erro) .shaft{stroke:#0969da}
+svg .msg.sel:not(.erro) .head{fill:#0969da}
+svg .msg .lbl{font-size:12px;text-anchor:middle;fill:#1f2328}
+svg .msg .lbl .t{font-weight:700}
+svg .msg.erro .lbl .t{fill:#cf222e}
+svg .msg .lbl .o{fill:#656d76;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace;font-size:11px}
+svg .msg .num{font-size:10.5px;fill:#8c959f;text-anchor:start;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace}
+svg .lock rect{fill:#9a6700}
+svg .lock path{stroke:#9a6700;stroke-width:1.6;fill:none}
+.panel{position:sticky;top:66px;max-height:calc(100vh - 80px);display:flex;flex-direction:column}
+.panel .card-head{flex-wrap:wrap}
+.panel .meta{padding:8px 14px;border-bottom:1px solid var(--line);font-size:12.5px;color:var(--muted);display:flex;flex-wrap:wrap;gap:4px 14px}
+.panel .meta b{color:var(--fg);font-weight:600}
+.panel .note{margin:0;padding:7px 14px;border-bottom:1px solid var(--line);background:#fff8e6;color:#6f4e00;font-size:12.5px;display:flex;gap:8px;align-items:center}
+.panel pre{margin:0;padding:10px 14px;overflow:auto;white-space:pre-wrap;word-break:break-all;flex:1;min-height:120px;font-size:12px;line-height:1.5;background:#fbfcfd;border-radius:0 0 8px 8px}
+.panel .raw{color:var(--muted);font-size:12px;padding:6px 14px 0}
+pre .k{color:#0550ae}pre .s{color:#0a3069}pre .n{color:#953800}pre .b{color:#cf222e}pre .l{color:#8250df}pre .p{color:#57606a}
+.checks-card .card-head label{font-weight:normal;color:var(--muted);font-size:12px;display:flex;gap:5px;align-items:center;margin-left:auto}
+table.checks{font-size:13px}
+table.checks td{vertical-align:top}
+table.checks td.id{font-family:var(--mono);font-size:12px;white-space:nowrap}
+table.checks td.ref{color:var(--muted);font-size:12px}
+table.checks td.detail{overflow-wrap:anywhere;max-width:360px}
+table.checks tr.fail td{background:var(--fail-bg)}
+table.checks tr.fail td:first-child{box-shadow:inset 3px 0 0 var(--fail)}
+table.checks tr.warning td{background:#fffbe0}
+table.checks tr.warning td:first-child{box-shadow:inset 3px 0 0 #d4a72c}
+.party{display:inline-block;font-size:11px;color:var(--muted);border:1px solid var(--line);border-radius:4px;padding:0 4px;margin-left:6px}
+.tally{font-weight:normal;font-size:12px;color:var(--muted)}
+.tally b.f{color:var(--fail)}.tally b.w{color:var(--warn)}.tally b.p{color:var(--pass)}
+.loading{padding:30px;text-align:center;color:var(--muted)}
+footer{color:var(--muted);font-size:12px;text-align:center;padding:10px 0 24px}
+@media (max-width:1000px){.split{grid-template-columns:1fr}.panel{position:static;max-height:none}}
+</style>
+</head>
+<body>
+<header class="top">
+  <a class="brand" href="#/">3DS Inspector</a>
+  <span class="sub">EMV 3DS test harness · transactions as every role saw them</span>
+  <span class="spacer"></span>
+  <span id="live" class="live" title="Live feed of transaction changes"><span class="dot"></span><span id="live-text">connecting</span></span>
+</header>
+<main>
+  <div id="banner" class="banner" role="alert" hidden></div>
+  <section id="list-view">
+    <form id="filters" class="card filters" autocomplete="off">
+      <label>PAN<input class="pan" name="pan" placeholder="4000000000001000 or 1000" spellcheck="false"></label>
+      <label>Scenario<input name="scenario" placeholder="scenario name" spellcheck="false"></label>
+      <label>Status<input class="status" name="status" placeholder="Y, C, open, fail…" spellcheck="false"></label>
+      <label>Run<input name="run" placeholder="run id" spellcheck="false"></label>
+      <button type="button" id="clear">Clear</button>
+      <span id="count" class="count"></span>
+    </form>
+    <div class="card">
+      <table class="list">
+        <thead><tr><th>Time (UTC)</th><th>PAN</th><th>Version</th><th>Channel</th><th>Scenario</th><th>transStatus</th><th>State</th><th>Verdict</th><th>Run</th></tr></thead>
+        <tbody id="rows"></tbody>
+      </table>
+      <div id="empty" class="empty" hidden></div>
+    </div>
+  </section>
+  <section id="tx-view" hidden>
+    <div class="crumbs"><a href="#/">← All transactions</a></div>
+    <div id="tx"></div>
+  </section>
+</main>
+<footer>EMV 3DS test harness · inspector</footer>
+<script>
+'use strict';
+(function () {
+  var ORDER = ['SDK', 'Browser', '3DS Server', 'DS', 'ACS'];
+  var CHANNELS = { '01': 'app', '02': 'browser', '03': '3RI' };
+  var MAX_ROWS = 500;
+  var SVGNS = 'http://www.w3.org/2000/svg';
+
+  var rows = [];            // summaries, newest first
+  var rowNodes = new Map(); // dsTransID -> <tr>
+  var filters = { pan: '', scenario: '', status: '', run: '' };
+  var listSeq = 0, txSeq = 0;
+  var source = null, waitTimer = null, retryTimer = null, lastCursor = null;
+  var view = 'list', txID = null, tx = null, selected = -1, onlyProblems = false, txRefreshTimer = null;
+
+  var $ = function (id) { return document.getElementById(id); };
+
+  // ---- DOM helpers: text always goes through textContent / setAttribute ----
+  function el(tag, cls, text) {
+    var node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+  function svg(tag, attrs, text) {
+    var node = document.createElementNS(SVGNS, tag);
+    if (attrs) Object.keys(attrs).forEach(function (k) { node.setAttribute(k, String(attrs[k])); });
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+  function str(v) { return (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') ? String(v) : ''; }
+  function txLink(id) { return '#/transactions/' + encodeURIComponent(id); }
+
+  function timeParts(iso) {
+    var m = /^(\d{4})-(\d\d)-(\d\d)T(\d\d:\d\d:\d\d)(\.\d+)?Z$/.exec(str(iso));
+    if (!m) return { date: '', time: str(iso) };
+    return { date: m[2] + '-' + m[3], time: m[4] + (m[5] ? m[5].slice(0, 4) : '') };
+  }
+  function fullTime(iso) {
+    var m = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d(\.\d+)?)Z$/.exec(str(iso));
+    return m ? m[1] + ' ' + m[2] + ' UTC' : str(iso);
+  }
+  function verdictBadge(verdict, failed) {
+    var v = str(verdict);
+    var span = el('span', 'badge ' + (v === 'pass' ? 'b-pass' : v === 'fail' ? 'b-fail' : v === 'warning' ? 'b-warning' : 'b-none'), v || '—');
+    var n = Number(failed);
+    if (v === 'fail' && n > 0) span.textContent = 'fail · ' + n;
+    if (!v) span.title = 'no checks recorded';
+    return span;
+  }
+  function stateBadge(state, because) {
+    var s = str(state);
+    var span = el('span', 'badge ' + (s === 'open' ? 'b-open' : s === 'ended' ? 'b-ended' : 'b-none'), s || '—');
+    if (because) span.title = 'ended because: ' + str(because);
+    return span;
+  }
+  function transStatusChip(ts) {
+    var t = str(ts);
+    if (!t) return el('span', 'muted', '—');
+    return el('span', 'ts ts-' + t.replace(/[^A-Za-z]/g, ''), t);
+  }
+
+  async function errorText(response) {
+    var text = '';
+    try { text = await response.text(); } catch (e) { /* ignore */ }
+    try {
+      var body = JSON.parse(text);
+      if (body && typeof body === 'object') text = str(body.error) || str(body.message) || str(body.reason) || text;
+    } catch (e) { /* not JSON */ }
+    if (response.status === 401) text = 'The inspector needs the admin token (Authorization: Bearer …): ' + text;
+    return 'HTTP ' + response.status + (text ? ': ' + text.slice(0, 400) : '');
+  }
+  function banner(message) {
+    var b = $('banner');
+    if (message) { b.textContent = message; b.hidden = false; } else { b.hidden = true; b.textContent = ''; }
+  }
+
+  // ---- Live indicator ----
+  function setLive(kind, text) {
+    var node = $('live');
+    node.className = 'live' + (kind ? ' ' + kind : '');
+    $('live-text').textContent = text;
+  }
+
+  // ---- Filters (the server's rules, for rows that arrive live) ----
+  function maskPAN(pan) {
+    return pan.length > 10 ? pan.slice(0, 6) + '*'.repeat(pan.length - 10) + pan.slice(-4) : '*'.repeat(pan.length);
+  }
+  function accepts(s) {
+    var f = filters;
+    if (f.pan) {
+      var masked = str(s.acctNumber);
+      if (!(f.pan === masked || maskPAN(f.pan) === masked || (f.pan.length === 4 && masked.slice(-4) === f.pan))) return false;
+    }
+    if (f.scenario && str(s.scenario) !== f.scenario) return false;
+    if (f.run && str(s.run) !== f.run) return false;
+    if (f.status && !['transStatus', 'state', 'verdict'].some(function (k) { return str(s[k]) === f.status; })) return false;
+    return true;
+  }
+  function readFilters() {
+    var form = $('filters');
+    ['pan', 'scenario', 'status', 'run'].forEach(function (k) { filters[k] = form.elements[k].value.trim(); });
+  }
+
+  // ---- The list ----
+  function rowFor(s) {
+    var id = str(s.dsTransID);
+    var tr = el('tr');
+    tr.tabIndex = 0;
+    tr.dataset.id = id;
+    if (str(s.verdict) === 'fail') tr.className = 'failed';
+    var tp = timeParts(s.startedAt);
+    var time = el('td', 'time mono');
+    time.title = str(s.startedAt) + (id ? '\ndsTransID ' + id : '');
+    if (tp.date) time.appendChild(el('span', 'd', tp.date));
+    time.appendChild(document.createTextNode(tp.time));
+    tr.appendChild(time);
+    tr.appendChild(el('td', 'mono', str(s.acctNumber) || '—'));
+    tr.appendChild(el('td', 'mono', str(s.messageVersion) || '—'));
+    var ch = str(s.deviceChannel);
+    var chCell = el('td', '', CHANNELS[ch] || ch || '—');
+    if (ch) chCell.title = 'deviceChannel ' + ch;
+    tr.appendChild(chCell);
+    var sc = el('td', 'trunc', str(s.scenario) || '—');
+    sc.title = str(s.scenario);
+    tr.appendChild(sc);
+    var ts = el('td'); ts.appendChild(transStatusChip(s.transStatus)); tr.appendChild(ts);
+    var st = el('td'); st.appendChild(stateBadge(s.state, s.endedBecause)); tr.appendChild(st);
+    var vd = el('td'); vd.appendChild(verdictBadge(s.verdict, s.failedChecks)); tr.appendChild(vd);
+    var run = el('td', 'run mono', str(s.run) ? str(s.run).slice(0, 8) : '');
+    if (str(s.run)) run.title = 'run ' + str(s.run) + (str(s.case) ? '\ncase ' + str(s.case) : '');
+    tr.appendChild(run);
+    tr.addEventListener('click', function () { if (id) location.hash = txLink(id); });
+    tr.addEventListener('keydown', function (e) { if (e.key === 'Enter' && id) location.hash = txLink(id); });
+    return tr;
+  }
+
+  function renderList() {
+    var body = $('rows');
+    rowNodes = new Map();
+    var frag = document.createDocumentFragment();
+    var shown = 0;
+    rows.forEach(function (s) {
+      if (!accepts(s)) return;
+      var tr = rowFor(s);
+      rowNodes.set(str(s.dsTransID), tr);
+      frag.appendChild(tr);
+      shown++;
+    });
+    body.replaceChildren(frag);
+    updateCount(shown);
+  }
+
+  function updateCount(shown) {
+    if (shown === undefined) shown = rowNodes.size;
+    var active = Object.keys(filters).some(function (k) { return filters[k]; });
+    $('count').textContent = shown + (shown === 1 ? ' transaction' : ' transactions') + (active ? ' matching' : '') + ' · newest first';
+    var empty = $('empty');
+    if (shown > 0) { empty.hidden = true; return; }
+    empty.replaceChildren();
+    if (active) {
+      empty.appendChild(document.createTextNode('No transaction matches these filters.'));
+    } else {
+      empty.appendChild(document.createTextNode('No transactions yet. Drive one, for example with '));
+      empty.appendChild(el('code', '', 'threeds-harness simulate --url ' + location.origin + ' --pan 4000000000001000'));
+      empty.appendChild(document.createTextNode(' — it appears here as it happens.'));
+    }
+    empty.hidden = false;
+  }
+
+  function upsert(s) {
+    var id = str(s.dsTransID);
+    if (!id) return;
+    var index = rows.findIndex(function (r) { return str(r.dsTransID) === id; });
+    if (index >= 0) rows[index] = s; else rows.unshift(s);
+    if (rows.length > MAX_ROWS) rows.length = MAX_ROWS;
+    var old = rowNodes.get(id);
+    var ok = accepts(s);
+    if (old && ok) {
+      var tr = rowFor(s);
+      tr.classList.add('flash');
+      old.replaceWith(tr);
+      rowNodes.set(id, tr);
+    } else if (!old && ok && index < 0) {
+      var fresh = rowFor(s);
+      fresh.classList.add('flash');
+      $('rows').insertBefore(fresh, $('rows').firstChild);
+      rowNodes.set(id, fresh);
+      var body = $('rows');
+      while (body.children.length > MAX_ROWS) { rowNodes.delete(body.lastChild.dataset.id); body.removeChild(body.lastChild); }
+      updateCount();
+    } else if (old || ok) {
+      renderList();
+      var again = rowNodes.get(id);
+      if (again) again.classList.add('flash');
+    }
+    if (view === 'tx' && txID === id) scheduleTxRefresh();
+  }
+
+  async function loadList() {
+    var seq = ++listSeq;
+    clearTimeout(retryTimer);
+    var query = new URLSearchParams({ limit: '100' });
+    Object.keys(filters).forEach(function (k) { if (filters[k]) query.set(k, filters[k]); });
+    try {
+      var response = await fetch('/inspector/transactions?' + query.toString(), { headers: { Accept: 'application/json' }, cache: 'no-store' });
+      if (!response.ok) throw new Error(await errorText(response));
+      var body = await response.json();
+      if (seq !== listSeq) return;
+      rows = Array.isArray(body && body.transactions) ? body.transactions.filter(function (s) { return s && typeof s === 'object'; }) : [];
+      renderList();
+      if (view === 'list') banner('');
+      var cursor = body ? body.cursor : null;
+      startEvents(cursor === undefined || cursor === null ? null : String(cursor));
+    } catch (e) {
+      if (seq !== listSeq) return;
+      banner('Could not load the transactions: ' + (e && e.message ? e.message : String(e)) + ' — retrying.');
+      setLive('off', 'offline');
+      retryTimer = setTimeout(loadList, 5000);
+    }
+  }
+
+  // ---- Live feed: one batch per request; EventSource reconnects with Last-Event-ID ----
+  function startEvents(cursor) {
+    if (source) { source.close(); source = null; }
+    clearTimeout(waitTimer);
+    if (cursor === null || typeof EventSource === 'undefined') { setLive('off', 'not live'); return; }
+    lastCursor = cursor;
+    var es = new EventSource('/inspector/events?cursor=' + encodeURIComponent(cursor));
+    source = es;
+    es.onopen = function () {
+      if (source !== es) return;
+      clearTimeout(waitTimer);
+      setLive('on', 'live');
+    };
+    es.onmessage = function (event) {
+      if (source !== es) return;
+      if (event.lastEventId) lastCursor = event.lastEventId;
+      var summary;
+      try { summary = JSON.parse(event.data); } catch (e) { return; }
+      if (summary && typeof summary === 'object' && !Array.isArray(summary)) upsert(summary);
+    };
+    es.addEventListener('reset', function () {
+      if (source !== es) return;
+      es.close();
+      loadList();
+    });
+    es.onerror = function () {
+      if (source !== es) return;
+      if (es.readyState === EventSource.CLOSED) {
+        // Refused (an HTTP error): start again from a fresh list and cursor.
+        setLive('off', 'offline');
+        es.close();
+        source = null;
+        clearTimeout(retryTimer);
+        retryTimer = setTimeout(loadList, 5000);
+        return;
+      }
+      // The server ends each long poll: reconnecting is normal; say so only if it takes long.
+      clearTimeout(waitTimer);
+      waitTimer = setTimeout(function () { if (source === es) setLive('wait', 'reconnecting'); }, 4000);
+    };
+  }
+
+  // ---- One transaction ----
+  function scheduleTxRefresh() {
+    clearTimeout(txRefreshTimer);
+    txRefreshTimer = setTimeout(function () { if (view === 'tx' && txID) loadTx(txID, true); }, 250);
+  }
+
+  async function loadTx(id, keep) {
+    var seq = ++txSeq;
+    var box = $('tx');
+    if (!keep) {
+      tx = null; selected = -1;
+      box.replaceChildren(el('div', 'card loading', 'Loading transaction ' + id + '…'));
+    }
+    try {
+      var response = await fetch('/inspector/transactions/' + encodeURIComponent(id), { headers: { Accept: 'application/json' }, cache: 'no-store' });
+      if (seq !== txSeq) return;
+      if (response.status === 404) {
+        var gone = el('div', 'card empty');
+        gone.appendChild(el('p', '', 'No transaction with dsTransID ' + id + ' in the journal.'));
+        gone.appendChild(el('p', '', 'It may not have happened on this harness, or it is older than what the harness keeps.'));
+        box.replaceChildren(gone);
+        return;
+      }
+      if (!response.ok) throw new Error(await errorText(response));
+      var entry = await response.json();
+      if (seq !== txSeq) return;
+      if (!entry || typeof entry !== 'object') throw new Error('the answer is not a transaction');
+      var messages = Array.isArray(entry.messages) ? entry.messages : [];
+      if (!keep || selected < 0 || selected >= messages.length) {
+        var firstErro = messages.findIndex(function (m) { return m && str(m.type) === 'Erro'; });
+        selected = firstErro >= 0 ? firstErro : (messages.length ? 0 : -1);
+      }
+      tx = entry;
+      renderTx();
+    } catch (e) {
+      if (seq !== txSeq) return;
+      box.replaceChildren(el('div', 'banner', 'Could not load transaction ' + id + ': ' + (e && e.message ? e.message : String(e))));
+    }
+  }
+
+  function fact(list, label, value, mono) {
+    var v = str(value);
+    if (!v) return;
+    var div = el('div');
+    div.appendChild(el('dt', '', label));
+    div.appendChild(el('dd', mono ? 'mono' : '', v));
+    list.appendChild(div);
+  }
+
+  function renderTx() {
+    var t = tx;
+    var box = $('tx');
+    var frag = document.createDocumentFragment();
+    document.title = 'Transaction ' + str(t.dsTransID).slice(0, 8) + ' · 3DS Inspector';
+
+    var head = el('section', 'card tx-head');
+    var line = el('div', 'line');
+    var h1 = el('h1', '', 'Transaction ');
+    h1.appendChild(el('span', 'mono', str(t.dsTransID) || '(no dsTransID)'));
+    line.appendChild(h1);
+    line.appendChild(transStatusChip(t.transStatus));
+    line.appendChild(stateBadge(t.state, t.endedBecause));
+    line.appendChild(verdictBadge(t.verdict, t.failedChecks));
+    head.appendChild(line);
+    var facts = el('dl', 'facts');
+    fact(facts, 'dsTransID', t.dsTransID, true);
+    fact(facts, 'threeDSServerTransID', t.threeDSServerTransID, true);
+    fact(facts, 'acsTransID', t.acsTransID, true);
+    fact(facts, 'sdkTransID', t.sdkTransID, true);
+    fact(facts, 'Started', fullTime(t.startedAt));
+    fact(facts, 'PAN', t.acctNumber, true);
+    fact(facts, 'Message version', t.messageVersion);
+    var ch = str(t.deviceChannel);
+    fact(facts, 'Channel', ch ? (CHANNELS[ch] ? CHANNELS[ch] + ' (' + ch + ')' : ch) : '');
+    fact(facts, 'Scenario', t.scenario);
+    fact(facts, 'Ended because', t.endedBecause);
+    if (str(t.run)) {
+      var runDiv = el('div');
+      runDiv.appendChild(el('dt', '', 'Run'));
+      var dd = el('dd', 'mono');
+      var a = el('a', '', str(t.run));
+      a.href = '/admin/runs/' + encodeURIComponent(str(t.run)) + '/report.html';
+      a.title = 'the run report';
+      dd.appendChild(a);
+      runDiv.appendChild(dd);
+      facts.appendChild(runDiv);
+    }
+    fact(facts, 'Case', t.case, true);
+    head.appendChild(facts);
+    frag.appendChild(head);
+
+    var messages = Array.isArray(t.messages) ? t.messages.filter(function (m) { return m && typeof m === 'object'; }) : [];
+    var split = el('div', 'split');
+    var flow = el('section', 'card');
+    var flowHead = el('div', 'card-head');
+    flowHead.appendChild(el('h2', '', 'Message flow'));
+    flowHead.appendChild(el('span', 'tally', messages.length + (messages.length === 1 ? ' message' : ' messages')));
+    if (messages.length) flowHead.appendChild(el('span', 'hint', 'click an arrow · ↑ ↓ to step'));
+    flow.appendChild(flowHead);
+    var diagram = el('div', 'diagram');
+    if (messages.length) diagram.appendChild(sequenceDiagram(messages)); else diagram.appendChild(el('div', 'empty', 'No messages recorded yet.'));
+    flow.appendChild(diagram);
+    if (messages.length) {
+      var legend = el('div', 'legend');
+      var l1 = el('span'); l1.appendChild(el('i')); l1.appendChild(document.createTextNode('plain JSON')); legend.appendChild(l1);
+      var l2 = el('span'); l2.appendChild(el('i', 'dash')); l2.appendChild(lockIcon()); l2.appendChild(document.createTextNode('encrypted on the wire, shown decrypted')); legend.appendChild(l2);
+      var l3 = el('span'); l3.appendChild(el('i', 'red')); l3.appendChild(document.createTextNode('Erro')); legend.appendChild(l3);
+      flow.appendChild(legend);
+    }
+    split.appendChild(flow);
+    var panel = el('section', 'card panel');
+    panel.id = 'panel';
+    split.appendChild(panel);
+    frag.appendChild(split);
+
+    frag.appendChild(checksCard(Array.isArray(t.checks) ? t.checks.filter(function (c) { return c && typeof c === 'object'; }) : []));
+    box.replaceChildren(frag);
+    renderPanel(messages);
+  }
+
+  function isDecrypted(m) { return /decrypted/i.test(str(m.note)); }
+
+  function lockIcon() {
+    var s = svg('svg', { width: 12, height: 14, viewBox: '0 0 12 14', 'class': 'lock', 'aria-hidden': 'true' });
+    s.appendChild(svg('path', { d: 'M3 6.5V4.5a3 3 0 0 1 6 0v2' }));
+    s.appendChild(svg('rect', { x: 1, y: 6.5, width: 10, height: 7, rx: 1.5 }));
+    return s;
+  }
+
+  function sequenceDiagram(messages) {
+    var used = [];
+    messages.forEach(function (m) {
+      [str(m.from), str(m.to)].forEach(function (p) { if (p && used.indexOf(p) < 0) used.push(p); });
+    });
+    var parts = ORDER.filter(function (p) { return used.indexOf(p) >= 0; });
+    used.forEach(function (p) { if (parts.indexOf(p) < 0) parts.push(p); });
+    if (!parts.length) parts.push('?');
+    var W = 640, margin = 72, boxW = 104, boxH = 30, top = 8, rowH = 48, firstY = top + boxH + 40;
+    var spacing = parts.length > 1 ? (W - 2 * margin) / (parts.length - 1) : 0;
+    var xOf = {};
+    parts.forEach(function (p, i) { xOf[p] = parts.length > 1 ? margin + i * spacing : W / 2; });
+    var H = firstY + (messages.length - 1) * rowH + 30;
+    var root = svg('svg', { viewBox: '0 0 ' + W + ' ' + H, width: W, height: H, role: 'img', 'aria-label': 'Sequence diagram of the messages' });
+    parts.forEach(function (p) {
+      var x = xOf[p];
+      root.appendChild(svg('line', { 'class': 'lifeline', x1: x, y1: top + boxH, x2: x, y2: H - 4 }));
+    });
+    parts.forEach(function (p) {
+      var x = xOf[p];
+      var g = svg('g');
+      g.appendChild(svg('rect', { 'class': 'pbox', x: x - boxW / 2, y: top, width: boxW, height: boxH, rx: 6 }));
+      g.appendChild(svg('text', { 'class': 'pname', x: x, y: top + boxH / 2 }, p));
+      root.appendChild(g);
+    });
+    messages.forEach(function (m, i) {
+      var y = firstY + i * rowH;
+      var from = str(m.from) || '?', to = str(m.to) || '?';
+      var x1 = xOf[from] !== undefined ? xOf[from] : xOf[parts[0]];
+      var x2 = xOf[to] !== undefined ? xOf[to] : xOf[parts[0]];
+      var type = str(m.type) || '(message)';
+      var erro = type === 'Erro';
+      var dec = isDecrypted(m);
+      var g = svg('g', { 'class': 'msg' + (erro ? ' erro' : '') + (dec ? ' dec' : '') + (i === selected ? ' sel' : ''), tabindex: 0, 'data-index': i });
+      g.appendChild(svg('title', null, type + ': ' + from + ' → ' + to + offsetText(m) + (str(m.note) ? '\n' + str(m.note) : '')));
+      g.appendChild(svg('rect', { 'class': 'hit', x: 2, y: y - 30, width: W - 4, height: rowH - 2, rx: 4 }));
+      g.appendChild(svg('text', { 'class': 'num', x: 6, y: y + 4 }, String(i + 1)));
+      var mid;
+      if (x1 === x2) {
+        // A message a participant records of itself: a small loop.
+        var loop = 34;
+        g.appendChild(svg('path', { 'class': 'shaft', d: 'M' + x1 + ' ' + (y - 8) + ' h' + loop + ' v16 h-' + (loop - 9) }));
+        g.appendChild(svg('polygon', { 'class': 'head', points: (x1 + 1) + ',' + (y + 8) + ' ' + (x1 + 10) + ',' + (y + 3) + ' ' + (x1 + 10) + ',' + (y + 13) }));
+        mid = Math.min(x1 + loop + 60, W - 60);
+      } else {
+        var d = x2 > x1 ? 1 : -1;
+        var tip = x2 - d * 2;
+        g.appendChild(svg('line', { 'class': 'shaft', x1: x1 + d * 2, y1: y, x2: tip - d * 8, y2: y }));
+        g.appendChild(svg('polygon', { 'class': 'head', points: tip + ',' + y + ' ' + (tip - d * 10) + ',' + (y - 5) + ' ' + (tip - d * 10) + ',' + (y + 5) }));
+        mid = (x1 + x2) / 2;
+      }
+      var label = svg('text', { 'class': 'lbl', x: mid, y: y - 8 });
+      label.appendChild(svg('tspan', { 'class': 't' }, type));
+      var off = offsetText(m);
+      if (off) label.appendChild(svg('tspan', { 'class': 'o', dx: 6 }, off.trim()));
+      g.appendChild(label);
+      if (dec) {
+        var lock = svg('g', { 'class': 'lock', transform: 'translate(' + (mid - 5) + ',' + (y + 3) + ')' });
+        lock.appendChild(svg('path', { d: 'M2.5 5V3.5a2.5 2.5 0 0 1 5 0V5' }));
+        lock.appendChild(svg('rect', { x: 0.5, y: 5, width: 9, height: 7, rx: 1.2 }));
+        g.appendChild(lock);
+      }
+      g.addEventListener('click', function () { select(i); });
+      g.addEventListener('keydown', function (e) { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); select(i); } });
+      root.appendChild(g);
+    });
+    return root;
+  }
+
+  function offsetText(m) {
+    var n = Number(m.offsetMs);
+    if (m.offsetMs === undefined || m.offsetMs === null || !isFinite(n)) return '';
+    return ' +' + n + ' ms';
+  }
+
+  function select(i) {
+    if (!tx) return;
+    var messages = Array.isArray(tx.messages) ? tx.messages.filter(function (m) { return m && typeof m === 'object'; }) : [];
+    if (i < 0 || i >= messages.length) return;
+    selected = i;
+    document.querySelectorAll('svg .msg').forEach(function (g) {
+      g.classList.toggle('sel', Number(g.getAttribute('data-index')) === i);
+    });
+    renderPanel(messages);
+  }
+
+  function renderPanel(messages) {
+    var panel = $('panel');
+    if (!panel) return;
+    panel.replaceChildren();
+    var headRow = el('div', 'card-head');
+    if (selected < 0 || !messages[selected]) {
+      headRow.appendChild(el('h2', '', 'Message'));
+      panel.appendChild(headRow);
+      panel.appendChild(el('div', 'empty', messages.length ? 'Click an arrow to see its message.' : 'No messages.'));
+      return;
+    }
+    var m = messages[selected];
+    var title = el('h2', '', (selected + 1) + '. ' + (str(m.type) || '(message)'));
+    headRow.appendChild(title);
+    headRow.appendChild(el('span', 'tally', (str(m.from) || '?') + ' → ' + (str(m.to) || '?')));
+    var copy = el('button', '', 'Copy');
+    copy.type = 'button';
+    copy.style.marginLeft = 'auto';
+    copy.title = 'Copy the message';
+    var body = m.message;
+    var textForm = typeof body === 'string' ? body : JSON.stringify(body === undefined ? null : body, null, 2);
+    copy.addEventListener('click', function () {
+      if (navigator.clipboard) navigator.clipboard.writeText(textForm).then(function () { copy.textContent = 'Copied'; setTimeout(function () { copy.textContent = 'Copy'; }, 1200); }, function () { copy.textContent = 'Copy failed'; });
+    });
+    headRow.appendChild(copy);
+    panel.appendChild(headRow);
+
+    var meta = el('div', 'meta');
+    var off = offsetText(m);
+    if (off) { var o = el('span'); o.appendChild(el('b', '', off.trim())); o.appendChild(document.createTextNode(' after the start')); meta.appendChild(o); }
+    if (str(m.at)) meta.appendChild(el('span', 'mono', fullTime(m.at)));
+    if (meta.childNodes.length) panel.appendChild(meta);
+    if (str(m.note)) {
+      var note = el('p', 'note');
+      if (isDecrypted(m)) note.appendChild(lockIcon());
+      note.appendChild(document.createTextNode(str(m.note)));
+      panel.appendChild(note);
+    }
+    var pre = el('pre');
+    if (typeof body === 'string') {
+      panel.appendChild(el('div', 'raw', 'Not JSON: shown as received.'));
+      pre.textContent = body;
+    } else {
+      var tokens = [];
+      jsonTokens(body === undefined ? null : body, '', tokens);
+      tokens.forEach(function (t) {
+        if (t[0]) pre.appendChild(el('span', t[0], t[1])); else pre.appendChild(document.createTextNode(t[1]));
+      });
+    }
+    panel.appendChild(pre);
+  }
+
+  function jsonTokens(v, ind, out) {
+    if (v === null) { out.push(['l', 'null']); return; }
+    if (Array.isArray(v)) {
+      if (!v.length) { out.push(['p', '[]']); return; }
+      out.push(['p', '[']); out.push(['', '\n']);
+      v.forEach(function (x, i) {
+        out.push(['', ind + '  ']);
+        jsonTokens(x, ind + '  ', out);
+        out.push(['p', i < v.length - 1 ? ',' : '']); out.push(['', '\n']);
+      });
+      out.push(['', ind]); out.push(['p', ']']);
+      return;
+    }
+    if (typeof v === 'object') {
+      var keys = Object.keys(v);
+      if (!keys.length) { out.push(['p', '{}']); return; }
+      out.push(['p', '{']); out.push(['', '\n']);
+      keys.forEach(function (k, i) {
+        out.push(['', ind + '  ']);
+        out.push(['k', JSON.stringify(k)]);
+        out.push(['p', ': ']);
+        jsonTokens(v[k], ind + '  ', out);
+        out.push(['p', i < keys.length - 1 ? ',' : '']); out.push(['', '\n']);
+      });
+      out.push(['', ind]); out.push(['p', '}']);
+      return;
+    }
+    if (typeof v === 'string') { out.push(['s', JSON.stringify(v)]); return; }
+    if (typeof v === 'number') { out.push(['n', String(v)]); return; }
+    if (typeof v === 'boolean') { out.push(['b', String(v)]); return; }
+    out.push(['', String(v)]);
+  }
+
+  function checksCard(checks) {
+    var card = el('section', 'card checks-card');
+    var head = el('div', 'card-head');
+    head.appendChild(el('h2', '', 'Checks'));
+    var failed = 0, warned = 0, passed = 0;
+    checks.forEach(function (c) { var v = str(c.verdict); if (v === 'fail') failed++; else if (v === 'warning') warned++; else if (v === 'pass') passed++; });
+    var tally = el('span', 'tally');
+    [[failed, ' failed', 'f'], [warned, warned === 1 ? ' warning' : ' warnings', 'w'], [passed, ' passed', 'p']].forEach(function (x, i) {
+      if (i) tally.appendChild(document.createTextNode(' · '));
+      tally.appendChild(el('b', x[0] ? x[2] : '', String(x[0])));
+      tally.appendChild(document.createTextNode(x[1]));
+    });
+    head.appendChild(tally);
+    if (checks.length) {
+      var toggle = el('label');
+      var box = el('input'); box.type = 'checkbox'; box.checked = onlyProblems;
+      toggle.appendChild(box);
+      toggle.appendChild(document.createTextNode('only failures and warnings'));
+      box.addEventListener('change', function () { onlyProblems = box.checked; applyToggle(); });
+      head.appendChild(toggle);
+    }
+    card.appendChild(head);
+    if (!checks.length) {
+      card.appendChild(el('div', 'empty', 'No checks recorded for this transaction.'));
+      return card;
+    }
+    var table = el('table', 'checks');
+    var thead = el('thead');
+    var hr = el('tr');
+    ['Verdict', 'Check', 'What', 'Reference', 'Detail'].forEach(function (h) { hr.appendChild(el('th', '', h)); });
+    thead.appendChild(hr);
+    table.appendChild(thead);
+    var tbody = el('tbody');
+    checks.forEach(function (c) {
+      var v = str(c.verdict);
+      var tr = el('tr', v === 'fail' ? 'fail' : v === 'warning' ? 'warning' : 'pass');
+      var vd = el('td'); vd.appendChild(verdictBadge(v)); tr.appendChild(vd);
+      tr.appendChild(el('td', 'id', str(c.id)));
+      var what = el('td', '', str(c.text));
+      if (str(c.party)) what.appendChild(el('span', 'party', str(c.party)));
+      tr.appendChild(what);
+      tr.appendChild(el('td', 'ref', str(c.reference)));
+      tr.appendChild(el('td', 'detail', str(c.detail)));
+      tbody.appendChild(tr);
+    });
+    table.appendChild(tbody);
+    card.appendChild(table);
+    function applyToggle() { tbody.querySelectorAll('tr.pass').forEach(function (tr) { tr.hidden = onlyProblems; }); }
+    applyToggle();
+    return card;
+  }
+
+  // ---- Routing ----
+  function route() {
+    var m = /^#\/transactions\/(.+)$/.exec(location.hash);
+    var id = null;
+    if (m) { try { id = decodeURIComponent(m[1]); } catch (e) { id = m[1]; } }
+    if (id) {
+      var same = view === 'tx' && txID === id;
+      view = 'tx'; txID = id;
+      $('list-view').hidden = true;
+      $('tx-view').hidden = false;
+      banner('');
+      if (!same) { window.scrollTo(0, 0); loadTx(id, false); }
+    } else {
+      view = 'list'; txID = null; tx = null;
+      clearTimeout(txRefreshTimer);
+      $('tx-view').hidden = true;
+      $('list-view').hidden = false;
+      document.title = '3DS Inspector';
+    }
+  }
+
+  document.addEventListener('keydown', function (e) {
+    if (view !== 'tx' || !tx) return;
+    var target = e.target;
+    if (target && (target.tagName === 'INPUT' || target.tagName === 'TEXTAREA')) return;
+    if (e.key === 'ArrowDown' || e.key === 'j') { e.preventDefault(); select(selected + 1); }
+    else if (e.key === 'ArrowUp' || e.key === 'k') { e.preventDefault(); select(selected - 1); }
+    else if (e.key === 'Escape') { location.hash = '#/'; }
+  });
+
+  var filterTimer = null;
+  $('filters').addEventListener('input', function () {
+    clearTimeout(filterTimer);
+    filterTimer = setTimeout(function () { readFilters(); renderList(); loadList(); }, 300);
+  });
+  $('filters').addEventListener('submit', function (e) { e.preventDefault(); readFilters(); loadList(); });
+  $('clear').addEventListener('click', function () {
+    $('filters').reset();
+    readFilters(); renderList(); loadList();
+  });
+  window.addEventListener('hashchange', route);
+
+  readFilters();
+  route();
+  setLive('', 'connecting');
+  loadList();
+})();
+</script>
+</body>
+</html>
+"""#
+}

@@ -1,0 +1,121 @@
+import EMV3DS
+import Journal
+import JSON
+import Net
+import Runs
+import Scenarios
+import Yams
+
+/// `/admin/runs`: test runs of a suite against the party under test, and their reports.
+struct RunRoutes {
+    let runs: RunRegistry
+    let journal: Journal
+    let scenarios: ScenarioSource
+
+    /// The largest run request: a suite lists at most a few hundred scenario names.
+    static let maxBodyBytes = 64 * 1024
+
+    func register(on router: inout Router) {
+        router.post("/admin/runs") { request, _ in try start(request) }
+        router.get("/admin/runs") { _, _ in
+            .json(.object([("runs", .array(runs.all.map { GradedRun($0, journal: journal).listing }))]))
+        }
+        router.get("/admin/runs/{id}") { _, context in .json(try graded(context).json) }
+        router.post("/admin/runs/{id}/finish") { _, context in
+            let id = try context.parameter("id")
+            guard let run = runs.finish(id) else { throw HTTPError(.notFound, "no run \(id)") }
+            return .json(GradedRun(run, journal: journal).json)
+        }
+        router.get("/admin/runs/{id}/{report}") { _, context in
+            let report = try graded(context)
+            switch try context.parameter("report") {
+            case "report.xml": return .document(JUnitReport.render(report), type: "application/xml; charset=utf-8")
+            case "report.json": return .json(report.json)
+            case "report.html": return .document(HTMLReport.render(report.json), type: "text/html; charset=utf-8")
+            case let other: throw HTTPError(.notFound, "no report \(other): report.xml (JUnit), report.json or report.html")
+            }
+        }
+    }
+
+    private func graded(_ context: RequestContext) throws -> GradedRun {
+        let id = try context.parameter("id")
+        guard let run = runs.run(id) else { throw HTTPError(.notFound, "no run \(id) (GET /admin/runs lists them)") }
+        return GradedRun(run, journal: journal)
+    }
+
+    /// `{"suite": "sdk-app" | "3ds-server" | {name, party, scenarios, versions, channels}, "name": "…"}`,
+    /// as JSON, or YAML (`Content-Type: application/yaml`) for a suite file as it is.
+    func start(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard request.body.count <= Self.maxBodyBytes else {
+            throw HTTPError(.payloadTooLarge, "a run request is at most \(Self.maxBodyBytes) bytes, this one \(request.body.count)")
+        }
+        let body: JSONValue
+        switch request.headers.mediaType {
+        case "application/json":
+            do { body = try JSONReader.parse(request.body).value } catch { throw HTTPError(.badRequest, "body is not JSON: \(error)") }
+        case "application/yaml", "application/x-yaml", "text/yaml":
+            body = try Self.yamlSuiteRequest(request.body)
+        default:
+            throw HTTPError(.unsupportedMediaType, "expected Content-Type application/json (or application/yaml for a suite file)")
+        }
+        let suite: Suite
+        switch body["suite"] {
+        case .string(let name)?:
+            guard let builtIn = Suite.builtIn.first(where: { $0.name == name }) else {
+                throw HTTPError(.badRequest, "no built-in suite \(name): \(Suite.builtIn.map(\.name).joined(separator: ", ")), or give the suite as an object")
+            }
+            suite = builtIn
+        case let object?:
+            do { suite = try Suite(json: object) } catch { throw HTTPError(.badRequest, error.description) }
+        case nil:
+            throw HTTPError(.badRequest, "give suite: \(Suite.builtIn.map(\.name).joined(separator: " or ")), or a suite object")
+        }
+        var name: String?
+        switch body["name"] ?? request.queryItems["name"].map(JSONValue.string) {
+        case nil: break
+        case .string(let text)? where !text.isEmpty && text.count <= 200: name = text
+        default: throw HTTPError(.badRequest, "name must be a string of 1-200 characters")
+        }
+        let run: TestRun
+        do { run = try runs.start(suite, name: name, catalog: scenarios.catalog) } catch { throw HTTPError(.badRequest, error.description) }
+        return .json(GradedRun(run, journal: journal).json, status: .created)
+    }
+
+    /// A YAML suite file (`name`, `party`, `scenarios`, …, optionally under `suite:` beside `name:`) as the JSON request.
+    static func yamlSuiteRequest(_ bytes: [UInt8]) throws -> JSONValue {
+        let node: Any?
+        do { node = try Yams.load(yaml: String(decoding: bytes, as: UTF8.self)) } catch { throw HTTPError(.badRequest, "body is not YAML: \(error)") }
+        guard let mapping = node as? [String: Any] else { throw HTTPError(.badRequest, "a suite file is a YAML mapping") }
+        func json(_ value: Any) -> JSONValue {
+            switch value {
+            case let text as String: .string(text)
+            case let list as [Any]: .array(list.map(json))
+            case let map as [String: Any]: .object(map.keys.sorted().map { ($0, json(map[$0] ?? "")) })
+            case let number as Int: .string(String(number))
+            case let number as Double: .string(String(number))
+            default: .string("\(value)")
+            }
+        }
+        if mapping["suite"] != nil { return json(mapping) }
+        return .object([("suite", json(mapping))])
+    }
+}
+
+extension GradedRun {
+    /// A run's line in `GET /admin/runs`.
+    var listing: JSONValue {
+        .object(omittingAbsent: [("id", .string(run.id)), ("name", .string(run.name)), ("suite", .string(run.suite.name)),
+                                 ("party", .string(run.suite.party.rawValue)), ("state", .string(run.state.rawValue)),
+                                 ("createdAt", run.json["createdAt"]), ("finishedAt", run.json["finishedAt"]), ("summary", summary)])
+    }
+}
+
+extension HTTPResponse {
+    static func json(_ value: JSONValue, status: HTTPStatus = .ok) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: JSONWriter.write(value))
+    }
+
+    static func document(_ text: String, type: String) -> HTTPResponse {
+        HTTPResponse(headers: ["Content-Type": type], body: Array(text.utf8))
+    }
+}

@@ -1,0 +1,191 @@
+public import EMV3DS
+public import Foundation
+public import JSON
+public import Store
+import Synchronization
+
+/// Told of each transaction as it begins: the run case it belongs to, if any.
+public protocol JournalListener: Sendable {
+    func runCase(for entry: JournalEntry) -> JournalEntry.RunCase?
+}
+
+/// Every transaction as the three roles saw it together (``JournalEntry``), kept like the roles'
+/// records: in memory as the cache, in the archive (role `journal`) to outlive the process.
+/// It feeds the inspector's live list: each change has a number, and a reader waits for the next.
+public final class Journal: Sendable {
+    private let entries: TransactionStore<JournalEntry>
+    private let archive: (any TransactionArchive)?
+    private let listener = Mutex<(any JournalListener)?>(nil)
+    private let feed = Mutex(Feed())
+    static let role = "journal"
+
+    private struct Feed {
+        var sequence: UInt64 = 0
+        /// The latest changes, oldest first: what a live reader is sent.
+        var changes: [(sequence: UInt64, dsTransID: String)] = []
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter: UInt64 = 0
+        static let kept = 1024
+    }
+
+    public init(capacity: Int = 100_000, archive: (any TransactionArchive)? = nil) {
+        entries = TransactionStore(capacity: capacity, archive: archive, role: Self.role)
+        self.archive = archive
+    }
+
+    public func setListener(_ listener: any JournalListener) { self.listener.withLock { $0 = listener } }
+
+    /// Starts the entry of a transaction the DS has just given `dsTransID`.
+    public func open(_ entry: JournalEntry) {
+        var entry = entry
+        entry.runCase = listener.withLock { $0 }?.runCase(for: entry)
+        entries.put(entry.dsTransID, entry)
+        published(entry.dsTransID)
+    }
+
+    /// Changes the entry of `dsTransID`, if the journal has it (an id no DS of this harness gave has none).
+    public func update(_ dsTransID: String?, _ change: (inout JournalEntry) -> Void) {
+        guard let dsTransID else { return }
+        let changed: Void? = entries.update(dsTransID, change)
+        if changed != nil { published(dsTransID) }
+    }
+
+    /// Adds a message between two parties, `body` as JSON text.
+    public func message(_ dsTransID: String?, from: Participant, to: Participant, type: String, body: [UInt8], note: String? = nil) {
+        update(dsTransID) { $0.messages.append(JournalEntry.Message(from: from, to: to, at: Date(), type: type, body: body, note: note)) }
+    }
+
+    public func message(_ dsTransID: String?, from: Participant, to: Participant, _ json: JSONValue, note: String? = nil) {
+        message(dsTransID, from: from, to: to, type: json["messageType"]?.stringValue ?? "message", body: JSONWriter.write(json), note: note)
+    }
+
+    public func check(_ dsTransID: String?, _ result: CheckResult) {
+        update(dsTransID) { $0.record(result) }
+    }
+
+    /// Ends the entry (first reason kept); `transStatus` is the final one when given.
+    public func end(_ dsTransID: String?, transStatus: String? = nil, because reason: String) {
+        update(dsTransID) { entry in
+            if let transStatus { entry.transStatus = transStatus }
+            guard entry.state == .open else { return }
+            entry.state = .ended
+            entry.endedBecause = reason
+        }
+    }
+
+    public func entry(_ dsTransID: String) -> JournalEntry? { entries.get(dsTransID) }
+
+    /// The entry's JSON: from memory, else from the archive (an entry of an earlier process).
+    public func json(_ dsTransID: String) -> JSONValue? {
+        if let entry = entries.get(dsTransID) { return entry.json }
+        return archive?.record(role: Self.role, id: dsTransID).flatMap { try? JSONReader.parse($0.json).value }
+    }
+
+    /// What the inspector's list filters by; nil matches all.
+    public struct Filter: Sendable {
+        public var pan: String?
+        public var scenario: String?
+        /// A transStatus (Y, C…), a state (open, ended) or a verdict (pass, fail, warning).
+        public var status: String?
+        public var run: String?
+
+        public init(pan: String? = nil, scenario: String? = nil, status: String? = nil, run: String? = nil) {
+            self.pan = pan
+            self.scenario = scenario
+            self.status = status
+            self.run = run
+        }
+
+        public func accepts(_ summary: JSONValue) -> Bool {
+            if let pan {
+                guard let masked = summary["acctNumber"]?.stringValue, pan == masked || CardNumber.masked(pan) == masked || (pan.count == 4 && masked.hasSuffix(pan)) else { return false }
+            }
+            if let scenario, summary["scenario"]?.stringValue != scenario { return false }
+            if let run, summary["run"]?.stringValue != run { return false }
+            if let status, !["transStatus", "state", "verdict"].contains(where: { summary[$0]?.stringValue == status }) { return false }
+            return true
+        }
+    }
+
+    /// The newest entries' summaries, newest first: memory, then the archive for what memory no longer has.
+    public func list(limit: Int, filter: Filter = Filter()) -> [JSONValue] {
+        var found = entries.newest(limit: limit) { filter.accepts($0.summary) }.map(\.record.summary)
+        guard found.count < limit, let archive else { return found }
+        let seen = Set(found.compactMap { $0["dsTransID"]?.stringValue })
+        for record in archive.recent(role: Self.role, limit: max(limit * 4, 200)) where !seen.contains(record.id) {
+            guard found.count < limit, var json = try? JSONReader.parse(record.json).value else { continue }
+            json.set("messages", nil)
+            json.set("checks", nil)
+            if filter.accepts(json) { found.append(json) }
+        }
+        return found
+    }
+
+    /// The change number now: a live reader's starting cursor.
+    public var sequence: UInt64 { feed.withLock { $0.sequence } }
+
+    /// The summaries of entries changed after `cursor`, oldest change first, and the new cursor;
+    /// nil when `cursor` is older than the changes kept (the reader should list again).
+    public func changes(after cursor: UInt64) -> (entries: [JSONValue], cursor: UInt64)? {
+        let (ids, now, complete) = feed.withLock { feed -> ([String], UInt64, Bool) in
+            // A cursor past the newest change is an earlier process's; one before the oldest kept has missed some.
+            let complete = cursor <= feed.sequence && (feed.changes.first.map { $0.sequence <= cursor + 1 } ?? true)
+            var seen = Set<String>()
+            var ids: [String] = []
+            for change in feed.changes.reversed() where change.sequence > cursor && seen.insert(change.dsTransID).inserted {
+                ids.append(change.dsTransID)
+            }
+            return (ids.reversed(), feed.sequence, complete)
+        }
+        guard complete else { return nil }
+        return (ids.compactMap { entries.get($0)?.summary }, now)
+    }
+
+    /// Returns when a change after `cursor` is made, or after `timeout`, or at `wakeAll`.
+    public func waitForChange(after cursor: UInt64, timeout: Duration) async {
+        let id = feed.withLock { feed -> UInt64 in
+            feed.nextWaiter += 1
+            return feed.nextWaiter
+        }
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            self.resume(id)
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = feed.withLock { feed -> Bool in
+                guard feed.sequence <= cursor else { return true }
+                feed.waiters[id] = continuation
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+        timer.cancel()
+    }
+
+    private func resume(_ id: UInt64) {
+        feed.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+    }
+
+    /// Ends every wait: at shutdown, so no reader holds the server open.
+    public func wakeAll() {
+        let waiters = feed.withLock { feed in
+            defer { feed.waiters = [:] }
+            return Array(feed.waiters.values)
+        }
+        waiters.forEach { $0.resume() }
+    }
+
+    /// Numbers the change and wakes the readers; the numbers follow the order of the list.
+    private func published(_ dsTransID: String) {
+        let waiters = feed.withLock { feed -> [CheckedContinuation<Void, Never>] in
+            feed.sequence += 1
+            feed.changes.append((feed.sequence, dsTransID))
+            if feed.changes.count > Feed.kept * 2 { feed.changes.removeFirst(feed.changes.count - Feed.kept) }
+            defer { feed.waiters = [:] }
+            return Array(feed.waiters.values)
+        }
+        waiters.forEach { $0.resume() }
+    }
+
+    public var count: Int { entries.count }
+}

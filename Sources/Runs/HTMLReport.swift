@@ -1,0 +1,423 @@
+public import JSON
+
+/// A graded test run as one self-contained HTML5 page: inline CSS, no script, no external
+/// resource (fonts, images, style sheets). Each case expands (`<details>`) to its expectation,
+/// answers, problems, checks and transactions. Every text is escaped: it all comes from outside.
+///
+/// Reads the run's JSON (what `GET /admin/runs/{id}` answers) leniently: any member may be
+/// missing or of another type, and is then left out.
+public enum HTMLReport {
+    public static func render(_ run: JSONValue) -> String {
+        var out = ""
+        out.reserveCapacity(16_384)
+        let runName = text(run["name"]) ?? text(run["id"]) ?? "Test run"
+        out += """
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta name="generator" content="EMV 3DS test harness">
+        <title>\(escape(runName)) · 3DS test run</title>
+        <style>\(style)</style>
+        </head>
+        <body>
+
+        """
+        let summary = Summary(run)
+        header(run, name: runName, summary: summary, into: &out)
+        cases(run["cases"]?.arrayValue ?? [], into: &out)
+        let runID = text(run["id"])
+        let state = text(run["state"])
+        out += "<footer><p><strong>EMV 3DS test harness</strong> · test run report</p><p>"
+        out += "Generated from run \(runID.map { "<code>\(escape($0))</code>" } ?? "(no id)")"
+        if state == "finished" {
+            out += "; the run is finished, so these results are final."
+        } else {
+            out += "; the run was still open when this page was generated, so its results may change."
+        }
+        out += " This page is self-contained: it loads nothing. Transaction links open the harness's inspector.</p></footer>\n"
+        out += "</body>\n</html>\n"
+        return out
+    }
+
+    // MARK: - Header and summary
+
+    private struct Summary {
+        var cases = 0, passed = 0, failed = 0, running = 0, pending = 0
+
+        init(_ run: JSONValue) {
+            let list = run["cases"]?.arrayValue ?? []
+            var counted = Summary(cases: list.count)
+            for item in list {
+                switch text(item["status"]) {
+                case "passed": counted.passed += 1
+                case "failed": counted.failed += 1
+                case "running": counted.running += 1
+                default: counted.pending += 1
+                }
+            }
+            let given = run["summary"]
+            cases = integer(given?["cases"]) ?? counted.cases
+            passed = integer(given?["passed"]) ?? counted.passed
+            failed = integer(given?["failed"]) ?? counted.failed
+            running = integer(given?["running"]) ?? counted.running
+            pending = integer(given?["pending"]) ?? counted.pending
+        }
+
+        private init(cases: Int) { self.cases = cases }
+    }
+
+    private static func header(_ run: JSONValue, name: String, summary: Summary, into out: inout String) {
+        let suite = run["suite"]
+        let state = text(run["state"])
+        out += "<header class=\"page\">\n<div class=\"title\">\n<p class=\"kicker\">EMV 3DS test run</p>\n"
+        out += "<h1>\(escape(name))</h1>\n"
+        if let state {
+            let kind = state == "finished" ? "finished" : state == "open" ? "open" : "other"
+            out += "<span class=\"state state-\(kind)\">\(escape(state))</span>\n"
+        }
+        out += "</div>\n<dl class=\"facts\">\n"
+        fact("Suite", text(suite?["name"]), into: &out)
+        fact("Party under test", text(suite?["party"]), into: &out)
+        fact("Versions", list(suite?["versions"]), into: &out)
+        fact("Channels", list(suite?["channels"]), into: &out)
+        fact("Created", text(run["createdAt"]).map(time), into: &out, raw: true)
+        fact("Finished", text(run["finishedAt"]).map(time) ?? (state == "open" ? "<span class=\"muted\">not yet</span>" : nil), into: &out, raw: true)
+        fact("Run id", text(run["id"]).map { "<code>\(escape($0))</code>" }, into: &out, raw: true)
+        out += "</dl>\n</header>\n"
+
+        out += "<section class=\"summary\" aria-label=\"Summary\">\n<div class=\"counts\">\n"
+        count(summary.cases, "cases", "total", into: &out)
+        count(summary.passed, "passed", "passed", into: &out)
+        count(summary.failed, "failed", "failed", into: &out)
+        count(summary.running, "running", "running", into: &out)
+        count(summary.pending, "pending", "pending", into: &out)
+        out += "</div>\n"
+        let parts = [(summary.passed, "passed"), (summary.failed, "failed"), (summary.running, "running"), (summary.pending, "pending")]
+        let total = parts.reduce(0) { $0 + max($1.0, 0) }
+        out += "<div class=\"bar\" role=\"img\" aria-label=\"\(summary.passed) passed, \(summary.failed) failed, \(summary.running) running, \(summary.pending) pending\">"
+        if total > 0 {
+            for (value, kind) in parts where value > 0 {
+                let percent = Double(value) * 100 / Double(total)
+                out += "<span class=\"seg seg-\(kind)\" style=\"width:\(percentText(percent))%\" title=\"\(value) \(kind)\"></span>"
+            }
+        }
+        out += "</div>\n"
+        if total > 0 {
+            let done = summary.passed + summary.failed
+            out += "<p class=\"progress\">\(done) of \(total) graded"
+            if done > 0 { out += " · pass rate \(percentText(Double(summary.passed) * 100 / Double(done)))%" }
+            out += "</p>\n"
+        }
+        out += "</section>\n"
+    }
+
+    private static func fact(_ label: String, _ value: String?, into out: inout String, raw: Bool = false) {
+        guard let value, !value.isEmpty else { return }
+        out += "<div><dt>\(escape(label))</dt><dd>\(raw ? value : escape(value))</dd></div>\n"
+    }
+
+    private static func count(_ value: Int, _ label: String, _ kind: String, into out: inout String) {
+        out += "<div class=\"count count-\(kind)\"><span class=\"n\">\(value)</span><span class=\"l\">\(label)</span></div>\n"
+    }
+
+    // MARK: - Cases
+
+    private static let columns = "<span>Status</span><span>Scenario</span><span>Version</span><span>Channel</span><span>PAN</span><span>Flow → transStatus</span><span class=\"num\">Txns</span>"
+
+    private static func cases(_ items: [JSONValue], into out: inout String) {
+        out += "<main>\n<h2>Cases <span class=\"muted\">(\(items.count))</span></h2>\n"
+        let failed = items.enumerated().filter { text($0.element["status"]) == "failed" }
+        if !failed.isEmpty {
+            out += "<nav class=\"jump\" aria-label=\"Failed cases\"><span>Failed:</span> "
+            out += failed.map { index, item in
+                "<a href=\"#case-\(index + 1)\">\(escape(text(item["id"]) ?? caseLabel(item)))</a>"
+            }.joined(separator: " ")
+            out += "</nav>\n"
+        }
+        if items.isEmpty {
+            out += "<p class=\"empty\">This run has no cases.</p>\n</main>\n"
+            return
+        }
+        out += "<div class=\"cases\" role=\"table\" aria-label=\"Cases\">\n<div class=\"row head\" role=\"row\">\(columns)</div>\n"
+        for (index, item) in items.enumerated() {
+            caseRow(item, number: index + 1, into: &out)
+        }
+        out += "</div>\n</main>\n"
+    }
+
+    private static func caseLabel(_ item: JSONValue) -> String {
+        [text(item["scenario"]), text(item["messageVersion"]), text(item["channel"])].compactMap { $0 }.joined(separator: "/")
+    }
+
+    private static func caseRow(_ item: JSONValue, number: Int, into out: inout String) {
+        let status = text(item["status"]) ?? "pending"
+        let kind = ["passed", "failed", "running", "pending"].contains(status) ? status : "pending"
+        let transactions = item["transactions"]?.arrayValue ?? []
+        out += "<details class=\"case case-\(kind)\" id=\"case-\(number)\">\n<summary class=\"row\" role=\"row\">"
+        out += "<span><span class=\"badge badge-\(kind)\">\(escape(status))</span></span>"
+        out += "<span class=\"scenario\">\(escape(text(item["scenario"]) ?? "—"))</span>"
+        out += "<span>\(escape(text(item["messageVersion"]) ?? "—"))</span>"
+        out += "<span>\(escape(text(item["channel"]) ?? "—"))</span>"
+        out += "<span class=\"mono\">\(escape(text(item["pan"]) ?? "—"))</span>"
+        var flow = escape(text(item["flow"]) ?? "—")
+        if let transStatus = text(item["transStatus"]) { flow += " → <strong class=\"mono\">\(escape(transStatus))</strong>" }
+        if let sdkErro = text(item["sdkErro"]) { flow += " <span class=\"muted\">(SDK Erro \(escape(sdkErro)))</span>" }
+        out += "<span>\(flow)</span>"
+        out += "<span class=\"num\">\(transactions.count)</span>"
+        out += "</summary>\n<div class=\"body\">\n"
+
+        out += "<dl class=\"facts compact\">\n"
+        fact("Case", text(item["id"]), into: &out)
+        fact("Expectation", text(item["expectation"]), into: &out)
+        if let answers = item["answers"]?.arrayValue, !answers.isEmpty {
+            fact("Answers", answers.map { "<code>\(escape(text($0) ?? ""))</code>" }.joined(separator: " "), into: &out, raw: true)
+        }
+        fact("Expected SDK Erro", text(item["sdkErro"]), into: &out)
+        out += "</dl>\n"
+
+        let problems = (item["problems"]?.arrayValue ?? []).compactMap(text)
+        if !problems.isEmpty {
+            out += "<div class=\"problems\"><h3>Problems</h3><ul>\n"
+            for problem in problems { out += "<li>\(escape(problem))</li>\n" }
+            out += "</ul></div>\n"
+        }
+
+        checks(item["checks"]?.arrayValue ?? [], into: &out)
+        transactionTable(transactions, into: &out)
+        out += "</div>\n</details>\n"
+    }
+
+    private static func checks(_ checks: [JSONValue], into out: inout String) {
+        guard !checks.isEmpty else {
+            out += "<h3>Checks</h3><p class=\"muted\">No checks recorded.</p>\n"
+            return
+        }
+        let failed = checks.count { text($0["verdict"]) == "fail" }
+        let warned = checks.count { text($0["verdict"]) == "warning" }
+        out += "<h3>Checks <span class=\"muted\">(\(checks.count): \(failed) failed, \(warned) \(warned == 1 ? "warning" : "warnings"))</span></h3>\n"
+        out += "<table class=\"checks\">\n<thead><tr><th>Verdict</th><th>Check</th><th>What</th><th>Reference</th><th>Detail</th><th>dsTransID</th></tr></thead>\n<tbody>\n"
+        for check in checks {
+            let verdict = text(check["verdict"]) ?? "—"
+            let kind = ["pass", "fail", "warning"].contains(verdict) ? verdict : "unknown"
+            out += "<tr class=\"v-\(kind)\">"
+            out += "<td><span class=\"badge badge-\(kind)\">\(escape(verdict))</span></td>"
+            out += "<td class=\"mono\">\(escape(text(check["id"]) ?? "—"))</td>"
+            out += "<td>\(escape(text(check["text"]) ?? ""))"
+            if let party = text(check["party"]) { out += " <span class=\"party\">\(escape(party))</span>" }
+            out += "</td>"
+            out += "<td class=\"ref\">\(escape(text(check["reference"]) ?? ""))</td>"
+            out += "<td class=\"detail\">\(escape(text(check["detail"]) ?? ""))</td>"
+            if let id = text(check["dsTransID"]) {
+                out += "<td class=\"mono id\"><a href=\"\(inspectorLink(id))\">\(escape(id))</a></td>"
+            } else {
+                out += "<td></td>"
+            }
+            out += "</tr>\n"
+        }
+        out += "</tbody>\n</table>\n"
+    }
+
+    private static func transactionTable(_ transactions: [JSONValue], into out: inout String) {
+        guard !transactions.isEmpty else {
+            out += "<h3>Transactions</h3><p class=\"muted\">No transaction was attached to this case.</p>\n"
+            return
+        }
+        out += "<h3>Transactions <span class=\"muted\">(\(transactions.count))</span></h3>\n"
+        out += "<table class=\"transactions\">\n<thead><tr><th>dsTransID</th><th>Started</th><th>PAN</th><th>State</th><th>transStatus</th><th>Verdict</th><th class=\"num\">Failed checks</th></tr></thead>\n<tbody>\n"
+        for transaction in transactions {
+            // A transaction is its summary object, or only its dsTransID.
+            let id = text(transaction["dsTransID"]) ?? text(transaction)
+            out += "<tr>"
+            if let id {
+                out += "<td class=\"mono id\"><a href=\"\(inspectorLink(id))\">\(escape(id))</a></td>"
+            } else {
+                out += "<td class=\"muted\">(no id)</td>"
+            }
+            out += "<td>\(text(transaction["startedAt"]).map(time) ?? "")</td>"
+            out += "<td class=\"mono\">\(escape(text(transaction["acctNumber"]) ?? ""))</td>"
+            var state = escape(text(transaction["state"]) ?? "")
+            if let because = text(transaction["endedBecause"]) { state += " <span class=\"muted\">(\(escape(because)))</span>" }
+            out += "<td>\(state)</td>"
+            out += "<td class=\"mono\">\(escape(text(transaction["transStatus"]) ?? ""))</td>"
+            if let verdict = text(transaction["verdict"]) {
+                let kind = ["pass", "fail", "warning"].contains(verdict) ? verdict : "unknown"
+                out += "<td><span class=\"badge badge-\(kind)\">\(escape(verdict))</span></td>"
+            } else {
+                out += "<td></td>"
+            }
+            out += "<td class=\"num\">\(escape(text(transaction["failedChecks"]) ?? ""))</td>"
+            out += "</tr>\n"
+        }
+        out += "</tbody>\n</table>\n"
+    }
+
+    // MARK: - Text
+
+    /// `text` safe in HTML content and in quoted attribute values.
+    static func escape(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            case "\0": out += "\u{FFFD}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    /// The inspector's view of a transaction; the id is percent-encoded, then escaped for the attribute.
+    private static func inspectorLink(_ dsTransID: String) -> String {
+        var encoded = ""
+        for byte in dsTransID.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".unicodeScalars)
+                encoded += "%"
+                encoded.unicodeScalars.append(hex[Int(byte >> 4)])
+                encoded.unicodeScalars.append(hex[Int(byte & 0xF)])
+            }
+        }
+        return escape("/inspector#/transactions/\(encoded)")
+    }
+
+    /// A string, number or boolean as text; nil for anything else.
+    private static func text(_ value: JSONValue?) -> String? {
+        switch value {
+        case .string(let string)?: string
+        case .number(let number)?: number
+        case .bool(let bool)?: bool ? "true" : "false"
+        default: nil
+        }
+    }
+
+    private static func integer(_ value: JSONValue?) -> Int? {
+        text(value).flatMap { Int($0) ?? Double($0).flatMap { $0.isFinite ? Int(exactly: $0.rounded()) : nil } }
+    }
+
+    /// Strings of an array, comma separated.
+    private static func list(_ value: JSONValue?) -> String? {
+        guard let items = value?.arrayValue, !items.isEmpty else { return nil }
+        return items.compactMap(text).joined(separator: ", ")
+    }
+
+    /// An ISO 8601 time shown as "2026-11-22 10:00:00 UTC" (escaped, with the original as a tooltip).
+    private static func time(_ iso: String) -> String {
+        var shown = iso
+        let scalars = Array(iso.unicodeScalars)
+        if scalars.count >= 20, scalars[10] == "T", scalars.last == "Z" {
+            var readable = String(String.UnicodeScalarView(scalars[0 ..< 10])) + " " + String(String.UnicodeScalarView(scalars[11 ..< 19]))
+            if scalars.count > 20, scalars[19] == "." {
+                readable += String(String.UnicodeScalarView(scalars[19 ..< scalars.count - 1]))
+            }
+            shown = readable + " UTC"
+        }
+        return "<time datetime=\"\(escape(iso))\" title=\"\(escape(iso))\">\(escape(shown))</time>"
+    }
+
+    private static func percentText(_ value: Double) -> String {
+        let tenths = Int((value * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10)"
+    }
+
+    // MARK: - Style
+
+    private static let style = """
+
+    :root{--fg:#1f2328;--muted:#656d76;--line:#d0d7de;--bg:#fff;--soft:#f6f8fa;--pass:#1a7f37;--pass-bg:#dafbe1;--fail:#cf222e;--fail-bg:#ffebe9;--warn:#9a6700;--warn-bg:#fff8c5;--grey:#6e7781;--grey-bg:#eaeef2;--accent:#0969da}
+    *{box-sizing:border-box}
+    html{-webkit-text-size-adjust:100%}
+    body{margin:0;padding:24px 32px 40px;font:14px/1.5 -apple-system,BlinkMacSystemFont,"Segoe UI","Noto Sans",Helvetica,Arial,sans-serif;color:var(--fg);background:var(--bg);max-width:1400px;margin-inline:auto}
+    code,.mono{font-family:ui-monospace,SFMono-Regular,"SF Mono",Menlo,Consolas,"Liberation Mono",monospace;font-size:12.5px}
+    a{color:var(--accent);text-decoration:none}a:hover{text-decoration:underline}
+    h1{font-size:24px;margin:0 12px 0 0;line-height:1.25;word-break:break-word;display:inline}
+    h2{font-size:18px;margin:28px 0 10px}
+    h3{font-size:14px;margin:16px 0 6px}
+    .muted{color:var(--muted);font-weight:normal}
+    header.page{border-bottom:1px solid var(--line);padding-bottom:16px}
+    .kicker{margin:0 0 4px;color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.06em}
+    .title{display:flex;align-items:center;flex-wrap:wrap;gap:6px}.title .kicker{flex-basis:100%}
+    .state{display:inline-block;padding:2px 10px;border-radius:999px;font-size:12px;font-weight:600;text-transform:uppercase;letter-spacing:.04em}
+    .state-open{background:#ddf4ff;color:#0550ae}.state-finished{background:var(--grey-bg);color:var(--fg)}.state-other{background:var(--warn-bg);color:var(--warn)}
+    dl.facts{display:flex;flex-wrap:wrap;gap:8px 32px;margin:14px 0 0}
+    dl.facts div{min-width:0}
+    dl.facts dt{color:var(--muted);font-size:12px}
+    dl.facts dd{margin:0;word-break:break-word}
+    dl.facts.compact{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px;margin:4px 0 8px}
+    dl.facts.compact div{display:contents}
+    dl.facts.compact dt{font-size:13px}
+    .summary{margin-top:18px}
+    .counts{display:flex;gap:12px;flex-wrap:wrap}
+    .count{border:1px solid var(--line);border-radius:8px;padding:8px 16px;min-width:104px;background:var(--soft)}
+    .count .n{display:block;font-size:24px;font-weight:600;line-height:1.2}
+    .count .l{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.05em}
+    .count-passed{border-color:#4ac26b;background:var(--pass-bg)}.count-passed .n{color:var(--pass)}
+    .count-failed{border-color:#ff8182;background:var(--fail-bg)}.count-failed .n{color:var(--fail)}
+    .count-running .n,.count-pending .n{color:var(--grey)}
+    .bar{display:flex;height:12px;border-radius:6px;overflow:hidden;background:var(--grey-bg);margin-top:14px;-webkit-print-color-adjust:exact;print-color-adjust:exact}
+    .seg{display:block;height:100%}
+    .seg-passed{background:#2da44e}.seg-failed{background:#cf222e}.seg-running{background:#8c959f}.seg-pending{background:#d0d7de}
+    .progress{margin:6px 0 0;color:var(--muted);font-size:12px}
+    .jump{margin:0 0 10px;font-size:13px;line-height:1.9}.jump>span{color:var(--fail);font-weight:600;margin-right:4px}
+    .jump a{display:inline-block;background:var(--fail-bg);color:var(--fail);border-radius:4px;padding:0 6px;margin:0 2px 2px 0;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
+    .cases{border:1px solid var(--line);border-radius:8px;overflow:hidden}
+    .row{display:grid;grid-template-columns:96px minmax(160px,2.2fr) 76px 72px 160px minmax(170px,1.6fr) 48px;gap:12px;align-items:center;padding:8px 14px 8px 30px}
+    .row>span{min-width:0;overflow-wrap:anywhere}
+    .row.head{background:var(--soft);font-size:12px;font-weight:600;color:var(--muted);border-bottom:1px solid var(--line)}
+    .num{text-align:right}
+    details.case{border-bottom:1px solid var(--line)}details.case:last-child{border-bottom:0}
+    details.case>summary{cursor:pointer;list-style:none;position:relative}
+    details.case>summary::-webkit-details-marker{display:none}
+    details.case>summary::before{content:"";position:absolute;left:12px;top:50%;margin-top:-4px;border:4px solid transparent;border-left:6px solid var(--muted);border-right:0}
+    details.case[open]>summary::before{transform:rotate(90deg)}
+    details.case>summary:hover{background:var(--soft)}
+    details.case>summary:focus-visible{outline:2px solid var(--accent);outline-offset:-2px}
+    details.case-failed>summary{background:var(--fail-bg);box-shadow:inset 4px 0 0 var(--fail)}
+    details.case-failed>summary:hover{background:#ffd8d3}
+    details.case-failed .scenario{color:var(--fail);font-weight:600}
+    .scenario{font-weight:500}
+    .body{padding:6px 18px 16px 30px;border-top:1px dashed var(--line);background:#fff}
+    .badge{display:inline-block;padding:1px 8px;border-radius:999px;font-size:12px;font-weight:600;line-height:18px;white-space:nowrap;border:1px solid transparent}
+    .badge-passed,.badge-pass{background:var(--pass-bg);color:var(--pass);border-color:#4ac26b}
+    .badge-failed,.badge-fail{background:var(--fail);color:#fff}
+    .badge-warning{background:var(--warn-bg);color:var(--warn);border-color:#d4a72c}
+    .badge-running{background:var(--grey-bg);color:var(--fg);border-color:var(--grey)}
+    .badge-pending,.badge-unknown{background:var(--grey-bg);color:var(--grey)}
+    .problems{border:1px solid #ff8182;background:var(--fail-bg);border-radius:6px;padding:2px 14px 6px;margin:10px 0}
+    .problems h3{color:var(--fail);margin:8px 0 2px}.problems ul{margin:4px 0;padding-left:20px}
+    table{border-collapse:collapse;width:100%;font-size:13px}
+    th,td{text-align:left;vertical-align:top;padding:5px 8px;border-bottom:1px solid var(--line)}
+    th{background:var(--soft);font-size:12px;color:var(--muted);font-weight:600}
+    td.ref{color:var(--muted);font-size:12px;min-width:140px}
+    td.detail{overflow-wrap:anywhere;max-width:320px}
+    td.id{overflow-wrap:anywhere;max-width:190px;font-size:11.5px}
+    tr.v-fail td{background:var(--fail-bg)}tr.v-fail td:first-child{box-shadow:inset 3px 0 0 var(--fail)}
+    tr.v-warning td{background:#fffbe0}tr.v-warning td:first-child{box-shadow:inset 3px 0 0 #d4a72c}
+    .party{display:inline-block;font-size:11px;color:var(--muted);border:1px solid var(--line);border-radius:4px;padding:0 4px;margin-left:4px}
+    .empty{color:var(--muted);border:1px dashed var(--line);border-radius:8px;padding:24px;text-align:center}
+    footer{margin-top:32px;padding-top:12px;border-top:1px solid var(--line);color:var(--muted);font-size:12px}footer p{margin:2px 0}
+    @media (max-width:900px){body{padding:16px}.row{grid-template-columns:88px 1fr 64px;}.row>span:nth-child(n+4):not(:last-child){display:none}}
+    @media print{
+    body{padding:0;font-size:11px;max-width:none}
+    .count{padding:4px 10px;min-width:80px}.count .n{font-size:16px}
+    .jump{display:none}
+    a{color:inherit}
+    details.case{break-inside:avoid}
+    details.case>summary::before{display:none}
+    details.case>summary{padding-left:14px}
+    details.case-failed::details-content{content-visibility:visible;display:block}
+    .badge,.count,tr.v-fail td,tr.v-warning td,details.case-failed>summary{-webkit-print-color-adjust:exact;print-color-adjust:exact}
+    }
+
+    """
+}

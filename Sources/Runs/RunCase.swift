@@ -1,0 +1,72 @@
+public import EMV3DS
+public import JSON
+public import Scenarios
+
+/// One scenario in one version and channel: what to do (the PAN, the answers) and what it
+/// must end in, and the transactions that were attached to it.
+public struct RunCase: Sendable, Equatable {
+    /// "scenario/2.2.0/app".
+    public let id: String
+    public let scenario: String
+    public let version: String
+    public let channel: Suite.Channel
+    public let pan: String
+    public let answers: [String]
+    /// "frictionless", "challenge" or "decoupled": the scenario's flow in this version.
+    public let flow: String
+    public let transStatus: String
+    /// The Erro a correct SDK sends, when the scenario's fault calls for one in this version.
+    public let sdkErro: String?
+    /// How a correct SDK reports the challenge (completed, cancelled, protocolError, timedOut, runtimeError).
+    public let sdkReport: String?
+    /// What a correct party does, in words.
+    public let expectation: String?
+    /// The `dsTransID` of each transaction attached, in order.
+    public var transactions: [String] = []
+
+    init(scenario: Scenario, version: MessageVersion, channel: Suite.Channel) {
+        id = "\(scenario.name)/\(version.rawValue)/\(channel.rawValue)"
+        self.scenario = scenario.name
+        self.version = version.rawValue
+        self.channel = channel
+        pan = scenario.pan ?? ""
+        if case .challenge(let script) = scenario.outcome { answers = script.passingAnswers } else { answers = [] }
+        flow = switch scenario.outcome.plan(for: version) {
+        case .final: "frictionless"
+        case .challenge: channel == .app ? "challenge" : "frictionless"
+        case .decoupled: "decoupled"
+        }
+        transStatus = scenario.outcome.expectedResult(for: version).rawValue
+        // A fault on the challenge never acts where the version (or channel) answers without one.
+        sdkErro = flow == "challenge" ? scenario.expectation?.sdkErro?.rawValue : nil
+        sdkReport = flow == "challenge" ? scenario.expectation?.sdk?.rawValue : nil
+        expectation = scenario.expectation?.text
+    }
+
+    public var json: JSONValue {
+        .object(omittingAbsent: [
+            ("id", .string(id)), ("scenario", .string(scenario)), ("messageVersion", .string(version)), ("channel", .string(channel.rawValue)),
+            ("pan", .string(pan)), ("answers", answers.isEmpty ? nil : .array(answers.map(JSONValue.string))),
+            ("flow", .string(flow)), ("transStatus", .string(transStatus)), ("sdkErro", .string(sdkErro)),
+            ("sdkReport", .string(sdkReport)), ("expectation", .string(expectation)), ("transactions", .array(transactions.map(JSONValue.string))),
+        ])
+    }
+
+    init?(json: JSONValue) {
+        guard let id = json["id"]?.stringValue, let scenario = json["scenario"]?.stringValue, let version = json["messageVersion"]?.stringValue,
+              let channel = json["channel"]?.stringValue.flatMap(Suite.Channel.init(rawValue:)), let pan = json["pan"]?.stringValue,
+              let flow = json["flow"]?.stringValue, let transStatus = json["transStatus"]?.stringValue else { return nil }
+        self.id = id
+        self.scenario = scenario
+        self.version = version
+        self.channel = channel
+        self.pan = pan
+        if case .array(let items)? = json["answers"] { answers = items.compactMap(\.stringValue) } else { answers = [] }
+        self.flow = flow
+        self.transStatus = transStatus
+        sdkErro = json["sdkErro"]?.stringValue
+        sdkReport = json["sdkReport"]?.stringValue
+        expectation = json["expectation"]?.stringValue
+        if case .array(let items)? = json["transactions"] { transactions = items.compactMap(\.stringValue) }
+    }
+}

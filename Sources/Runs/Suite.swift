@@ -1,0 +1,121 @@
+public import EMV3DS
+public import JSON
+import Faults
+public import Scenarios
+
+/// What a run tests: the party under test, and the scenarios, versions and channels to drive
+/// it through. Built in: `sdk-app` and `3ds-server`; a user's own suite is the same as JSON or YAML.
+public struct Suite: Sendable, Equatable {
+    public enum Channel: String, Sendable, CaseIterable {
+        case app, browser
+        case threeRI = "3ri"
+
+        /// The AReq's `deviceChannel`.
+        public var deviceChannel: String {
+            switch self {
+            case .app: "01"
+            case .browser: "02"
+            case .threeRI: "03"
+            }
+        }
+    }
+
+    public var name: String
+    public var party: ConformanceCheck.Party
+    /// Scenario names; empty means every scenario with a test PAN that tests the party.
+    public var scenarios: [String]
+    public var versions: [MessageVersion]
+    public var channels: [Channel]
+
+    public init(name: String, party: ConformanceCheck.Party, scenarios: [String] = [], versions: [MessageVersion] = MessageVersion.allCases,
+                channels: [Channel] = [.app]) {
+        self.name = name
+        self.party = party
+        self.scenarios = scenarios
+        self.versions = versions
+        self.channels = channels
+    }
+
+    /// `sdk-app`: an SDK in an app, through every scenario whose faults are on its leg (or none).
+    /// `3ds-server`: a 3DS Server sending AReqs to this DS, through every scenario without SDK-leg faults.
+    public static let builtIn: [Suite] = [
+        Suite(name: "sdk-app", party: .sdk),
+        Suite(name: "3ds-server", party: .threeDSServer),
+    ]
+
+    /// A suite as JSON: `{"name": …, "party": "sdk" | "3ds-server", "scenarios": […], "versions": […], "channels": ["app"]}`.
+    public init(json: JSONValue) throws(SuiteError) {
+        guard json.objectMembers != nil else { throw SuiteError("a suite is a name (\(Self.builtIn.map(\.name).joined(separator: ", "))) or an object") }
+        guard let name = json["name"]?.stringValue, !name.isEmpty, name.count <= 100 else { throw SuiteError("suite.name must be a string of 1-100 characters") }
+        guard let partyName = json["party"]?.stringValue, let party = ConformanceCheck.Party(rawValue: partyName) else {
+            throw SuiteError("suite.party must be one of \(ConformanceCheck.Party.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        func strings(_ key: String) throws(SuiteError) -> [String]? {
+            guard let value = json[key] else { return nil }
+            guard case .array(let items) = value else { throw SuiteError("suite.\(key) must be a list of strings") }
+            let texts = items.compactMap(\.stringValue)
+            guard texts.count == items.count else { throw SuiteError("suite.\(key) must be a list of strings") }
+            return texts
+        }
+        var versions = MessageVersion.allCases
+        if let names = try strings("versions") {
+            versions = []
+            for name in names {
+                guard let version = MessageVersion(rawValue: name) else {
+                    throw SuiteError("suite.versions: \(name) is not one of \(MessageVersion.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                versions.append(version)
+            }
+        }
+        var channels: [Channel] = [.app]
+        if let names = try strings("channels") {
+            channels = []
+            for name in names {
+                guard let channel = Channel(rawValue: name) else {
+                    throw SuiteError("suite.channels: \(name) is not one of \(Channel.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                channels.append(channel)
+            }
+        }
+        guard !versions.isEmpty, !channels.isEmpty else { throw SuiteError("suite.versions and suite.channels must not be empty") }
+        self.init(name: name, party: party, scenarios: try strings("scenarios") ?? [], versions: versions, channels: channels)
+    }
+
+    public var json: JSONValue {
+        .object([("name", .string(name)), ("party", .string(party.rawValue)), ("scenarios", .array(scenarios.map(JSONValue.string))),
+                 ("versions", .array(versions.map { .string($0.rawValue) })), ("channels", .array(channels.map { .string($0.rawValue) }))])
+    }
+
+    /// The cases of the suite over `catalog`: one per scenario x version x channel.
+    public func cases(from catalog: ScenarioCatalog) throws(SuiteError) -> [RunCase] {
+        var chosen: [Scenario] = []
+        if scenarios.isEmpty {
+            chosen = catalog.scenarios.filter { $0.pan != nil && Self.tests(party, $0) }
+        } else {
+            for name in scenarios {
+                guard let scenario = catalog.scenarios.first(where: { $0.name == name }) else {
+                    throw SuiteError("suite.scenarios: no scenario \(name) (GET /admin/scenarios lists them)")
+                }
+                guard scenario.pan != nil else { throw SuiteError("suite.scenarios: \(name) has no test PAN to run it with") }
+                chosen.append(scenario)
+            }
+        }
+        guard !chosen.isEmpty else { throw SuiteError("the suite has no scenario to run") }
+        return chosen.flatMap { scenario in
+            versions.flatMap { version in channels.map { RunCase(scenario: scenario, version: version, channel: $0) } }
+        }
+    }
+
+    /// Whether a scenario tests the party: its faults are on the party's legs (or it has none).
+    static func tests(_ party: ConformanceCheck.Party, _ scenario: Scenario) -> Bool {
+        switch party {
+        case .sdk: scenario.faults.allSatisfy { $0.leg == .sdk }
+        case .threeDSServer: scenario.faults.allSatisfy { $0.leg != .sdk }
+        }
+    }
+}
+
+public struct SuiteError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

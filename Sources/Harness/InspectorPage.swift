@@ -80,7 +80,7 @@ td.run{max-width:150px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap
 .tx-head h1 .mono{font-size:16px;font-weight:500}
 .facts{display:grid;grid-template-columns:repeat(auto-fill,minmax(270px,1fr));gap:8px 20px;margin:12px 0 0}
 .facts div{min-width:0}
-.facts dt{font-size:11.5px;color:var(--muted);text-transform:uppercase;letter-spacing:.04em}
+.facts dt{font-size:12px;color:var(--muted)}
 .facts dd{margin:0;overflow-wrap:anywhere}
 .facts dd.mono{font-size:12px}
 .split{display:grid;grid-template-columns:minmax(0,1.05fr) minmax(0,1fr);gap:14px;align-items:start;margin-bottom:14px}
@@ -185,7 +185,7 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:10px 0 24px}
   var rowNodes = new Map(); // dsTransID -> <tr>
   var filters = { pan: '', scenario: '', status: '', run: '' };
   var listSeq = 0, txSeq = 0;
-  var source = null, waitTimer = null, retryTimer = null, lastCursor = null;
+  var source = null, retryTimer = null, lastCursor = null, failures = [];
   var view = 'list', txID = null, tx = null, selected = -1, onlyProblems = false, txRefreshTimer = null;
 
   var $ = function (id) { return document.getElementById(id); };
@@ -398,18 +398,23 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:10px 0 24px}
   // ---- Live feed: one batch per request; EventSource reconnects with Last-Event-ID ----
   function startEvents(cursor) {
     if (source) { source.close(); source = null; }
-    clearTimeout(waitTimer);
     if (cursor === null || typeof EventSource === 'undefined') { setLive('off', 'not live'); return; }
     lastCursor = cursor;
+    failures = [];
     var es = new EventSource('/inspector/events?cursor=' + encodeURIComponent(cursor));
     source = es;
+    // Each request is a long poll: it opens only when the server answers (a change, or ~10 s
+    // of nothing), then ends, and EventSource asks again. So a pending request is live.
+    setLive('on', 'live');
     es.onopen = function () {
       if (source !== es) return;
-      clearTimeout(waitTimer);
+      failures = [];
       setLive('on', 'live');
     };
     es.onmessage = function (event) {
       if (source !== es) return;
+      failures = [];
+      setLive('on', 'live');
       if (event.lastEventId) lastCursor = event.lastEventId;
       var summary;
       try { summary = JSON.parse(event.data); } catch (e) { return; }
@@ -431,9 +436,12 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:10px 0 24px}
         retryTimer = setTimeout(loadList, 5000);
         return;
       }
-      // The server ends each long poll: reconnecting is normal; say so only if it takes long.
-      clearTimeout(waitTimer);
-      waitTimer = setTimeout(function () { if (source === es) setLive('wait', 'reconnecting'); }, 4000);
+      // The server ends each long poll, so one error between answers is normal; errors in a
+      // row with no answer between them mean the server cannot be reached.
+      var now = Date.now();
+      failures.push(now);
+      failures = failures.filter(function (t) { return now - t < 8000; });
+      if (failures.length >= 3) setLive('wait', 'reconnecting');
     };
   }
 
@@ -542,7 +550,7 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:10px 0 24px}
     if (messages.length) {
       var legend = el('div', 'legend');
       var l1 = el('span'); l1.appendChild(el('i')); l1.appendChild(document.createTextNode('plain JSON')); legend.appendChild(l1);
-      var l2 = el('span'); l2.appendChild(el('i', 'dash')); l2.appendChild(lockIcon()); l2.appendChild(document.createTextNode('encrypted on the wire, shown decrypted')); legend.appendChild(l2);
+      var l2 = el('span'); l2.appendChild(el('i', 'dash')); l2.appendChild(lockIcon()); l2.appendChild(document.createTextNode('JWE on the wire, shown decrypted')); legend.appendChild(l2);
       var l3 = el('span'); l3.appendChild(el('i', 'red')); l3.appendChild(document.createTextNode('Erro')); legend.appendChild(l3);
       flow.appendChild(legend);
     }
@@ -554,10 +562,23 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:10px 0 24px}
 
     frag.appendChild(checksCard(Array.isArray(t.checks) ? t.checks.filter(function (c) { return c && typeof c === 'object'; }) : []));
     box.replaceChildren(frag);
+    placeLocks();
     renderPanel(messages);
   }
 
-  function isDecrypted(m) { return /decrypted/i.test(str(m.note)); }
+  function placeLocks() {
+    document.querySelectorAll('svg .msg.dec').forEach(function (g) {
+      var label = g.querySelector('.lbl'), lock = g.querySelector('.lock');
+      if (!label || !lock) return;
+      try {
+        var b = label.getBBox();
+        if (b.width > 0) lock.setAttribute('transform', 'translate(' + (b.x - 15) + ',' + (b.y + b.height / 2 - 6.5) + ')');
+      } catch (e) { /* not laid out: keep it under the arrow */ }
+    });
+  }
+
+  // Notes say "decrypted by the ACS (…)" or "plaintext, encrypted to the SDK (…)": a JWE on the wire.
+  function isDecrypted(m) { return /decrypted|encrypted/i.test(str(m.note)); }
 
   function lockIcon() {
     var s = svg('svg', { width: 12, height: 14, viewBox: '0 0 12 14', 'class': 'lock', 'aria-hidden': 'true' });
@@ -623,6 +644,7 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:10px 0 24px}
       if (off) label.appendChild(svg('tspan', { 'class': 'o', dx: 6 }, off.trim()));
       g.appendChild(label);
       if (dec) {
+        // Placed left of the label once it is laid out (placeLocks); until then under the arrow.
         var lock = svg('g', { 'class': 'lock', transform: 'translate(' + (mid - 5) + ',' + (y + 3) + ')' });
         lock.appendChild(svg('path', { d: 'M2.5 5V3.5a2.5 2.5 0 0 1 5 0V5' }));
         lock.appendChild(svg('rect', { x: 0.5, y: 5, width: 9, height: 7, rx: 1.2 }));

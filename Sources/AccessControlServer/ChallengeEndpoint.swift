@@ -98,19 +98,20 @@ extension AccessControlServer {
             journal?.check(dsTransID, .fail(.challengeEnd, "the SDK sent a CReq after a runtime error (acsSignedContent or a CRes it must reject)"))
         }
         guard case .challenge(let state) = transaction.phase else {
-            journal?.message(dsTransID, from: .sdk, to: .accessControlServer, type: MessageType.cReq.rawValue, body: body, note: "after the challenge ended")
+            journal?.message(dsTransID, from: .sdk, to: .accessControlServer, type: MessageType.cReq.rawValue, body: body, note: "after the challenge ended",
+                             isJSON: false)
             throw ChallengeRefusal("acsTransID", .transactionIDNotRecognised, "the challenge has ended", about: known)
         }
         let plaintext: [UInt8]
         do { plaintext = try state.channel.open(text, direction: .sdkToACS).plaintext } catch {
             logger.debug("CReq decryption failed", metadata: ["reason": "\(error.logDescription)"])
             journal?.message(dsTransID, from: .sdk, to: .accessControlServer, type: MessageType.cReq.rawValue, body: body,
-                             note: "not decrypted: \(error.logDescription)")
+                             note: "not decrypted: \(error.logDescription)", isJSON: false)
             throw ChallengeRefusal("CReq", .dataDecryptionFailure, "cannot be decrypted with the channel key", about: known, ends: kid,
                                    fails: .creqDecrypts)
         }
         journal?.message(dsTransID, from: .sdk, to: .accessControlServer, type: MessageType.cReq.rawValue, body: plaintext,
-                         note: "decrypted by the ACS (\(jwe.contentEncryption.rawValue))")
+                         note: "decrypted by the ACS (\(jwe.contentEncryption.rawValue))", isJSON: (try? JSONReader.parse(plaintext)) != nil)
         journal?.check(dsTransID, .pass(.creqDecrypts))
         let creq: CReq
         do { creq = try CReq(bytes: plaintext) } catch {
@@ -182,7 +183,8 @@ extension AccessControlServer {
         response.annotation = MessageExchange(answer: message)
         let spoilt = faults.isEmpty ? "" : "; spoilt by the scenario: " + faults.map(\.name).joined(separator: ", ")
         journal?.message(opened.dsTransID, from: .accessControlServer, to: .sdk, type: MessageType.cRes.rawValue, body: cresBytes,
-                         note: "plaintext, encrypted to the SDK (\(opened.encryption.rawValue))" + spoilt)
+                         note: "plaintext, encrypted to the SDK (\(opened.encryption.rawValue))" + spoilt,
+                         isJSON: faults.isEmpty || (try? JSONReader.parse(cresBytes)) != nil)
         let stopsSDK = !faults.isEmpty && opened.transaction.expectation?.sdk == .runtimeError
         transactions.update(opened.acsTransID) { transaction in
             transaction.lastCResAt = .now

@@ -165,14 +165,15 @@ public final class DirectoryServer: Sendable {
     private func refused(_ body: [UInt8], dsTransID: String, _ invalid: InvalidMessage) -> HTTPResponse {
         let answer = HTTPResponse.erro(invalid, from: .directoryServer)
         guard let journal else { return answer }
-        let json = (try? JSONReader.parse(body).value) ?? .null
+        let parsed = try? JSONReader.parse(body).value
+        let json = parsed ?? .null
         let pan = json["acctNumber"]?.stringValue
         var ids = TransactionIDs(json: json)
         ids.dsTransID = dsTransID
         journal.open(JournalEntry(dsTransID: dsTransID, ids: ids, pan: pan, version: json["messageVersion"]?.stringValue,
                                   channel: json["deviceChannel"]?.stringValue,
                                   scenario: pan.map { scenarios?.catalog.scenario(for: TransactionFacts(pan: $0)).name } ?? nil))
-        journal.message(dsTransID, from: .threeDSServer, to: .directoryServer, type: MessageType.aReq.rawValue, body: body)
+        journal.message(dsTransID, from: .threeDSServer, to: .directoryServer, type: MessageType.aReq.rawValue, body: body, isJSON: parsed != nil)
         journal.check(dsTransID, .fail(.areqElements, invalid.description))
         return answered(dsTransID, answer)
     }
@@ -180,11 +181,13 @@ public final class DirectoryServer: Sendable {
     /// The answer to the 3DS Server, in the journal; a final one (an Erro, an ARes neither C nor D) ends the entry.
     private func answered(_ dsTransID: String, _ answer: HTTPResponse, note: String? = nil) -> HTTPResponse {
         guard let journal else { return answer }
-        let json = try? JSONReader.parse(answer.body).value
-        let type = json?["messageType"]?.stringValue ?? "answer"
+        // What the answer is: its exchange says, unless a fault made it (then it is read).
+        let exchange = answer.messageExchange?.answered.map { (type: $0.rawValue, status: answer.messageExchange?.transStatus) }
+            ?? (try? JSONReader.parse(answer.body).value).map { (type: $0["messageType"]?.stringValue ?? "answer", status: $0["transStatus"]?.stringValue) }
+        let type = exchange?.type ?? "answer"
         journal.message(dsTransID, from: .directoryServer, to: .threeDSServer, type: type, body: answer.body,
-                        note: note ?? (json == nil ? "HTTP \(answer.status.code), not JSON" : nil))
-        let status = json?["transStatus"]?.stringValue
+                        note: note ?? (exchange == nil ? "HTTP \(answer.status.code), not JSON" : nil), isJSON: exchange != nil)
+        let status = exchange?.status
         if status != TransStatus.challenge.rawValue, status != TransStatus.decoupled.rawValue {
             journal.end(dsTransID, transStatus: status, because: status.map { "ARes \($0)" } ?? "\(type) to the 3DS Server")
         } else {

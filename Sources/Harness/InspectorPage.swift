@@ -109,18 +109,22 @@ svg .msg.sel .shaft{stroke-width:2.6}
 svg .msg.sel:not(.erro) .shaft{stroke:#0969da}
 svg .msg.sel:not(.erro) .head{fill:#0969da}
 svg .msg .lbl{font-size:12px;text-anchor:middle;fill:#1f2328}
+svg .msg .lbl{paint-order:stroke;stroke:#fff;stroke-width:4px;stroke-linejoin:round}
+svg .msg:hover .lbl{stroke:#f0f6ff}
+svg .msg.sel .lbl{stroke:#ddf4ff}
 svg .msg .lbl .t{font-weight:700}
 svg .msg.erro .lbl .t{fill:#cf222e}
 svg .msg .lbl .o{fill:#656d76;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace;font-size:11px}
 svg .msg .num{font-size:10.5px;fill:#8c959f;text-anchor:start;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace}
-svg .lock rect{fill:#9a6700}
-svg .lock path{stroke:#9a6700;stroke-width:1.6;fill:none}
+.lock rect{fill:#9a6700}
+.lock path{stroke:#9a6700;stroke-width:1.6;fill:none}
+svg.lock{flex:none;vertical-align:-2px}
 .panel{position:sticky;top:66px;max-height:calc(100vh - 80px);display:flex;flex-direction:column}
 .panel .card-head{flex-wrap:wrap}
 .panel .meta{padding:8px 14px;border-bottom:1px solid var(--line);font-size:12.5px;color:var(--muted);display:flex;flex-wrap:wrap;gap:4px 14px}
 .panel .meta b{color:var(--fg);font-weight:600}
 .panel .note{margin:0;padding:7px 14px;border-bottom:1px solid var(--line);background:#fff8e6;color:#6f4e00;font-size:12.5px;display:flex;gap:8px;align-items:center}
-.panel pre{margin:0;padding:10px 14px;overflow:auto;white-space:pre-wrap;word-break:break-all;flex:1;min-height:120px;font-size:12px;line-height:1.5;background:#fbfcfd;border-radius:0 0 8px 8px}
+.panel pre{margin:0;padding:10px 14px;overflow:auto;white-space:pre-wrap;overflow-wrap:anywhere;flex:1;min-height:120px;font-size:12px;line-height:1.5;background:#fbfcfd;border-radius:0 0 8px 8px}
 .panel .raw{color:var(--muted);font-size:12px;padding:6px 14px 0}
 pre .k{color:#0550ae}pre .s{color:#0a3069}pre .n{color:#953800}pre .b{color:#cf222e}pre .l{color:#8250df}pre .p{color:#57606a}
 .checks-card .card-head label{font-weight:normal;color:var(--muted);font-size:12px;display:flex;gap:5px;align-items:center;margin-left:auto}
@@ -135,6 +139,10 @@ table.checks tr.warning td{background:#fffbe0}
 table.checks tr.warning td:first-child{box-shadow:inset 3px 0 0 #d4a72c}
 .party{display:inline-block;font-size:11px;color:var(--muted);border:1px solid var(--line);border-radius:4px;padding:0 4px;margin-left:6px}
 .tally{font-weight:normal;font-size:12px;color:var(--muted)}
+.problems{display:flex;flex-wrap:wrap;align-items:center;gap:6px;margin-top:12px;padding:8px 12px;border-radius:6px;background:var(--fail-bg);border:1px solid #ff8182;font-size:13px}
+.problems.warn{background:var(--warn-bg);border-color:#d4a72c}
+.problems .id{font-family:var(--mono);font-size:12px;background:#fff;border:1px solid var(--line);border-radius:4px;padding:0 5px}
+.problems button{margin-left:auto;padding:2px 10px;font-size:12px}
 .tally b.f{color:var(--fail)}.tally b.w{color:var(--warn)}.tally b.p{color:var(--pass)}
 .loading{padding:30px;text-align:center;color:var(--muted)}
 footer{color:var(--muted);font-size:12px;text-align:center;padding:10px 0 24px}
@@ -185,7 +193,7 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:10px 0 24px}
   var rowNodes = new Map(); // dsTransID -> <tr>
   var filters = { pan: '', scenario: '', status: '', run: '' };
   var listSeq = 0, txSeq = 0;
-  var source = null, retryTimer = null, lastCursor = null, failures = [];
+  var source = null, retryTimer = null, quietTimer = null, lastCursor = null, failures = [];
   var view = 'list', txID = null, tx = null, selected = -1, onlyProblems = false, txRefreshTimer = null;
 
   var $ = function (id) { return document.getElementById(id); };
@@ -398,6 +406,7 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:10px 0 24px}
   // ---- Live feed: one batch per request; EventSource reconnects with Last-Event-ID ----
   function startEvents(cursor) {
     if (source) { source.close(); source = null; }
+    clearTimeout(quietTimer);
     if (cursor === null || typeof EventSource === 'undefined') { setLive('off', 'not live'); return; }
     lastCursor = cursor;
     failures = [];
@@ -442,6 +451,11 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:10px 0 24px}
       failures.push(now);
       failures = failures.filter(function (t) { return now - t < 8000; });
       if (failures.length >= 3) setLive('wait', 'reconnecting');
+      // A request the server holds (no new error for a while) is a long poll waiting: live again.
+      clearTimeout(quietTimer);
+      quietTimer = setTimeout(function () {
+        if (source === es && es.readyState !== EventSource.CLOSED) { failures = []; setLive('on', 'live'); }
+      }, 2500);
     };
   }
 
@@ -534,6 +548,26 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:10px 0 24px}
     }
     fact(facts, 'Case', t.case, true);
     head.appendChild(facts);
+    var checks = Array.isArray(t.checks) ? t.checks.filter(function (c) { return c && typeof c === 'object'; }) : [];
+    var bad = checks.filter(function (c) { return str(c.verdict) === 'fail'; });
+    var warn = checks.filter(function (c) { return str(c.verdict) === 'warning'; });
+    if (bad.length || warn.length) {
+      // What went wrong, at the top: the checks table is below the diagram.
+      var strip = el('div', 'problems' + (bad.length ? '' : ' warn'));
+      var shown = bad.length ? bad : warn;
+      strip.appendChild(el('b', '', shown.length + (bad.length ? ' failed' : ' warning') + (shown.length === 1 ? ' check:' : ' checks:')));
+      shown.forEach(function (c) {
+        var chip = el('span', 'id', str(c.id) || '?');
+        chip.title = str(c.text) + (str(c.detail) ? '\n' + str(c.detail) : '');
+        strip.appendChild(chip);
+      });
+      if (bad.length && warn.length) strip.appendChild(el('span', 'tally', '+ ' + warn.length + (warn.length === 1 ? ' warning' : ' warnings')));
+      var jump = el('button', '', 'See the checks ↓');
+      jump.type = 'button';
+      jump.addEventListener('click', function () { var card = document.querySelector('.checks-card'); if (card) card.scrollIntoView({ behavior: 'smooth' }); });
+      strip.appendChild(jump);
+      head.appendChild(strip);
+    }
     frag.appendChild(head);
 
     var messages = Array.isArray(t.messages) ? t.messages.filter(function (m) { return m && typeof m === 'object'; }) : [];
@@ -560,7 +594,7 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:10px 0 24px}
     split.appendChild(panel);
     frag.appendChild(split);
 
-    frag.appendChild(checksCard(Array.isArray(t.checks) ? t.checks.filter(function (c) { return c && typeof c === 'object'; }) : []));
+    frag.appendChild(checksCard(checks));
     box.replaceChildren(frag);
     placeLocks();
     renderPanel(messages);

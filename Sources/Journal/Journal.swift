@@ -50,9 +50,13 @@ public final class Journal: Sendable {
         if changed != nil { published(dsTransID) }
     }
 
-    /// Adds a message between two parties, `body` as JSON text.
-    public func message(_ dsTransID: String?, from: Participant, to: Participant, type: String, body: [UInt8], note: String? = nil) {
-        update(dsTransID) { $0.messages.append(JournalEntry.Message(from: from, to: to, at: Date(), type: type, body: body, note: note)) }
+    /// Adds a message between two parties: `body` as it came or went, JSON unless `isJSON` is false
+    /// (a JWE that did not decrypt, an answer a fault garbled).
+    public func message(_ dsTransID: String?, from: Participant, to: Participant, type: String, body: [UInt8], note: String? = nil,
+                        isJSON: Bool = true) {
+        update(dsTransID) {
+            $0.messages.append(JournalEntry.Message(from: from, to: to, at: Date(), type: type, body: body, note: note, isJSON: isJSON))
+        }
     }
 
     public func message(_ dsTransID: String?, from: Participant, to: Participant, _ json: JSONValue, note: String? = nil) {

@@ -23,6 +23,8 @@ public struct JournalEntry: ArchivableRecord {
         public let body: [UInt8]
         /// How the harness came to see it ("decrypted by the ACS").
         public let note: String?
+        /// Whether `body` is JSON (it is written into the record as it is) or text (written as a string).
+        public let isJSON: Bool
     }
 
     /// The run and case a transaction was attached to.
@@ -40,6 +42,8 @@ public struct JournalEntry: ArchivableRecord {
     public let startedAt: Date
     public var ids: TransactionIDs
     public let maskedPAN: String
+    /// The card number as the messages carry it, to mask it in them as the record is written; never shown.
+    private let pan: String?
     public let version: String?
     /// `deviceChannel`: 01 app, 02 browser, 03 3RI.
     public let channel: String?
@@ -57,6 +61,7 @@ public struct JournalEntry: ArchivableRecord {
         self.startedAt = startedAt
         self.ids = ids
         maskedPAN = pan.map(CardNumber.masked) ?? ""
+        self.pan = pan.flatMap { $0.count >= 10 && $0.allSatisfy(\.isASCII) ? $0 : nil }
         self.version = version
         self.channel = channel
         self.scenario = scenario
@@ -76,23 +81,49 @@ public struct JournalEntry: ArchivableRecord {
         checks.map(\.verdict).max { $0.severity < $1.severity }
     }
 
-    public var archivedJSON: [UInt8] { JSONWriter.write(json) }
-
-    /// The transaction as the inspector and the reports show it.
-    public var json: JSONValue {
-        var members = summaryMembers
-        members.append(("checks", .array(checks.map(\.json))))
-        members.append(("messages", .array(messages.map { message in
-            let body = (try? JSONReader.parse(message.body).value).map(CardNumber.maskingAcctNumber(in:)) ?? .string(String(decoding: message.body, as: UTF8.self))
-            return .object(omittingAbsent: [
+    /// The record, written on the store's thread: each message's JSON goes in as it came (the
+    /// card number masked in its bytes), not parsed and written again.
+    public var archivedJSON: [UInt8] {
+        var out = JSONWriter.write(.object(omittingAbsent: summaryMembers + [("checks", .array(checks.map(\.json)))]))
+        out.removeLast()  // the closing brace: the messages follow
+        out += Array(#","messages":["#.utf8)
+        let masking = pan.map { (Array($0.utf8), Array(CardNumber.masked($0).utf8)) }
+        for (index, message) in messages.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            var head = JSONWriter.write(.object(omittingAbsent: [
                 ("from", .string(message.from.rawValue)), ("to", .string(message.to.rawValue)), ("type", .string(message.type)),
                 ("at", .string(UTCTime.iso8601(message.at))),
-                ("offsetMs", .number(String(Int(((message.at.timeIntervalSince(startedAt)) * 1000).rounded())))),
-                ("note", .string(message.note)), ("message", body),
-            ])
-        })))
-        return .object(omittingAbsent: members)
+                ("offsetMs", .number(String(Int((message.at.timeIntervalSince(startedAt) * 1000).rounded())))),
+                ("note", .string(message.note)),
+            ]))
+            head.removeLast()
+            out += head
+            out += Array(#","message":"#.utf8)
+            var body = message.isJSON ? message.body : JSONWriter.write(.string(String(decoding: message.body, as: UTF8.self)))
+            if let (pan, masked) = masking { Self.replace(pan, with: masked, in: &body) }
+            out += body
+            out.append(UInt8(ascii: "}"))
+        }
+        out += Array("]}".utf8)
+        return out
     }
+
+    /// Replaces each occurrence of `pattern` in `bytes` with `replacement` (of the same length).
+    private static func replace(_ pattern: [UInt8], with replacement: [UInt8], in bytes: inout [UInt8]) {
+        guard let first = pattern.first, pattern.count == replacement.count, bytes.count >= pattern.count else { return }
+        var index = 0
+        while index <= bytes.count - pattern.count {
+            if bytes[index] == first, bytes[index..<(index + pattern.count)].elementsEqual(pattern) {
+                bytes.replaceSubrange(index..<(index + pattern.count), with: replacement)
+                index += pattern.count
+            } else {
+                index += 1
+            }
+        }
+    }
+
+    /// The transaction as the inspector and the reports show it.
+    public var json: JSONValue { (try? JSONReader.parse(archivedJSON).value) ?? summary }
 
     /// The line of the inspector's list.
     public var summary: JSONValue { .object(omittingAbsent: summaryMembers) }

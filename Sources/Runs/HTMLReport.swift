@@ -197,7 +197,7 @@ public enum HTMLReport {
         let failed = checks.count { text($0["verdict"]) == "fail" }
         let warned = checks.count { text($0["verdict"]) == "warning" }
         out += "<h3>Checks <span class=\"muted\">(\(checks.count): \(failed) failed, \(warned) \(warned == 1 ? "warning" : "warnings"))</span></h3>\n"
-        out += "<table class=\"checks\">\n<thead><tr><th>Verdict</th><th>Check</th><th>What</th><th>Reference</th><th>Detail</th><th>dsTransID</th></tr></thead>\n<tbody>\n"
+        out += "<table class=\"checks\">\n<thead><tr><th>Verdict</th><th>Check</th><th>What</th><th>Reference</th><th>Detail</th><th>Transaction</th></tr></thead>\n<tbody>\n"
         for check in checks {
             let verdict = text(check["verdict"]) ?? "—"
             let kind = ["pass", "fail", "warning"].contains(verdict) ? verdict : "unknown"
@@ -210,7 +210,9 @@ public enum HTMLReport {
             out += "<td class=\"ref\">\(escape(text(check["reference"]) ?? ""))</td>"
             out += "<td class=\"detail\">\(escape(text(check["detail"]) ?? ""))</td>"
             if let id = text(check["dsTransID"]) {
-                out += "<td class=\"mono id\"><a href=\"\(inspectorLink(id))\">\(escape(id))</a></td>"
+                // Short: a case's checks mostly share one transaction; the whole id is the tooltip.
+                let short = id.count > 13 ? String(id.prefix(8)) + "…" : id
+                out += "<td class=\"mono id\"><a href=\"\(inspectorLink(id))\" title=\"\(escape(id))\">\(escape(short))</a></td>"
             } else {
                 out += "<td></td>"
             }
@@ -231,7 +233,7 @@ public enum HTMLReport {
             let id = text(transaction["dsTransID"]) ?? text(transaction)
             out += "<tr>"
             if let id {
-                out += "<td class=\"mono id\"><a href=\"\(inspectorLink(id))\">\(escape(id))</a></td>"
+                out += "<td class=\"mono tid\"><a href=\"\(inspectorLink(id))\" title=\"Open in the inspector\">\(escape(id))</a></td>"
             } else {
                 out += "<td class=\"muted\">(no id)</td>"
             }
@@ -400,7 +402,8 @@ public enum HTMLReport {
     th{background:var(--soft);font-size:12px;color:var(--muted);font-weight:600}
     td.ref{color:var(--muted);font-size:12px;min-width:140px}
     td.detail{overflow-wrap:anywhere;max-width:320px}
-    td.id{overflow-wrap:anywhere;max-width:190px;font-size:11.5px}
+    td.id{white-space:nowrap;font-size:11.5px}
+    td.tid{overflow-wrap:anywhere;font-size:11.5px}
     tr.v-fail td{background:var(--fail-bg)}tr.v-fail td:first-child{box-shadow:inset 3px 0 0 var(--fail)}
     tr.v-warning td{background:#fffbe0}tr.v-warning td:first-child{box-shadow:inset 3px 0 0 #d4a72c}
     .party{display:inline-block;font-size:11px;color:var(--muted);border:1px solid var(--line);border-radius:4px;padding:0 4px;margin-left:4px}

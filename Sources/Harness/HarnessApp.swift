@@ -206,6 +206,7 @@ public final class HarnessApp: Sendable {
         journal.wakeAll()
         server.shutdown()
         group.shutdown()
+        journal.flush()
         // After the loops: every change is queued by now, and is written before this returns.
         archive?.close(timeoutSeconds: 10)
     }

@@ -188,6 +188,9 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:10px 0 24px}
   var CHANNELS = { '01': 'app', '02': 'browser', '03': '3RI' };
   var MAX_ROWS = 500;
   var SVGNS = 'http://www.w3.org/2000/svg';
+  // A harness with an admin token: the page was opened as /inspector?access_token=..., and passes it on.
+  var TOKEN = new URLSearchParams(location.search).get('access_token');
+  function withToken(url) { return TOKEN ? url + (url.indexOf('?') < 0 ? '?' : '&') + 'access_token=' + encodeURIComponent(TOKEN) : url; }
 
   var rows = [];            // summaries, newest first
   var rowNodes = new Map(); // dsTransID -> <tr>
@@ -386,7 +389,7 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:10px 0 24px}
     var query = new URLSearchParams({ limit: '100' });
     Object.keys(filters).forEach(function (k) { if (filters[k]) query.set(k, filters[k]); });
     try {
-      var response = await fetch('/inspector/transactions?' + query.toString(), { headers: { Accept: 'application/json' }, cache: 'no-store' });
+      var response = await fetch(withToken('/inspector/transactions?' + query.toString()), { headers: { Accept: 'application/json' }, cache: 'no-store' });
       if (!response.ok) throw new Error(await errorText(response));
       var body = await response.json();
       if (seq !== listSeq) return;
@@ -407,10 +410,13 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:10px 0 24px}
   function startEvents(cursor) {
     if (source) { source.close(); source = null; }
     clearTimeout(quietTimer);
-    if (cursor === null || typeof EventSource === 'undefined') { setLive('off', 'not live'); return; }
+    // ?live=0: a still picture (the list as loaded), for a page printed or rendered by a headless browser.
+    if (cursor === null || typeof EventSource === 'undefined' || new URLSearchParams(location.search).get('live') === '0') {
+      setLive('off', 'not live'); return;
+    }
     lastCursor = cursor;
     failures = [];
-    var es = new EventSource('/inspector/events?cursor=' + encodeURIComponent(cursor));
+    var es = new EventSource(withToken('/inspector/events?cursor=' + encodeURIComponent(cursor)));
     source = es;
     // Each request is a long poll: it opens only when the server answers (a change, or ~10 s
     // of nothing), then ends, and EventSource asks again. So a pending request is live.
@@ -473,7 +479,7 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:10px 0 24px}
       box.replaceChildren(el('div', 'card loading', 'Loading transaction ' + id + '…'));
     }
     try {
-      var response = await fetch('/inspector/transactions/' + encodeURIComponent(id), { headers: { Accept: 'application/json' }, cache: 'no-store' });
+      var response = await fetch(withToken('/inspector/transactions/' + encodeURIComponent(id)), { headers: { Accept: 'application/json' }, cache: 'no-store' });
       if (seq !== txSeq) return;
       if (response.status === 404) {
         var gone = el('div', 'card empty');
@@ -540,7 +546,7 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:10px 0 24px}
       runDiv.appendChild(el('dt', '', 'Run'));
       var dd = el('dd', 'mono');
       var a = el('a', '', str(t.run));
-      a.href = '/admin/runs/' + encodeURIComponent(str(t.run)) + '/report.html';
+      a.href = withToken('/admin/runs/' + encodeURIComponent(str(t.run)) + '/report.html');
       a.title = 'the run report';
       dd.appendChild(a);
       runDiv.appendChild(dd);

@@ -9,9 +9,11 @@ public protocol JournalListener: Sendable {
     func runCase(for entry: JournalEntry) -> JournalEntry.RunCase?
 }
 
-/// Every transaction as the three roles saw it together (``JournalEntry``), kept like the roles'
-/// records: in memory as the cache, in the archive (role `journal`) to outlive the process.
-/// It feeds the inspector's live list: each change has a number, and a reader waits for the next.
+/// Every transaction as the three roles saw it together (``JournalEntry``): in memory as the
+/// cache, in the archive (role `journal`) to outlive the process. An entry is saved when it
+/// ends (and after any later change), when it leaves memory, and at `flush` (a clean stop): a
+/// transaction changes ten times in its life, and an entry is kilobytes. It feeds the
+/// inspector's live list: each change has a number, and a reader waits for the next.
 public final class Journal: Sendable {
     private let entries: TransactionStore<JournalEntry>
     private let archive: (any TransactionArchive)?
@@ -29,8 +31,20 @@ public final class Journal: Sendable {
     }
 
     public init(capacity: Int = 100_000, archive: (any TransactionArchive)? = nil) {
-        entries = TransactionStore(capacity: capacity, archive: archive, role: Self.role)
+        // An open entry pushed out of memory is saved as it is; an ended one already was.
+        entries = TransactionStore(capacity: capacity) { entry in
+            if entry.state == .open { archive?.save(role: Self.role, id: entry.dsTransID) { entry.archivedJSON } }
+        }
         self.archive = archive
+    }
+
+    private func save(_ entry: JournalEntry) {
+        archive?.save(role: Self.role, id: entry.dsTransID) { entry.archivedJSON }
+    }
+
+    /// Saves every open entry: at a clean stop, so a challenge under way outlives it.
+    public func flush() {
+        for (_, entry) in entries.newest(limit: entries.capacity, where: { $0.state == .open }) { save(entry) }
     }
 
     public func setListener(_ listener: any JournalListener) { self.listener.withLock { $0 = listener } }
@@ -46,8 +60,13 @@ public final class Journal: Sendable {
     /// Changes the entry of `dsTransID`, if the journal has it (an id no DS of this harness gave has none).
     public func update(_ dsTransID: String?, _ change: (inout JournalEntry) -> Void) {
         guard let dsTransID else { return }
-        let changed: Void? = entries.update(dsTransID, change)
-        if changed != nil { published(dsTransID) }
+        let changed = entries.update(dsTransID) { entry -> JournalEntry? in
+            change(&entry)
+            return entry.state == .ended ? entry : nil
+        }
+        guard let changed else { return }
+        if let ended = changed { save(ended) }
+        published(dsTransID)
     }
 
     /// Adds a message between two parties: `body` as it came or went, JSON unless `isJSON` is false

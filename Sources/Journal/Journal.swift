@@ -1,5 +1,5 @@
 public import EMV3DS
-public import Foundation
+import Foundation
 public import JSON
 public import Store
 import Synchronization

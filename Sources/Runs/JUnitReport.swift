@@ -1,5 +1,5 @@
 import EMV3DS
-public import JSON
+import JSON
 
 /// A graded run as JUnit XML, the format CI servers read: one `testcase` per scenario x version
 /// x channel, a `failure` naming each failed check, `skipped` for a case not attempted yet.

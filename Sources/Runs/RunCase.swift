@@ -1,6 +1,6 @@
-public import EMV3DS
+import EMV3DS
 public import JSON
-public import Scenarios
+import Scenarios
 
 /// One scenario in one version and channel: what to do (the PAN, the answers) and what it
 /// must end in, and the transactions that were attached to it.

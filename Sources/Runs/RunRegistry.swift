@@ -1,7 +1,7 @@
-public import EMV3DS
-public import Foundation
+import EMV3DS
+import Foundation
 public import Journal
-public import JSON
+import JSON
 public import Scenarios
 public import Store
 import Synchronization

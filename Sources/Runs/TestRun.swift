@@ -1,4 +1,4 @@
-public import EMV3DS
+import EMV3DS
 public import Foundation
 public import JSON
 public import Store

@@ -185,13 +185,15 @@ extension AccessControlServer {
         journal?.message(opened.dsTransID, from: .accessControlServer, to: .sdk, type: MessageType.cRes.rawValue, body: cresBytes,
                          note: "plaintext, encrypted to the SDK (\(opened.encryption.rawValue))" + spoilt,
                          isJSON: faults.isEmpty || (try? JSONReader.parse(cresBytes)) != nil)
-        let stopsSDK = !faults.isEmpty && opened.transaction.expectation?.sdk == .runtimeError
+        // A correct SDK stops at a runtime error, or at an Erro the ACS sends in place of the CRes.
+        let expectation = opened.transaction.expectation
+        let stopsSDK = !faults.isEmpty && (expectation?.sdk == .runtimeError || (expectation?.sdk == .protocolError && expectation?.sdkErro == nil))
         transactions.update(opened.acsTransID) { transaction in
             transaction.lastCResAt = .now
             if stopsSDK { transaction.noCReqDue = true }
         }
         if stopsSDK {
-            journal?.check(opened.dsTransID, .pass(.challengeEnd, "no CReq is due after this CRes: a correct SDK stops with a runtime error"))
+            journal?.check(opened.dsTransID, .pass(.challengeEnd, "no CReq is due after this answer: a correct SDK stops with a \(expectation?.sdk?.rawValue ?? "runtime error")"))
         }
         return await FaultyAnswer.transport(response, faults: faults, about: message, from: .acs)
     }
@@ -290,6 +292,7 @@ extension AccessControlServer {
         case (.completed, .completed), (.cancelled, .cancelledBySDK), (.protocolError, .erroFromSDK), (.timedOut, .erroFromSDK): true
         // An SDK that meets a runtime error stops sending CReqs: the ACS's time limit is the right end.
         case (.runtimeError, .timedOut): true
+        case (.protocolError, .timedOut): transaction.expectedSDKErro == nil
         default: false
         }
         let wanted = transaction.expectation.map { "expected \($0.sdk?.rawValue ?? "completed"): \($0.text)" } ?? "expected completed"

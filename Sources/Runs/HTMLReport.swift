@@ -258,22 +258,7 @@ public enum HTMLReport {
     // MARK: - Text
 
     /// `text` safe in HTML content and in quoted attribute values.
-    static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            case "\0": out += "\u{FFFD}"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
+    static func escape(_ text: String) -> String { Markup.escape(text) }
 
     /// The inspector's view of a transaction; the id is percent-encoded, then escaped for the attribute.
     private static func inspectorLink(_ dsTransID: String) -> String {

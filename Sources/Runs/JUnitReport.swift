@@ -43,23 +43,5 @@ public enum JUnitReport {
         verdict.checks.first { $0.result.verdict == .fail }?.result.check.rawValue ?? (verdict.problems.isEmpty ? nil : "not-attempted")
     }
 
-    /// XML text and attribute escaping; characters XML 1.0 forbids become U+FFFD.
-    static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            case "\n": out += "&#10;"
-            case "\t", "\r": out.unicodeScalars.append(scalar)
-            default:
-                out.unicodeScalars.append(scalar.value < 0x20 || (0xFFFE...0xFFFF).contains(scalar.value) ? "\u{FFFD}" : scalar)
-            }
-        }
-        return out
-    }
+    static func escape(_ text: String) -> String { Markup.escape(text) }
 }

@@ -1,0 +1,22 @@
+/// Text made safe for XML and HTML: the reports' one escaping.
+enum Markup {
+    /// XML text and attribute escaping; characters XML 1.0 forbids become U+FFFD.
+    static func escape(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&apos;"
+            case "\n": out += "&#10;"
+            case "\t", "\r": out.unicodeScalars.append(scalar)
+            default:
+                out.unicodeScalars.append(scalar.value < 0x20 || (0xFFFE...0xFFFF).contains(scalar.value) ? "\u{FFFD}" : scalar)
+            }
+        }
+        return out
+    }
+}

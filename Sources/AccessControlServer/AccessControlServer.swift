@@ -75,7 +75,6 @@ public final class AccessControlServer: Sendable {
                                       resultsURL: areq["dsURL"] ?? settings.directoryServerURL ?? endpoints.url("/ds/rreq"))
         transaction.faults = scenario.faults
         transaction.expectation = scenario.expectation
-        transaction.expectedSDKErro = scenario.expectation?.sdkErro
         transaction.warnings = areq.warnings.map { "AReq: " + $0 }
         var ares = ARes(messageVersion: areq.version, threeDSServerTransID: areq.threeDSServerTransID, acsTransID: transaction.ids.acsTransID ?? "",
                         dsTransID: areq["dsTransID"] ?? "", sdkTransID: areq.sdkTransID, acsReferenceNumber: settings.referenceNumber,
@@ -226,15 +225,15 @@ public final class AccessControlServer: Sendable {
 
     /// Ends a challenge still open at its time limit.
     func expire(_ acsTransID: String) async {
-        let cancel: ChallengeCancel? = transactions.update(acsTransID) { transaction in
+        let expired: (cancel: ChallengeCancel, transaction: Transaction)? = transactions.update(acsTransID) { transaction in
             guard case .challenge(let state) = transaction.phase else { return nil }
             let cancel: ChallengeCancel = state.nextCounter == 0 ? .firstCReqNotReceived : .timedOutAtACS
             transaction.leaveChallenge(for: .ended("timed out after \(settings.challengeTimeout) s"))
-            return cancel
+            return (cancel, transaction)
         } ?? nil
-        guard let cancel else { return }
+        guard let (cancel, transaction) = expired else { return }
         logger.info("challenge timed out", metadata: ["acsTransID": "\(acsTransID)"])
-        if let transaction = transactions.get(acsTransID) { journalChallengeEnd(transaction, .timedOut) }
+        journalChallengeEnd(transaction, .timedOut)
         await report(acsTransID, .cancelled(cancel))
     }
 

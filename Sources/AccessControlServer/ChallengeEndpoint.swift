@@ -110,13 +110,18 @@ extension AccessControlServer {
             throw ChallengeRefusal("CReq", .dataDecryptionFailure, "cannot be decrypted with the channel key", about: known, ends: kid,
                                    fails: .creqDecrypts)
         }
-        journal?.message(dsTransID, from: .sdk, to: .accessControlServer, type: MessageType.cReq.rawValue, body: plaintext,
-                         note: "decrypted by the ACS (\(jwe.contentEncryption.rawValue))", isJSON: (try? JSONReader.parse(plaintext)) != nil)
         journal?.check(dsTransID, .pass(.creqDecrypts))
+        func journalCReq(isJSON: Bool) {
+            journal?.message(dsTransID, from: .sdk, to: .accessControlServer, type: MessageType.cReq.rawValue, body: plaintext,
+                             note: "decrypted by the ACS (\(jwe.contentEncryption.rawValue))", isJSON: isJSON)
+        }
         let creq: CReq
         do { creq = try CReq(bytes: plaintext) } catch {
+            // Only a CReq that is not one is read again, to tell JSON from other bytes.
+            journalCReq(isJSON: (try? JSONReader.parse(plaintext)) != nil)
             throw ChallengeRefusal(invalid: error.echoing(known), ends: kid, fails: .creqElements)
         }
+        journalCReq(isJSON: true)
         journal?.check(dsTransID, .pass(.creqElements))
         guard creq.messageVersion == transaction.version else {
             throw ChallengeRefusal("messageVersion", .versionNotSupported,
@@ -207,11 +212,12 @@ extension AccessControlServer {
             return .erro(invalid, from: .acs)
         }
         logger.info("Erro from the SDK", metadata: ["errorCode": "\(erro.errorCode.rawValue)", "acsTransID": "\(erro.acsTransID ?? "-")"])
-        if let acsTransID = erro.acsTransID, let transaction = transactions.get(acsTransID) {
-            journalSDKErro(erro, body: body, of: transaction)
-        }
         if let acsTransID = erro.acsTransID {
-            transactions.update(acsTransID) { $0.sdkErroReceived = erro.errorCode }
+            let transaction = transactions.update(acsTransID) { transaction -> Transaction in
+                transaction.sdkErroReceived = erro.errorCode
+                return transaction
+            }
+            if let transaction { journalSDKErro(erro, body: body, of: transaction) }
             await end(acsTransID, because: "Erro \(erro.errorCode.rawValue) from the SDK: \(erro.errorDescription)",
                       cancel: erro.errorCode == .transactionTimedOut ? .timedOutAtSDK : .erroFromSDK, erro: erro)
         }
@@ -221,20 +227,18 @@ extension AccessControlServer {
     /// Ends an open challenge after an error, and reports it; from 2.3.1 an RReq about an
     /// Erro carries it as `challengeErrorReporting`.
     func end(_ acsTransID: String, because reason: String, cancel: ChallengeCancel, erro: ErroMessage? = nil) async {
-        let ended: (interactions: Int, version: MessageVersion)? = transactions.update(acsTransID) { transaction in
+        let ended: (interactions: Int, transaction: Transaction)? = transactions.update(acsTransID) { transaction in
             guard case .challenge(let state) = transaction.phase else { return nil }
             transaction.leaveChallenge(for: .ended(reason))
-            return (state.session.interactions, transaction.version)
+            return (state.session.interactions, transaction)
         } ?? nil
-        guard let (interactions, version) = ended else { return }
-        if let transaction = transactions.get(acsTransID) {
-            switch cancel {
-            case .erroFromSDK, .timedOutAtSDK: journalChallengeEnd(transaction, .erroFromSDK(erro?.errorCode.rawValue ?? "?"))
-            case .erroToSDK: journalChallengeEnd(transaction, .erroToSDK(erro?.errorCode.rawValue ?? "?"))
-            default: journalChallengeEnd(transaction, .timedOut)
-            }
+        guard let (interactions, transaction) = ended else { return }
+        switch cancel {
+        case .erroFromSDK, .timedOutAtSDK: journalChallengeEnd(transaction, .erroFromSDK(erro?.errorCode.rawValue ?? "?"))
+        case .erroToSDK: journalChallengeEnd(transaction, .erroToSDK(erro?.errorCode.rawValue ?? "?"))
+        default: journalChallengeEnd(transaction, .timedOut)
         }
-        var result = ChallengeResult.cancelled(cancel.available(in: version), interactions: interactions)
+        var result = ChallengeResult.cancelled(cancel.available(in: transaction.version), interactions: interactions)
         if [.erroFromSDK, .erroToSDK].contains(result.cancel) { result.errorReport = erro?.json }
         await report(acsTransID, result)
     }

@@ -50,7 +50,7 @@ extension AccessControlServer {
         /// The Erro a correct SDK sends about those faults, and whether it came.
         /// What a correct SDK does about the scenario: the challenge's end, the Erro it sends.
         var expectation: Expectation?
-        var expectedSDKErro: ErrorCode?
+        var expectedSDKErro: ErrorCode? { expectation?.sdkErro }
         var sdkErroReceived: ErrorCode?
         /// Set once the ACS has spoilt what a correct SDK stops at with a runtime error
         /// (acsSignedContent, a CRes's HTTP answer): from then on no CReq is due.

@@ -208,10 +208,12 @@ public final class DirectoryServer: Sendable {
 
     private func relay(_ areq: AReq, to acsURL: String) async -> HTTPResponse {
         let dsTransID = areq["dsTransID"] ?? ""
-        journal?.message(dsTransID, from: .directoryServer, to: .accessControlServer, areq.json)
+        // Written once: what goes to the ACS is what the journal keeps.
+        let sent = JSONWriter.write(areq.json)
+        journal?.message(dsTransID, from: .directoryServer, to: .accessControlServer, type: MessageType.aReq.rawValue, body: sent)
         let answer: PeerAnswer<(envelope: MessageEnvelope, bytes: [UInt8])>
         do {
-            answer = try await peer.exchange(areq.json, url: acsURL) { bytes throws(InvalidMessage) in
+            answer = try await peer.exchange(bytes: sent, url: acsURL) { bytes throws(InvalidMessage) in
                 (try MessageEnvelope.read(bytes, rules: AResRules.rules, request: areq.json), bytes)
             }
         } catch {

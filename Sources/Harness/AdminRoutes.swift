@@ -151,16 +151,9 @@ struct AdminRoutes {
         // The outcome per version: a status a version does not know is answered differently.
         let expected = MessageVersion.allCases.map { version -> (String, JSONValue?) in
             let plan = scenario.outcome.plan(for: version)
-            let flow: String
             var reason: String?
-            switch plan {
-            case .final(_, let finalReason):
-                flow = "frictionless"
-                reason = finalReason
-            case .challenge: flow = "challenge"
-            case .decoupled: flow = "decoupled"
-            }
-            return (version.rawValue, .object(omittingAbsent: [("flow", .string(flow)),
+            if case .final(_, let finalReason) = plan { reason = finalReason }
+            return (version.rawValue, .object(omittingAbsent: [("flow", .string(plan.flow)),
                                                               ("transStatus", .string(scenario.outcome.expectedResult(for: version).rawValue)),
                                                               ("transStatusReason", .string(reason))]))
         }

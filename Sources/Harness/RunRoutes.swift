@@ -27,12 +27,15 @@ struct RunRoutes {
             return .json(GradedRun(run, journal: journal).json)
         }
         router.get("/admin/runs/{id}/{report}") { _, context in
+            let name = try context.parameter("report")
+            guard ["report.xml", "report.json", "report.html"].contains(name) else {
+                throw HTTPError(.notFound, "no report \(name): report.xml (JUnit), report.json or report.html")
+            }
             let report = try graded(context)
-            switch try context.parameter("report") {
+            switch name {
             case "report.xml": return .document(JUnitReport.render(report), type: "application/xml; charset=utf-8")
-            case "report.json": return .json(report.json)
             case "report.html": return .document(HTMLReport.render(report.json), type: "text/html; charset=utf-8")
-            case let other: throw HTTPError(.notFound, "no report \(other): report.xml (JUnit), report.json or report.html")
+            default: return .json(report.json)
             }
         }
     }

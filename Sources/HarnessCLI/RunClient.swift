@@ -1,4 +1,5 @@
 import Foundation
+import Harness
 import JSON
 import Net
 
@@ -14,9 +15,7 @@ struct RunClient {
     /// `THREEDS_HARNESS_ADMIN_TOKEN`, as `serve` reads it.
     private var headers: HTTPHeaders {
         var headers = HTTPHeaders()
-        if let token = ProcessInfo.processInfo.environment["THREEDS_HARNESS_ADMIN_TOKEN"], !token.isEmpty {
-            headers.set("Authorization", "Bearer \(token)")
-        }
+        if let token = HarnessConfiguration.environmentAdminToken { headers.set("Authorization", "Bearer \(token)") }
         return headers
     }
 

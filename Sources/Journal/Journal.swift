@@ -33,14 +33,16 @@ public final class Journal: Sendable {
     public init(capacity: Int = 100_000, archive: (any TransactionArchive)? = nil) {
         // An open entry pushed out of memory is saved as it is; an ended one already was.
         entries = TransactionStore(capacity: capacity) { entry in
-            if entry.state == .open { archive?.save(role: Self.role, id: entry.dsTransID) { entry.archivedJSON } }
+            if entry.state == .open { Self.save(entry, to: archive) }
         }
         self.archive = archive
     }
 
-    private func save(_ entry: JournalEntry) {
-        archive?.save(role: Self.role, id: entry.dsTransID) { entry.archivedJSON }
+    private static func save(_ entry: JournalEntry, to archive: (any TransactionArchive)?) {
+        archive?.save(role: role, id: entry.dsTransID) { entry.archivedJSON }
     }
+
+    private func save(_ entry: JournalEntry) { Self.save(entry, to: archive) }
 
     /// Saves every open entry: at a clean stop, so a challenge under way outlives it.
     public func flush() {
@@ -104,6 +106,23 @@ public final class Journal: Sendable {
         return archive?.record(role: Self.role, id: dsTransID).flatMap { try? JSONReader.parse($0.json).value }
     }
 
+    /// What grading reads of an entry: its summary, checks and whether it has ended. From memory
+    /// as it stands (nothing written or parsed), else from the store.
+    public func outline(_ dsTransID: String) -> (summary: JSONValue, checks: [CheckResult], ended: Bool)? {
+        if let entry = entries.get(dsTransID) { return (entry.summary, entry.checks, entry.state == .ended) }
+        guard let json = archive?.record(role: Self.role, id: dsTransID).flatMap({ try? JSONReader.parse($0.json).value }) else { return nil }
+        return (Self.summary(ofRecord: json), (json["checks"]?.arrayValue ?? []).compactMap(CheckResult.init(json:)),
+                json["state"]?.stringValue == JournalEntry.State.ended.rawValue)
+    }
+
+    /// A stored entry's summary: the record without its checks and messages.
+    static func summary(ofRecord json: JSONValue) -> JSONValue {
+        var summary = json
+        summary.set("messages", nil)
+        summary.set("checks", nil)
+        return summary
+    }
+
     /// What the inspector's list filters by; nil matches all.
     public struct Filter: Sendable {
         public var pan: String?
@@ -136,10 +155,9 @@ public final class Journal: Sendable {
         guard found.count < limit, let archive else { return found }
         let seen = Set(found.compactMap { $0["dsTransID"]?.stringValue })
         for record in archive.recent(role: Self.role, limit: max(limit * 4, 200)) where !seen.contains(record.id) {
-            guard found.count < limit, var json = try? JSONReader.parse(record.json).value else { continue }
-            json.set("messages", nil)
-            json.set("checks", nil)
-            if filter.accepts(json) { found.append(json) }
+            guard found.count < limit, let json = try? JSONReader.parse(record.json).value else { continue }
+            let summary = Self.summary(ofRecord: json)
+            if filter.accepts(summary) { found.append(summary) }
         }
         return found
     }

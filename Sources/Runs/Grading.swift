@@ -66,13 +66,13 @@ public struct GradedRun: Sendable {
         var open = false
         if runCase.transactions.isEmpty, finished { problems.append("not attempted: no transaction for this scenario, version and channel while the run was open") }
         for dsTransID in runCase.transactions {
-            guard var entry = journal.json(dsTransID) else {
+            guard let entry = journal.outline(dsTransID) else {
                 problems.append("transaction \(dsTransID): its record is no longer kept")
                 continue
             }
-            let results = (entry["checks"]?.arrayValue ?? []).compactMap(CheckResult.init(json:))
+            let results = entry.checks
             checks += results.map { (dsTransID, $0) }
-            let ended = entry["state"]?.stringValue == JournalEntry.State.ended.rawValue
+            let ended = entry.ended
             // A challenge whose end is judged (an SDK that rightly stopped) is settled, though the ACS still waits.
             if !ended, !results.contains(where: { $0.check == .challengeEnd }) { open = true }
             // What is due but never came is a failure once the run is finished.
@@ -87,9 +87,7 @@ public struct GradedRun: Sendable {
                     checks.append((dsTransID, .fail(.sdkErro, "Erro \(due) not received by the end of the run")))
                 }
             }
-            entry.set("checks", nil)
-            entry.set("messages", nil)
-            summaries.append(entry)
+            summaries.append(entry.summary)
         }
         checks.sort { $0.1.verdict.severity > $1.1.verdict.severity }
         let failed = !problems.isEmpty || checks.contains { $0.1.verdict == .fail }

@@ -31,11 +31,9 @@ public struct RunCase: Sendable, Equatable {
         self.channel = channel
         pan = scenario.pan ?? ""
         if case .challenge(let script) = scenario.outcome { answers = script.passingAnswers } else { answers = [] }
-        flow = switch scenario.outcome.plan(for: version) {
-        case .final: "frictionless"
-        case .challenge: channel == .app ? "challenge" : "frictionless"
-        case .decoupled: "decoupled"
-        }
+        let plan = scenario.outcome.plan(for: version)
+        // Only app challenges are scripted: the ACS answers other channels without one.
+        if case .challenge = plan, channel != .app { flow = "frictionless" } else { flow = plan.flow }
         transStatus = scenario.outcome.expectedResult(for: version).rawValue
         // A fault on the challenge never acts where the version (or channel) answers without one.
         sdkErro = flow == "challenge" ? scenario.expectation?.sdkErro?.rawValue : nil

@@ -14,6 +14,15 @@ public enum Outcome: Sendable, Equatable {
         case final(TransStatus, reason: String?)
         case challenge(ChallengeScript)
         case decoupled(DecoupledScript)
+
+        /// "frictionless", "challenge" or "decoupled": how `/admin/scenarios` and run cases name it.
+        public var flow: String {
+            switch self {
+            case .final: "frictionless"
+            case .challenge: "challenge"
+            case .decoupled: "decoupled"
+            }
+        }
     }
 
     /// The plan for `version`. A status the version does not know (I or D before 2.2.0)

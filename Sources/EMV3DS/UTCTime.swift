@@ -1,7 +1,8 @@
 public import Foundation
 
-/// UTC timestamps from the C library: Foundation's Calendar and ISO8601DateFormatter go
-/// through ICU and cost more than an ECDH per transaction record.
+/// UTC timestamps from the C library, written digit by digit: Foundation's Calendar and
+/// ISO8601DateFormatter go through ICU, and `String(format:)` through CFString and C varargs,
+/// each costing more than an ECDH per transaction record.
 public enum UTCTime {
     private static func fields(_ date: Date) -> (tm: tm, milliseconds: Int) {
         let seconds = date.timeIntervalSince1970
@@ -14,12 +15,42 @@ public enum UTCTime {
     /// "YYYYMMDDHHMMSS", the AReq's `purchaseDate`.
     public static func purchaseDate(_ date: Date) -> String {
         let (t, _) = fields(date)
-        return String(format: "%04d%02d%02d%02d%02d%02d", t.tm_year + 1900, t.tm_mon + 1, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec)
+        var text = [UInt8]()
+        text.reserveCapacity(14)
+        for (value, width) in [(Int(t.tm_year) + 1900, 4), (Int(t.tm_mon) + 1, 2), (Int(t.tm_mday), 2),
+                               (Int(t.tm_hour), 2), (Int(t.tm_min), 2), (Int(t.tm_sec), 2)] {
+            appendDigits(value, width: width, to: &text)
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// ISO 8601 with milliseconds, "2026-11-21T12:00:00.123Z".
     public static func iso8601(_ date: Date) -> String {
         let (t, milliseconds) = fields(date)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", t.tm_year + 1900, t.tm_mon + 1, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, milliseconds)
+        var text = [UInt8]()
+        text.reserveCapacity(24)
+        appendDigits(Int(t.tm_year) + 1900, width: 4, to: &text)
+        for (separator, value) in [(UInt8(ascii: "-"), Int(t.tm_mon) + 1), (UInt8(ascii: "-"), Int(t.tm_mday)),
+                                   (UInt8(ascii: "T"), Int(t.tm_hour)), (UInt8(ascii: ":"), Int(t.tm_min)),
+                                   (UInt8(ascii: ":"), Int(t.tm_sec))] {
+            text.append(separator)
+            appendDigits(value, width: 2, to: &text)
+        }
+        text.append(UInt8(ascii: "."))
+        appendDigits(milliseconds, width: 3, to: &text)
+        text.append(UInt8(ascii: "Z"))
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// `value` in decimal, zero-padded on the left to `width` digits (values here are never negative).
+    private static func appendDigits(_ value: Int, width: Int, to text: inout [UInt8]) {
+        var divisor = 1
+        for _ in 1..<width { divisor *= 10 }
+        var rest = max(value, 0)
+        while divisor > 0 {
+            text.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
+            rest %= divisor
+            divisor /= 10
+        }
     }
 }

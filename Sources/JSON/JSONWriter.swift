@@ -9,7 +9,8 @@ public enum JSONWriter {
 
     public static func string(_ value: JSONValue) -> String { String(decoding: write(value), as: UTF8.self) }
 
-    private static func append(_ value: JSONValue, to out: inout [UInt8]) {
+    /// Appends `value` to `out`: for a document put together from parts without copying each.
+    public static func append(_ value: JSONValue, to out: inout [UInt8]) {
         switch value {
         case .null: out += Array("null".utf8)
         case .bool(let flag): out += Array((flag ? "true" : "false").utf8)
@@ -35,6 +36,9 @@ public enum JSONWriter {
     }
 
     private static let hex = Array("0123456789abcdef".utf8)
+
+    /// Appends `text` as a JSON string, escaped.
+    public static func append(string text: String, to out: inout [UInt8]) { appendString(text, to: &out) }
 
     private static func appendString(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))

@@ -103,7 +103,7 @@ public final class Journal: Sendable {
     /// The entry's JSON: from memory, else from the archive (an entry of an earlier process).
     public func json(_ dsTransID: String) -> JSONValue? {
         if let entry = entries.get(dsTransID) { return entry.json }
-        return archive?.record(role: Self.role, id: dsTransID).flatMap { try? JSONReader.parse($0.json).value }
+        return archive?.record(role: Self.role, id: dsTransID).flatMap { try? JSONReader.parse($0.json).value }.map(JournalEntry.expanded)
     }
 
     /// What grading reads of an entry: its summary, checks and whether it has ended. From memory

@@ -82,48 +82,91 @@ public struct JournalEntry: ArchivableRecord {
     }
 
     /// The record, written on the store's thread: each message's JSON goes in as it came (the
-    /// card number masked in its bytes), not parsed and written again.
+    /// card number masked in its bytes), not parsed and written again; a message relayed unchanged
+    /// (the ARes from the ACS to the DS, then to the 3DS Server) is `"sameAs"` the index of its
+    /// first copy; checks are stored without the catalogue's texts. ``json`` reads it back whole.
     public var archivedJSON: [UInt8] {
-        var out = JSONWriter.write(.object(omittingAbsent: summaryMembers + [("checks", .array(checks.map(\.json)))]))
+        var out: [UInt8] = []
+        out.reserveCapacity(1024 + messages.reduce(0) { $0 + $1.body.count + 160 })
+        JSONWriter.append(.object(omittingAbsent: summaryMembers + [("checks", .array(checks.map(\.storedJSON)))]), to: &out)
         out.removeLast()  // the closing brace: the messages follow
-        out += Array(#","messages":["#.utf8)
+        out += #","messages":["#.utf8
         let masking = pan.map { (Array($0.utf8), Array(CardNumber.masked($0).utf8)) }
         for (index, message) in messages.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            var head = JSONWriter.write(.object(omittingAbsent: [
-                ("from", .string(message.from.rawValue)), ("to", .string(message.to.rawValue)), ("type", .string(message.type)),
-                ("at", .string(UTCTime.iso8601(message.at))),
-                ("offsetMs", .number(String(Int((message.at.timeIntervalSince(startedAt) * 1000).rounded())))),
-                ("note", .string(message.note)),
-            ]))
-            head.removeLast()
-            out += head
-            out += Array(#","message":"#.utf8)
-            var body = message.isJSON ? message.body : JSONWriter.write(.string(String(decoding: message.body, as: UTF8.self)))
-            if let (pan, masked) = masking { Self.replace(pan, with: masked, in: &body) }
-            out += body
+            out += index > 0 ? #",{"from":"#.utf8 : #"{"from":"#.utf8
+            JSONWriter.append(string: message.from.rawValue, to: &out)
+            Self.member("to", message.to.rawValue, to: &out)
+            Self.member("type", message.type, to: &out)
+            Self.member("at", UTCTime.iso8601(message.at), to: &out)
+            out += #","offsetMs":"#.utf8
+            out += String(Int((message.at.timeIntervalSince(startedAt) * 1000).rounded())).utf8
+            if let note = message.note { Self.member("note", note, to: &out) }
+            if let first = messages[..<index].firstIndex(where: { $0.isJSON == message.isJSON && $0.body == message.body }) {
+                out += #","sameAs":"#.utf8
+                out += String(first).utf8
+            } else {
+                out += #","message":"#.utf8
+                let start = out.count
+                if message.isJSON { out += message.body } else { JSONWriter.append(string: String(decoding: message.body, as: UTF8.self), to: &out) }
+                if let (pan, masked) = masking { Self.replace(pan, with: masked, in: &out, from: start) }
+            }
             out.append(UInt8(ascii: "}"))
         }
-        out += Array("]}".utf8)
+        out += "]}".utf8
         return out
     }
 
-    /// Replaces each occurrence of `pattern` in `bytes` with `replacement` (of the same length).
-    private static func replace(_ pattern: [UInt8], with replacement: [UInt8], in bytes: inout [UInt8]) {
-        guard let first = pattern.first, pattern.count == replacement.count, bytes.count >= pattern.count else { return }
-        var index = 0
-        while index <= bytes.count - pattern.count {
-            if bytes[index] == first, bytes[index..<(index + pattern.count)].elementsEqual(pattern) {
-                bytes.replaceSubrange(index..<(index + pattern.count), with: replacement)
-                index += pattern.count
-            } else {
-                index += 1
+    /// Appends `,"key":"value"`.
+    private static func member(_ key: String, _ value: String, to out: inout [UInt8]) {
+        out += #",""#.utf8
+        out += key.utf8
+        out += #"":"#.utf8
+        JSONWriter.append(string: value, to: &out)
+    }
+
+    /// Replaces each occurrence of `pattern` in `bytes` from `start` on with `replacement` (of the same length).
+    private static func replace(_ pattern: [UInt8], with replacement: [UInt8], in bytes: inout [UInt8], from start: Int) {
+        guard !pattern.isEmpty, pattern.count == replacement.count, bytes.count - start >= pattern.count else { return }
+        bytes.withUnsafeMutableBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            // memchr to each candidate first byte, memcmp for the rest (Glibc's memmem is not imported).
+            var offset = start
+            let last = buffer.count - pattern.count
+            while offset <= last, let found = memchr(base + offset, Int32(pattern[0]), last - offset + 1) {
+                offset = found - base
+                if memcmp(found, pattern, pattern.count) == 0 {
+                    for (index, byte) in replacement.enumerated() { buffer[offset + index] = byte }
+                    offset += pattern.count
+                } else {
+                    offset += 1
+                }
             }
         }
     }
 
     /// The transaction as the inspector and the reports show it.
-    public var json: JSONValue { (try? JSONReader.parse(archivedJSON).value) ?? summary }
+    public var json: JSONValue { (try? JSONReader.parse(archivedJSON).value).map(Self.expanded) ?? summary }
+
+    /// A stored record made whole: each `sameAs` message given its copy's body, each check its
+    /// text, reference and party.
+    public static func expanded(_ record: JSONValue) -> JSONValue {
+        var record = record
+        if let checks = record["checks"]?.arrayValue {
+            record.set("checks", .array(checks.map { CheckResult(json: $0)?.json ?? $0 }))
+        }
+        if let messages = record["messages"]?.arrayValue {
+            record.set("messages", .array(messages.map { message in
+                guard let index = message["sameAs"]?.numberText.flatMap({ Int($0) }), messages.indices.contains(index), let body = messages[index]["message"] else {
+                    return message
+                }
+                var whole = message
+                whole.set("sameAs", nil)
+                whole.set("message", body)
+                return whole
+            }))
+        }
+        return record
+    }
 
     /// The line of the inspector's list.
     public var summary: JSONValue { .object(omittingAbsent: summaryMembers) }

@@ -130,4 +130,31 @@ struct StoreTests {
             "\(error)".contains("schema version 7")
         }
     }
+
+    @Test func aFileOfTheFirstSchemaIsMovedOverWithItsRecords() throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/harness.sqlite"
+        // Schema version 1 as the harness wrote it until the store moved to a rowid table.
+        let made = try ChildProcess.run("python3", ["-c", """
+            import sqlite3, sys
+            db = sqlite3.connect(sys.argv[1])
+            db.executescript("CREATE TABLE transactions (role TEXT NOT NULL, id TEXT NOT NULL, updated INTEGER NOT NULL, "
+                             "record BLOB NOT NULL, PRIMARY KEY (role, id)) WITHOUT ROWID; "
+                             "CREATE INDEX transactions_by_time ON transactions (updated); PRAGMA user_version = 1;")
+            db.execute("INSERT INTO transactions VALUES ('run', 'r1', 1000, ?)", (b'{"id":"r1"}',))
+            db.commit()
+            """, path])
+        #expect(made.status == 0, "\(made.output)")
+        let archive = try SQLiteArchive(path: path, retention: .init(maxRecords: 10, maxAgeSeconds: 86_400 * 365 * 100))
+        #expect(archive.record(role: "run", id: "r1") == ArchivedRecord(role: "run", id: "r1", updated: 1000, json: Array(#"{"id":"r1"}"#.utf8)))
+        archive.save(role: "run", id: "r1") { Array(#"{"id":"r1","finished":true}"#.utf8) }
+        archive.close(timeoutSeconds: 10)
+        #expect(archive.status.written == 1)
+        let reopened = try SQLiteArchive(path: path, retention: .init(maxRecords: 10, maxAgeSeconds: 86_400 * 365 * 100))
+        defer { reopened.close(timeoutSeconds: 10) }
+        #expect(reopened.record(role: "run", id: "r1")?.json == Array(#"{"id":"r1","finished":true}"#.utf8))
+        #expect(reopened.recent(role: "run", limit: 5).count == 1)
+    }
 }

@@ -26,6 +26,13 @@ public struct CheckResult: Sendable, Equatable {
                                  ("reference", .string(check.reference)), ("party", .string(check.party.rawValue)), ("detail", .string(detail))])
     }
 
+    /// What is stored: id, verdict and detail; the text, reference and party are the check's own,
+    /// read from the catalogue again (``json``), not written with each transaction.
+    public var storedJSON: JSONValue {
+        .object(omittingAbsent: [("id", .string(check.rawValue)), ("verdict", .string(verdict.rawValue)), ("detail", .string(detail))])
+    }
+
+    /// Reads ``json`` or ``storedJSON``.
     public init?(json: JSONValue) {
         guard let id = json["id"]?.stringValue.flatMap(ConformanceCheck.init(rawValue:)),
               let verdict = json["verdict"]?.stringValue.flatMap(Verdict.init(rawValue:)) else { return nil }

@@ -1,0 +1,67 @@
+import EMV3DS
+import Foundation
+import JSON
+import Journal
+@testable import Store
+import Synchronization
+import Testing
+
+/// An archive in a dictionary, writing at once: what the journal saves, read back by a new journal (a restart).
+private final class DictionaryArchive: TransactionArchive {
+    private let records = Mutex<[String: [UInt8]]>([:])
+    func save(role: String, id: String, _ encode: @escaping @Sendable () -> [UInt8]) {
+        let json = encode()
+        records.withLock { $0[role + "/" + id] = json }
+    }
+    func record(role: String, id: String) -> ArchivedRecord? {
+        records.withLock { $0[role + "/" + id] }.map { ArchivedRecord(role: role, id: id, updated: 0, json: $0) }
+    }
+    func recent(role: String, limit: Int) -> [ArchivedRecord] { [] }
+    var status: ArchiveStatus { ArchiveStatus() }
+    func close(timeoutSeconds: Double) {}
+    func stored(_ id: String) -> String { String(decoding: records.withLock { $0["journal/" + id] } ?? [], as: UTF8.self) }
+}
+
+@Suite("Journal entries: stored compactly, read back whole")
+struct JournalEntryTests {
+    private let pan = "4000000000001000"
+    private let ares = Array(#"{"messageType":"ARes","transStatus":"Y","dsTransID":"d1"}"#.utf8)
+
+    private func journal(_ archive: DictionaryArchive) -> Journal {
+        let journal = Journal(capacity: 10, archive: archive)
+        journal.open(JournalEntry(dsTransID: "d1", ids: TransactionIDs(threeDSServerTransID: "s1", dsTransID: "d1"), pan: pan,
+                                  version: "2.2.0", channel: "01", scenario: "frictionless-y"))
+        journal.message("d1", from: .threeDSServer, to: .directoryServer, type: "AReq",
+                        body: Array(#"{"messageType":"AReq","acctNumber":"\#(pan)"}"#.utf8))
+        journal.message("d1", from: .accessControlServer, to: .directoryServer, type: "ARes", body: ares)
+        journal.message("d1", from: .directoryServer, to: .threeDSServer, type: "ARes", body: ares)
+        journal.check("d1", .pass(.areqElements))
+        journal.end("d1", transStatus: "Y", because: "ARes Y")
+        return journal
+    }
+
+    @Test func aRelayedMessageIsStoredOnceAndChecksWithoutTheirTexts() {
+        let archive = DictionaryArchive()
+        _ = journal(archive)
+        let stored = archive.stored("d1")
+        #expect(stored.contains(#""sameAs":1"#))
+        #expect(stored.components(separatedBy: #""messageType":"ARes""#).count == 2, "the ARes is written once")
+        #expect(!stored.contains(ConformanceCheck.areqElements.text))
+        #expect(!stored.contains(pan), "the card number is masked in the messages")
+    }
+
+    @Test func theStoredEntryReadsBackWholeAfterARestart() throws {
+        let archive = DictionaryArchive()
+        let inMemory = try #require(journal(archive).json("d1"))
+        let restarted = try #require(Journal(capacity: 10, archive: archive).json("d1"))
+        #expect(restarted == inMemory)
+        let messages = try #require(restarted["messages"]?.arrayValue)
+        #expect(messages.count == 3)
+        #expect(messages[2]["message"] == messages[1]["message"])
+        #expect(messages[2]["sameAs"] == nil)
+        #expect(messages[2]["from"]?.stringValue == "DS")
+        let check = try #require(restarted["checks"]?.arrayValue?.first)
+        #expect(check["text"]?.stringValue == ConformanceCheck.areqElements.text)
+        #expect(check["party"]?.stringValue == "3ds-server")
+    }
+}

@@ -70,7 +70,9 @@ public final class HarnessApp: Sendable {
                                                       scenarios: scenarios, peer: try peer(timeoutMs: 30_000), endpoints: endpoints,
                                                       capacity: capacity, archive: archive, journal: journal, logger: logger.named("acs"))
             threeDSServer = ThreeDSServer(settings: configuration.threeDSServer, peer: try peer(timeoutMs: configuration.threeDSServer.directoryServerTimeoutMs),
-                                          endpoints: endpoints, capacity: capacity, archive: archive, logger: logger.named("3ds-server"))
+                                          endpoints: endpoints, capacity: capacity, archive: archive,
+                                          directoryServerID: { pan in schemes.first { $0.contains(pan: pan) }?.rid },
+                                          logger: logger.named("3ds-server"))
             var router = Self.baseRoutes()
             router.get("/admin/memory", Self.memoryRoute(threeDSServer, directoryServer, accessControlServer))
             router.get("/metrics", Self.metricsRoute(metrics, archive, threeDSServer, directoryServer, accessControlServer))

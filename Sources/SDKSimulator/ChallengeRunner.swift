@@ -47,6 +47,12 @@ public struct ChallengeParameters: Sendable {
     public let acsTransID: String
     public let acsSignedContent: String
 
+    public init(threeDSServerTransID: String, acsTransID: String, acsSignedContent: String) {
+        self.threeDSServerTransID = threeDSServerTransID
+        self.acsTransID = acsTransID
+        self.acsSignedContent = acsSignedContent
+    }
+
     /// Reads them from a 3DS Server transaction record's `challenge` member.
     public init?(record: JSONValue) {
         guard let challenge = record["challenge"], let server = challenge["threeDSServerTransID"]?.stringValue,

@@ -34,10 +34,15 @@ public final class ThreeDSServer: Sendable {
     let endpoints: LocalEndpoints
     public let transactions: TransactionStore<Transaction>
     let logger: Logger
+    /// The DS id (RID) of the scheme a card number belongs to, as the 3DS Server is configured
+    /// per Directory Server; nil when it knows none.
+    let directoryServerID: @Sendable (String) -> String?
 
     public init(settings: ThreeDSServerSettings, peer: EMVPeer, endpoints: LocalEndpoints, capacity: Int = 100_000,
-                archive: (any TransactionArchive)? = nil, logger: Logger) {
+                archive: (any TransactionArchive)? = nil, directoryServerID: @escaping @Sendable (String) -> String? = { _ in nil },
+                logger: Logger) {
         self.settings = settings
+        self.directoryServerID = directoryServerID
         self.peer = peer
         self.endpoints = endpoints
         transactions = TransactionStore(capacity: capacity, archive: archive, role: "3ds-server")
@@ -46,6 +51,8 @@ public final class ThreeDSServer: Sendable {
 
     public func register(on router: inout Router) {
         router.post("/3ds-server/authenticate") { request, _ async throws in try await self.authenticate(request) }
+        router.post("/3ds-server/versions") { request, _ async throws in try await self.versions(request) }
+        EMVCoProfile(server: self).register(on: &router)
         router.record("/3ds-server/transactions/{id}", "transaction") { self.transactions.json($0) }
         router.emv("/3ds-server/rreq", receives: .rReq) { request in self.results(request) }
     }
@@ -56,7 +63,14 @@ public final class ThreeDSServer: Sendable {
         guard request.headers.mediaType == "application/json" else {
             throw HTTPError(.unsupportedMediaType, "expected Content-Type application/json, got \(request.headers["Content-Type"] ?? "none")")
         }
-        let input = try AuthenticationRequest(body: request.body)
+        let (transaction, status) = try await authenticate(AuthenticationRequest(body: request.body))
+        return .emv(transaction.json, status: status)
+    }
+
+    /// Sends the AReq for `input` to the DS and keeps the transaction; the HTTP status says
+    /// whether the DS's answer was usable (200) or not (502). Throws (400) for input that would
+    /// make an invalid AReq. The requestor API and every integration profile go through here.
+    func authenticate(_ input: AuthenticationRequest) async throws(HTTPError) -> (Transaction, HTTPStatus) {
         let areq = buildAReq(input)
         let violations = areq.violations(of: AReqRules.fromThreeDSServer)
         guard violations.isEmpty else {
@@ -80,7 +94,7 @@ public final class ThreeDSServer: Sendable {
                     // An ARes that is not this transaction's is no usable answer: as an invalid one.
                     await refuse(areq.erro(about: [unechoed], answered: TransactionIDs(json: envelope.json), from: .threeDSServer), violations: [unechoed],
                                  of: &transaction, url: url)
-                    return finish(transaction, status: .badGateway)
+                    return (finish(transaction), .badGateway)
                 }
                 transaction.apply(ares)
             case .erro(let erro):
@@ -96,14 +110,14 @@ public final class ThreeDSServer: Sendable {
             } else {
                 transaction.fail("DS: \(error.summary)")
             }
-            return finish(transaction, status: .badGateway)
+            return (finish(transaction), .badGateway)
         }
-        return finish(transaction, status: .ok)
+        return (finish(transaction), .ok)
     }
 
-    private func finish(_ transaction: Transaction, status: HTTPStatus) -> HTTPResponse {
+    private func finish(_ transaction: Transaction) -> Transaction {
         transactions.put(transaction.threeDSServerTransID, transaction)
-        return .emv(transaction.json, status: status)
+        return transaction
     }
 
     /// An invalid ARes ends the transaction, and the 3DS Server tells the DS with an Erro

@@ -136,7 +136,7 @@ extension ThreeDSServer {
         var transStatus: String? { (rreqOutcome ?? aresOutcome)?.transStatus.rawValue }
 
         /// The ARes as it came, from the trail.
-        private var receivedARes: JSONValue? {
+        var receivedARes: JSONValue? {
             for entry in messages where entry.direction == .received {
                 if let json = try? JSONReader.parse(entry.message).value, json["messageType"]?.stringValue == MessageType.aRes.rawValue { return json }
             }

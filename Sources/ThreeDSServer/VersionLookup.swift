@@ -1,0 +1,85 @@
+import EMV3DS
+import EMVCrypto
+import JSON
+import Messaging
+import Net
+
+extension ThreeDSServer {
+    /// `POST /3ds-server/versions` with `{"acctNumber": "…"}` (or `pan`): what a backend asks
+    /// before the SDK makes its transaction, like a 3DS Server's pre-authentication call. The
+    /// 3DS Server asks the DS for its card ranges (PReq/PRes, 2.2.0, whose ranges are flat)
+    /// and answers the DS id, the versions the card's range supports, and its 3DS Method URL.
+    func versions(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
+        let json: JSONValue
+        do { json = try JSONReader.parse(request.body).value } catch { throw HTTPError(.badRequest, "body is not JSON: \(error.description)") }
+        guard let pan = (json["acctNumber"] ?? json["pan"])?.stringValue else {
+            throw HTTPError(.badRequest, "acctNumber (or pan) is required: the card number, 13-19 digits")
+        }
+        guard (13...19).contains(pan.count), pan.allSatisfy({ ("0"..."9").contains($0) }) else {
+            throw HTTPError(.badRequest, "acctNumber must be 13-19 digits")
+        }
+        let ranges = try await cardRanges()
+        guard let range = ranges.first(where: { $0.contains(pan: pan) }) else {
+            throw HTTPError(.notFound, "no card range of the DS holds \(CardNumber.masked(pan)): the card is not enrolled")
+        }
+        let versions = MessageVersion.allCases.filter { $0 >= range.lowest && $0 <= range.highest }
+        return .emv(.object(omittingAbsent: [
+            ("acctNumber", .string(CardNumber.masked(pan))),
+            ("dsId", .string(directoryServerID(pan))),
+            ("startRange", .string(range.start)), ("endRange", .string(range.end)),
+            ("messageVersions", .array(versions.map { .string($0.rawValue) })),
+            ("highestMessageVersion", .string(versions.last?.rawValue)),
+            ("threeDSMethodURL", .string(range.threeDSMethodURL)),
+        ]))
+    }
+
+    /// A card range as a 2.2.0 PRes gives it: bounds of equal length, the versions both the ACS and the DS speak.
+    struct PreparedRange {
+        let start, end: String
+        let lowest, highest: MessageVersion
+        let threeDSMethodURL: String?
+
+        func contains(pan: String) -> Bool {
+            // Bounds are PAN-length numbers: compare the card number cut or padded with zeros to their length.
+            let digits = pan.count >= start.count ? String(pan.prefix(start.count)) : pan + String(repeating: "0", count: start.count - pan.count)
+            return start <= digits && digits <= end
+        }
+    }
+
+    private func cardRanges() async throws(HTTPError) -> [PreparedRange] {
+        let version = MessageVersion.v2_2_0
+        let preq = PreparationRules.pReq.build([
+            ("messageType", .string(MessageType.pReq.rawValue)), ("messageVersion", .string(version.rawValue)),
+            ("threeDSServerRefNumber", .string(settings.referenceNumber)), ("threeDSServerOperatorID", .string(settings.operatorID)),
+            ("threeDSServerTransID", .string(TransactionIdentifier.make())),
+        ], version: version)
+        let answer: PeerAnswer<JSONValue>
+        do {
+            answer = try await peer.exchange(preq, url: preparationURL) { bytes throws(InvalidMessage) in
+                try MessageEnvelope.read(bytes, rules: PreparationRules.pRes, request: preq).json
+            }
+        } catch {
+            throw HTTPError(.badGateway, "no usable PRes from the DS at \(preparationURL): \(error.summary)")
+        }
+        guard case .message(let pres) = answer else {
+            guard case .erro(let erro) = answer else { return [] }
+            throw HTTPError(.badGateway, "the DS answered the PReq with an Erro: \(erro.errorCode.rawValue) \(erro.errorDescription)")
+        }
+        return (pres["cardRangeData"]?.arrayValue ?? []).compactMap { element in
+            guard let start = element["startRange"]?.stringValue, let end = element["endRange"]?.stringValue, start.count == end.count,
+                  let acsLow = element["acsStartProtocolVersion"]?.stringValue.flatMap(MessageVersion.init(rawValue:)),
+                  let acsHigh = element["acsEndProtocolVersion"]?.stringValue.flatMap(MessageVersion.init(rawValue:)) else { return nil }
+            let dsLow = element["dsStartProtocolVersion"]?.stringValue.flatMap(MessageVersion.init(rawValue:)) ?? acsLow
+            let dsHigh = element["dsEndProtocolVersion"]?.stringValue.flatMap(MessageVersion.init(rawValue:)) ?? acsHigh
+            return PreparedRange(start: start, end: end, lowest: max(acsLow, dsLow), highest: min(acsHigh, dsHigh),
+                                 threeDSMethodURL: element["threeDSMethodURL"]?.stringValue)
+        }
+    }
+
+    /// The DS's PReq URL: the harness's own, or the configured DS URL with its last path
+    /// segment `areq` replaced by `preq` (the harness's DS layout, `/ds/areq` and `/ds/preq`).
+    private var preparationURL: String {
+        guard let url = settings.directoryServerURL else { return endpoints.url("/ds/preq") }
+        return url.hasSuffix("/areq") ? String(url.dropLast(4)) + "preq" : url
+    }
+}

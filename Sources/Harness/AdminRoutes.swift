@@ -85,8 +85,7 @@ struct AdminRoutes {
         guard request.body.count <= Self.maxPinBytes else {
             throw HTTPError(.payloadTooLarge, "a pin is at most \(Self.maxPinBytes) bytes, this one \(request.body.count)")
         }
-        let body: JSONValue
-        do { body = try JSONReader.parse(request.body).value } catch { throw HTTPError(.badRequest, "body is not JSON: \(error)") }
+        let body = try request.jsonBody()
         let target: PinTarget
         switch (body["pan"]?.stringValue, body["sdkTransID"]?.stringValue) {
         case (let pan?, nil):

@@ -55,7 +55,7 @@ struct RunRoutes {
         let body: JSONValue
         switch request.headers.mediaType {
         case "application/json":
-            do { body = try JSONReader.parse(request.body).value } catch { throw HTTPError(.badRequest, "body is not JSON: \(error)") }
+            body = try request.jsonBody()
         case "application/yaml", "application/x-yaml", "text/yaml":
             body = try Self.yamlSuiteRequest(request.body)
         default:

@@ -29,12 +29,6 @@ struct AuthenticationRequest {
         "acquirerCountryCode", "acquirerCountryCodeSource", "threeDSRequestorDecReqInd", "threeDSRequestorDecMaxTime",
     ]
 
-    init(body: [UInt8]) throws(HTTPError) {
-        let json: JSONValue
-        do { json = try JSONReader.parse(body).value } catch { throw HTTPError(.badRequest, "body is not JSON: \(error.description)") }
-        try self.init(json: json)
-    }
-
     /// From the members of `json`; a profile passes what it decoded from its own shape.
     init(json: JSONValue) throws(HTTPError) {
         guard let members = json.objectMembers else { throw HTTPError(.badRequest, "body must be a JSON object") }

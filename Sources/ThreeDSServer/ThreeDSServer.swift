@@ -63,7 +63,7 @@ public final class ThreeDSServer: Sendable {
         guard request.headers.mediaType == "application/json" else {
             throw HTTPError(.unsupportedMediaType, "expected Content-Type application/json, got \(request.headers["Content-Type"] ?? "none")")
         }
-        let (transaction, status) = try await authenticate(AuthenticationRequest(body: request.body))
+        let (transaction, status) = try await authenticate(AuthenticationRequest(json: request.jsonBody()))
         return .emv(transaction.json, status: status)
     }
 

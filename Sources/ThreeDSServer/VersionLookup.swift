@@ -10,8 +10,7 @@ extension ThreeDSServer {
     /// 3DS Server asks the DS for its card ranges (PReq/PRes, 2.2.0, whose ranges are flat)
     /// and answers the DS id, the versions the card's range supports, and its 3DS Method URL.
     func versions(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
-        let json: JSONValue
-        do { json = try JSONReader.parse(request.body).value } catch { throw HTTPError(.badRequest, "body is not JSON: \(error.description)") }
+        let json = try request.jsonBody()
         guard let pan = (json["acctNumber"] ?? json["pan"])?.stringValue else {
             throw HTTPError(.badRequest, "acctNumber (or pan) is required: the card number, 13-19 digits")
         }

@@ -1,4 +1,4 @@
-import JSON
+public import JSON
 
 /// An error a handler throws to answer with a given status and reason.
 ///
@@ -23,5 +23,12 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
                                     body: JSONWriter.write(.object([("error", .string(message))])))
         for (name, value) in headers { response.headers.set(name, value) }
         return response
+    }
+}
+
+extension HTTPRequest {
+    /// The body as JSON, or 400 saying where it is not.
+    public func jsonBody() throws(HTTPError) -> JSONValue {
+        do { return try JSONReader.parse(body).value } catch { throw HTTPError(.badRequest, "body is not JSON: \(error.description)") }
     }
 }

@@ -40,8 +40,7 @@ struct EMVCoProfile {
         guard request.headers.mediaType == "application/json" else {
             throw HTTPError(.unsupportedMediaType, "expected Content-Type application/json, got \(request.headers["Content-Type"] ?? "none")")
         }
-        let json: JSONValue
-        do { json = try JSONReader.parse(request.body).value } catch { throw HTTPError(.badRequest, "body is not JSON: \(error.description)") }
+        let json = try request.jsonBody()
         guard var members = json.objectMembers else { throw HTTPError(.badRequest, "body must be a JSON object") }
         if let nested = json["authenticationRequestParameters"] {
             guard let parameters = nested.objectMembers else { throw HTTPError(.badRequest, "authenticationRequestParameters must be an object") }

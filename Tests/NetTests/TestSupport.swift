@@ -39,7 +39,10 @@ final class RawSocket {
     let fd: Int32
 
     init(port: Int, receiveTimeout: TimeInterval = 5) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // `fd` is set only once connected: an initializer that throws after every property is
+        // set still runs deinit, and a second close would close whatever descriptor another
+        // thread (a loop's epoll, a connection) has been given that number meanwhile.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian
@@ -51,6 +54,7 @@ final class RawSocket {
             close(fd)
             throw POSIXError(.ECONNREFUSED)
         }
+        self.fd = fd
         var timeout = timeval(tv_sec: Int(receiveTimeout), tv_usec: Int((receiveTimeout - floor(receiveTimeout)) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
@@ -107,7 +111,8 @@ final class RawSocket {
     /// Whether the peer has closed (recv returns 0 within the timeout).
     func peerClosed() -> Bool {
         var byte: UInt8 = 0
-        return recv(fd, &byte, 1, 0) == 0
+        let count = recv(fd, &byte, 1, 0)
+        return count == 0
     }
 
     static func split(_ data: [UInt8]) -> [String] {

@@ -47,6 +47,8 @@ public final class HarnessApp: Sendable {
         self.scenarioPath = scenarioPath
         scenarios = ScenarioSource(try ScenarioFile.load(path: scenarioPath))
         let schemes = configuration.directoryServers.map(\.scheme)
+        // What SDKs are configured with, per DS id: read and signed once.
+        let sdkConfigurations = try Self.sdkConfigurations(configuration.directoryServers, pki: pki)
 
         let archive = try Self.openArchive(configuration, path: resolve(configuration.dataDirectory) + "/harness.sqlite", logger: logger)
         self.archive = archive
@@ -72,6 +74,9 @@ public final class HarnessApp: Sendable {
             threeDSServer = ThreeDSServer(settings: configuration.threeDSServer, peer: try peer(timeoutMs: configuration.threeDSServer.directoryServerTimeoutMs),
                                           endpoints: endpoints, capacity: capacity, archive: archive,
                                           directoryServerID: { pan in schemes.first { $0.contains(pan: pan) }?.rid },
+                                          tokenDirectoryServer: { rid, keyType in
+                                              sdkConfigurations[rid]?.tokenStyle(keyType == "ec" ? .ec : .rsa).map(TokenStyleDirectoryServer.init)
+                                          },
                                           logger: logger.named("3ds-server"))
             var router = Self.baseRoutes()
             router.get("/admin/memory", Self.memoryRoute(threeDSServer, directoryServer, accessControlServer))
@@ -81,6 +86,9 @@ public final class HarnessApp: Sendable {
                 router.guardPaths(under: "admin", AdminToken(token).check)
                 router.guardPaths(under: "inspector", AdminToken(token).check)
             }
+            SDKConfigRoutes(configurations: configuration.directoryServers.compactMap { sdkConfigurations[$0.rid] },
+                            tlsRootPath: pki.directory + "/tls/root-ca.pem", token: configuration.sdkConfigToken?.value,
+                            endpoints: endpoints).register(on: &router)
             AdminRoutes(scenarios: scenarios, reloader: ScenarioReloader(path: scenarioPath, shownPath: configuration.scenarios, scenarios: scenarios)).register(on: &router)
             threeDSServer.register(on: &router)
             directoryServer.register(on: &router)
@@ -114,6 +122,19 @@ public final class HarnessApp: Sendable {
             throw ConfigurationError.invalid(source: "dataDirectory",
                                              reason: "cannot open the store \(path): \(error) (make the folder writable, choose another dataDirectory, or set store.enabled: false)")
         }
+    }
+
+    /// What an SDK is configured with for each scheme (DS id, keys, roots), from the test PKI.
+    private static func sdkConfigurations(_ schemes: [SchemeConfiguration], pki: TestPKI) throws -> [String: SDKConfiguration] {
+        var configurations: [String: SDKConfiguration] = [:]
+        for scheme in schemes {
+            do {
+                configurations[scheme.rid] = try SDKConfiguration(pki: pki, profile: DirectoryServerProfile(rid: scheme.rid, name: scheme.name))
+            } catch {
+                throw ConfigurationError.invalid(source: "directoryServers", reason: "\(scheme.rid): the SDK configuration under \(pki.profileDirectory(scheme.rid)): \(error) (run `threeds-harness pki generate`)")
+            }
+        }
+        return configurations
     }
 
     /// Each scheme's DS keys (to decrypt device data) and ACS signing identity, from the test PKI.

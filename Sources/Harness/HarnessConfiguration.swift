@@ -86,6 +86,9 @@ public struct HarnessConfiguration: Sendable, Equatable {
     public var tls = TLS()
     public var logging = Logging()
     public var admin = Admin()
+    /// When set, `GET /sdk/config` and the logos ask for `Authorization: Bearer <token>`;
+    /// THREEDS_HARNESS_SDK_CONFIG_TOKEN overrides it (`serve`).
+    public var sdkConfigToken: ConfigurationSecret?
     /// Folder of the test PKI (`pki generate` writes it, the roles read it).
     public var pkiDirectory = "certs"
     /// The Directory Servers the harness plays, by RID, with their card ranges.
@@ -232,22 +235,30 @@ public struct HarnessConfiguration: Sendable, Equatable {
     }
 
     /// `/admin` changes what every transaction gets: on an address other hosts can reach it
-    /// needs a token, unless the configuration says plainly that it may stay open.
+    /// needs a token, unless the configuration says plainly that it may stay open. Each token
+    /// that is set (the admin token, `sdkConfigToken`) must be long enough to guess poorly.
     /// The token in the environment (`THREEDS_HARNESS_ADMIN_TOKEN`) counts as one in the file:
     /// `serve` puts it there, so a file that binds 0.0.0.0 with the token given only in the
     /// environment (a container's way) is not refused for lack of one.
     public func checkAdminExposure(source: String,
                                    environmentToken: String? = Self.environmentAdminToken) throws(ConfigurationError) {
-        if let token = admin.token, token.count < 16 || token.contains(where: { $0.isWhitespace }) {
-            throw .invalid(source: source, reason: "admin.token: at least 16 characters, no spaces")
+        for (key, token) in [("admin.token", admin.token), ("sdkConfigToken", sdkConfigToken?.value)] {
+            if let token, token.count < 16 || token.contains(where: { $0.isWhitespace }) {
+                throw .invalid(source: source, reason: "\(key): at least 16 characters, no spaces")
+            }
         }
         guard !Self.isLoopback(server.host), admin.token == nil, environmentToken == nil, !admin.openOnNetwork else { return }
         throw .invalid(source: source, reason: "admin: server.host \(server.host) is reachable from other hosts, and /admin would be open to them; set admin.token (or THREEDS_HARNESS_ADMIN_TOKEN), or admin.openOnNetwork: true on a network you trust")
     }
 
     /// `THREEDS_HARNESS_ADMIN_TOKEN`, when set and not empty: it overrides `admin.token`.
-    public static var environmentAdminToken: String? {
-        ProcessInfo.processInfo.environment["THREEDS_HARNESS_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+    public static var environmentAdminToken: String? { environmentValue("THREEDS_HARNESS_ADMIN_TOKEN") }
+
+    /// `THREEDS_HARNESS_SDK_CONFIG_TOKEN`, when set and not empty: it overrides `sdkConfigToken`.
+    public static var environmentSDKConfigToken: String? { environmentValue("THREEDS_HARNESS_SDK_CONFIG_TOKEN") }
+
+    private static func environmentValue(_ name: String) -> String? {
+        ProcessInfo.processInfo.environment[name].flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// 127.0.0.0/8, ::1 and localhost: addresses only this machine reaches.
@@ -290,7 +301,7 @@ public struct HarnessConfiguration: Sendable, Equatable {
 // Decoding: every key optional (defaults above), unknown keys rejected (``KeyTableDecodable``).
 extension HarnessConfiguration: KeyTableDecodable, Encodable {
     public static var keys: [TableKey<Self>] {
-        [.key("server", \.server), .key("tls", \.tls), .key("logging", \.logging), .key("admin", \.admin),
+        [.key("server", \.server), .key("tls", \.tls), .key("logging", \.logging), .key("admin", \.admin), .key("sdkConfigToken", \.sdkConfigToken),
          .key("pkiDirectory", \.pkiDirectory), .key("directoryServers", \.directoryServers), .key("directoryServer", \.directoryServer),
          .key("accessControlServer", \.accessControlServer), .key("threeDSServer", \.threeDSServer), .key("scenarios", \.scenarios),
          .key("maxTransactions", \.maxTransactions), .key("dataDirectory", \.dataDirectory), .key("store", \.store)]
@@ -323,6 +334,21 @@ extension HarnessConfiguration.Store: KeyTableDecodable {
 
 extension HarnessConfiguration.Logging: KeyTableDecodable {
     public static var keys: [TableKey<Self>] { [.key("level", \.level), .key("format", \.format)] }
+}
+
+/// A secret of the configuration (a bearer token): read as a string, written out as "(set)",
+/// never the secret itself.
+public struct ConfigurationSecret: Sendable, Equatable, Codable {
+    public let value: String
+
+    public init(_ value: String) { self.value = value }
+
+    public init(from decoder: Decoder) throws { value = try decoder.singleValueContainer().decode(String.self) }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode("(set)")
+    }
 }
 
 /// A configuration file that cannot be used, and why.

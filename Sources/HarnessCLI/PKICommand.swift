@@ -96,7 +96,7 @@ struct PKICommand: ParsableCommand {
         @Option(name: .long, help: "The Directory Server's RID, e.g. A000000003.")
         var rid: String
 
-        @Option(name: .long, help: "pem, der (base64), jwk (JWK set) or json (all of it).")
+        @Option(name: .long, help: "pem, der (base64), jwk (JWK set), json (all of it), or one SDK family's shape: activesdk (GPayments), token (Adyen's fingerprintToken members), jwk-single (one JWK per key), stripe (docs/sdk-config.md).")
         var format: SDKConfiguration.Format = .pem
 
         func run() throws {

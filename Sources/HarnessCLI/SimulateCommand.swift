@@ -1,4 +1,4 @@
-import ArgumentParser
+public import ArgumentParser
 import EMV3DS
 import EMVCrypto
 import Foundation
@@ -19,6 +19,8 @@ struct SimulateCommand: AsyncParsableCommand {
             When the ACS asks for a challenge, the SDK verifies acsSignedContent against the DS CA root, agrees the key and \
             answers each screen from --answers ("1234", or "1111;resend;5678": one answer per screen; also cancel, cancel:NN, \
             continue, empty). android runs the Android channel (zero IV with counter); ios-ec and rsa the iOS one (random IV).
+            --profile emvco or token goes through that integration profile instead (docs/profiles.md): the SDK is configured \
+            from what the profile answers, and the profile's answers are checked against the 3DS Server's record.
             --all runs every scenario of GET /admin/scenarios (--all-frictionless only the frictionless ones) for each chosen \
             version and style with the scenario's documented answers, and exits 1 on any unexpected result. With --junit, \
             --report or --json it runs them as a test run on the harness (POST /admin/runs), so the reports carry the \
@@ -52,6 +54,9 @@ struct SimulateCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: "Play a wrong SDK on purpose: withhold-erro (no Erro about a bad CRes) or repeat-counter (the second CReq repeats sdkCounterStoA 000).")
     var misbehave: String?
+
+    @Option(name: .long, help: "The app's backend contract: server (/3ds-server/authenticate), emvco (/profiles/emvco: the EMVCo SDK API's parameters) or token (/profiles/token: Adyen-style fingerprint and challenge tokens).")
+    var profile: IntegrationProfile = .server
 
     @Flag(name: .long, help: "Run every scenario and check its outcome.")
     var all = false
@@ -97,7 +102,7 @@ struct SimulateCommand: AsyncParsableCommand {
         let sdkClient = try HTTPClient(group: group, configuration: HTTPClientConfiguration(tls: tls, readTimeoutMilliseconds: 10_000))
         let appClient = try HTTPClient(group: group, configuration: HTTPClientConfiguration(
             tls: tls, readTimeoutMilliseconds: configuration.threeDSServer.directoryServerTimeoutMs + 15_000))
-        let simulator = Simulator(client: appClient, baseURL: url)
+        let simulator = Simulator(client: appClient, baseURL: url, profile: profile)
         let pki = TestPKI(directory: pkiDirectory)
         let challenger = ChallengeRunner(client: sdkClient, trustAnchors: configuration.directoryServers.compactMap { try? pki.rootCertificate($0.rid) },
                                          misbehaviour: misbehave.flatMap(ChallengeRunner.Misbehaviour.init(rawValue:)))
@@ -159,3 +164,5 @@ struct SimulateCommand: AsyncParsableCommand {
         if failures > 0 { throw ExitCode(1) }
     }
 }
+
+extension IntegrationProfile: ExpressibleByArgument {}

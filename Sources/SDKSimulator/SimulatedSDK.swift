@@ -4,18 +4,22 @@ import Foundation
 public import JOSE
 public import JSON
 
-/// The Directory Server an SDK is configured with: its id and encryption certificate,
-/// as `pki export` prints them.
+/// The Directory Server an SDK is configured with: its id and encryption key (from its
+/// certificate, as `pki export` prints them, or a bare JWK, as a token carries it).
 public struct SDKDirectoryServer: Sendable {
     public let rid: String
-    public let certificate: Certificate
+    public let publicKey: PublicKey
     public let keyID: String?
     /// The scheme's name, for what is printed.
     public let name: String?
 
     public init(rid: String, certificate: Certificate, keyID: String? = nil, name: String? = nil) {
+        self.init(rid: rid, publicKey: certificate.publicKey, keyID: keyID, name: name)
+    }
+
+    public init(rid: String, publicKey: PublicKey, keyID: String? = nil, name: String? = nil) {
         self.rid = rid
-        self.certificate = certificate
+        self.publicKey = publicKey
         self.keyID = keyID
         self.name = name
     }
@@ -42,7 +46,7 @@ public struct SimulatedSDKTransaction: Sendable {
         self.sdkAppID = sdkAppID
         sdkTransID = UUID().uuidString.lowercased()
         ephemeralKey = try PrivateKey.generateP256()
-        deviceData = try DeviceData.encrypt(Array(JSONWriter.string(Self.deviceInformation(style)).utf8), to: directoryServer.certificate.publicKey,
+        deviceData = try DeviceData.encrypt(Array(JSONWriter.string(Self.deviceInformation(style)).utf8), to: directoryServer.publicKey,
                                             directoryServerID: directoryServer.rid, style: style, encryption: encryption,
                                             kid: directoryServer.keyID)
     }

@@ -47,12 +47,15 @@ public enum SimulationError: Error, CustomStringConvertible {
     case unreachable(String)
     case refused(status: Int, String)
     case unreadable(String)
+    /// An integration profile answered other than the transaction's record says.
+    case profileDisagrees(IntegrationProfile, String)
 
     public var description: String {
         switch self {
         case .unreachable(let reason): "harness unreachable: \(reason)"
         case .refused(let status, let body): "harness answered HTTP \(status): \(body)"
         case .unreadable(let reason): "unreadable answer: \(reason)"
+        case .profileDisagrees(let profile, let reason): "the \(profile) profile's answer disagrees with the 3DS Server's record: \(reason)"
         }
     }
 }
@@ -62,10 +65,13 @@ public struct Simulator: Sendable {
     public let client: HTTPClient
     /// The harness, e.g. "http://127.0.0.1:8080".
     public let baseURL: String
+    /// The backend contract the app talks through.
+    public let profile: IntegrationProfile
 
-    public init(client: HTTPClient, baseURL: String) {
+    public init(client: HTTPClient, baseURL: String, profile: IntegrationProfile = .server) {
         self.client = client
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+        self.profile = profile
     }
 
     /// Runs one frictionless authentication: the SDK's parameters to the 3DS Server, the outcome back.
@@ -108,6 +114,15 @@ public struct Simulator: Sendable {
     public func run(_ transaction: SimulatedSDKTransaction, pan: String, answers: ChallengeAnswers, challenger: ChallengeRunner,
                     style: ChannelStyle, encryption: ContentEncryptionAlgorithm = .a128cbcHS256,
                     resultWait: Duration = .seconds(30)) async throws(SimulationError) -> TransactionRun {
+        switch profile {
+        case .server: break
+        case .emvco:
+            return try await runEMVCo(transaction, pan: pan, answers: answers, challenger: challenger, style: style, encryption: encryption,
+                                      resultWait: resultWait)
+        case .token:
+            return try await runToken(transaction, pan: pan, answers: answers, challenger: challenger, style: style, encryption: encryption,
+                                      resultWait: resultWait)
+        }
         let authentication = try await authenticate(transaction, pan: pan)
         guard authentication.state == "challenge", let id = authentication.threeDSServerTransID else {
             return TransactionRun(authentication: authentication, challenge: nil, final: authentication)
@@ -118,16 +133,19 @@ public struct Simulator: Sendable {
         }
         guard let parameters = ChallengeParameters(record: authentication.record) else { throw .unreadable("no challenge parameters in the record") }
         let report = await challenger.run(transaction, parameters: parameters, answers: answers, style: style, encryption: encryption)
-        let final: SimulationResult
+        return TransactionRun(authentication: authentication, challenge: report, final: try await record(id, after: report))
+    }
+
+    /// The record once a challenge ended as `report` says.
+    func record(_ id: String, after report: ChallengeRunner.Report) async throws(SimulationError) -> SimulationResult {
         switch report.outcome {
         case .completed, .cancelled, .runtimeError:
             // The ACS sends the RReq before the final CRes; after a runtime error there is no result to wait for.
-            final = try await record(id)
+            try await record(id)
         case .protocolError, .timedOut:
             // An Erro either way ends the transaction; its RReq follows shortly.
-            final = try await awaitResult(id, limit: .seconds(5))
+            try await awaitResult(id, limit: .seconds(5))
         }
-        return TransactionRun(authentication: authentication, challenge: report, final: final)
     }
 
     /// The harness's scenarios (`GET /admin/scenarios`).

@@ -42,10 +42,7 @@ public struct ChallengeStep: Sendable, Equatable {
     /// The ACS's own HTML for an HTML step: a form with one field, `answer`, posting to
     /// `https://emv3ds/challenge` as the SDK specification requires.
     public static func defaultHTML(header: String?, text: String?, submitLabel: String?) -> String {
-        func escape(_ text: String) -> String {
-            text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-                .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-        }
+        let escape = Markup.escape
         return """
         <!DOCTYPE html><html><head><meta name="viewport" content="width=device-width, initial-scale=1"><title>\(escape(header ?? "Verification"))</title></head>\
         <body><h1>\(escape(header ?? "Verification"))</h1><p>\(escape(text ?? "Enter the code we sent you."))</p>\

@@ -19,6 +19,9 @@ struct AuthenticationRequest {
     var acctNumber: String
     /// Everything else that goes into the AReq as given (purchase, merchant, options).
     var passThrough: [(key: String, value: JSONValue)]
+    /// Set by a profile that named the transaction before the AReq (the token style's
+    /// fingerprint token carries it); otherwise the 3DS Server makes one.
+    var threeDSServerTransID: String?
 
     /// AReq fields the app may set; the 3DS Server fills in defaults for the rest.
     static let passThroughFields: Set<String> = [

@@ -37,12 +37,17 @@ public final class ThreeDSServer: Sendable {
     /// The DS id (RID) of the scheme a card number belongs to, as the 3DS Server is configured
     /// per Directory Server; nil when it knows none.
     let directoryServerID: @Sendable (String) -> String?
+    /// The Directory Server of a DS id as the token style hands it to its SDK, with its RSA or
+    /// EC key ("rsa", "ec"); nil when the 3DS Server has none for it.
+    let tokenDirectoryServer: @Sendable (_ rid: String, _ keyType: String) -> TokenStyleDirectoryServer?
 
     public init(settings: ThreeDSServerSettings, peer: EMVPeer, endpoints: LocalEndpoints, capacity: Int = 100_000,
                 archive: (any TransactionArchive)? = nil, directoryServerID: @escaping @Sendable (String) -> String? = { _ in nil },
+                tokenDirectoryServer: @escaping @Sendable (_ rid: String, _ keyType: String) -> TokenStyleDirectoryServer? = { _, _ in nil },
                 logger: Logger) {
         self.settings = settings
         self.directoryServerID = directoryServerID
+        self.tokenDirectoryServer = tokenDirectoryServer
         self.peer = peer
         self.endpoints = endpoints
         transactions = TransactionStore(capacity: capacity, archive: archive, role: "3ds-server")
@@ -53,6 +58,7 @@ public final class ThreeDSServer: Sendable {
         router.post("/3ds-server/authenticate") { request, _ async throws in try await self.authenticate(request) }
         router.post("/3ds-server/versions") { request, _ async throws in try await self.versions(request) }
         EMVCoProfile(server: self).register(on: &router)
+        TokenProfile(server: self).register(on: &router)
         router.record("/3ds-server/transactions/{id}", "transaction") { self.transactions.json($0) }
         router.emv("/3ds-server/rreq", receives: .rReq) { request in self.results(request) }
     }
@@ -148,7 +154,7 @@ public final class ThreeDSServer: Sendable {
             ("messageVersion", .string(version.rawValue)),
             ("messageCategory", .string(input.messageCategory)),
             ("deviceChannel", .string(DeviceChannel.app.rawValue)),
-            ("threeDSServerTransID", .string(TransactionIdentifier.make())),
+            ("threeDSServerTransID", .string(input.threeDSServerTransID ?? TransactionIdentifier.make())),
             ("threeDSServerRefNumber", .string(settings.referenceNumber)),
             ("threeDSServerOperatorID", .string(settings.operatorID)),
             ("threeDSServerURL", .string(endpoints.url("/3ds-server/rreq"))),

@@ -14,22 +14,26 @@ extension ThreeDSServer {
         guard let pan = (json["acctNumber"] ?? json["pan"])?.stringValue else {
             throw HTTPError(.badRequest, "acctNumber (or pan) is required: the card number, 13-19 digits")
         }
-        guard (13...19).contains(pan.count), pan.allSatisfy({ ("0"..."9").contains($0) }) else {
-            throw HTTPError(.badRequest, "acctNumber must be 13-19 digits")
-        }
-        let ranges = try await cardRanges()
-        guard let range = ranges.first(where: { $0.contains(pan: pan) }) else {
+        guard let range = try await preparedRange(of: pan) else {
             throw HTTPError(.notFound, "no card range of the DS holds \(CardNumber.masked(pan)): the card is not enrolled")
         }
-        let versions = MessageVersion.allCases.filter { $0 >= range.lowest && $0 <= range.highest }
         return .emv(.object(omittingAbsent: [
             ("acctNumber", .string(CardNumber.masked(pan))),
             ("dsId", .string(directoryServerID(pan))),
             ("startRange", .string(range.start)), ("endRange", .string(range.end)),
-            ("messageVersions", .array(versions.map { .string($0.rawValue) })),
-            ("highestMessageVersion", .string(versions.last?.rawValue)),
+            ("messageVersions", .array(range.versions.map { .string($0.rawValue) })),
+            ("highestMessageVersion", .string(range.versions.last?.rawValue)),
             ("threeDSMethodURL", .string(range.threeDSMethodURL)),
         ]))
+    }
+
+    /// The DS's card range that holds `pan`, nil when none does (the card is not enrolled).
+    /// Throws 400 for a card number that is not 13-19 digits, 502 when the DS gives no PRes.
+    func preparedRange(of pan: String) async throws(HTTPError) -> PreparedRange? {
+        guard (13...19).contains(pan.count), pan.allSatisfy({ ("0"..."9").contains($0) }) else {
+            throw HTTPError(.badRequest, "acctNumber must be 13-19 digits")
+        }
+        return try await cardRanges().first { $0.contains(pan: pan) }
     }
 
     /// A card range as a 2.2.0 PRes gives it: bounds of equal length, the versions both the ACS and the DS speak.
@@ -37,6 +41,9 @@ extension ThreeDSServer {
         let start, end: String
         let lowest, highest: MessageVersion
         let threeDSMethodURL: String?
+
+        /// Every version from the lowest to the highest, oldest first.
+        var versions: [MessageVersion] { MessageVersion.allCases.filter { $0 >= lowest && $0 <= highest } }
 
         func contains(pan: String) -> Bool {
             // Bounds are PAN-length numbers: compare the card number cut or padded with zeros to their length.

@@ -23,7 +23,10 @@ private func impatientSDK(_ harness: RunningHarness, group: EventLoopGroup) thro
 
 @Suite("Faults: every default scenario, as a correct SDK and 3DS Server see it")
 struct FaultScenarioTests {
-    @Test func everyDefaultScenarioGivesWhatACorrectClientDoes() async throws {
+    /// Through the harness's own requestor API and through each integration profile: the app's
+    /// SDK is then configured and challenged from what the profile answers.
+    @Test(arguments: IntegrationProfile.allCases)
+    func everyDefaultScenarioGivesWhatACorrectClientDoes(through profile: IntegrationProfile) async throws {
         try await withHarness(configure: quickTimeouts) { harness in
             let group = EventLoopGroup(loopCount: 1)
             defer { group.shutdown() }
@@ -33,7 +36,8 @@ struct FaultScenarioTests {
             // One transaction per scenario; versions and device-data styles rotate.
             let cases = scenarios.compactMap { SimulationCase(scenario: $0) }  // those with a test PAN
             let matrix = SimulationMatrix(cases: cases, versions: MessageVersion.allCases, styles: DeviceDataStyle.allCases, coverage: .rotating)
-            let results = await matrix.run(simulator: harness.simulator, challenger: challenger, concurrency: cases.count) { _, style in
+            let simulator = Simulator(client: harness.client, baseURL: harness.baseURL, profile: profile)
+            let results = await matrix.run(simulator: simulator, challenger: challenger, concurrency: cases.count) { _, style in
                 try directoryServer("A000000003", style)
             }
             let problems = results.compactMap { result in result.problem.map { "\(result.entry.label): \($0)" } }

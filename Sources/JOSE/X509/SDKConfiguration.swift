@@ -1,10 +1,21 @@
 import Foundation
+import JSON
 
 /// What an SDK must be configured with for one Directory Server: its id (RID), the DS
 /// encryption keys with their key ids and certificates, and the DS CA root.
 public struct SDKConfiguration: Sendable {
+    /// The export formats (`pki export --format`, `GET /sdk/config?format=`); each is rendered in
+    /// `SDKConfigurationFormats.swift`.
     public enum Format: String, Sendable, CaseIterable {
         case pem, der, jwk, json
+        /// GPayments ActiveSDK's `DirectoryServerInfo(DS_ID, KID, DS_CERT, DS_CA_CERT)`, Kotlin and Swift.
+        case activeSDK = "activesdk"
+        /// The token style's members (Adyen's `fingerprintToken`), per key.
+        case token
+        /// One JWK per key, not a set (SDKs that take a single key's JSON).
+        case singleJWK = "jwk-single"
+        /// Stripe's `DirectoryServerEncryption`, per key.
+        case stripe
     }
 
     public struct Key: Sendable {
@@ -16,6 +27,8 @@ public struct SDKConfiguration: Sendable {
     public let profile: DirectoryServerProfile
     public let keys: [Key]
     public let root: Certificate
+    /// The DS CA roots as the token style hands them to its SDK (see ``tokenStyle(_:)``), signed once.
+    public let signedRootList: String
 
     public init(pki: TestPKI, profile: DirectoryServerProfile) throws {
         self.profile = profile
@@ -23,49 +36,37 @@ public struct SDKConfiguration: Sendable {
         keys = try TestPKI.KeyVariant.allCases.map { variant in
             Key(variant: variant, keyID: TestPKI.dsKeyID(profile.rid, variant), certificate: try pki.dsCertificate(profile.rid, variant))
         }
+        // Signed with the scheme's EC signing key, whose certificate (in x5c) chains to the same root.
+        let signer = try pki.acsCertificate(profile.rid, .ec)
+        signedRootList = try JWS.sign(payload: Array(JSONWriter.string(.object([("certificates", .array([.string(root.x5cEncoding)]))])).utf8),
+                                      key: pki.acsPrivateKey(profile.rid, .ec), algorithm: .es256, certificates: [signer])
+    }
+
+    public func key(_ variant: TestPKI.KeyVariant) -> Key? { keys.first { $0.variant == variant } }
+
+    /// The Directory Server as the token style (Adyen's 3DS2 component) passes it to its SDK in a
+    /// `fingerprintToken`. As adyen-ios decodes it (AdyenActions/Components/3DS2, FingerprintToken)
+    /// and as its test tokens hold it: `directoryServerPublicKey` is the standard base64 of the
+    /// key's JWK JSON; `directoryServerRootCertificates` a compact JWS whose payload is
+    /// `{"certificates": [base64 DER, …]}` and whose header carries the signer in `x5c`.
+    public func tokenStyle(_ variant: TestPKI.KeyVariant) -> (directoryServerId: String, directoryServerPublicKey: String,
+                                                               directoryServerRootCertificates: String)? {
+        guard let key = key(variant) else { return nil }
+        let jwk = key.certificate.publicKey.jwk(kid: key.keyID, use: "enc").jsonString
+        return (profile.rid, Data(jwk.utf8).base64EncodedString(), signedRootList)
     }
 
     /// The configuration as text in `format`.
     public func render(_ format: Format) -> String {
         switch format {
-        case .pem:
-            var text = "# Directory Server \(profile.name), DS id (RID) \(profile.rid)\n"
-            for key in keys {
-                text += "# DS encryption key \(key.variant.rawValue.uppercased()), key id \(key.keyID)\n" + key.certificate.pemRepresentation
-            }
-            return text + "# DS CA root\n" + root.pemRepresentation
-        case .der:
-            var text = "dsId: \(profile.rid)\n"
-            for key in keys {
-                text += "dsCertificate.\(key.variant.rawValue) (kid \(key.keyID)): \(Data(key.certificate.derRepresentation).base64EncodedString())\n"
-            }
-            return text + "dsCARoot: \(Data(root.derRepresentation).base64EncodedString())\n"
-        case .jwk:
-            let set = keys.map { $0.certificate.publicKey.jwk(kid: $0.keyID, use: "enc") }
-                .map { jwk -> JWK in
-                    var jwk = jwk
-                    jwk.x5c = [keys.first { $0.keyID == jwk.kid }?.certificate.x5cEncoding, root.x5cEncoding].compactMap { $0 }
-                    return jwk
-                }
-            return #"{"keys":["# + set.map(\.jsonString).joined(separator: ",") + "]}\n"
-        case .json:
-            let object: [String: Any] = [
-                "dsId": profile.rid,
-                "name": profile.name,
-                "keys": keys.map { key -> [String: Any] in
-                    [
-                        "keyId": key.keyID,
-                        "type": key.variant == .rsa ? "RSA" : "EC",
-                        "certificatePem": key.certificate.pemRepresentation,
-                        "certificateDerBase64": Data(key.certificate.derRepresentation).base64EncodedString(),
-                        "jwk": (try? JSONSerialization.jsonObject(with: Data(key.certificate.publicKey.jwk(kid: key.keyID, use: "enc").jsonString.utf8))) ?? [:],
-                    ]
-                },
-                "rootCertificatePem": root.pemRepresentation,
-                "rootCertificateDerBase64": Data(root.derRepresentation).base64EncodedString(),
-            ]
-            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
-            return String(decoding: data, as: UTF8.self) + "\n"
+        case .pem: pemText()
+        case .der: derText()
+        case .jwk: jwkSetText()
+        case .json: jsonText()
+        case .activeSDK: activeSDKText()
+        case .token: tokenStyleText()
+        case .singleJWK: singleJWKText()
+        case .stripe: stripeText()
         }
     }
 }

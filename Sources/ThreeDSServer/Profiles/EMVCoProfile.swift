@@ -49,7 +49,8 @@ struct EMVCoProfile {
         }
         let (transaction, status) = try await server.authenticate(AuthenticationRequest(json: .object(members)))
         guard status == .ok else {
-            throw HTTPError(status, transaction.error ?? "no usable answer from the DS (threeDSServerTransID \(transaction.threeDSServerTransID))")
+            // The transaction exists (its trail says what went wrong): the error names it.
+            return Self.failure(HTTPError(status, transaction.error ?? "no usable answer from the DS"), threeDSServerTransID: transaction.threeDSServerTransID)
         }
         return .emv(Self.outcome(of: transaction, requestorAppURL: json["threeDSRequestorAppURL"]?.stringValue
                                     ?? json["authenticationRequestParameters"]?["threeDSRequestorAppURL"]?.stringValue))
@@ -84,6 +85,7 @@ struct EMVCoProfile {
         return [
             ("threeDSServerTransID", .string(transaction.threeDSServerTransID)),
             ("state", .string(transaction.state.rawValue)),
+            ("error", .string(transaction.error)),
             ("messageVersion", .string(transaction.messageVersion.rawValue)),
             ("transStatus", .string(final?.transStatus.rawValue)),
             ("transStatusReason", .string(final?.transStatusReason)),
@@ -99,8 +101,9 @@ struct EMVCoProfile {
         ]
     }
 
-    static func failure(_ error: HTTPError) -> HTTPResponse {
-        .emv(.object([("errorCode", .string(String(error.status.code))), ("errorDescription", .string(error.status.reason)),
-                      ("errorDetail", .string(error.message))]), status: error.status)
+    static func failure(_ error: HTTPError, threeDSServerTransID: String? = nil) -> HTTPResponse {
+        .emv(.object(omittingAbsent: [("errorCode", .string(String(error.status.code))), ("errorDescription", .string(error.status.reason)),
+                                      ("errorDetail", .string(error.message)), ("threeDSServerTransID", .string(threeDSServerTransID))]),
+             status: error.status)
     }
 }

@@ -1,7 +1,8 @@
-/// Text made safe for XML and HTML: the reports' one escaping.
-enum Markup {
+/// Text made safe for XML and HTML: the one escaping of the reports, the ACS's pages and the
+/// logos (here, beside JSON, as the other text encoding the harness writes).
+public enum Markup {
     /// XML text and attribute escaping; characters XML 1.0 forbids become U+FFFD.
-    static func escape(_ text: String) -> String {
+    public static func escape(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {

@@ -68,7 +68,7 @@ let package = Package(
             "EMV3DS", "EMVCrypto", "Faults", "JOSE", "JSON", "Journal", "Messaging", "Net", "Scenarios", "Store", .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "ThreeDSServer", dependencies: [
-            "EMV3DS", "EMVCrypto", "JSON", "Messaging", "Net", "Store", .product(name: "Logging", package: "swift-log"),
+            "EMV3DS", "EMVCrypto", "JOSE", "JSON", "Messaging", "Net", "Store", .product(name: "Logging", package: "swift-log"),
         ]),
 
         // The SDK side of the protocol, for tests and `simulate`.

@@ -74,17 +74,15 @@ public final class HarnessApp: Sendable {
             threeDSServer = ThreeDSServer(settings: configuration.threeDSServer, peer: try peer(timeoutMs: configuration.threeDSServer.directoryServerTimeoutMs),
                                           endpoints: endpoints, capacity: capacity, archive: archive,
                                           directoryServerID: { pan in schemes.first { $0.contains(pan: pan) }?.rid },
-                                          tokenDirectoryServer: { rid, keyType in
-                                              sdkConfigurations[rid]?.tokenStyle(keyType == "ec" ? .ec : .rsa).map(TokenStyleDirectoryServer.init)
-                                          },
+                                          tokenDirectoryServer: { rid, key in sdkConfigurations[rid]?.tokenStyle(key) },
                                           logger: logger.named("3ds-server"))
             var router = Self.baseRoutes()
             router.get("/admin/memory", Self.memoryRoute(threeDSServer, directoryServer, accessControlServer))
             router.get("/metrics", Self.metricsRoute(metrics, archive, threeDSServer, directoryServer, accessControlServer))
             if let token = configuration.admin.token {
                 // The inspector shows decrypted messages: the same token guards it.
-                router.guardPaths(under: "admin", AdminToken(token).check)
-                router.guardPaths(under: "inspector", AdminToken(token).check)
+                router.guardPaths(under: "admin", BearerToken(token).check)
+                router.guardPaths(under: "inspector", BearerToken(token).check)
             }
             SDKConfigRoutes(configurations: configuration.directoryServers.compactMap { sdkConfigurations[$0.rid] },
                             tlsRootPath: pki.directory + "/tls/root-ca.pem", token: configuration.sdkConfigToken?.value,

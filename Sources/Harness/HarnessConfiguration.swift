@@ -338,8 +338,14 @@ extension HarnessConfiguration.Logging: KeyTableDecodable {
 
 /// A secret of the configuration (a bearer token): read as a string, written out as "(set)",
 /// never the secret itself.
-public struct ConfigurationSecret: Sendable, Equatable, Codable {
+public struct ConfigurationSecret: Sendable, Equatable, Codable, CustomStringConvertible, CustomDebugStringConvertible,
+                                   CustomReflectable {
     public let value: String
+
+    // Printed, dumped or interpolated, a secret shows that it is set, never itself.
+    public var description: String { "(set)" }
+    public var debugDescription: String { "(set)" }
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
 
     public init(_ value: String) { self.value = value }
 

@@ -21,7 +21,7 @@ struct SDKConfigRoutes: Sendable {
     private let entries: [Entry]
     /// The TLS root of the test PKI (what a device must trust for HTTPS), when the PKI has one.
     private let tlsRoot: Certificate?
-    private let token: AdminToken?
+    private let token: BearerToken?
     private let endpoints: LocalEndpoints
 
     /// `configurations` in the order of `directoryServers`: the order of the answer, and of the logos' colours.
@@ -32,7 +32,7 @@ struct SDKConfigRoutes: Sendable {
                   logo: Array(SchemeLogo(name: configuration.profile.name, rid: configuration.profile.rid, position: index).svg.utf8))
         }
         tlsRoot = (try? String(contentsOfFile: tlsRootPath, encoding: .utf8)).flatMap { try? Certificate(pem: $0) }
-        self.token = token.map(AdminToken.sdkConfig)
+        self.token = token.map(BearerToken.sdkConfig)
         self.endpoints = endpoints
     }
 

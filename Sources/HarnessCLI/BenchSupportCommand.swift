@@ -17,10 +17,12 @@ struct BenchSupportCommand: ParsableCommand {
         subcommands: [AReqBody.self, CryptoRate.self, ChallengeCryptoRate.self, ChallengeLoad.self]
     )
 
-    /// Runs `operation` on `threads` threads for `seconds`; prints how many succeeded per second.
+    /// Runs `operation` on `threads` threads for `seconds`; prints how many succeeded per second
+    /// and the CPU microseconds (user and system, this process) each cost.
     static func printRate(threads: Int, seconds: Double, _ operation: @escaping @Sendable () throws -> Void) {
         let deadline = Date().addingTimeInterval(seconds)
         let total = Mutex(0)
+        let cpuBefore = processCPUSeconds()
         DispatchQueue.concurrentPerform(iterations: threads) { _ in
             var done = 0
             while Date() < deadline {
@@ -29,7 +31,15 @@ struct BenchSupportCommand: ParsableCommand {
             }
             total.withLock { $0 += done }
         }
-        print(String(format: "%.0f", Double(total.withLock { $0 }) / seconds))
+        let count = Double(max(1, total.withLock { $0 }))
+        print(String(format: "%.0f %.1f", count / seconds, 1_000_000 * (processCPUSeconds() - cpuBefore) / count))
+    }
+
+    private static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1_000_000 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
     static func deviceData(pki directory: String, style: DeviceDataStyle) throws -> (SimulatedSDKTransaction, DirectoryServerKeys) {

@@ -12,8 +12,11 @@ public enum IntegrationProfile: String, Sendable, CaseIterable {
     case server
     /// The EMVCo SDK API's shape: `POST /profiles/emvco/authenticate`, then its result.
     case emvco
-    /// Adyen's token style: `/profiles/token/payments`, then `/payments/details` twice.
+    /// Adyen's token style as its components run it today: `/profiles/token/payments`, the
+    /// component's own `v1/submitThreeDS2Fingerprint`, then `/payments/details` with the result.
     case token
+    /// The token style's classic flow: `/payments/details` after the fingerprint and after the challenge.
+    case tokenClassic = "token-classic"
 }
 
 extension Simulator {
@@ -90,12 +93,13 @@ extension Simulator {
     // MARK: Token style
 
     /// The app posts the payment; the SDK is configured from the `fingerprintToken` (its DS key
-    /// and id), fingerprints, and the result goes to `/payments/details`, which answers the
-    /// `challengeToken` the SDK challenges with; the challenge result goes there too. Tokens
-    /// are decoded as adyen-ios's `Coder.decodeBase64` does: standard, padded base64 of JSON.
+    /// and id) and fingerprints; the component (compact flow) or the app's backend (classic)
+    /// posts the result and gets the `challengeToken` the SDK challenges with or the outcome; the
+    /// challenge result goes to `/payments/details`. Tokens are decoded as adyen-ios's
+    /// `Coder.decodeBase64` does: standard, padded base64 of JSON.
     func runToken(_ transaction: SimulatedSDKTransaction, pan: String, answers: ChallengeAnswers, challenger: ChallengeRunner,
                   style: ChannelStyle, encryption: ContentEncryptionAlgorithm, resultWait: Duration) async throws(SimulationError) -> TransactionRun {
-        let keyType = transaction.style == .rsa ? "RSA" : "EC"
+        let compact = profile == .token
         let (_, payment) = try await post("/profiles/token/payments", .object([
             ("amount", .object([("value", .number("1099")), ("currency", .string("EUR"))])),
             ("reference", .string("simulate-\(transaction.sdkTransID.prefix(8))")),
@@ -103,19 +107,16 @@ extension Simulator {
                                        ("expiryMonth", .string("12")), ("expiryYear", .string("2030"))])),
             ("channel", .string(transaction.style == .android ? "Android" : "iOS")),
             ("threeDS2RequestData", .object([("messageVersion", .string(transaction.messageVersion.rawValue))])),
-            ("dsKeyType", .string(keyType)),
+            ("dsKeyType", .string(transaction.style == .rsa ? "RSA" : "EC")),
+            ("threeDS2Flow", .string(compact ? "compact" : "classic")),
         ]), accepting: [200])
-        guard payment["resultCode"]?.stringValue == "IdentifyShopper", let action = payment["action"],
-              action["type"]?.stringValue == "threeDS2", action["subtype"]?.stringValue == "fingerprint",
-              let tokenText = action["token"]?.stringValue, let paymentData = action["paymentData"]?.stringValue else {
-            throw .profileDisagrees(.token, "no fingerprint action: \(JSONWriter.string(payment))")
-        }
-        let token = try Self.decodeStandardBase64JSON(tokenText, name: "fingerprintToken")
+        let fingerprintAction = try Self.tokenAction(payment, step: "fingerprint", compact: compact)
+        let token = try Self.decodeStandardBase64JSON(fingerprintAction.token, name: "fingerprintToken")
         guard let rid = token["directoryServerId"]?.stringValue, let keyText = token["directoryServerPublicKey"]?.stringValue,
               let id = token["threeDSServerTransID"]?.stringValue, token["threeDSMessageVersion"]?.stringValue == transaction.messageVersion.rawValue,
               let keyJSON = Data(base64Encoded: keyText), let jwk = try? JWK(json: keyJSON), let key = try? PublicKey(jwk: jwk),
               let roots = token["directoryServerRootCertificates"]?.stringValue, (try? JWS(compact: roots)) != nil else {
-            throw .profileDisagrees(.token, "a fingerprintToken without a usable DS id, key, root list, version or transaction id: \(JSONWriter.string(token))")
+            throw .profileDisagrees(profile, "a fingerprintToken without a usable DS id, key, root list, version or transaction id: \(JSONWriter.string(token))")
         }
         // The SDK as the token configures it: the device data goes to the token's key.
         let sdk: SimulatedSDKTransaction
@@ -127,32 +128,50 @@ extension Simulator {
             ("sdkAppID", .string(sdk.sdkAppID)), ("sdkEncData", .string(sdk.deviceData)), ("sdkEphemPubKey", sdk.ephemeralPublicKeyJSON),
             ("sdkReferenceNumber", .string(SimulatedSDKTransaction.sdkReferenceNumber)), ("sdkTransID", .string(sdk.sdkTransID)),
         ]))).base64EncodedString()
-        let (_, afterFingerprint) = try await post("/profiles/token/payments/details", .object([
-            ("details", .object([("threeds2.fingerprint", .string(fingerprint))])), ("paymentData", .string(paymentData)),
-        ]), accepting: [200])
+
+        // After the fingerprint: the challenge action, or (compact) the result to hand the backend, or (classic) the outcome.
+        var afterFingerprint: JSONValue
+        if compact {
+            let (_, submitted) = try await post("/profiles/token/v1/submitThreeDS2Fingerprint", .object([
+                ("fingerprintResult", .string(fingerprint)), ("paymentData", .string(fingerprintAction.paymentData)),
+            ]), accepting: [200])
+            if submitted["type"]?.stringValue == "action", let action = submitted["action"] {
+                afterFingerprint = .object([("resultCode", .string("ChallengeShopper")), ("action", action)])
+            } else if let result = submitted["details"]?["threeDSResult"]?.stringValue {
+                (_, afterFingerprint) = try await post("/profiles/token/payments/details", .object([("details", .object([("threeDSResult", .string(result))]))]),
+                                                       accepting: [200])
+            } else {
+                throw .profileDisagrees(profile, "submitThreeDS2Fingerprint answered neither an action nor a threeDSResult: \(JSONWriter.string(submitted))")
+            }
+        } else {
+            (_, afterFingerprint) = try await post("/profiles/token/payments/details", .object([
+                ("details", .object([("threeds2.fingerprint", .string(fingerprint))])), ("paymentData", .string(fingerprintAction.paymentData)),
+            ]), accepting: [200])
+        }
         var report: ChallengeRunner.Report?
         var last = afterFingerprint
         var final: SimulationResult
-        let status = JSONValue.object([("details", .object([])), ("paymentData", .string(paymentData))])
+        let status = JSONValue.object([("details", .object([])), ("paymentData", .string(fingerprintAction.paymentData))])
         if afterFingerprint["resultCode"]?.stringValue == "ChallengeShopper" {
-            guard let challengeText = afterFingerprint["action"]?["token"]?.stringValue,
-                  afterFingerprint["action"]?["subtype"]?.stringValue == "challenge" else {
-                throw .profileDisagrees(.token, "ChallengeShopper without a challenge action: \(JSONWriter.string(afterFingerprint))")
-            }
-            let challenge = try Self.decodeStandardBase64JSON(challengeText, name: "challengeToken")
+            let challengeAction = try Self.tokenAction(afterFingerprint, step: "challenge", compact: compact)
+            let challenge = try Self.decodeStandardBase64JSON(challengeAction.token, name: "challengeToken")
             guard let acs = challenge["acsTransID"]?.stringValue, let signed = challenge["acsSignedContent"]?.stringValue,
                   challenge["acsReferenceNumber"]?.stringValue != nil, challenge["threeDSServerTransID"]?.stringValue == id else {
-                throw .profileDisagrees(.token, "a challengeToken without acsTransID, acsSignedContent, acsReferenceNumber or this transaction: \(JSONWriter.string(challenge))")
+                throw .profileDisagrees(profile, "a challengeToken without acsTransID, acsSignedContent, acsReferenceNumber or this transaction: \(JSONWriter.string(challenge))")
             }
             let ran = await challenger.run(sdk, parameters: ChallengeParameters(threeDSServerTransID: id, acsTransID: acs, acsSignedContent: signed),
                                            answers: answers, style: style, encryption: encryption)
             report = ran
             final = try await record(id, after: ran)
             let claimed: String = if case .completed(let status) = ran.outcome { status.rawValue } else { "U" }
-            let result = Data(JSONWriter.write(.object([("transStatus", .string(claimed))]))).base64EncodedString()
-            (_, last) = try await post("/profiles/token/payments/details", .object([
-                ("details", .object([("threeds2.challengeResult", .string(result))])), ("paymentData", .string(paymentData)),
-            ]), accepting: [200])
+            // As the components send it: compact, `threeDSResult` with the authorisationToken and no paymentData.
+            let details: JSONValue = compact
+                ? .object([("details", .object([("threeDSResult", .string(Data(JSONWriter.write(.object([
+                    ("transStatus", .string(claimed)), ("authorisationToken", .string(challengeAction.authorisationToken ?? "")),
+                  ]))).base64EncodedString()))]))])
+                : .object([("details", .object([("threeds2.challengeResult", .string(Data(JSONWriter.write(.object([("transStatus", .string(claimed))]))).base64EncodedString()))])),
+                           ("paymentData", .string(challengeAction.paymentData))])
+            (_, last) = try await post("/profiles/token/payments/details", details, accepting: [200])
         } else if afterFingerprint["threeDS2Result"]?["transStatus"]?.stringValue == TransStatus.decoupled.rawValue {
             final = try await awaitResult(id, limit: resultWait)
             (_, last) = try await post("/profiles/token/payments/details", status, accepting: [200])
@@ -160,7 +179,7 @@ extension Simulator {
             final = try await record(id)
         }
         // The last answer's outcome must be the record's.
-        (last, final) = try await agreement(.token, id: id, final: final, first: last,
+        (last, final) = try await agreement(profile, id: id, final: final, first: last,
                                             ask: { () async throws(SimulationError) in try await post("/profiles/token/payments/details", status, accepting: [200]).1 }) { last, final in
             let reported = last["threeDS2Result"]?["transStatus"]?.stringValue
             if final.state == "error" {
@@ -171,10 +190,24 @@ extension Simulator {
         return TransactionRun(authentication: SimulationResult(record: last), challenge: report, final: final)
     }
 
+    /// The action of a token-style answer as the flow's client reads it: compact, `threeDS2` with
+    /// `subtype` and `authorisationToken`; classic, `threeDS2Fingerprint` or `threeDS2Challenge`.
+    private static func tokenAction(_ answer: JSONValue, step: String, compact: Bool) throws(SimulationError)
+        -> (token: String, paymentData: String, authorisationToken: String?) {
+        let action = answer["action"]
+        let type = action?["type"]?.stringValue
+        let matches = compact ? type == "threeDS2" && action?["subtype"]?.stringValue == step && action?["authorisationToken"] != nil
+                              : type == (step == "fingerprint" ? "threeDS2Fingerprint" : "threeDS2Challenge")
+        guard matches, let token = action?["token"]?.stringValue, let paymentData = action?["paymentData"]?.stringValue else {
+            throw .profileDisagrees(compact ? .token : .tokenClassic, "no \(compact ? "compact" : "classic") \(step) action: \(JSONWriter.string(answer))")
+        }
+        return (token, paymentData, action?["authorisationToken"]?.stringValue)
+    }
+
     /// Standard, padded base64 (not URL-safe) of a JSON object: a token as the client reads it.
     static func decodeStandardBase64JSON(_ text: String, name: String) throws(SimulationError) -> JSONValue {
         guard let bytes = Data(base64Encoded: text), let json = try? JSONReader.parse(Array(bytes)).value, json.objectMembers != nil else {
-            throw .profileDisagrees(.token, "the \(name) is not standard, padded base64 of a JSON object")
+            throw .unreadable("the \(name) is not standard, padded base64 of a JSON object")
         }
         return json
     }

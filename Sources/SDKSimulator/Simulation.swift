@@ -119,7 +119,7 @@ public struct Simulator: Sendable {
         case .emvco:
             return try await runEMVCo(transaction, pan: pan, answers: answers, challenger: challenger, style: style, encryption: encryption,
                                       resultWait: resultWait)
-        case .token:
+        case .token, .tokenClassic:
             return try await runToken(transaction, pan: pan, answers: answers, challenger: challenger, style: style, encryption: encryption,
                                       resultWait: resultWait)
         }

@@ -1,6 +1,7 @@
 import EMV3DS
 import EMVCrypto
 import Foundation
+public import JOSE
 import JSON
 public import Logging
 public import Messaging
@@ -38,12 +39,12 @@ public final class ThreeDSServer: Sendable {
     /// per Directory Server; nil when it knows none.
     let directoryServerID: @Sendable (String) -> String?
     /// The Directory Server of a DS id as the token style hands it to its SDK, with its RSA or
-    /// EC key ("rsa", "ec"); nil when the 3DS Server has none for it.
-    let tokenDirectoryServer: @Sendable (_ rid: String, _ keyType: String) -> TokenStyleDirectoryServer?
+    /// EC key; nil when the 3DS Server has none for it.
+    let tokenDirectoryServer: @Sendable (_ rid: String, _ key: TestPKI.KeyVariant) -> TokenStyleDirectoryServer?
 
     public init(settings: ThreeDSServerSettings, peer: EMVPeer, endpoints: LocalEndpoints, capacity: Int = 100_000,
                 archive: (any TransactionArchive)? = nil, directoryServerID: @escaping @Sendable (String) -> String? = { _ in nil },
-                tokenDirectoryServer: @escaping @Sendable (_ rid: String, _ keyType: String) -> TokenStyleDirectoryServer? = { _, _ in nil },
+                tokenDirectoryServer: @escaping @Sendable (_ rid: String, _ key: TestPKI.KeyVariant) -> TokenStyleDirectoryServer? = { _, _ in nil },
                 logger: Logger) {
         self.settings = settings
         self.directoryServerID = directoryServerID

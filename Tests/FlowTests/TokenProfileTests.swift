@@ -34,11 +34,11 @@ struct TokenProfileTests {
             let answer = try json(response)
             #expect(answer["resultCode"]?.stringValue == "IdentifyShopper")
             #expect(answer["merchantReference"]?.stringValue == "order-1")
-            // adyen-ios ThreeDS2Action: type "threeDS2", subtype "fingerprint", token, paymentData.
+            // adyen-ios ThreeDS2Action: type "threeDS2", subtype "fingerprint", token, paymentData, authorisationToken.
             let action = try #require(answer["action"])
             #expect(action["type"]?.stringValue == "threeDS2")
             #expect(action["subtype"]?.stringValue == "fingerprint")
-            #expect(action["authorisationToken"] == nil)  // no authorisationToken: the app's backend gets the fingerprint
+            #expect(action["authorisationToken"] == action["paymentData"])
             let token = try decodeToken(action["token"]?.stringValue)
             // adyen-ios ThreeDS2Component.FingerprintToken's coding keys, and the transaction's id.
             #expect(token.objectMembers?.map(\.key) == ["directoryServerId", "directoryServerPublicKey", "directoryServerRootCertificates",
@@ -61,6 +61,17 @@ struct TokenProfileTests {
         }
     }
 
+    @Test func theClassicFlowUsesTheOlderActionTypes() async throws {
+        try await withHarness { harness in
+            let answer = try json(try await harness.post("/profiles/token/payments", payment("4000000000001000", extra: [("threeDS2Flow", .string("classic"))])))
+            // adyen-ios ThreeDS2FingerprintAction as the "threeDS2Fingerprint" action decodes it: token and paymentData, no subtype.
+            #expect(answer["action"]?["type"]?.stringValue == "threeDS2Fingerprint")
+            #expect(answer["action"]?["subtype"] == nil)
+            #expect(answer["action"]?["authorisationToken"] == nil)
+            #expect(try decodeToken(answer["action"]?["token"]?.stringValue)["directoryServerId"]?.stringValue == "A000000003")
+        }
+    }
+
     @Test(arguments: [
         (IntegrationProfileCase.frictionless, "4000000000001000", [String](), "Authorised", "Y"),
         (.refused, "4000000000003006", [], "Refused", "N"),
@@ -70,14 +81,14 @@ struct TokenProfileTests {
     func eachOutcomeEndsInTheResultCodeTheClientExpects(_ label: IntegrationProfileCase, pan: String, answers: [String], resultCode: String,
                                                         transStatus: String) async throws {
         try await withHarness { harness in
-            let simulator = Simulator(client: harness.client, baseURL: harness.baseURL, profile: .token)
-            for style in DeviceDataStyle.allCases {
+            for (profile, style) in [(IntegrationProfile.token, DeviceDataStyle.android), (.token, .iosEC), (.tokenClassic, .rsa), (.tokenClassic, .android)] {
+                let simulator = Simulator(client: harness.client, baseURL: harness.baseURL, profile: profile)
                 let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", style), messageVersion: .v2_2_0, style: style)
                 let run = try await simulator.run(sdk, pan: pan, answers: ChallengeAnswers(answers), challenger: harness.challenger,
                                                   style: style.channelStyle)
                 // The simulator has checked the profile's last answer against the record; here, what the app sees.
                 let last = run.authentication.record
-                #expect(last["resultCode"]?.stringValue == resultCode, "\(label) \(style): \(JSONWriter.string(last))")
+                #expect(last["resultCode"]?.stringValue == resultCode, "\(label) \(profile) \(style): \(JSONWriter.string(last))")
                 #expect(last["threeDS2Result"]?["transStatus"]?.stringValue == transStatus)
                 #expect(run.final.transStatus == transStatus)
                 let shifted = transStatus == "Y" ? "true" : "false"
@@ -96,9 +107,9 @@ struct TokenProfileTests {
         }
     }
 
-    @Test func theNewerComponentsOwnFingerprintCallAnswersTheChallengeAction() async throws {
+    @Test func theComponentsOwnFingerprintCallAnswersTheChallengeAction() async throws {
         try await withHarness { harness in
-            let started = try json(try await harness.post("/profiles/token/payments", payment("4000000000110009", extra: [("threeDS2Flow", .string("compact"))])))
+            let started = try json(try await harness.post("/profiles/token/payments", payment("4000000000110009")))
             let action = try #require(started["action"])
             #expect(action["authorisationToken"] == action["paymentData"])
             let token = try decodeToken(action["token"]?.stringValue)
@@ -108,10 +119,17 @@ struct TokenProfileTests {
                 ("sdkAppID", .string(sdk.sdkAppID)), ("sdkEncData", .string(sdk.deviceData)), ("sdkEphemPubKey", sdk.ephemeralPublicKeyJSON),
                 ("sdkReferenceNumber", .string(SimulatedSDKTransaction.sdkReferenceNumber)), ("sdkTransID", .string(sdk.sdkTransID)),
             ]))).base64EncodedString()
-            let body = JSONValue.object([("fingerprintResult", .string(fingerprint)), ("paymentData", action["paymentData"] ?? .null)])
-            let answer = try json(try await harness.post("/profiles/token/v1/submitThreeDS2Fingerprint", JSONWriter.write(body)))
+            // adyen-android encodes with Base64.DEFAULT: lines of 76 characters and a final newline.
+            let wrapped = stride(from: 0, to: fingerprint.count, by: 76).map { start in
+                String(fingerprint.dropFirst(start).prefix(76))
+            }.joined(separator: "\n") + "\n"
+            let body = JSONValue.object([("fingerprintResult", .string(wrapped)), ("paymentData", action["paymentData"] ?? .null)])
+            // adyen-ios posts under checkoutshopper/, adyen-android directly under its environment's URL.
+            let answer = try json(try await harness.post("/profiles/token/checkoutshopper/v1/submitThreeDS2Fingerprint", JSONWriter.write(body)))
             #expect(answer["type"]?.stringValue == "action", "\(answer)")
             #expect(answer["action"]?["subtype"]?.stringValue == "challenge")
+            // The component's result after the challenge carries this authorisationToken, not the paymentData.
+            #expect(answer["action"]?["authorisationToken"] == action["paymentData"])
             // adyen-ios ThreeDS2Component.ChallengeToken's coding keys.
             let challenge = try decodeToken(answer["action"]?["token"]?.stringValue)
             for key in ["acsReferenceNumber", "acsSignedContent", "acsTransID", "messageVersion", "threeDSServerTransID"] {
@@ -126,17 +144,40 @@ struct TokenProfileTests {
 
     @Test func theOutcomeIsTheRReqsNotWhatTheAppClaims() async throws {
         try await withHarness { harness in
-            let refused = try await harness.simulator.authenticate(
-                SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: .v2_2_0, style: .android),
-                pan: "4000000000003006")
-            let id = try #require(refused.threeDSServerTransID)
-            let claim = Data(#"{"transStatus":"Y"}"#.utf8).base64EncodedString()
-            let body = JSONValue.object([("details", .object([("threeDSResult", .string(claim))])), ("paymentData", .string(id))])
-            let answer = try json(try await harness.post("/profiles/token/payments/details", JSONWriter.write(body)))
-            #expect(answer["resultCode"]?.stringValue == "Refused")
+            // A challenge the cardholder fails (RReq N), then an app that claims Y, twice, with only the authorisationToken.
+            let run = try await runTransaction(harness, pan: "4000000000110009", answers: ["0000", "0000", "0000"])
+            let id = try #require(run.final.threeDSServerTransID)
+            #expect(run.final.transStatus == "N", "\(run.summary)")
+            let claim = Data(JSONWriter.write(.object([("transStatus", .string("Y")), ("authorisationToken", .string(id))]))).base64EncodedString()
+            let body = JSONValue.object([("details", .object([("threeDSResult", .string(claim))]))])
+            for _ in 1...2 {
+                let answer = try json(try await harness.post("/profiles/token/payments/details", JSONWriter.write(body)))
+                #expect(answer["resultCode"]?.stringValue == "Refused")
+            }
             let record = try json(try await harness.get("/3ds-server/transactions/" + id))
-            #expect(record["warnings"]?.arrayValue?.contains(.string("the app's challenge result says transStatus Y; the RReq said N")) == true,
-                    "\(record["warnings"] ?? .null)")
+            let warning = JSONValue.string("the app's challenge result says transStatus Y; the RReq said N")
+            #expect(record["warnings"]?.arrayValue?.filter { $0 == warning }.count == 1, "\(record["warnings"] ?? .null)")
+        }
+    }
+
+    @Test func aFingerprintTheAReqCannotCarryLeavesThePaymentWaiting() async throws {
+        try await withHarness { harness in
+            let started = try json(try await harness.post("/profiles/token/payments", payment("4000000000001000")))
+            let paymentData = try #require(started["action"]?["paymentData"])
+            func submit(_ fingerprint: JSONValue) async throws -> HTTPResponse {
+                let body = JSONValue.object([("fingerprintResult", .string(Data(JSONWriter.write(fingerprint)).base64EncodedString())), ("paymentData", paymentData)])
+                return try await harness.post("/profiles/token/v1/submitThreeDS2Fingerprint", JSONWriter.write(body))
+            }
+            let incomplete = try await submit(.object([("sdkAppID", .string("x"))]))
+            #expect(incomplete.status.code == 400)
+            #expect(try json(incomplete)["message"]?.stringValue?.contains("sdkTransID is required") == true, "\(incomplete.bodyText)")
+            let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .rsa), messageVersion: .latest, style: .rsa)
+            let complete = try await submit(.object([
+                ("sdkAppID", .string(sdk.sdkAppID)), ("sdkEncData", .string(sdk.deviceData)), ("sdkEphemPubKey", sdk.ephemeralPublicKeyJSON),
+                ("sdkReferenceNumber", .string(SimulatedSDKTransaction.sdkReferenceNumber)), ("sdkTransID", .string(sdk.sdkTransID)),
+            ]))
+            #expect(complete.status == .ok, "\(complete.bodyText)")
+            #expect(try json(complete)["type"]?.stringValue == "completed")
         }
     }
 
@@ -145,6 +186,8 @@ struct TokenProfileTests {
         ("/profiles/token/payments", #"{"paymentMethod":{"number":"4000000000001000"},"amount":{"value":1,"currency":"XXX"}}"#, 422, "amount.currency must be"),
         ("/profiles/token/payments", #"{"paymentMethod":{"number":"4000000000001000"},"amount":{"value":1.5,"currency":"EUR"}}"#, 422, "amount.value must be"),
         ("/profiles/token/payments", #"{"paymentMethod":{"number":"4000000000001000"}}"#, 422, "amount is required"),
+        ("/profiles/token/payments", #"{"paymentMethod":{"number":"4000000000001000","expiryMonth":"ab","expiryYear":"2030"},"amount":{"value":1,"currency":"EUR"}}"#, 422, "expiryMonth and expiryYear must be MM and YYYY"),
+        ("/profiles/token/payments", #"{"paymentMethod":{"number":"4000000000001000"},"amount":{"value":1,"currency":"EUR"},"threeDS2Flow":"other"}"#, 422, "threeDS2Flow must be compact or classic"),
         ("/profiles/token/payments", #"{"paymentMethod":{"number":"4000000000001000"},"amount":{"value":1,"currency":"EUR"},"threeDS2RequestData":{"messageVersion":"2.0.1"}}"#, 422, "is not one the card's range supports"),
         ("/profiles/token/payments", #"{"paymentMethod":{"number":"4000000000001000"},"amount":{"value":1,"currency":"EUR"},"dsKeyType":"DSA"}"#, 422, "dsKeyType must be RSA or EC"),
         ("/profiles/token/payments", #"{"paymentMethod":{"number":"40"},"amount":{"value":1,"currency":"EUR"}}"#, 400, "acctNumber must be 13-19 digits"),

@@ -1,5 +1,5 @@
 import Foundation
-import JSON
+public import JSON
 
 /// What an SDK must be configured with for one Directory Server: its id (RID), the DS
 /// encryption keys with their key ids and certificates, and the DS CA root.
@@ -44,16 +44,12 @@ public struct SDKConfiguration: Sendable {
 
     public func key(_ variant: TestPKI.KeyVariant) -> Key? { keys.first { $0.variant == variant } }
 
-    /// The Directory Server as the token style (Adyen's 3DS2 component) passes it to its SDK in a
-    /// `fingerprintToken`. As adyen-ios decodes it (AdyenActions/Components/3DS2, FingerprintToken)
-    /// and as its test tokens hold it: `directoryServerPublicKey` is the standard base64 of the
-    /// key's JWK JSON; `directoryServerRootCertificates` a compact JWS whose payload is
-    /// `{"certificates": [base64 DER, …]}` and whose header carries the signer in `x5c`.
-    public func tokenStyle(_ variant: TestPKI.KeyVariant) -> (directoryServerId: String, directoryServerPublicKey: String,
-                                                               directoryServerRootCertificates: String)? {
+    /// The Directory Server as the token style (Adyen's 3DS2 component) passes it to its SDK.
+    public func tokenStyle(_ variant: TestPKI.KeyVariant) -> TokenStyleDirectoryServer? {
         guard let key = key(variant) else { return nil }
         let jwk = key.certificate.publicKey.jwk(kid: key.keyID, use: "enc").jsonString
-        return (profile.rid, Data(jwk.utf8).base64EncodedString(), signedRootList)
+        return TokenStyleDirectoryServer(directoryServerId: profile.rid, directoryServerPublicKey: Data(jwk.utf8).base64EncodedString(),
+                                         directoryServerRootCertificates: signedRootList)
     }
 
     /// The configuration as text in `format`.
@@ -68,5 +64,22 @@ public struct SDKConfiguration: Sendable {
         case .singleJWK: singleJWKText()
         case .stripe: stripeText()
         }
+    }
+}
+
+/// The Directory Server as the token style's `fingerprintToken` carries it. As adyen-ios decodes
+/// it (AdyenActions/Components/3DS2, FingerprintToken) and as its test tokens hold it:
+/// `directoryServerPublicKey` is the standard base64 of the key's JWK JSON;
+/// `directoryServerRootCertificates` a compact JWS whose payload is `{"certificates": [base64
+/// DER, …]}` and whose header carries the signer in `x5c`.
+public struct TokenStyleDirectoryServer: Sendable {
+    public let directoryServerId: String
+    public let directoryServerPublicKey: String
+    public let directoryServerRootCertificates: String
+
+    /// The token's members, under the names the clients decode.
+    public var members: [(key: String, value: JSONValue)] {
+        [("directoryServerId", .string(directoryServerId)), ("directoryServerPublicKey", .string(directoryServerPublicKey)),
+         ("directoryServerRootCertificates", .string(directoryServerRootCertificates))]
     }
 }

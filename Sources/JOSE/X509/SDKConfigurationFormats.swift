@@ -60,7 +60,7 @@ extension SDKConfiguration {
     /// GPayments ActiveSDK: `DirectoryServerInfo(DS_ID, KID, DS_CERT, DS_CA_CERT)`, the four values
     /// in that order as the integration profiles issue names them. ActiveSDK's reference is not
     /// public: searching its name and this constructor in public documentation, web pages, code
-    /// and issues (2026-11) found GPayments' ActiveServer guides only, none of the SDK's. So the
+    /// and issues found GPayments' ActiveServer guides only, none of the SDK's. So the
     /// certificates are given in the form EMVCo SDKs take as a string, base64 DER, and the values
     /// alone follow in PEM too, for a version that wants that.
     func activeSDKText() -> String {
@@ -94,11 +94,7 @@ extension SDKConfiguration {
     /// The token style's members (Adyen's `fingerprintToken`, see ``tokenStyle(_:)``), per key type.
     func tokenStyleText() -> String {
         Self.pretty(.object(keys.compactMap { key in
-            tokenStyle(key.variant).map { token in
-                (key.variant.rawValue, .object([("directoryServerId", .string(token.directoryServerId)),
-                                                ("directoryServerPublicKey", .string(token.directoryServerPublicKey)),
-                                                ("directoryServerRootCertificates", .string(token.directoryServerRootCertificates))]))
-            }
+            tokenStyle(key.variant).map { (key.variant.rawValue, .object($0.members)) }
         }))
     }
 

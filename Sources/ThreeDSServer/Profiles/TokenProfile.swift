@@ -1,25 +1,12 @@
 import EMV3DS
 import EMVCrypto
 import Foundation
+import JOSE
 import JSON
 import Messaging
 import Net
 import Store
 import Synchronization
-
-/// The Directory Server as the token style's `fingerprintToken` carries it: the DS id, the
-/// standard base64 of the DS key's JWK, and the signed list of DS CA roots.
-public struct TokenStyleDirectoryServer: Sendable {
-    public let directoryServerId: String
-    public let directoryServerPublicKey: String
-    public let directoryServerRootCertificates: String
-
-    public init(directoryServerId: String, directoryServerPublicKey: String, directoryServerRootCertificates: String) {
-        self.directoryServerId = directoryServerId
-        self.directoryServerPublicKey = directoryServerPublicKey
-        self.directoryServerRootCertificates = directoryServerRootCertificates
-    }
-}
 
 /// The backend contract of the token style (Adyen's 3DS2 component, `Adyen/adyen-ios`
 /// AdyenActions/Components/3DS2 and `Adyen/adyen-android` 3ds2): a payment call answers an
@@ -53,8 +40,12 @@ final class TokenProfile: Sendable {
         router.post("/profiles/token/payments/details") { request, _ async in
             do throws(HTTPError) { return .emv(try await self.details(request)) } catch { return Self.failure(error) }
         }
-        router.post("/profiles/token/v1/submitThreeDS2Fingerprint") { request, _ async in
-            do throws(HTTPError) { return .emv(try await self.submitFingerprint(request)) } catch { return Self.failure(error) }
+        // adyen-android and the web component post `v1/…` under their environment's URL, adyen-ios
+        // `checkoutshopper/v1/…` (Submit3DS2FingerprintRequest): both, under /profiles/token/.
+        for path in ["/profiles/token/v1/submitThreeDS2Fingerprint", "/profiles/token/checkoutshopper/v1/submitThreeDS2Fingerprint"] {
+            router.post(path) { request, _ async in
+                do throws(HTTPError) { return .emv(try await self.submitFingerprint(request)) } catch { return Self.failure(error) }
+            }
         }
     }
 
@@ -68,18 +59,21 @@ final class TokenProfile: Sendable {
         }
         guard let amount = json["amount"] else { throw HTTPError(.unprocessableContent, "amount is required: {\"value\": minor units, \"currency\": \"EUR\"}") }
         var members: [(key: String, value: JSONValue)] = [("acctNumber", .string(pan))] + (try Self.purchase(amount))
-        if let month = method?["expiryMonth"]?.stringValue, let year = method?["expiryYear"]?.stringValue, month.count == 2, year.count == 4 {
+        if let month = method?["expiryMonth"]?.stringValue, let year = method?["expiryYear"]?.stringValue {
+            guard let number = Int(month), (1...12).contains(number), month.count == 2, year.count == 4, Int(year) != nil else {
+                throw HTTPError(.unprocessableContent, "paymentMethod.expiryMonth and expiryYear must be MM and YYYY")
+            }
             members.append(("cardExpiryDate", .string(String(year.suffix(2)) + month)))
         }
         if let holder = method?["holderName"]?.stringValue { members.append(("cardholderName", .string(holder))) }
         members += (json.objectMembers ?? []).filter { AuthenticationRequest.passThroughFields.contains($0.key) && !members.map(\.key).contains($0.key) }
         let reference = json["reference"]?.stringValue
-        // The compact flow: the action carries an authorisationToken and the component posts the
-        // fingerprint itself (to /profiles/token/v1/submitThreeDS2Fingerprint); else the app's backend does.
-        let flow = json["threeDS2Flow"]?.stringValue ?? "classic"
-        guard flow == "classic" || flow == "compact" else { throw HTTPError(.unprocessableContent, "threeDS2Flow must be classic or compact") }
-        let keyType = json["dsKeyType"]?.stringValue?.lowercased() ?? "rsa"
-        guard keyType == "rsa" || keyType == "ec" else { throw HTTPError(.unprocessableContent, "dsKeyType must be RSA or EC") }
+        guard let flow = ThreeDS2Flow(rawValue: json["threeDS2Flow"]?.stringValue ?? ThreeDS2Flow.compact.rawValue) else {
+            throw HTTPError(.unprocessableContent, "threeDS2Flow must be compact or classic")
+        }
+        guard let keyType = TestPKI.KeyVariant(rawValue: json["dsKeyType"]?.stringValue?.lowercased() ?? TestPKI.KeyVariant.rsa.rawValue) else {
+            throw HTTPError(.unprocessableContent, "dsKeyType must be RSA or EC")
+        }
 
         guard let range = try await server.preparedRange(of: pan) else {
             // No card range holds the card: a payment provider goes on to authorisation without 3-D Secure.
@@ -104,17 +98,13 @@ final class TokenProfile: Sendable {
         }
 
         let id = TransactionIdentifier.make()
-        pending.withLock { $0.add(id, PendingPayment(members: members, version: version, reference: reference)) }
-        let token = Self.token(.object([
-            ("directoryServerId", .string(directoryServer.directoryServerId)),
-            ("directoryServerPublicKey", .string(directoryServer.directoryServerPublicKey)),
-            ("directoryServerRootCertificates", .string(directoryServer.directoryServerRootCertificates)),
-            ("threeDSMessageVersion", .string(version.rawValue)),
-            ("threeDSServerTransID", .string(id)),
+        pending.withLock { $0.add(id, PendingPayment(members: members, version: version, reference: reference, flow: flow)) }
+        let token = Self.token(.object(directoryServer.members + [
+            ("threeDSMessageVersion", .string(version.rawValue)), ("threeDSServerTransID", .string(id)),
         ]))
         return .object(omittingAbsent: [
             ("resultCode", .string("IdentifyShopper")),
-            ("action", Self.action("fingerprint", token: token, paymentData: id, authorisationToken: flow == "compact" ? id : nil)),
+            ("action", Self.action(.fingerprint, flow: flow, token: token, paymentData: id)),
             ("merchantReference", .string(reference)),
         ])
     }
@@ -134,8 +124,9 @@ final class TokenProfile: Sendable {
             let claimed = try Self.decodeToken(result, name: "the challenge result")
             let id = try Self.transactionID(paymentData ?? claimed["authorisationToken"]?.stringValue)
             guard let transaction = server.transactions.get(id) else { throw Self.unknownPayment(id) }
-            if let status = claimed["transStatus"]?.stringValue, let final = transaction.transStatus, status != final {
-                server.transactions.update(id) { $0.warnings.append("the app's challenge result says transStatus \(status); the RReq said \(final)") }
+            if let status = claimed["transStatus"]?.stringValue, let final = transaction.rreqOutcome?.transStatus.rawValue, status != final {
+                let warning = "the app's challenge result says transStatus \(status); the RReq said \(final)"
+                server.transactions.update(id) { if !$0.warnings.contains(warning) { $0.warnings.append(warning) } }
             }
             return Self.outcome(of: transaction, reference: nil)
         }
@@ -165,16 +156,25 @@ final class TokenProfile: Sendable {
     private func fingerprinted(_ fingerprint: String, paymentData: String?) async throws(HTTPError) -> JSONValue {
         let parameters = try Self.decodeToken(fingerprint, name: "the fingerprint result")
         let id = try Self.transactionID(paymentData)
-        guard let payment = pending.withLock({ $0.take(id) }) else {
-            guard server.transactions.get(id) != nil else { throw Self.unknownPayment(id) }
-            throw HTTPError(.unprocessableContent, "the payment \(id) was fingerprinted already")
+        func alreadyFingerprinted() -> HTTPError {
+            server.transactions.get(id) == nil ? Self.unknownPayment(id) : HTTPError(.unprocessableContent, "the payment \(id) was fingerprinted already")
         }
+        guard let payment = pending.withLock({ $0.peek(id) }) else { throw alreadyFingerprinted() }
         var members = payment.members + (parameters.objectMembers ?? []).filter { Self.fingerprintFields.contains($0.key) }
         // The version the SDK reports (adyen-android sends it), else the token's.
         if parameters["messageVersion"] == nil { members.append(("messageVersion", .string(payment.version.rawValue))) }
+        // Bad parameters leave the payment waiting: the app may send a corrected fingerprint.
         var input = try AuthenticationRequest(json: .object(members))
         input.threeDSServerTransID = id
-        let (transaction, _) = try await server.authenticate(input)
+        guard pending.withLock({ $0.take(id) }) != nil else { throw alreadyFingerprinted() }
+        let transaction: ThreeDSServer.Transaction
+        do {
+            (transaction, _) = try await server.authenticate(input)
+        } catch {
+            // Refused before the AReq left (it would break its table): the payment waits again.
+            pending.withLock { $0.add(id, payment) }
+            throw error
+        }
         guard transaction.aresOutcome?.transStatus == .challenge else { return Self.outcome(of: transaction, reference: payment.reference) }
         let ares = transaction.receivedARes
         let token = Self.token(.object(omittingAbsent: [
@@ -186,7 +186,7 @@ final class TokenProfile: Sendable {
             ("threeDSServerTransID", .string(id)),
         ]))
         return .object(omittingAbsent: [("resultCode", .string("ChallengeShopper")),
-                                        ("action", Self.action("challenge", token: token, paymentData: id, authorisationToken: nil)),
+                                        ("action", Self.action(.challenge, flow: payment.flow, token: token, paymentData: id)),
                                         ("merchantReference", .string(payment.reference))])
     }
 
@@ -239,7 +239,8 @@ final class TokenProfile: Sendable {
         case .frictionless, .completed: break
         }
         guard let final = transaction.rreqOutcome ?? transaction.aresOutcome else { return ("Error", transaction.error) }
-        if transaction.rreqOutcome?.challengeCancel != nil, final.transStatus != .authenticated { return ("Cancelled", "Cancelled by shopper") }
+        // Only 01 is the cardholder's cancel; a timeout or an error (04-08) ends as its transStatus says.
+        if transaction.rreqOutcome?.challengeCancel == "01" { return ("Cancelled", "Cancelled by shopper") }
         switch final.transStatus {
         case .authenticated, .attempted, .informational, .unavailable: return ("Authorised", nil)
         case .notAuthenticated, .rejected: return ("Refused", "3D Not Authenticated")
@@ -247,10 +248,20 @@ final class TokenProfile: Sendable {
         }
     }
 
-    private static func action(_ subtype: String, token: String, paymentData: String, authorisationToken: String?) -> JSONValue {
-        .object(omittingAbsent: [("type", .string("threeDS2")), ("subtype", .string(subtype)), ("token", .string(token)),
-                                 ("paymentData", .string(paymentData)), ("authorisationToken", .string(authorisationToken)),
-                                 ("paymentMethodType", .string("scheme"))])
+    enum ActionStep: String { case fingerprint, challenge }
+
+    /// The compact flow's `threeDS2` action with its subtype and `authorisationToken` (the
+    /// payment's id: what the component's results carry back); the classic flow's
+    /// `threeDS2Fingerprint` / `threeDS2Challenge`, which send the app's backend the results.
+    private static func action(_ step: ActionStep, flow: ThreeDS2Flow, token: String, paymentData: String) -> JSONValue {
+        switch flow {
+        case .compact:
+            .object([("type", .string("threeDS2")), ("subtype", .string(step.rawValue)), ("token", .string(token)),
+                     ("paymentData", .string(paymentData)), ("authorisationToken", .string(paymentData)), ("paymentMethodType", .string("scheme"))])
+        case .classic:
+            .object([("type", .string(step == .fingerprint ? "threeDS2Fingerprint" : "threeDS2Challenge")), ("token", .string(token)),
+                     ("paymentData", .string(paymentData)), ("paymentMethodType", .string("scheme"))])
+        }
     }
 
     /// Adyen's error shape: `{"status", "errorCode", "message", "errorType"}`.
@@ -268,7 +279,9 @@ final class TokenProfile: Sendable {
 
     /// A token the app sent: base64 (standard or URL-safe, padded or not) of a JSON object.
     static func decodeToken(_ text: String, name: String) throws(HTTPError) -> JSONValue {
-        let urlSafe = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        // adyen-android encodes with Base64.DEFAULT: lines of 76 characters, a final newline.
+        let urlSafe = String(text.unicodeScalars.filter { !CharacterSet.whitespacesAndNewlines.contains($0) })
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .trimmingCharacters(in: CharacterSet(charactersIn: "="))
         guard let bytes = try? Base64URL.decode(urlSafe), let json = try? JSONReader.parse(bytes).value, json.objectMembers != nil else {
             throw HTTPError(.unprocessableContent, "\(name) is not the base64 of a JSON object")
@@ -314,7 +327,7 @@ struct Currency {
     let numeric: String
     let exponent: Int
 
-    /// The alphabetic codes a client is likely to send; a numeric code is taken as it is, with exponent 2.
+    /// The alphabetic codes a client is likely to send, and their numbers; another numeric code is taken as it is, with exponent 2.
     static let known: [String: (numeric: String, exponent: Int)] = [
         "EUR": ("978", 2), "USD": ("840", 2), "GBP": ("826", 2), "CHF": ("756", 2), "SEK": ("752", 2), "NOK": ("578", 2),
         "DKK": ("208", 2), "PLN": ("985", 2), "CZK": ("203", 2), "JPY": ("392", 0), "AUD": ("036", 2), "CAD": ("124", 2),
@@ -322,7 +335,7 @@ struct Currency {
     ]
 
     init?(_ code: String) {
-        if let known = Self.known[code.uppercased()] {
+        if let known = Self.known[code.uppercased()] ?? Self.known.values.first(where: { $0.numeric == code }) {
             (numeric, exponent) = known
         } else if code.count == 3, code.allSatisfy({ ("0"..."9").contains($0) }) {
             (numeric, exponent) = (code, 2)
@@ -336,22 +349,25 @@ struct Currency {
 private struct PendingPayments {
     static let capacity = 10_000
     private var payments: [String: PendingPayment] = [:]
+    /// Ids in the order they came, from `head` on; ids of payments taken since stay until compacted.
     private var order: [String] = []
     private var head = 0
 
     mutating func add(_ id: String, _ payment: PendingPayment) {
-        payments[id] = payment
-        order.append(id)
+        if payments.updateValue(payment, forKey: id) == nil { order.append(id) }
         while payments.count > Self.capacity {
             payments[order[head]] = nil
             head += 1
         }
-        // Ids of payments taken since stay in `order` until here: it is rebuilt once twice the capacity.
-        if order.count - head > 2 * Self.capacity {
+        // Bounded: the ids before `head` go once there are as many as the capacity, and those of
+        // payments taken go once the list holds twice as many ids as it may hold payments.
+        if head >= Self.capacity || order.count - head > 2 * Self.capacity {
             order = order[head...].filter { payments[$0] != nil }
             head = 0
         }
     }
+
+    func peek(_ id: String) -> PendingPayment? { payments[id] }
 
     mutating func take(_ id: String) -> PendingPayment? { payments.removeValue(forKey: id) }
 }
@@ -362,4 +378,14 @@ private struct PendingPayment: Sendable {
     /// The fingerprint token's version.
     let version: MessageVersion
     let reference: String?
+    let flow: ThreeDS2Flow
+}
+
+/// Who posts the fingerprint and the challenge result. Compact: the component itself
+/// (adyen-ios and adyen-android handle every `threeDS2` action so, submitting the fingerprint
+/// to `…/v1/submitThreeDS2Fingerprint`); the app's backend gets one `threeDSResult` last.
+/// Classic: the app's backend, through `/payments/details`, after the older
+/// `threeDS2Fingerprint` and `threeDS2Challenge` actions.
+enum ThreeDS2Flow: String, Sendable {
+    case compact, classic
 }

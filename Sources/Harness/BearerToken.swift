@@ -3,7 +3,7 @@ import Net
 
 /// The bearer token a group of paths asks for when one is configured: the admin token for
 /// `/admin` and `/inspector`, the SDK configuration token for `/sdk`.
-struct AdminToken: Sendable {
+struct BearerToken: Sendable {
     private let expected: [UInt8]
     /// The paths it guards and the token's name, as a refusal tells them.
     private let paths: String
@@ -16,7 +16,7 @@ struct AdminToken: Sendable {
     }
 
     /// The token of `GET /sdk/config` and the logos (`sdkConfigToken`).
-    static func sdkConfig(_ token: String) -> AdminToken { AdminToken(token, guarding: "/sdk/config and /sdk/logo", name: "SDK configuration token") }
+    static func sdkConfig(_ token: String) -> BearerToken { BearerToken(token, guarding: "/sdk/config and /sdk/logo", name: "SDK configuration token") }
 
     /// 401 with `WWW-Authenticate: Bearer` unless the request carries the token, compared in
     /// time independent of where it differs.

@@ -23,6 +23,8 @@ public struct AccessControlServerSettings: Sendable {
     public var directoryServerURL: String?
     /// Seconds a challenge may take, from the ARes to the final CRes, before it ends as timed out.
     public var challengeTimeout: Double = 600
+    /// The browser challenge's page templates; without them a browser challenge ends at once as U (reason 07).
+    public var browserPages: BrowserChallengePages?
 
     public init(schemes: [PaymentScheme], signers: [String: ACSSigningIdentity] = [:]) {
         self.schemes = schemes
@@ -57,6 +59,7 @@ public final class AccessControlServer: Sendable {
     public func register(on router: inout Router) {
         router.emv("/acs/areq", receives: .aReq) { request async in await self.authenticate(request) }
         router.emv("/acs/challenge", receives: .cReq) { request async in await self.challenge(request) }
+        registerBrowserChallenge(on: &router)
         router.record("/admin/acs/transactions/{id}", "ACS transaction") { self.transactions.json($0) }
     }
 
@@ -82,8 +85,8 @@ public final class AccessControlServer: Sendable {
         ares.acsOperatorID = settings.operatorID
 
         var plan = scenario.outcome.plan(for: areq.version)
-        if case .challenge = plan, areq.deviceChannel != "01" {
-            plan = .final(.unavailable, reason: "07")  // only app challenges are scripted
+        if case .challenge = plan, !Self.challengeable(areq.deviceChannel, pages: settings.browserPages != nil) {
+            plan = .final(.unavailable, reason: "07")  // 3RI has no cardholder; a browser challenge needs the page templates
         }
         do {
             try apply(plan, to: &ares, of: &transaction, areq: areq, faults: scenario.faults)
@@ -158,12 +161,29 @@ public final class AccessControlServer: Sendable {
         return .taken(erro)
     }
 
-    /// Fills an ARes C: a fresh ephemeral key, the secure channel it makes with the SDK's
-    /// key, and `acsSignedContent` signed for the transaction's Directory Server profile.
+    /// Whether a challenge can run on the channel: the app's always, the browser's with page templates.
+    static func challengeable(_ deviceChannel: String, pages: Bool) -> Bool {
+        deviceChannel == DeviceChannel.app.rawValue || (deviceChannel == DeviceChannel.browser.rawValue && pages)
+    }
+
+    /// Fills an ARes C. The app's: a fresh ephemeral key, the secure channel it makes with the
+    /// SDK's key, and `acsSignedContent` signed for the transaction's Directory Server profile.
+    /// The browser's: the acsURL its pages are at.
     func startChallenge(_ script: ChallengeScript, areq: AReq, ares: inout ARes, transaction: inout Transaction,
                         signatureFault: SignedContentFault?) throws(InvalidMessage) {
         func refuse(_ field: String, _ code: ErrorCode, _ reason: String) -> InvalidMessage {
             InvalidMessage(Violation(field: field, code: code, reason: reason), about: areq.json)
+        }
+        if areq.deviceChannel == DeviceChannel.browser.rawValue {
+            guard let notificationURL = areq["notificationURL"] else { throw refuse("notificationURL", .requiredElementMissing, "is required") }
+            let session = ChallengeSession(script: script, version: areq.version)
+            transaction.phase = .challenge(ChallengeState(medium: .browser(BrowserChallenge(notificationURL: notificationURL)), session: session))
+            ares.transStatus = .challenge
+            ares.acsChallengeMandated = "Y"
+            ares.acsURL = endpoints.url(Self.browserChallengePath)
+            ares.setAuthentication(session.firstUIType.authenticationMethod)
+            transaction.authentication = session.firstUIType.authenticationMethod
+            return
         }
         guard let sdkKeyJSON = areq.json["sdkEphemPubKey"], let sdkKey = try? PublicKey(emvJWK: sdkKeyJSON) else {
             throw refuse("sdkEphemPubKey", .formatInvalid, "is not a usable P-256 public key")
@@ -185,7 +205,7 @@ public final class AccessControlServer: Sendable {
                 ares.acsSignedContent = try AcsSignedContent.sign(acsURL: acsURL, acsEphemeralKey: ephemeral.publicKey,
                                                                   sdkEphemPubKey: sdkKeyJSON, identity: signer)
             }
-            transaction.phase = .challenge(ChallengeState(channel: channel, session: session))
+            transaction.phase = .challenge(ChallengeState(medium: .secureChannel(channel), session: session))
         } catch {
             throw refuse("sdkEphemPubKey", .formatInvalid, "no key agreement with it: \(error)")
         }

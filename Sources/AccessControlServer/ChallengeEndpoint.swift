@@ -102,8 +102,11 @@ extension AccessControlServer {
                              isJSON: false)
             throw ChallengeRefusal("acsTransID", .transactionIDNotRecognised, "the challenge has ended", about: known)
         }
+        guard case .secureChannel(let channel) = state.medium else {
+            throw ChallengeRefusal("acsTransID", .transactionIDNotRecognised, "is a browser challenge: its CReq goes to the acsURL as a form", about: known)
+        }
         let plaintext: [UInt8]
-        do { plaintext = try state.channel.open(text, direction: .sdkToACS).plaintext } catch {
+        do { plaintext = try channel.open(text, direction: .sdkToACS).plaintext } catch {
             logger.debug("CReq decryption failed", metadata: ["reason": "\(error.logDescription)"])
             journal?.message(dsTransID, from: .sdk, to: .accessControlServer, type: MessageType.cReq.rawValue, body: body,
                              note: "not decrypted: \(error.logDescription)", isJSON: false)
@@ -135,7 +138,7 @@ extension AccessControlServer {
                                    fails: .creqIdentifiers)
         }
         journal?.check(dsTransID, .pass(.creqIdentifiers))
-        return OpenedCReq(creq: creq, acsTransID: kid, transaction: transaction, channel: state.channel,
+        return OpenedCReq(creq: creq, acsTransID: kid, transaction: transaction, channel: channel,
                           encryption: jwe.contentEncryption, known: known)
     }
 

@@ -55,14 +55,20 @@ public struct ChallengeSession: Sendable {
     var firstUIType: ACSUIType { (script.steps.first?.screen.uiType ?? .text).available(in: version) }
 
     mutating func handle(_ creq: CReq) -> Decision {
-        if let entry = creq.whitelistingDataEntry { whitelistingEntry = entry }
-        if case .cancel(let cancel) = creq.action { return .finish(result(cancel: cancel)) }
+        handle(creq.action, isFirst: creq.counter == 0, whitelisting: creq.whitelistingDataEntry)
+    }
+
+    /// One cardholder action: from a CReq (app), or from a challenge page's form (browser).
+    /// `isFirst`: the request for the first screen, which carries no answer.
+    mutating func handle(_ action: CReq.Action, isFirst: Bool, whitelisting: String? = nil) -> Decision {
+        if let whitelisting { whitelistingEntry = whitelisting }
+        if case .cancel(let cancel) = action { return .finish(result(cancel: cancel)) }
         // The first CReq asks for the first screen; some SDKs send it as an empty submit.
-        guard creq.counter > 0 else { return .show(screen()) }
+        guard !isFirst else { return .show(screen()) }
         interactions += 1
         guard let step = currentStep else { return .finish(result(cancel: .transactionError)) }
         let type = step.screen.uiType.available(in: version)
-        switch creq.action {
+        switch action {
         case .resend:
             resends += 1
             return .show(screen(resent: true))

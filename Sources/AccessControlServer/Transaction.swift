@@ -5,9 +5,15 @@ public import JSON
 import Scenarios
 public import Store
 
-/// The secure channel and the cardholder's progress of an open challenge.
+/// The medium and the cardholder's progress of an open challenge.
 struct ChallengeState: Sendable {
-    let channel: SecureChannel
+    /// How the challenge reaches the cardholder: the app's secure channel, or the browser's pages.
+    enum Medium: Sendable {
+        case secureChannel(SecureChannel)
+        case browser(BrowserChallenge)
+    }
+
+    var medium: Medium
     var session: ChallengeSession
     /// The `sdkCounterStoA` the next CReq must carry.
     var nextCounter = 0

@@ -68,7 +68,9 @@ public final class HarnessApp: Sendable {
             directoryServer = DirectoryServer(settings: configuration.directoryServerSettings(schemes: schemes, keys: keys), scenarios: scenarios,
                                               peer: try peer(timeoutMs: configuration.directoryServer.acsTimeoutMs),
                                               endpoints: endpoints, capacity: capacity, archive: archive, journal: journal, logger: logger.named("ds"))
-            accessControlServer = AccessControlServer(settings: configuration.accessControlServerSettings(schemes: schemes, signers: signers),
+            var acsSettings = configuration.accessControlServerSettings(schemes: schemes, signers: signers)
+            acsSettings.browserPages = try Self.browserPages(resolve(configuration.accessControlServer.pageTemplates))
+            accessControlServer = AccessControlServer(settings: acsSettings,
                                                       scenarios: scenarios, peer: try peer(timeoutMs: 30_000), endpoints: endpoints,
                                                       capacity: capacity, archive: archive, journal: journal, logger: logger.named("acs"))
             threeDSServer = ThreeDSServer(settings: configuration.threeDSServer, peer: try peer(timeoutMs: configuration.threeDSServer.directoryServerTimeoutMs),
@@ -120,6 +122,16 @@ public final class HarnessApp: Sendable {
             throw ConfigurationError.invalid(source: "dataDirectory",
                                              reason: "cannot open the store \(path): \(error) (make the folder writable, choose another dataDirectory, or set store.enabled: false)")
         }
+    }
+
+    /// The browser challenge's page templates, from their folder.
+    private static func browserPages(_ folder: String) throws -> BrowserChallengePages {
+        func read(_ name: String) throws -> String {
+            do { return try String(contentsOfFile: folder + "/" + name, encoding: .utf8) } catch {
+                throw ConfigurationError.invalid(source: "accessControlServer.pageTemplates", reason: "cannot read \(folder)/\(name): the browser challenge's page templates")
+            }
+        }
+        return BrowserChallengePages(challenge: try read("acs-challenge.html"), final: try read("acs-final.html"))
     }
 
     /// What an SDK is configured with for each scheme (DS id, keys, roots), from the test PKI.

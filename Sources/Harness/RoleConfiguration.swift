@@ -66,6 +66,8 @@ public struct AccessControlServerConfiguration: Sendable, Equatable {
     public var challengeURL: String?
     /// Seconds a challenge may take before it ends as timed out.
     public var challengeTimeout: Double = 600
+    /// The folder of the browser challenge's page templates (`acs-challenge.html`, `acs-final.html`).
+    public var pageTemplates = "config/templates"
     public init() {}
 }
 
@@ -90,7 +92,7 @@ extension DirectoryServerConfiguration: KeyTableDecodable, Encodable {
 extension AccessControlServerConfiguration: KeyTableDecodable, Encodable {
     public static var keys: [TableKey<Self>] {
         [.key("referenceNumber", \.referenceNumber), .key("operatorID", \.operatorID), .key("challengeURL", \.challengeURL),
-         .key("challengeTimeout", \.challengeTimeout)]
+         .key("challengeTimeout", \.challengeTimeout), .key("pageTemplates", \.pageTemplates)]
     }
 }
 

@@ -2,28 +2,37 @@ import EMV3DS
 import JSON
 import Net
 
-/// The requestor app's call to `POST /3ds-server/authenticate`: the SDK's authentication
-/// request parameters as the SDK hands them to the app, and the card and purchase.
+/// The requestor's call to `POST /3ds-server/authenticate`: the card and purchase, and the
+/// channel's own part: the SDK's authentication request parameters (the app channel), or what
+/// the merchant's page collected of the cardholder's browser (the browser channel).
 ///
-/// Field names are the EMV ones; the names the Android and iOS SDK APIs use are accepted too
-/// (`sdkTransactionId`, `sdkAppId`, `deviceData`, `sdkEphemeralPublicKey`), and the ephemeral
-/// key may be a JWK object or a string holding one, as the SDKs return it.
+/// Field names are the EMV ones; `deviceChannel` ("01", "02") or `channel` ("app", "browser")
+/// chooses the channel, the app by default.
 struct AuthenticationRequest {
     var messageVersion: MessageVersion
     var messageCategory: String
-    var sdkTransID: String
-    var sdkAppID: String
-    var sdkReferenceNumber: String
-    var sdkEphemPubKey: JSONValue
-    var sdkEncData: String
     var acctNumber: String
+    var channel: Channel
     /// Everything else that goes into the AReq as given (purchase, merchant, options).
     var passThrough: [(key: String, value: JSONValue)]
     /// Set by a profile that named the transaction before the AReq (the token style's
-    /// fingerprint token carries it); otherwise the 3DS Server makes one.
+    /// fingerprint token carries it), or by a browser authentication that `prepare` named;
+    /// otherwise the 3DS Server makes one.
     var threeDSServerTransID: String?
 
-    /// AReq fields the app may set; the 3DS Server fills in defaults for the rest.
+    enum Channel {
+        case app(SDKParameters)
+        case browser(BrowserParameters)
+
+        var deviceChannel: DeviceChannel {
+            switch self {
+            case .app: .app
+            case .browser: .browser
+            }
+        }
+    }
+
+    /// AReq fields the requestor may set; the 3DS Server fills in defaults for the rest.
     static let passThroughFields: Set<String> = [
         "cardExpiryDate", "cardholderName", "email", "acctType", "purchaseAmount", "purchaseCurrency", "purchaseExponent",
         "purchaseDate", "merchantName", "acquirerBIN", "acquirerMerchantID", "mcc", "merchantCountryCode", "transType",
@@ -32,38 +41,81 @@ struct AuthenticationRequest {
         "acquirerCountryCode", "acquirerCountryCodeSource", "threeDSRequestorDecReqInd", "threeDSRequestorDecMaxTime",
     ]
 
+    /// The AReq fields each channel alone uses, as the 3DS Server leg's table has them: an app's
+    /// `sdkMaxTimeout` has no place in a browser's AReq, nor a browser's fields in an app's.
+    static let channelOnlyFields: [DeviceChannel: Set<String>] = Dictionary(uniqueKeysWithValues: DeviceChannel.allCases.map { channel in
+        (channel, AReqRules.fromThreeDSServer.fieldNames(usedOnlyIn: channel))
+    })
+
+    /// `passThroughFields` for each channel: without the fields only another channel uses.
+    private static let passThroughFieldsByChannel: [DeviceChannel: Set<String>] = Dictionary(uniqueKeysWithValues: DeviceChannel.allCases.map { channel in
+        (channel, channelOnlyFields.filter { $0.key != channel }.values.reduce(passThroughFields) { $0.subtracting($1) })
+    })
+
     /// From the members of `json`; a profile passes what it decoded from its own shape.
     init(json: JSONValue) throws(HTTPError) {
         guard let members = json.objectMembers else { throw HTTPError(.badRequest, "body must be a JSON object") }
-        var problems: [String] = []
-        func text(_ names: String..., default fallback: String? = nil) -> String {
-            for name in names {
-                guard let value = json[name] else { continue }
-                if let text = value.stringValue { return text }
-                problems.append("\(name) must be a string")
-                return ""
-            }
-            if let fallback { return fallback }
-            problems.append("\(names[0]) is required")
-            return ""
-        }
-        let version = text("messageVersion")
+        var reader = BodyReader(json: json)
+        let version = reader.text("messageVersion")
         if let known = MessageVersion(rawValue: version) {
             messageVersion = known
         } else {
             // Absent is "required" above; present, it must be a version: an empty one is not 2.2.0.
             if json["messageVersion"]?.stringValue != nil {
-                problems.append("messageVersion \"\(version)\" is not one of \(MessageVersion.allCases.map(\.rawValue).joined(separator: ", "))")
+                reader.problems.append("messageVersion \"\(version)\" is not one of \(MessageVersion.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             messageVersion = .v2_2_0  // for the rest of the checks; the request is refused
         }
-        messageCategory = text("messageCategory", default: "01")
-        sdkTransID = text("sdkTransID", "sdkTransactionId", "sdkTransactionID")
-        sdkAppID = text("sdkAppID", "sdkAppId")
-        sdkReferenceNumber = text("sdkReferenceNumber")
-        sdkEncData = text("sdkEncData", "deviceData")
-        acctNumber = text("acctNumber", "pan")
-        switch json["sdkEphemPubKey"] ?? json["sdkEphemeralPublicKey"] {
+        messageCategory = reader.text("messageCategory", default: "01")
+        let deviceChannel = try Self.deviceChannel(of: json)
+        if deviceChannel == .browser {
+            channel = .browser(BrowserParameters(reading: &reader, members: members))
+            threeDSServerTransID = reader.optionalText("threeDSServerTransID")
+        } else {
+            channel = .app(SDKParameters(reading: &reader))
+        }
+        acctNumber = reader.text("acctNumber", "pan")
+        let passing = Self.passThroughFieldsByChannel[deviceChannel, default: []]
+        passThrough = members.filter { passing.contains($0.key) }
+        guard reader.problems.isEmpty else { throw HTTPError(.badRequest, reader.problems.joined(separator: "; ")) }
+    }
+
+    /// The channel the body names: `deviceChannel` as the AReq writes it, or `channel` by name; the app when neither.
+    private static func deviceChannel(of json: JSONValue) throws(HTTPError) -> DeviceChannel {
+        let requestorChannels: [DeviceChannel] = [.app, .browser]
+        let chosen: DeviceChannel?
+        if let code = json["deviceChannel"] {
+            chosen = code.stringValue.flatMap(DeviceChannel.init(rawValue:))
+        } else if let name = json["channel"] {
+            chosen = requestorChannels.first { $0.name == name.stringValue }
+        } else {
+            return .app
+        }
+        guard let chosen, requestorChannels.contains(chosen) else {
+            throw HTTPError(.badRequest, "deviceChannel must be 01 (app) or 02 (browser), or channel app or browser: a 3RI authentication (03) has no cardholder to come through this API")
+        }
+        return chosen
+    }
+}
+
+/// The SDK's authentication request parameters, as the SDK hands them to the app.
+///
+/// The names the Android and iOS SDK APIs use are accepted beside the EMV ones
+/// (`sdkTransactionId`, `sdkAppId`, `deviceData`, `sdkEphemeralPublicKey`), and the ephemeral
+/// key may be a JWK object or a string holding one, as the SDKs return it.
+struct SDKParameters {
+    var sdkTransID: String
+    var sdkAppID: String
+    var sdkReferenceNumber: String
+    var sdkEphemPubKey: JSONValue
+    var sdkEncData: String
+
+    fileprivate init(reading reader: inout BodyReader) {
+        sdkTransID = reader.text("sdkTransID", "sdkTransactionId", "sdkTransactionID")
+        sdkAppID = reader.text("sdkAppID", "sdkAppId")
+        sdkReferenceNumber = reader.text("sdkReferenceNumber")
+        sdkEncData = reader.text("sdkEncData", "deviceData")
+        switch reader.json["sdkEphemPubKey"] ?? reader.json["sdkEphemeralPublicKey"] {
         case .object(let key)?:
             sdkEphemPubKey = .object(key)
         case .string(let text)?:
@@ -71,14 +123,89 @@ struct AuthenticationRequest {
             if let key = try? JSONReader.parse(Array(text.utf8)).value, key.objectMembers != nil {
                 sdkEphemPubKey = key
             } else {
-                problems.append("sdkEphemPubKey is a string that does not hold a JWK object")
+                reader.problems.append("sdkEphemPubKey is a string that does not hold a JWK object")
                 sdkEphemPubKey = .null
             }
         default:
-            problems.append("sdkEphemPubKey is required (a JWK object, or a string holding one)")
+            reader.problems.append("sdkEphemPubKey is required (a JWK object, or a string holding one)")
             sdkEphemPubKey = .null
         }
-        passThrough = members.filter { Self.passThroughFields.contains($0.key) }
-        guard problems.isEmpty else { throw HTTPError(.badRequest, problems.joined(separator: "; ")) }
+    }
+}
+
+/// What the merchant's page collected of the cardholder's browser, and where its challenge goes.
+struct BrowserParameters {
+    /// The browser's AReq fields as the page sent them, under their EMV names (`browserUserAgent`,
+    /// `browserJavascriptEnabled`, `notificationURL`…): the table decides which a version
+    /// requires and their formats, when the AReq is checked.
+    var fields: [(key: String, value: JSONValue)]
+    /// `threeDSCompInd` as the page sent it; a prepared transaction decides it instead.
+    var threeDSCompInd: String?
+    /// Not an AReq field: the CReq's, which the 3DS Server writes for the page.
+    var challengeWindowSize: String
+    /// A harness extension for a web view: where the notification page redirects the browser
+    /// once the challenge ended (any scheme: `gatewaysdk://3dsecure`).
+    var returnURL: String?
+
+    /// The browser fields the page may send: the channel's own fields of the table but the one the 3DS Server decides.
+    private static let pageFields = AuthenticationRequest.channelOnlyFields[.browser, default: []].subtracting(["threeDSCompInd"])
+
+    fileprivate init(reading reader: inout BodyReader, members: [(key: String, value: JSONValue)]) {
+        fields = members.filter { Self.pageFields.contains($0.key) }
+        threeDSCompInd = reader.optionalText("threeDSCompInd")
+        challengeWindowSize = reader.optionalText("challengeWindowSize") ?? ChallengeWindowSize.fullScreen
+        if !ChallengeWindowSize.allowed.contains(challengeWindowSize) {
+            reader.problems.append("challengeWindowSize \"\(challengeWindowSize)\" is not one of \(ChallengeWindowSize.allowed.joined(separator: ", ")) (the CReq's)")
+        }
+        returnURL = reader.optionalText("returnURL")
+        if let returnURL, !Self.isRedirectTarget(returnURL) {
+            reader.problems.append("returnURL must be an absolute URL of at most 2048 printable ASCII characters (any scheme, e.g. gatewaysdk://3dsecure)")
+        }
+    }
+
+    /// Whether `url` can go in a `Location` header as it is: a scheme (RFC 3986 3.1), then
+    /// printable ASCII only, so that no header can be injected through it.
+    private static func isRedirectTarget(_ url: String) -> Bool {
+        guard url.utf8.count <= 2048, url.utf8.allSatisfy({ (0x21...0x7E).contains($0) }),
+              let colon = url.firstIndex(of: ":"), let first = url.first, first.isLetter else { return false }
+        return url[..<colon].allSatisfy { $0.isLetter || $0.isNumber || "+-.".contains($0) } && url.index(after: colon) < url.endIndex
+    }
+}
+
+/// Reads members of a request body, collecting every problem so that one 400 names them all.
+private struct BodyReader {
+    let json: JSONValue
+    var problems: [String] = []
+
+    /// The first of `names` present, as a string; without any, `fallback`, else a problem.
+    mutating func text(_ names: String..., default fallback: String? = nil) -> String {
+        if let found = first(of: names) { return found }
+        if let fallback { return fallback }
+        problems.append("\(names[0]) is required")
+        return ""
+    }
+
+    /// The first of `names` present, as a string; nil when none is.
+    mutating func optionalText(_ names: String...) -> String? { first(of: names) }
+
+    /// A member present but not a string is a problem (and "" for the rest of the checks).
+    private mutating func first(of names: [String]) -> String? {
+        for name in names {
+            guard let value = json[name] else { continue }
+            if let text = value.stringValue { return text }
+            problems.append("\(name) must be a string")
+            return ""
+        }
+        return nil
+    }
+}
+
+extension MessageRules {
+    /// The fields this table uses on `channel` alone (its rules `only` on that channel).
+    func fieldNames(usedOnlyIn channel: DeviceChannel) -> Set<String> {
+        Set(fields.compactMap { rule in
+            guard case .only(.channel(let channels), _, _) = rule.presence, channels == [channel] else { return nil }
+            return rule.name
+        })
     }
 }

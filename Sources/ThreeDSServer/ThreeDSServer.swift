@@ -34,6 +34,8 @@ public final class ThreeDSServer: Sendable {
     let peer: EMVPeer
     let endpoints: LocalEndpoints
     public let transactions: TransactionStore<Transaction>
+    /// Browser transactions between `prepare` and their authentication; in memory only, bounded.
+    let preparedTransactions = TransactionStore<PreparedTransaction>(capacity: PreparedTransaction.capacity)
     let logger: Logger
     /// The DS id (RID) of the scheme a card number belongs to, as the 3DS Server is configured
     /// per Directory Server; nil when it knows none.
@@ -58,6 +60,12 @@ public final class ThreeDSServer: Sendable {
     public func register(on router: inout Router) {
         router.post("/3ds-server/authenticate") { request, _ async throws in try await self.authenticate(request) }
         router.post("/3ds-server/versions") { request, _ async throws in try await self.versions(request) }
+        router.post("/3ds-server/prepare") { request, _ async throws in try await self.prepare(request) }
+        router.post(Self.methodNotificationPath) { request, _ in
+            // Answered to the ACS's page in a hidden iframe: a reason in plain text, not the API's JSON.
+            do throws(HTTPError) { return try self.methodNotified(request) } catch { return .text(error.message, status: error.status) }
+        }
+        router.post(Self.notificationPath) { request, _ in self.challengeNotified(request) }
         EMVCoProfile(server: self).register(on: &router)
         TokenProfile(server: self).register(on: &router)
         router.record("/3ds-server/transactions/{id}", "transaction") { self.transactions.json($0) }
@@ -70,7 +78,12 @@ public final class ThreeDSServer: Sendable {
         guard request.headers.mediaType == "application/json" else {
             throw HTTPError(.unsupportedMediaType, "expected Content-Type application/json, got \(request.headers["Content-Type"] ?? "none")")
         }
-        let (transaction, status) = try await authenticate(AuthenticationRequest(json: request.jsonBody()))
+        let input = try AuthenticationRequest(json: request.jsonBody())
+        let (transaction, status) = if let preparedID = input.threeDSServerTransID {
+            try await authenticate(input, prepared: preparedID)
+        } else {
+            try await authenticate(input)
+        }
         return .emv(transaction.json, status: status)
     }
 
@@ -84,6 +97,9 @@ public final class ThreeDSServer: Sendable {
             throw HTTPError(.badRequest, "the AReq would be invalid: " + violations.map(\.description).joined(separator: "; "))
         }
         var transaction = Transaction(areq: areq)
+        if case .browser(let browser) = input.channel {
+            transaction.browserOptions = .init(challengeWindowSize: browser.challengeWindowSize, returnURL: browser.returnURL)
+        }
         // Written once: what goes to the DS is what the trail keeps.
         let areqBytes = JSONWriter.write(areq.json)
         transaction.record(.sent, bytes: areqBytes)
@@ -144,17 +160,16 @@ public final class ThreeDSServer: Sendable {
         }
     }
 
-    /// The AReq for the app's call, built through the 3DS Server leg's table: fields the
+    /// The AReq for the requestor's call, built through the 3DS Server leg's table: fields the
     /// version does not define (`sdkType` before 2.3.1) are left out.
     func buildAReq(_ input: AuthenticationRequest) -> AReq {
         let version = input.messageVersion
         let payment = input.messageCategory == MessageCategory.payment.rawValue
-        let uiTypes = ACSUIType.allCases.filter { $0.since <= version }.map { JSONValue.string($0.rawValue) }
         var members: [(String, JSONValue)] = [
             ("messageType", .string(MessageType.aReq.rawValue)),
             ("messageVersion", .string(version.rawValue)),
             ("messageCategory", .string(input.messageCategory)),
-            ("deviceChannel", .string(DeviceChannel.app.rawValue)),
+            ("deviceChannel", .string(input.channel.deviceChannel.rawValue)),
             ("threeDSServerTransID", .string(input.threeDSServerTransID ?? TransactionIdentifier.make())),
             ("threeDSServerRefNumber", .string(settings.referenceNumber)),
             ("threeDSServerOperatorID", .string(settings.operatorID)),
@@ -169,16 +184,30 @@ public final class ThreeDSServer: Sendable {
             ("acctNumber", .string(input.acctNumber)),
             ("acquirerCountryCode", .string(settings.merchantCountryCode)),
             ("acquirerCountryCodeSource", .string("01")),  // set by the 3DS Server
-            ("sdkAppID", .string(input.sdkAppID)),
-            ("sdkTransID", .string(input.sdkTransID)),
-            ("sdkReferenceNumber", .string(input.sdkReferenceNumber)),
-            ("sdkEphemPubKey", input.sdkEphemPubKey),
-            ("sdkEncData", .string(input.sdkEncData)),
-            ("sdkMaxTimeout", .string("05")),
-            ("sdkType", .string("01")),  // a default SDK, native
-            ("defaultSdkType", .object([("sdkVariant", .string("01"))])),
-            ("deviceRenderOptions", .object([("sdkInterface", .string("03")), ("sdkUiType", .array(uiTypes))])),
         ]
+        // The channel's own part; what the page sent of the browser is given below, as the purchase is.
+        var given = input.passThrough
+        switch input.channel {
+        case .app(let sdk):
+            let uiTypes = ACSUIType.allCases.filter { $0.since <= version }.map { JSONValue.string($0.rawValue) }
+            members += [
+                ("sdkAppID", .string(sdk.sdkAppID)),
+                ("sdkTransID", .string(sdk.sdkTransID)),
+                ("sdkReferenceNumber", .string(sdk.sdkReferenceNumber)),
+                ("sdkEphemPubKey", sdk.sdkEphemPubKey),
+                ("sdkEncData", .string(sdk.sdkEncData)),
+                ("sdkMaxTimeout", .string("05")),
+                ("sdkType", .string("01")),  // a default SDK, native
+                ("defaultSdkType", .object([("sdkVariant", .string("01"))])),
+                ("deviceRenderOptions", .object([("sdkInterface", .string("03")), ("sdkUiType", .array(uiTypes))])),
+            ]
+        case .browser(let browser):
+            members += [
+                ("notificationURL", .string(endpoints.url(Self.notificationPath))),
+                ("threeDSCompInd", .string(browser.threeDSCompInd ?? ThreeDSCompInd.unavailable.rawValue)),
+            ]
+            given += browser.fields
+        }
         if payment {
             let merchant: [(String, JSONValue)] = [
                 ("acquirerBIN", .string(settings.acquirerBIN)), ("acquirerMerchantID", .string(settings.acquirerMerchantID)),
@@ -188,8 +217,8 @@ public final class ThreeDSServer: Sendable {
             ]
             members += merchant
         }
-        // The app's own values replace the defaults before the table filters by version.
-        for (key, value) in input.passThrough {
+        // The requestor's own values replace the defaults before the table filters by version.
+        for (key, value) in given {
             if let index = members.firstIndex(where: { $0.0 == key }) { members[index].1 = value } else { members.append((key, value)) }
         }
         if input.passThrough.contains(where: { $0.key == "sdkType" }), !input.passThrough.contains(where: { $0.key == "defaultSdkType" }) {

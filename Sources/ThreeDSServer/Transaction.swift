@@ -55,6 +55,8 @@ extension ThreeDSServer {
         /// Each message as compact JSON: a parsed tree costs several times its text, and the
         /// trail is read only when someone looks at the transaction.
         public var messages: [(direction: Direction, at: Date, message: [UInt8])] = []
+        /// The browser channel's own options; nil on the app channel.
+        var browserOptions: BrowserOptions?
 
         init(areq: AReq) {
             threeDSServerTransID = areq.threeDSServerTransID
@@ -136,9 +138,12 @@ extension ThreeDSServer {
         var transStatus: String? { (rreqOutcome ?? aresOutcome)?.transStatus.rawValue }
 
         /// The ARes as it came, from the trail.
-        var receivedARes: JSONValue? {
+        var receivedARes: JSONValue? { received(.aRes) }
+
+        /// The first message of `type` received, from the trail.
+        func received(_ type: MessageType) -> JSONValue? {
             for entry in messages where entry.direction == .received {
-                if let json = try? JSONReader.parse(entry.message).value, json["messageType"]?.stringValue == MessageType.aRes.rawValue { return json }
+                if let json = try? JSONReader.parse(entry.message).value, json["messageType"]?.stringValue == type.rawValue { return json }
             }
             return nil
         }
@@ -148,13 +153,15 @@ extension ThreeDSServer {
 
         public var json: JSONValue {
             let outcome = rreqOutcome ?? aresOutcome
-            let challenge: JSONValue? = aresOutcome.flatMap { ares in
-                guard state == .challenge || rreqOutcome != nil, ares.transStatus == .challenge || ares.transStatus == .decoupled else { return nil }
-                return .object(omittingAbsent: [
-                    ("threeDSServerTransID", .string(threeDSServerTransID)), ("acsTransID", .string(ids.acsTransID)),
-                    ("acsRefNumber", .string(acsReferenceNumber)), ("acsSignedContent", .string(receivedARes?["acsSignedContent"]?.stringValue)),
-                ])
-            }
+            let challenged = aresOutcome.map { ares in
+                (state == .challenge || rreqOutcome != nil) && (ares.transStatus == .challenge || ares.transStatus == .decoupled)
+            } ?? false
+            // Read from the trail once, and only for a challenge: what starting it needs.
+            let ares = challenged ? receivedARes : nil
+            let challenge: JSONValue? = challenged ? .object(omittingAbsent: [
+                ("threeDSServerTransID", .string(threeDSServerTransID)), ("acsTransID", .string(ids.acsTransID)),
+                ("acsRefNumber", .string(acsReferenceNumber)), ("acsSignedContent", .string(ares?["acsSignedContent"]?.stringValue)),
+            ]) : nil
             return .object(omittingAbsent: [
                 ("threeDSServerTransID", .string(threeDSServerTransID)),
                 ("state", .string(state.rawValue)),
@@ -170,6 +177,7 @@ extension ThreeDSServer {
                 ("challengeCancel", .string(rreqOutcome?.challengeCancel)),
                 ("whiteListStatus", .string(rreqOutcome?.whiteListStatus)),
                 ("challenge", challenge),
+                ("browserChallenge", ares.flatMap(browserChallenge(answering:))),
                 ("error", .string(error)),
                 ("erro", erro?.json),
                 ("erroSent", erroSent?.json),

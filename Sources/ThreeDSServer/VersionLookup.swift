@@ -10,13 +10,7 @@ extension ThreeDSServer {
     /// 3DS Server asks the DS for its card ranges (PReq/PRes, 2.2.0, whose ranges are flat)
     /// and answers the DS id, the versions the card's range supports, and its 3DS Method URL.
     func versions(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
-        let json = try request.jsonBody()
-        guard let pan = (json["acctNumber"] ?? json["pan"])?.stringValue else {
-            throw HTTPError(.badRequest, "acctNumber (or pan) is required: the card number, 13-19 digits")
-        }
-        guard let range = try await preparedRange(of: pan) else {
-            throw HTTPError(.notFound, "no card range of the DS holds \(CardNumber.masked(pan)): the card is not enrolled")
-        }
+        let (pan, range) = try await enrolledRange(request)
         return .emv(.object(omittingAbsent: [
             ("acctNumber", .string(CardNumber.masked(pan))),
             ("dsId", .string(directoryServerID(pan))),
@@ -25,6 +19,19 @@ extension ThreeDSServer {
             ("highestMessageVersion", .string(range.versions.last?.rawValue)),
             ("threeDSMethodURL", .string(range.threeDSMethodURL)),
         ]))
+    }
+
+    /// The card of a backend's `{"acctNumber": "…"}` (or `pan`) and the DS's card range that
+    /// holds it: 400 without a card, 404 when no range holds it (the card is not enrolled).
+    func enrolledRange(_ request: HTTPRequest) async throws(HTTPError) -> (pan: String, range: PreparedRange) {
+        let json = try request.jsonBody()
+        guard let pan = (json["acctNumber"] ?? json["pan"])?.stringValue else {
+            throw HTTPError(.badRequest, "acctNumber (or pan) is required: the card number, 13-19 digits")
+        }
+        guard let range = try await preparedRange(of: pan) else {
+            throw HTTPError(.notFound, "no card range of the DS holds \(CardNumber.masked(pan)): the card is not enrolled")
+        }
+        return (pan, range)
     }
 
     /// The DS's card range that holds `pan`, nil when none does (the card is not enrolled).

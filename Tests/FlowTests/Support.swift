@@ -130,13 +130,8 @@ final class AReqRecorder: @unchecked Sendable {
         router.post("/acs/areq") { [unowned self] request, _ in
             let areq = try JSONReader.parse(request.body).value
             lock.withLock { messages.append(areq) }
-            var ares = ARes(messageVersion: MessageVersion(rawValue: areq["messageVersion"]?.stringValue ?? "") ?? .v2_2_0,
-                            threeDSServerTransID: areq["threeDSServerTransID"]?.stringValue ?? "", acsTransID: UUID().uuidString.lowercased(),
-                            dsTransID: areq["dsTransID"]?.stringValue ?? "", sdkTransID: areq["sdkTransID"]?.stringValue,
-                            acsReferenceNumber: "RECORDER", dsReferenceNumber: areq["dsReferenceNumber"]?.stringValue ?? "", transStatus: .authenticated)
-            ares.authenticationValue = "AAABBBCCCDDDEEEFFFGGGHHHIII="
-            ares.eci = "05"
-            return HTTPResponse(headers: ["Content-Type": "application/json"], body: JSONWriter.write(ares.json))
+            return standInARes(answering: areq, acsReferenceNumber: "RECORDER", dsTransID: areq["dsTransID"]?.stringValue ?? "",
+                               dsReferenceNumber: areq["dsReferenceNumber"]?.stringValue ?? "")
         }
         // The server outlives init only through `self`; started here so the port is known.
         server = try? HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", httpPort: 0, httpsPort: nil, tls: nil),
@@ -157,3 +152,14 @@ let silentLogger: Logger = {
     logger.logLevel = .critical
     return logger
 }()
+
+/// A stand-in's frictionless ARes Y (eci 05) answering `areq`.
+func standInARes(answering areq: JSONValue, acsReferenceNumber: String, dsTransID: String, dsReferenceNumber: String) -> HTTPResponse {
+    var ares = ARes(messageVersion: MessageVersion(rawValue: areq["messageVersion"]?.stringValue ?? "") ?? .v2_2_0,
+                    threeDSServerTransID: areq["threeDSServerTransID"]?.stringValue ?? "", acsTransID: UUID().uuidString.lowercased(),
+                    dsTransID: dsTransID, sdkTransID: areq["sdkTransID"]?.stringValue, acsReferenceNumber: acsReferenceNumber,
+                    dsReferenceNumber: dsReferenceNumber, transStatus: .authenticated)
+    ares.authenticationValue = "AAABBBCCCDDDEEEFFFGGGHHHIII="
+    ares.eci = "05"
+    return HTTPResponse(headers: ["Content-Type": "application/json"], body: JSONWriter.write(ares.json))
+}

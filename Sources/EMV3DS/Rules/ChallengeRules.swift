@@ -37,6 +37,28 @@ public enum ChallengeRules {
         FieldRule("challengeCancel", .optional, .oneOf(ChallengeCancel.values(in: version)), versions: [version])
     })
 
+    /// The browser's CReq (Core specification Table A.1, browser): posted as the `creq` form
+    /// field to the acsURL, base64url; no secure channel, no counter, the window size instead.
+    public static let browserCReq = MessageRules(.cReq, [
+        FieldRule("messageType", .required, .oneOf(["CReq"])),
+        FieldRule("messageVersion", .required, .oneOf(MessageVersion.allCases.map(\.rawValue))),
+        FieldRule("threeDSServerTransID", .required, .uuid),
+        FieldRule("acsTransID", .required, .uuid),
+        FieldRule("challengeWindowSize", .required, .oneOf(["01", "02", "03", "04", "05"])),
+    ] + FieldRule.messageExtension)
+
+    /// The browser's final CRes, posted as the `cres` form field to the notificationURL.
+    public static let browserFinalCRes = MessageRules(.cRes, [
+        FieldRule("messageType", .required, .oneOf(["CRes"])),
+        FieldRule("messageVersion", .required, .oneOf(MessageVersion.allCases.map(\.rawValue))),
+        FieldRule("threeDSServerTransID", .required, .uuid),
+        FieldRule("acsTransID", .required, .uuid),
+        FieldRule("challengeCompletionInd", .required, .oneOf(["Y"])),
+    ] + MessageVersion.allCases.map { version in
+        FieldRule("transStatus", .required, .oneOf(TransStatus.allCases.filter { $0.isValid(in: .cRes, version: version) }.map(\.rawValue)),
+                  versions: [version])
+    } + FieldRule.messageExtension)
+
     static let final = Condition.fieldEquals("challengeCompletionInd", ["Y"])
     static let ongoing = Condition.fieldEquals("challengeCompletionInd", ["N"])
     static func showing(_ types: ACSUIType...) -> Condition { .fieldEquals("acsUiType", types.map(\.rawValue)) }

@@ -30,17 +30,38 @@ public struct HTTPRequest: Sendable {
     }
 
     /// The query's values by name (the first of repeated names), percent-decoded.
-    public var queryItems: [String: String] {
+    public var queryItems: [String: String] { Self.formValues(String(query ?? "")) }
+
+    /// The fields of an `application/x-www-form-urlencoded` body (what an HTML form posts), by
+    /// name as `queryItems` reads a query; nil for a body of another Content-Type.
+    public var formFields: [String: String]? {
+        guard headers.mediaType == "application/x-www-form-urlencoded" else { return nil }
+        return Self.formValues(String(decoding: body, as: UTF8.self))
+    }
+
+    /// Every field of such a body in order, a name repeated for each value (the boxes of a
+    /// multiple choice); nil for a body of another Content-Type.
+    public var formPairs: [(name: String, value: String)]? {
+        guard headers.mediaType == "application/x-www-form-urlencoded" else { return nil }
+        return Self.formPairs(String(decoding: body, as: UTF8.self))
+    }
+
+    /// `name=value&…` as a query and a form body write it: `+` is a space, then percent-decoded
+    /// (a value that does not decode is kept as sent); the first of repeated names.
+    public static func formValues(_ text: String) -> [String: String] {
         var items: [String: String] = [:]
-        for pair in (query ?? "").split(separator: "&") {
+        for (name, value) in formPairs(text) where items[name] == nil { items[name] = value }
+        return items
+    }
+
+    static func formPairs(_ text: String) -> [(name: String, value: String)] {
+        text.split(separator: "&").map { pair in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             func decoded(_ text: Substring) -> String {
                 let spaced = text.replacingOccurrences(of: "+", with: " ")
                 return spaced.removingPercentEncoding ?? spaced
             }
-            let name = decoded(parts[0])
-            if items[name] == nil { items[name] = parts.count > 1 ? decoded(parts[1]) : "" }
+            return (decoded(parts[0]), parts.count > 1 ? decoded(parts[1]) : "")
         }
-        return items
     }
 }

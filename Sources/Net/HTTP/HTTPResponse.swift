@@ -30,6 +30,12 @@ public struct HTTPResponse: Sendable {
         HTTPResponse(status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: Array(text.utf8))
     }
 
+    /// An HTML page (what a browser is answered: a form's target, a redirect's body); never
+    /// cached, as each belongs to one transaction's step.
+    public static func html(_ page: String, status: HTTPStatus = .ok) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store"], body: Array(page.utf8))
+    }
+
     /// The body as UTF-8 text.
     public var bodyText: String { String(decoding: body, as: UTF8.self) }
 }

@@ -12,6 +12,7 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
     public static let created = HTTPStatus(code: 201)
     public static let accepted = HTTPStatus(code: 202)
     public static let noContent = HTTPStatus(code: 204)
+    public static let seeOther = HTTPStatus(code: 303)
     public static let badRequest = HTTPStatus(code: 400)
     public static let unauthorized = HTTPStatus(code: 401)
     public static let notFound = HTTPStatus(code: 404)
@@ -29,7 +30,7 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
     public static let httpVersionNotSupported = HTTPStatus(code: 505)
 
     static let knownReasons: [Int: String] = [
-        200: "OK", 201: "Created", 202: "Accepted", 204: "No Content",
+        200: "OK", 201: "Created", 202: "Accepted", 204: "No Content", 303: "See Other",
         400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
         405: "Method Not Allowed", 408: "Request Timeout", 409: "Conflict", 411: "Length Required",
         413: "Content Too Large", 415: "Unsupported Media Type", 422: "Unprocessable Content", 429: "Too Many Requests",

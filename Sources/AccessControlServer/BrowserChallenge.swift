@@ -75,9 +75,10 @@ extension AccessControlServer {
             throw BrowserRefusal("the form has no threeDSSessionData field")
         }
         guard sessionData.utf8.count <= 1024 else { throw BrowserRefusal("threeDSSessionData is longer than 1024 characters") }
-        let unpadded = encoded.hasSuffix("=") ? String(encoded.prefix { $0 != "=" }) : encoded
-        guard let bytes = try? Base64URL.decode(unpadded, part: "creq") else { throw BrowserRefusal("creq is not base64url") }
-        guard let json = try? JSONReader.parse(bytes).value, json.objectMembers != nil else { throw BrowserRefusal("creq is not a JSON object") }
+        let (json, bytes): (JSONValue, [UInt8])
+        do { (json, bytes) = try Base64URL.decodeObject(encoded) } catch {
+            throw BrowserRefusal(error == .notBase64URL ? "creq is not base64url" : "creq is not a JSON object")
+        }
         let version = json["messageVersion"]?.stringValue.flatMap(MessageVersion.init(rawValue:)) ?? .v2_2_0
         let violations = ChallengeRules.browserCReq.check(json, context: MessageContext(version: version)).violations
         guard violations.isEmpty else { throw BrowserRefusal("the CReq is invalid: " + violations.map(\.description).joined(separator: "; ")) }
@@ -239,11 +240,6 @@ extension AccessControlServer {
     }
 
     static func errorPage(_ refusal: BrowserRefusal) -> HTTPResponse {
-        var response = HTTPResponse.html("""
-            <!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Authentication error</title></head>
-            <body><main><h1>Authentication error</h1><p>\(Markup.escape(refusal.reason))</p></main></body></html>
-            """)
-        response.status = refusal.status
-        return response
+        .notice(title: "Authentication error", paragraph: Markup.escape(refusal.reason), status: refusal.status)
     }
 }

@@ -68,6 +68,27 @@ public enum Base64URL {
     }
 }
 
+extension Base64URL {
+    /// base64url as forms and tokens carry it (`creq`, `cres`, `threeDSMethodData`,
+    /// `threeDSSessionData`): the specification says unpadded, and some senders pad anyway,
+    /// so up to two trailing `=` are let through.
+    public static func decodeLeniently(_ text: some StringProtocol, part: String = "value") throws(Base64URLError) -> [UInt8] {
+        var unpadded = Substring(text)
+        while unpadded.hasSuffix("="), text.count - unpadded.count < 2 { unpadded = unpadded.dropLast() }
+        return try decode(unpadded, part: part)
+    }
+
+    /// Why ``decodeObject(_:)`` could not read a JSON object.
+    public enum ObjectFailure: Error, Equatable { case notBase64URL, notJSONObject }
+
+    /// The JSON object such a field or token carries, and its bytes as they came.
+    public static func decodeObject(_ text: some StringProtocol) throws(ObjectFailure) -> (object: JSONValue, bytes: [UInt8]) {
+        guard let bytes = try? decodeLeniently(text) else { throw .notBase64URL }
+        guard let json = try? JSONReader.parse(bytes).value, json.objectMembers != nil else { throw .notJSONObject }
+        return (json, bytes)
+    }
+}
+
 /// Text that is not unpadded base64url; `part` names it.
 public struct Base64URLError: Error, Equatable, CustomStringConvertible {
     public let part: String

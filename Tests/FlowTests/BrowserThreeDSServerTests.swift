@@ -169,7 +169,7 @@ struct BrowserThreeDSServerTests {
     }
 
     @Test func aRangeWithA3DSMethodDecidesThreeDSCompIndByTheNotification() async throws {
-        let directoryServer = MethodRangeDirectoryServer()
+        let directoryServer = MethodRangeDirectoryServer.start()
         defer { directoryServer.stop() }
         try await withHarness(configure: { $0.threeDSServer.directoryServerURL = "http://127.0.0.1:\(directoryServer.port)/ds/areq" }) { harness in
             func prepare() async throws -> JSONValue {
@@ -354,17 +354,6 @@ struct BrowserThreeDSServerTests {
 
 /// A browser authentication as a merchant's page collects it, with every field any version asks
 /// for: the 3DS Server's table leaves out what `version` does not define.
-private func browserRequest(pan: String, version: MessageVersion) -> JSONValue {
-    .object([
-        ("deviceChannel", .string("02")), ("messageVersion", .string(version.rawValue)), ("acctNumber", .string(pan)),
-        ("purchaseAmount", .string("1099")), ("purchaseCurrency", .string("978")), ("cardExpiryDate", .string("3012")),
-        ("browserAcceptHeader", .string("text/html,application/xhtml+xml")), ("browserUserAgent", .string("Mozilla/5.0 (X11; Linux x86_64) Harness")),
-        ("browserIP", .string("192.0.2.10")), ("browserJavaEnabled", .bool(false)), ("browserJavascriptEnabled", .bool(true)),
-        ("browserLanguage", .string("en-GB")), ("browserColorDepth", .string("24")), ("browserScreenHeight", .string("900")),
-        ("browserScreenWidth", .string("1440")), ("browserTZ", .string("-60")), ("acceptLanguage", .array([.string("en-GB"), .string("en")])),
-    ])
-}
-
 private func authenticate(_ harness: RunningHarness, _ body: JSONValue) async throws -> HTTPResponse {
     try await harness.post("/3ds-server/authenticate", JSONWriter.write(body))
 }
@@ -379,26 +368,8 @@ private func sentAReq(_ record: JSONValue) -> JSONValue? { trail(record, "sent",
 private func receivedARes(_ record: JSONValue) -> JSONValue? { trail(record, "received", "ARes").first }
 private func receivedCRes(_ record: JSONValue) -> [JSONValue] { trail(record, "received", "CRes") }
 
-/// An `application/x-www-form-urlencoded` body.
-private func form(_ fields: [(String, String)]) -> [UInt8] {
-    let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-    return Array(fields.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: unreserved) ?? "")" }.joined(separator: "&").utf8)
-}
-
 private func notify(_ harness: RunningHarness, _ fields: [(String, String)]) async throws -> HTTPResponse {
-    try await harness.post("/3ds-server/notification", form(fields), contentType: "application/x-www-form-urlencoded")
-}
-
-/// A page of the ACS as a browser reads it: where its form posts, and its hidden fields.
-private struct ACSPage {
-    let action: String
-    let fields: [(String, String)]
-
-    init(_ html: String) throws {
-        let action = try #require(html.firstMatch(of: #/<form[^>]*action="([^"]*)"/#)?.output.1)
-        self.action = String(action)
-        fields = html.matches(of: #/<input type="hidden" name="([^"]*)" value="([^"]*)"/#).map { (String($0.output.1), String($0.output.2)) }
-    }
+    try await harness.postForm(harness.baseURL + "/3ds-server/notification", fields)
 }
 
 /// Posts the CReq's form to the ACS as the merchant's page does, then the cardholder's answer.
@@ -408,52 +379,32 @@ private func runChallenge(_ harness: RunningHarness, acsURL: String, creq: Strin
 }
 
 private func submit(_ harness: RunningHarness, _ url: String, _ fields: [(String, String)]) async throws -> ACSPage {
-    let response = try await harness.client.post(url, body: form(fields), contentType: "application/x-www-form-urlencoded")
+    let response = try await harness.postForm(url, fields)
     #expect(response.status == .ok, "\(url): \(response.bodyText)")
     return try ACSPage(response.bodyText)
 }
 
 /// A Directory Server whose card range has a 3DS Method URL (the harness's own gives none):
 /// answers the PReq with it, and each AReq with a frictionless Y, keeping the AReqs.
-private final class MethodRangeDirectoryServer: @unchecked Sendable {
+private enum MethodRangeDirectoryServer {
     static let methodURL = "https://acs.example/3ds-method"
-    private let lock = NSLock()
-    private var areqs: [JSONValue] = []
-    private let group = EventLoopGroup(loopCount: 1)
-    private var server: HTTPServer!
-    var port: Int { server.httpPort ?? 0 }
 
-    init() {
-        var router = Router()
-        router.post("/ds/preq") { request, _ in
-            let preq = try JSONReader.parse(request.body).value
-            let pres = JSONValue.object([
-                ("messageType", .string("PRes")), ("messageVersion", preq["messageVersion"] ?? .null),
-                ("threeDSServerTransID", preq["threeDSServerTransID"] ?? .null), ("dsTransID", .string(UUID().uuidString.lowercased())),
-                ("dsStartProtocolVersion", .string("2.1.0")), ("dsEndProtocolVersion", .string("2.3.1")),
-                ("cardRangeData", .array([.object([
-                    ("startRange", .string("4000000000000000")), ("endRange", .string("4000000000999999")), ("actionInd", .string("A")),
-                    ("acsStartProtocolVersion", .string("2.1.0")), ("acsEndProtocolVersion", .string("2.3.1")),
-                    ("threeDSMethodURL", .string(Self.methodURL)),
-                ])])),
-            ])
-            return HTTPResponse(headers: ["Content-Type": "application/json"], body: JSONWriter.write(pres))
+    static func start() -> AReqRecorder {
+        AReqRecorder(path: "/ds/areq") { router in
+            router.post("/ds/preq") { request, _ in
+                let preq = try JSONReader.parse(request.body).value
+                let pres = JSONValue.object([
+                    ("messageType", .string("PRes")), ("messageVersion", preq["messageVersion"] ?? .null),
+                    ("threeDSServerTransID", preq["threeDSServerTransID"] ?? .null), ("dsTransID", .string(UUID().uuidString.lowercased())),
+                    ("dsStartProtocolVersion", .string("2.1.0")), ("dsEndProtocolVersion", .string("2.3.1")),
+                    ("cardRangeData", .array([.object([
+                        ("startRange", .string("4000000000000000")), ("endRange", .string("4000000000999999")), ("actionInd", .string("A")),
+                        ("acsStartProtocolVersion", .string("2.1.0")), ("acsEndProtocolVersion", .string("2.3.1")),
+                        ("threeDSMethodURL", .string(methodURL)),
+                    ])])),
+                ])
+                return HTTPResponse(headers: ["Content-Type": "application/json"], body: JSONWriter.write(pres))
+            }
         }
-        router.post("/ds/areq") { [unowned self] request, _ in
-            let areq = try JSONReader.parse(request.body).value
-            lock.withLock { areqs.append(areq) }
-            return standInARes(answering: areq, acsReferenceNumber: "STAND-IN-ACS", dsTransID: UUID().uuidString.lowercased(),
-                               dsReferenceNumber: "STAND-IN-DS")
-        }
-        server = try? HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", httpPort: 0, httpsPort: nil, tls: nil),
-                                 router: router, group: group, logger: silentLogger)
-        try? server.start()
-    }
-
-    var received: [JSONValue] { lock.withLock { areqs } }
-
-    func stop() {
-        server.shutdown()
-        group.shutdown()
     }
 }

@@ -117,7 +117,8 @@ func appAReq(pan: String = "4000000000001000", version: MessageVersion = .v2_2_0
     return areq
 }
 
-/// A stand-in ACS: keeps every AReq it receives and answers a frictionless Y.
+/// A stand-in that keeps every AReq it receives at `path` and answers a frictionless Y: an ACS
+/// (the default), or a DS with the routes a test adds (its PReq's answer).
 final class AReqRecorder: @unchecked Sendable {
     private let lock = NSLock()
     private var messages: [JSONValue] = []
@@ -125,13 +126,21 @@ final class AReqRecorder: @unchecked Sendable {
     private var server: HTTPServer!
     var port: Int { server.httpPort ?? 0 }
 
-    init() {
+    init(path: String = "/acs/areq", routes: (inout Router) -> Void = { _ in }) {
         var router = Router()
-        router.post("/acs/areq") { [unowned self] request, _ in
+        routes(&router)
+        router.post(path) { [unowned self] request, _ in
             let areq = try JSONReader.parse(request.body).value
             lock.withLock { messages.append(areq) }
-            return standInARes(answering: areq, acsReferenceNumber: "RECORDER", dsTransID: areq["dsTransID"]?.stringValue ?? "",
-                               dsReferenceNumber: areq["dsReferenceNumber"]?.stringValue ?? "")
+            // An AReq to a DS carries no DS ids yet: the stand-in makes its own.
+            var ares = ARes(messageVersion: MessageVersion(rawValue: areq["messageVersion"]?.stringValue ?? "") ?? .v2_2_0,
+                            threeDSServerTransID: areq["threeDSServerTransID"]?.stringValue ?? "", acsTransID: UUID().uuidString.lowercased(),
+                            dsTransID: areq["dsTransID"]?.stringValue ?? UUID().uuidString.lowercased(), sdkTransID: areq["sdkTransID"]?.stringValue,
+                            acsReferenceNumber: "RECORDER", dsReferenceNumber: areq["dsReferenceNumber"]?.stringValue ?? "RECORDER-DS",
+                            transStatus: .authenticated)
+            ares.authenticationValue = "AAABBBCCCDDDEEEFFFGGGHHHIII="
+            ares.eci = "05"
+            return HTTPResponse(headers: ["Content-Type": "application/json"], body: JSONWriter.write(ares.json))
         }
         // The server outlives init only through `self`; started here so the port is known.
         server = try? HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", httpPort: 0, httpsPort: nil, tls: nil),
@@ -153,13 +162,3 @@ let silentLogger: Logger = {
     return logger
 }()
 
-/// A stand-in's frictionless ARes Y (eci 05) answering `areq`.
-func standInARes(answering areq: JSONValue, acsReferenceNumber: String, dsTransID: String, dsReferenceNumber: String) -> HTTPResponse {
-    var ares = ARes(messageVersion: MessageVersion(rawValue: areq["messageVersion"]?.stringValue ?? "") ?? .v2_2_0,
-                    threeDSServerTransID: areq["threeDSServerTransID"]?.stringValue ?? "", acsTransID: UUID().uuidString.lowercased(),
-                    dsTransID: dsTransID, sdkTransID: areq["sdkTransID"]?.stringValue, acsReferenceNumber: acsReferenceNumber,
-                    dsReferenceNumber: dsReferenceNumber, transStatus: .authenticated)
-    ares.authenticationValue = "AAABBBCCCDDDEEEFFFGGGHHHIII="
-    ares.eci = "05"
-    return HTTPResponse(headers: ["Content-Type": "application/json"], body: JSONWriter.write(ares.json))
-}

@@ -1,3 +1,4 @@
+import JSON
 /// An HTTP response: what a handler returns, or what the client received.
 public struct HTTPResponse: Sendable {
     public var status: HTTPStatus
@@ -34,6 +35,17 @@ public struct HTTPResponse: Sendable {
     /// cached, as each belongs to one transaction's step.
     public static func html(_ page: String, status: HTTPStatus = .ok) -> HTTPResponse {
         HTTPResponse(status: status, headers: ["Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store"], body: Array(page.utf8))
+    }
+
+    /// A short page for the cardholder's browser: a title and a paragraph (`paragraph` is HTML,
+    /// escaped already; `title` is text).
+    public static func notice(title: String, paragraph: String, status: HTTPStatus = .ok) -> HTTPResponse {
+        let title = Markup.escape(title)
+        return html("""
+            <!DOCTYPE html>
+            <html lang="en"><head><meta charset="utf-8"><title>\(title)</title></head>
+            <body><h1>\(title)</h1><p>\(paragraph)</p></body></html>
+            """, status: status)
     }
 
     /// The body as UTF-8 text.

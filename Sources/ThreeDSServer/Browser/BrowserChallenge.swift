@@ -64,17 +64,18 @@ extension ThreeDSServer {
     func challengeNotified(_ request: HTTPRequest) -> HTTPResponse {
         let end: ChallengeEnd
         do { end = try receiveFinalCRes(request) } catch {
-            return .html(Self.page(title: "Authentication not finished", Markup.escape(error.message)), status: error.status)
+            return .notice(title: "Authentication not finished", paragraph: Markup.escape(error.message), status: error.status)
         }
         let id = Markup.escape(end.threeDSServerTransID)
-        let finished = Self.page(title: "Authentication finished",
-                                 "transStatus <strong>\(end.transStatus.rawValue)</strong> for threeDSServerTransID \(id). "
-                                 + "The result is the RReq's: <a href=\"/3ds-server/transactions/\(id)\">the transaction</a>.")
-        guard let returnURL = end.returnURL else { return .html(finished) }
+        let finished = HTTPResponse.notice(title: "Authentication finished",
+                                           paragraph: "transStatus <strong>\(end.transStatus.rawValue)</strong> for threeDSServerTransID \(id). "
+                                               + "The result is the RReq's: <a href=\"/3ds-server/transactions/\(id)\">the transaction</a>.")
+        guard let returnURL = end.returnURL else { return finished }
         // Both values are known to be safe in a URL: a transStatus and one of this server's ids.
         let location = returnURL + (returnURL.contains("?") ? "&" : "?")
             + "summaryStatus=\(end.transStatus.rawValue)&threeDSServerTransID=\(end.threeDSServerTransID)"
-        var redirect = HTTPResponse.html(finished, status: .seeOther)
+        var redirect = finished
+        redirect.status = .seeOther
         redirect.headers.set("Location", location)
         return redirect
     }
@@ -86,7 +87,8 @@ extension ThreeDSServer {
         guard let sessionData = form["threeDSSessionData"], !sessionData.isEmpty else {
             throw HTTPError(.badRequest, "the form has no threeDSSessionData: the ACS must post back the one the CReq's form carried")
         }
-        let id = String(decoding: try Self.base64URLBytes(sessionData, name: "threeDSSessionData"), as: UTF8.self)
+        guard let idBytes = try? Base64URL.decodeLeniently(sessionData) else { throw HTTPError(.badRequest, "threeDSSessionData is not base64url") }
+        let id = String(decoding: idBytes, as: UTF8.self)
         guard cres["threeDSServerTransID"]?.stringValue == id else {
             throw HTTPError(.badRequest, "the CRes's threeDSServerTransID is not the one threeDSSessionData names")
         }
@@ -108,14 +110,5 @@ extension ThreeDSServer {
         }
         guard let outcome else { throw HTTPError(.badRequest, "threeDSSessionData names no transaction of this 3DS Server") }
         return try outcome.get()
-    }
-
-    /// A page for the cardholder's browser; `body` is HTML already escaped.
-    private static func page(title: String, _ body: String) -> String {
-        """
-        <!DOCTYPE html>
-        <html lang="en"><head><meta charset="utf-8"><title>\(title)</title></head>
-        <body><h1>\(title)</h1><p>\(body)</p></body></html>
-        """
     }
 }

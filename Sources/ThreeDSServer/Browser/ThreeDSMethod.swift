@@ -133,19 +133,11 @@ extension ThreeDSServer {
     /// The JSON object a form carries base64url-encoded in `field` (`threeDSMethodData`, `cres`).
     static func json(inField field: String, of form: [String: String]) throws(HTTPError) -> JSONValue {
         guard let value = form[field], !value.isEmpty else { throw HTTPError(.badRequest, "the form has no \(field)") }
-        let bytes = try base64URLBytes(value, name: field)
-        guard let json = try? JSONReader.parse(bytes).value, json.objectMembers != nil else {
-            throw HTTPError(.badRequest, "\(field) is base64url, but not of a JSON object")
+        do { return try Base64URL.decodeObject(value).object } catch {
+            switch error {
+            case .notBase64URL: throw HTTPError(.badRequest, "\(field) is not base64url")
+            case .notJSONObject: throw HTTPError(.badRequest, "\(field) is base64url, but not of a JSON object")
+            }
         }
-        return json
-    }
-
-    /// `value` as base64url. Trailing padding is let through: the specification says base64url,
-    /// and some ACSs pad it.
-    static func base64URLBytes(_ value: String, name: String) throws(HTTPError) -> [UInt8] {
-        var unpadded = Substring(value)
-        while unpadded.hasSuffix("="), value.count - unpadded.count < 2 { unpadded = unpadded.dropLast() }
-        guard let bytes = try? Base64URL.decode(unpadded) else { throw HTTPError(.badRequest, "\(name) is not base64url") }
-        return bytes
     }
 }

@@ -282,8 +282,7 @@ final class TokenProfile: Sendable {
         // adyen-android encodes with Base64.DEFAULT: lines of 76 characters, a final newline.
         let urlSafe = String(text.unicodeScalars.filter { !CharacterSet.whitespacesAndNewlines.contains($0) })
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .trimmingCharacters(in: CharacterSet(charactersIn: "="))
-        guard let bytes = try? Base64URL.decode(urlSafe), let json = try? JSONReader.parse(bytes).value, json.objectMembers != nil else {
+        guard let json = try? Base64URL.decodeObject(urlSafe).object else {
             throw HTTPError(.unprocessableContent, "\(name) is not the base64 of a JSON object")
         }
         return json

@@ -1,0 +1,49 @@
+import EMV3DS
+import Foundation
+import JSON
+import Net
+import Testing
+
+// What the browser-channel tests share: a merchant page's authentication body, HTML forms
+// posted as a browser posts them, and the ACS's pages read as a browser reads them.
+
+/// A browser authentication's body for `POST /3ds-server/authenticate`: every browser field a
+/// merchant page collects (the table keeps each version's own).
+func browserRequest(pan: String, version: MessageVersion) -> JSONValue {
+    .object([
+        ("deviceChannel", .string("02")), ("messageVersion", .string(version.rawValue)), ("acctNumber", .string(pan)),
+        ("purchaseAmount", .string("1099")), ("purchaseCurrency", .string("978")), ("cardExpiryDate", .string("3012")),
+        ("browserAcceptHeader", .string("text/html,application/xhtml+xml")), ("browserUserAgent", .string("Mozilla/5.0 (X11; Linux x86_64) Harness")),
+        ("browserIP", .string("192.0.2.10")), ("browserJavaEnabled", .bool(false)), ("browserJavascriptEnabled", .bool(true)),
+        ("browserLanguage", .string("en-GB")), ("browserColorDepth", .string("24")), ("browserScreenHeight", .string("900")),
+        ("browserScreenWidth", .string("1440")), ("browserTZ", .string("-60")), ("acceptLanguage", .array([.string("en-GB"), .string("en")])),
+    ])
+}
+
+/// An `application/x-www-form-urlencoded` body.
+func form(_ fields: [(String, String)]) -> [UInt8] {
+    let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+    return Array(fields.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: unreserved) ?? "")" }.joined(separator: "&").utf8)
+}
+
+/// A page of the ACS as a browser reads it: where its form posts, and its hidden fields.
+struct ACSPage {
+    let action: String
+    let fields: [(String, String)]
+
+    init(_ html: String) throws {
+        let action = try #require(html.firstMatch(of: #/<form[^>]*action="([^"]*)"/#)?.output.1)
+        self.action = String(action)
+        fields = html.matches(of: #/<input type="hidden" name="([^"]*)" value="([^"]*)"/#).map { (String($0.output.1), String($0.output.2)) }
+    }
+
+    /// The value of the hidden field `name`.
+    func field(_ name: String) -> String? { fields.first { $0.0 == name }?.1 }
+}
+
+extension RunningHarness {
+    /// Posts an HTML form to `url`, as a browser does.
+    func postForm(_ url: String, _ fields: [(String, String)]) async throws -> HTTPResponse {
+        try await client.post(url, body: form(fields), contentType: "application/x-www-form-urlencoded")
+    }
+}

@@ -111,10 +111,11 @@ let package = Package(
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "JSON", "TestSupport"], exclude: ["Fixtures", "Interop"]),
         .testTarget(name: "HarnessTests", dependencies: ["EMV3DS", "Faults", "JOSE", "FuzzTargets", "Harness", "Journal", "Messaging", "Net", "Runs", "Scenarios", "Store", "TestSupport",
                                                            .product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams")]),
-        // End to end: the roles over real HTTP on loopback, driven by the SDK simulator and by a Python peer.
+        // End to end: the roles over real HTTP on loopback, driven by the SDK simulator, by a Python peer, and by
+        // headless Chromium under Selenium (Browser/, a Python script).
         .testTarget(name: "FlowTests", dependencies: ["Harness", "Net", "EMV3DS", "EMVCrypto", "JOSE", "JSON", "Journal", "Messaging", "Runs", "SDKSimulator", "Store", "TestSupport",
                                                         "ThreeDSServer", .product(name: "Logging", package: "swift-log")],
-                    exclude: ["Peer"]),
+                    exclude: ["Peer", "Browser"]),
     ]
 )
 

@@ -40,6 +40,8 @@ public final class AccessControlServer: Sendable {
     let peer: EMVPeer
     let endpoints: LocalEndpoints
     public let transactions: TransactionStore<Transaction>
+    /// Loads of the 3DS Method page, by threeDSServerTransID: what a browser AReq's threeDSCompInd is checked against.
+    let methodVisits = TransactionStore<ThreeDSMethodVisit>(capacity: ThreeDSMethodVisit.capacity)
     /// Where the ACS writes each CReq and CRes in plaintext and the checks of the SDK; nil when nobody reads them.
     let journal: Journal?
     let logger: Logger
@@ -57,9 +59,10 @@ public final class AccessControlServer: Sendable {
     }
 
     public func register(on router: inout Router) {
-        router.emv("/acs/areq", receives: .aReq) { request async in await self.authenticate(request) }
+        router.emv(ACSPaths.aReq, receives: .aReq) { request async in await self.authenticate(request) }
         router.emv("/acs/challenge", receives: .cReq) { request async in await self.challenge(request) }
         registerBrowserChallenge(on: &router)
+        registerThreeDSMethod(on: &router)
         router.record("/admin/acs/transactions/{id}", "ACS transaction") { self.transactions.json($0) }
     }
 
@@ -72,7 +75,15 @@ public final class AccessControlServer: Sendable {
             logger.info("AReq refused", metadata: ["reason": "\(error)"])
             return .erro(error, from: .acs)
         }
-        let scenario = scenarios.scenario(for: TransactionFacts(areq), transaction: areq["dsTransID"])
+        var scenario = scenarios.scenario(for: TransactionFacts(areq), transaction: areq["dsTransID"])
+        if areq.deviceChannel == DeviceChannel.browser.rawValue {
+            journal?.check(areq["dsTransID"], threeDSCompIndCheck(areq, script: scenario.threeDSMethod))
+            // An issuer that could not fingerprint the browser plays another outcome, under this scenario's name.
+            if areq["threeDSCompInd"] != ThreeDSCompInd.completed.rawValue, let other = scenario.threeDSMethod.unlessCompleted,
+               let alternative = scenarios.catalog.scenario(named: other) {
+                scenario.outcome = alternative.outcome
+            }
+        }
         let scheme = settings.schemes.scheme(for: areq.acctNumber)
         var transaction = Transaction(areq: areq, acsTransID: TransactionIdentifier.make(), scenario: scenario.name, scheme: scheme,
                                       resultsURL: areq["dsURL"] ?? settings.directoryServerURL ?? endpoints.url("/ds/rreq"))
@@ -84,9 +95,9 @@ public final class AccessControlServer: Sendable {
                         dsReferenceNumber: areq["dsReferenceNumber"] ?? "", transStatus: .unavailable)
         ares.acsOperatorID = settings.operatorID
 
-        var plan = scenario.outcome.plan(for: areq.version)
-        if case .challenge = plan, !Self.challengeable(areq.deviceChannel, pages: settings.browserPages != nil) {
-            plan = .final(.unavailable, reason: "07")  // 3RI has no cardholder; a browser challenge needs the page templates
+        var plan = scenario.outcome.plan(for: areq.version, on: DeviceChannel(rawValue: areq.deviceChannel) ?? .app)
+        if case .challenge = plan, areq.deviceChannel == DeviceChannel.browser.rawValue, settings.browserPages == nil {
+            plan = .final(.unavailable, reason: "07")  // a browser challenge needs the page templates
         }
         do {
             try apply(plan, to: &ares, of: &transaction, areq: areq, faults: scenario.faults)
@@ -159,11 +170,6 @@ public final class AccessControlServer: Sendable {
             transactions.update(acsTransID) { $0.erroReceived.append("Erro \(erro.errorCode.rawValue) from component \(erro.errorComponent.rawValue) about \(erro.errorMessageType ?? "a message"): \(erro.errorDetail)") }
         }
         return .taken(erro)
-    }
-
-    /// Whether a challenge can run on the channel: the app's always, the browser's with page templates.
-    static func challengeable(_ deviceChannel: String, pages: Bool) -> Bool {
-        deviceChannel == DeviceChannel.app.rawValue || (deviceChannel == DeviceChannel.browser.rawValue && pages)
     }
 
     /// Fills an ARes C. The app's: a fresh ephemeral key, the secure channel it makes with the

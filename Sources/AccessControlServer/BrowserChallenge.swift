@@ -20,10 +20,7 @@ public struct BrowserChallengePages: Sendable {
     }
 
     static func render(_ template: String, text: [String: String], html: [String: String] = [:]) -> String {
-        var page = template
-        for (name, value) in html { page = page.replacingOccurrences(of: "{{{\(name)}}}", with: value) }
-        for (name, value) in text { page = page.replacingOccurrences(of: "{{\(name)}}", with: Markup.escape(value)) }
-        return page
+        Markup.render(template, text: text, html: html)
     }
 }
 

@@ -149,7 +149,7 @@ public final class DirectoryServer: Sendable {
         areq.set("dsTransID", .string(dsTransID))
         areq.set("dsReferenceNumber", .string(settings.referenceNumber))
         areq.set("dsURL", .string(endpoints.url("/ds/rreq")))
-        let acsURL = scheme.acsURL ?? endpoints.url("/acs/areq")
+        let acsURL = scheme.acsURL ?? endpoints.url(ACSPaths.aReq)
         transactions.put(dsTransID, Transaction(ids: areq.ids, version: areq.version, channel: DeviceChannel(rawValue: areq.deviceChannel),
                                                 threeDSServerURL: areq["threeDSServerURL"] ?? "", acsURL: acsURL,
                                                 warnings: areq.warnings.map { "AReq: " + $0 }))
@@ -326,13 +326,50 @@ public final class DirectoryServer: Sendable {
     func prepare(_ request: HTTPRequest) -> HTTPResponse {
         let preq: PReq
         do { preq = try PReq(bytes: try request.emvMessageBody()) } catch { return .erro(error, from: .directoryServer) }
-        let ranges = settings.schemes.flatMap(\.cardRanges).map { range in
-            let bounds = range.panBounds
-            return CardRangeData(startRange: bounds.start, endRange: bounds.end, versions: MessageVersion.v2_1_0...MessageVersion.latest)
+        let ranges = settings.schemes.flatMap { scheme in
+            scheme.cardRanges.flatMap { cardRangeData($0, methodURL: scheme.acsURL == nil ? endpoints.url(ACSPaths.threeDSMethod) : nil) }
         }
         let pres = PRes(messageVersion: preq.messageVersion, threeDSServerTransID: preq.threeDSServerTransID,
                         dsTransID: TransactionIdentifier.make(), serialNum: preq.serialNum, cardRangeData: ranges)
         return .emv(pres.json)
+    }
+
+    /// A configured range as PRes card ranges, each with the harness ACS's 3DS Method URL
+    /// (`methodURL`; none for an ACS elsewhere). A scenario whose card has its own 3DS Method
+    /// gets a range of its own, cut out of the scheme's so that no two ranges overlap: its
+    /// page's behaviour, or no method URL at all.
+    private func cardRangeData(_ range: CardRange, methodURL: String?) -> [CardRangeData] {
+        let versions = MessageVersion.v2_1_0...MessageVersion.latest
+        let bounds = range.panBounds
+        func data(_ start: UInt64, _ end: UInt64, methodURL: String?) -> CardRangeData {
+            var data = CardRangeData(startRange: Self.digits(start, bounds.start.count), endRange: Self.digits(end, bounds.start.count), versions: versions)
+            data.threeDSMethodURL = methodURL
+            return data
+        }
+        guard let low = UInt64(bounds.start), let high = UInt64(bounds.end) else { return [] }
+        guard let methodURL else { return [data(low, high, methodURL: nil)] }
+        // The card numbers as the range's bounds compare them (cut or padded to their length).
+        let scripted: [(card: UInt64, scenario: Scenario)] = (scenarios?.catalog.scenarios ?? []).compactMap { scenario in
+            guard scenario.threeDSMethod != .standard, let pan = scenario.pan, range.contains(pan: pan) else { return nil }
+            let length = bounds.start.count
+            let card = pan.count >= length ? String(pan.prefix(length)) : pan + String(repeating: "0", count: length - pan.count)
+            return UInt64(card).map { ($0, scenario) }
+        }.sorted { $0.card < $1.card }
+        var ranges: [CardRangeData] = []
+        var next = low
+        for (card, scenario) in scripted where card >= next {
+            if card > next { ranges.append(data(next, card - 1, methodURL: methodURL)) }
+            let own = scenario.threeDSMethod.hasURL ? methodURL + "?scenario=" + FormEncoding.encode(scenario.name) : nil
+            ranges.append(data(card, card, methodURL: own))
+            next = card + 1
+        }
+        if next <= high { ranges.append(data(next, high, methodURL: methodURL)) }
+        return ranges
+    }
+
+    private static func digits(_ number: UInt64, _ count: Int) -> String {
+        let text = String(number)
+        return String(repeating: "0", count: max(0, count - text.count)) + text
     }
 
     // MARK: RReq

@@ -33,7 +33,7 @@ struct AdminRoutes {
             let catalog = scenarios.catalog
             return .emv(.object([
                 ("defaultScenario", .string(catalog.fallback.name)),
-                ("scenarios", .array(catalog.scenarios.map(Self.json))),
+                ("scenarios", .array(catalog.scenarios.map { Self.json($0, in: catalog) })),
             ]))
         }
         // A bad file leaves the scenarios in force as they were; transactions in flight keep theirs.
@@ -146,28 +146,42 @@ struct AdminRoutes {
                         ("expiresIn", .number(String(seconds)))])
     }
 
-    static func json(_ scenario: Scenario) -> JSONValue {
-        // The outcome per version: a status a version does not know is answered differently.
-        let expected = MessageVersion.allCases.map { version -> (String, JSONValue?) in
-            let plan = scenario.outcome.plan(for: version)
-            var reason: String?
-            if case .final(_, let finalReason) = plan { reason = finalReason }
-            return (version.rawValue, .object(omittingAbsent: [("flow", .string(plan.flow)),
-                                                              ("transStatus", .string(scenario.outcome.expectedResult(for: version).rawValue)),
-                                                              ("transStatusReason", .string(reason))]))
-        }
+    static func json(_ scenario: Scenario, in catalog: ScenarioCatalog) -> JSONValue {
         var answers: JSONValue?
         if case .challenge(let script) = scenario.outcome { answers = .array(script.passingAnswers.map(JSONValue.string)) }
+        // The browser's own outcome and answers where its 3DS Method makes the ACS play another scenario's.
+        var browser: JSONValue?
+        if scenario.channels.contains(.browser) {
+            let outcome = scenario.outcome(on: .browser, in: catalog)
+            var browserAnswers: JSONValue?
+            if outcome != scenario.outcome, case .challenge(let script) = outcome { browserAnswers = .array(script.passingAnswers.map(JSONValue.string)) }
+            browser = .object(omittingAbsent: [("threeDSCompInd", .string(scenario.threeDSMethod.expectedCompInd.rawValue)),
+                                               ("answers", browserAnswers), ("expected", expected(outcome, on: .browser))])
+        }
         return .object(omittingAbsent: [
             ("name", .string(scenario.name)),
             ("pan", .string(scenario.pan)),
             ("trigger", json(scenario.trigger)),
             ("description", .string(scenario.description)),
             ("answers", answers),
-            ("expected", .object(omittingAbsent: expected)),
+            ("expected", expected(scenario.outcome, on: .app)),
+            ("channels", .array(scenario.channels.map { .string($0.name) })),
+            ("browser", browser),
             ("faults", scenario.faults.isEmpty ? nil : .array(scenario.faults.map(json))),
             ("expect", scenario.expectation.map(json)),
         ])
+    }
+
+    /// The outcome per version: a status a version does not know is answered differently.
+    private static func expected(_ outcome: Outcome, on channel: DeviceChannel) -> JSONValue {
+        .object(omittingAbsent: MessageVersion.allCases.map { version -> (String, JSONValue?) in
+            let plan = outcome.plan(for: version, on: channel)
+            var reason: String?
+            if case .final(_, let finalReason) = plan { reason = finalReason }
+            return (version.rawValue, .object(omittingAbsent: [("flow", .string(plan.flow)),
+                                                              ("transStatus", .string(outcome.expectedResult(for: version, on: channel).rawValue)),
+                                                              ("transStatusReason", .string(reason))]))
+        })
     }
 
     static func json(_ trigger: Trigger) -> JSONValue? {

@@ -32,12 +32,34 @@ public enum ScenarioFile {
         var messageCategory: String?
         var faults: [FaultEntry]?
         var expect: ExpectEntry?
+        var threeDSMethod: ThreeDSMethodEntry?
 
         static var keys: [TableKey<Self>] {
             [.key("name", \.name, required: true), .key("pan", \.pan), .key("description", \.description, required: true),
              .key("transStatus", \.transStatus), .key("transStatusReason", \.transStatusReason), .key("challenge", \.challenge),
              .key("decoupled", \.decoupled), .key("panRange", \.panRange), .key("amount", \.amount),
-             .key("messageCategory", \.messageCategory), .key("faults", \.faults), .key("expect", \.expect)]
+             .key("messageCategory", \.messageCategory), .key("faults", \.faults), .key("expect", \.expect),
+             .key("threeDSMethod", \.threeDSMethod)]
+        }
+    }
+
+    /// `threeDSMethod`: `url: none`, `notifyAfter` (seconds, or never), `unlessCompleted` (a scenario's name).
+    struct ThreeDSMethodEntry: KeyTableDecodable {
+        var url: String?
+        var notifyAfter: Double?
+        var neverNotifies = false
+        var unlessCompleted: String?
+
+        static var keys: [TableKey<Self>] {
+            [.key("url", \.url), .key("unlessCompleted", \.unlessCompleted),
+             // A number of seconds, or "never".
+             TableKey("notifyAfter") { entry, container, key in
+                 if (try? container.decodeIfPresent(String.self, forKey: key)) == "never" {
+                     entry.neverNotifies = true
+                 } else {
+                     entry.notifyAfter = try container.decodeIfPresent(Double.self, forKey: key)
+                 }
+             }]
         }
     }
 
@@ -211,11 +233,32 @@ public enum ScenarioFile {
                                 faults: try faults(entry.faults ?? [], invalid: invalid),
                                 expectation: try entry.expect.map { expect throws(ConfigurationError) in try expectation(expect, invalid: invalid) })
         scenario.trigger = try trigger(entry, invalid: invalid)
+        if let method = entry.threeDSMethod { scenario.threeDSMethod = try threeDSMethod(method, invalid: invalid) }
         if case .challenge(let script) = outcome, let round = scenario.faults.filter({ $0.leg == .sdk }).map(\.round).max(),
            round > script.steps.count * script.attempts + 1 {
             throw invalid("faults", "round \(round) is past the last CRes this challenge can send")
         }
         return scenario
+    }
+
+    private static func threeDSMethod(_ entry: ThreeDSMethodEntry, invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> ThreeDSMethodScript {
+        var script = ThreeDSMethodScript(unlessCompleted: entry.unlessCompleted)
+        switch entry.url {
+        case nil: break
+        case "none": script.hasURL = false
+        case let other?: throw invalid("threeDSMethod.url", "\"\(other)\" is not none (leave it out for the ACS's own 3DS Method)")
+        }
+        if entry.neverNotifies {
+            script.notification = .never
+        } else if let seconds = entry.notifyAfter {
+            // A Duration of 1e19 seconds, infinity or NaN traps: the range is checked where the number enters.
+            guard seconds.isFinite, (0...600).contains(seconds) else { throw invalid("threeDSMethod.notifyAfter", "\(seconds) is not 0-600 seconds, or never") }
+            script.notification = seconds == 0 ? .immediately : .after(seconds: seconds)
+        }
+        if !script.hasURL, entry.neverNotifies || entry.notifyAfter != nil {
+            throw invalid("threeDSMethod.notifyAfter", "a card range without a 3DS Method URL has no page to notify")
+        }
+        return script
     }
 
     /// `panRange`, `amount` and `messageCategory`.

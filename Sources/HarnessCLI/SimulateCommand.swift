@@ -21,6 +21,9 @@ struct SimulateCommand: AsyncParsableCommand {
             continue, empty). android runs the Android channel (zero IV with counter); ios-ec and rsa the iOS one (random IV).
             --profile emvco or token goes through that integration profile instead (docs/profiles.md): the SDK is configured \
             from what the profile answers, and the profile's answers are checked against the 3DS Server's record.
+            --channel browser runs a cardholder's browser on a merchant's checkout instead (docs/browser.md): prepare, the \
+            3DS Method, authenticate with the browser's fields, the ACS's pages answered from --answers, the final CRes \
+            posted to the notificationURL. --all runs both channels unless --channel says one.
             --all runs every scenario of GET /admin/scenarios (--all-frictionless only the frictionless ones) for each chosen \
             version and style with the scenario's documented answers, and exits 1 on any unexpected result. With --junit, \
             --report or --json it runs them as a test run on the harness (POST /admin/runs), so the reports carry the \
@@ -55,6 +58,9 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Play a wrong SDK on purpose: withhold-erro (no Erro about a bad CRes) or repeat-counter (the second CReq repeats sdkCounterStoA 000).")
     var misbehave: String?
 
+    @Option(name: .long, help: "app (an app with a 3DS SDK) or browser (a checkout page). Repeatable; default app, or both with --all and --all-frictionless.")
+    var channel: [String] = []
+
     @Option(name: .long, help: "The app's backend contract: server (/3ds-server/authenticate), emvco (/profiles/emvco: the EMVCo SDK API's parameters) or token (/profiles/token: Adyen-style fingerprint and challenge tokens).")
     var profile: IntegrationProfile = .server
 
@@ -85,6 +91,16 @@ struct SimulateCommand: AsyncParsableCommand {
             throw ValidationError("--misbehave \(misbehave) is not one of \(ChallengeRunner.Misbehaviour.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         for name in style where DeviceDataStyle(rawValue: name) == nil { throw ValidationError("--style \(name) is not android, ios-ec or rsa") }
+        for name in channel where !["app", "browser"].contains(name) { throw ValidationError("--channel \(name) is not app or browser") }
+        if channel.contains("browser"), profile != .server {
+            throw ValidationError("--channel browser goes through the 3DS Server's requestor API: --profile \(profile.rawValue) is an app's")
+        }
+    }
+
+    /// The channels to run: as given; else both for the scenario runs through the requestor API, the app otherwise.
+    var channels: [DeviceChannel] {
+        if !channel.isEmpty { return DeviceChannel.allCases.filter { channel.contains($0.name) } }
+        return runsScenarios && profile == .server ? [.app, .browser] : [.app]
     }
 
     func run() async throws {
@@ -121,7 +137,8 @@ struct SimulateCommand: AsyncParsableCommand {
             let runs = RunClient(client: appClient, baseURL: url)
             let suite = JSONValue.object([("name", .string("simulate")), ("party", .string("sdk")),
                                           ("scenarios", .array(cases.map { .string($0.label) })),
-                                          ("versions", .array(versions.map { .string($0.rawValue) })), ("channels", .array([.string("app")]))])
+                                          ("versions", .array(versions.map { .string($0.rawValue) })),
+                                          ("channels", .array(channels.map { .string($0.name) }))])
             let started: JSONValue
             do {
                 started = try await runs.start(JSONWriter.write(.object([("suite", suite), ("name", .string("simulate \(styles.map(\.rawValue).joined(separator: ", "))"))])))
@@ -129,7 +146,7 @@ struct SimulateCommand: AsyncParsableCommand {
             testRun = (runs, started["id"]?.stringValue ?? "")
             print("run \(testRun?.id ?? ""): \(cases.count) scenarios x \(versions.count) versions x \(styles.count) styles")
         }
-        let matrix = SimulationMatrix(cases: cases, versions: versions, styles: styles, coverage: .everyCombination)
+        let matrix = SimulationMatrix(cases: cases, versions: versions, styles: styles, coverage: .everyCombination, channels: channels)
         let total = matrix.entries.count
         var done = 0
         var failedSoFar = 0
@@ -148,7 +165,10 @@ struct SimulateCommand: AsyncParsableCommand {
             for result in results where !result.passed {
                 print("FAILED \(result.entry.simulation.label) \(result.entry.version.rawValue) \(result.entry.style.rawValue): \(result.problem ?? "")")
             }
-            print("\(failures == 0 ? "all passed" : "\(failures) unexpected") (\(cases.count) scenarios x \(versions.count) versions x \(styles.count) styles)")
+            let browser = matrix.entries.count { $0.channel == .browser }
+            print("\(failures == 0 ? "all passed" : "\(failures) unexpected") (\(total) transactions: "
+                + (channels.contains(.app) ? "\(cases.count) scenarios x \(versions.count) versions x \(styles.count) styles in the app" : "")
+                + (channels.count == 2 ? ", " : "") + (channels.contains(.browser) ? "\(browser) in the browser" : "") + ")")
         }
         if let (runs, id) = testRun {
             let finished: JSONValue

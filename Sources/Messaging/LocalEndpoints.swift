@@ -23,3 +23,11 @@ public final class LocalEndpoints: Sendable {
     /// SDKs are given (a real acsURL is always HTTPS).
     public func secureURL(_ path: String) -> String { (secureBase.withLock { $0 } ?? baseURL) + path }
 }
+
+/// The harness's own ACS paths that another role sends to: the DS relays AReqs there and gives
+/// its 3DS Method URL to 3DS Servers in the PRes.
+public enum ACSPaths {
+    public static let aReq = "/acs/areq"
+    /// The 3DS Method page (`threeDSMethodURL`); `?scenario=` names a card whose method is scripted.
+    public static let threeDSMethod = "/acs/3ds-method"
+}

@@ -24,17 +24,18 @@ public struct RunCase: Sendable, Equatable {
     /// The `dsTransID` of each transaction attached, in order.
     public var transactions: [String] = []
 
-    init(scenario: Scenario, version: MessageVersion, channel: Suite.Channel) {
+    init(scenario: Scenario, version: MessageVersion, channel: Suite.Channel, catalog: ScenarioCatalog) {
         id = "\(scenario.name)/\(version.rawValue)/\(channel.rawValue)"
         self.scenario = scenario.name
         self.version = version.rawValue
         self.channel = channel
         pan = scenario.pan ?? ""
-        if case .challenge(let script) = scenario.outcome { answers = script.passingAnswers } else { answers = [] }
-        let plan = scenario.outcome.plan(for: version)
-        // Only app challenges are scripted: the ACS answers other channels without one.
-        if case .challenge = plan, channel != .app { flow = "frictionless" } else { flow = plan.flow }
-        transStatus = scenario.outcome.expectedResult(for: version).rawValue
+        let deviceChannel = DeviceChannel(rawValue: channel.deviceChannel) ?? .app
+        let outcome = scenario.outcome(on: deviceChannel, in: catalog)
+        if case .challenge(let script) = outcome { answers = script.passingAnswers } else { answers = [] }
+        let plan = outcome.plan(for: version, on: deviceChannel)
+        flow = plan.flow
+        transStatus = outcome.expectedResult(for: version, on: deviceChannel).rawValue
         // A fault on the challenge never acts where the version (or channel) answers without one.
         sdkErro = flow == "challenge" ? scenario.expectation?.sdkErro?.rawValue : nil
         sdkReport = flow == "challenge" ? scenario.expectation?.sdk?.rawValue : nil

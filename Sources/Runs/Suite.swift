@@ -38,9 +38,11 @@ public struct Suite: Sendable, Equatable {
 
     /// `sdk-app`: an SDK in an app, through every scenario whose faults are on its leg (or none).
     /// `3ds-server`: a 3DS Server sending AReqs to this DS, through every scenario without SDK-leg faults.
+    /// `3ds-server-browser`: the same in the browser channel (3DS Method, challenge pages).
     public static let builtIn: [Suite] = [
         Suite(name: "sdk-app", party: .sdk),
         Suite(name: "3ds-server", party: .threeDSServer),
+        Suite(name: "3ds-server-browser", party: .threeDSServer, channels: [.browser]),
     ]
 
     /// A suite as JSON: `{"name": …, "party": "sdk" | "3ds-server", "scenarios": […], "versions": […], "channels": ["app"]}`.
@@ -101,9 +103,15 @@ public struct Suite: Sendable, Equatable {
             }
         }
         guard !chosen.isEmpty else { throw SuiteError("the suite has no scenario to run") }
-        return chosen.flatMap { scenario in
-            versions.flatMap { version in channels.map { RunCase(scenario: scenario, version: version, channel: $0) } }
+        // A scenario runs in the channels it plays in (SDK-leg faults: the app alone); 3RI takes any card.
+        let cases = chosen.flatMap { scenario in
+            versions.flatMap { version in
+                channels.filter { $0 == .threeRI || scenario.channels.map(\.rawValue).contains($0.deviceChannel) }
+                    .map { RunCase(scenario: scenario, version: version, channel: $0, catalog: catalog) }
+            }
         }
+        guard !cases.isEmpty else { throw SuiteError("no scenario of the suite plays in its channels (SDK-leg faults are app only)") }
+        return cases
     }
 
     /// Whether a scenario tests the party: its faults are on the party's legs (or it has none).

@@ -73,12 +73,23 @@ public struct SimulationCase: Sendable {
     public var answers: ChallengeAnswers
     /// By version ("2.2.0"); nil for a PAN run without a scenario.
     public var expected: [String: ExpectedRun]?
+    /// The channels the case runs in (a scenario with faults on the SDK leg: the app alone).
+    public var channels: [DeviceChannel] = [.app, .browser]
+    /// In the browser channel, where its 3DS Method changes them: the answers and expectations.
+    public var browserAnswers: ChallengeAnswers?
+    public var browserExpected: [String: ExpectedRun]?
 
     public init(label: String, pan: String, answers: ChallengeAnswers, expected: [String: ExpectedRun]? = nil) {
         self.label = label
         self.pan = pan
         self.answers = answers
         self.expected = expected
+    }
+
+    /// The answers and expectations of `channel`.
+    func plan(on channel: DeviceChannel) -> (answers: ChallengeAnswers, expected: [String: ExpectedRun]?) {
+        guard channel == .browser else { return (answers, expected) }
+        return (browserAnswers ?? answers, browserExpected ?? expected)
     }
 
     /// A scenario as `GET /admin/scenarios` lists it: its name, test PAN, the answers that pass
@@ -90,5 +101,16 @@ public struct SimulationCase: Sendable {
         var expected: [String: ExpectedRun] = [:]
         for version in MessageVersion.allCases { expected[version.rawValue] = ExpectedRun(scenario: scenario, version: version) }
         self.init(label: name, pan: pan, answers: ChallengeAnswers(scripted, whitelisting: whitelisting), expected: expected)
+        if case .array(let names)? = scenario["channels"] {
+            channels = DeviceChannel.allCases.filter { channel in names.contains { $0.stringValue == channel.name } }
+        }
+        if let browser = scenario["browser"] {
+            if case .array(let list)? = browser["answers"] { browserAnswers = ChallengeAnswers(list.compactMap(\.stringValue), whitelisting: whitelisting) }
+            var browserScenario = scenario
+            browserScenario.set("expected", browser["expected"])
+            browserExpected = Dictionary(uniqueKeysWithValues: MessageVersion.allCases.compactMap { version in
+                ExpectedRun(scenario: browserScenario, version: version).map { (version.rawValue, $0) }
+            })
+        }
     }
 }

@@ -1,4 +1,4 @@
-import EMV3DS
+public import EMV3DS
 import EMVCrypto
 import Foundation
 public import JOSE
@@ -32,11 +32,13 @@ public struct TransactionRun: Sendable {
     public let authentication: SimulationResult
     public let challenge: ChallengeRunner.Report?
     public let final: SimulationResult
+    /// Whose challenge it was: the SDK's, or the cardholder's browser's.
+    public var channel = DeviceChannel.app
 
-    /// One line: the SDK's outcome, then the final record's.
+    /// One line: the SDK's (or browser's) outcome, then the final record's.
     public var summary: String {
         var parts: [String] = []
-        if let challenge { parts.append("SDK \(challenge.outcome)") }
+        if let challenge { parts.append("\(channel == .browser ? "browser" : "SDK") \(challenge.outcome)") }
         parts.append("3DS Server \(final.state ?? "?"): \(final.summary)")
         return parts.joined(separator: "; ")
     }

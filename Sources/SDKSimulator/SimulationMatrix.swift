@@ -17,8 +17,17 @@ public struct SimulationMatrix: Sendable {
     public struct Entry: Sendable {
         public let simulation: SimulationCase
         public let version: MessageVersion
+        /// The app's device-data style; a browser transaction has none (the first style stands in).
         public let style: DeviceDataStyle
-        public var label: String { "\(simulation.label) \(version.rawValue) \(style.rawValue)" }
+        public var channel: DeviceChannel = .app
+        public var label: String { "\(simulation.label) \(version.rawValue) \(channel == .browser ? "browser" : style.rawValue)" }
+
+        init(simulation: SimulationCase, version: MessageVersion, style: DeviceDataStyle, channel: DeviceChannel = .app) {
+            self.simulation = simulation
+            self.version = version
+            self.style = style
+            self.channel = channel
+        }
     }
 
     /// How one transaction went: what to print, and what was unexpected (nil when it ended as
@@ -36,18 +45,36 @@ public struct SimulationMatrix: Sendable {
 
     public let entries: [Entry]
 
-    public init(cases: [SimulationCase], versions: [MessageVersion], styles: [DeviceDataStyle], coverage: Coverage) {
-        switch coverage {
-        case .everyCombination:
-            entries = cases.flatMap { simulation in
-                versions.flatMap { version in styles.map { Entry(simulation: simulation, version: version, style: $0) } }
-            }
-        case .rotating:
-            entries = cases.enumerated().map { index, simulation in
-                Entry(simulation: simulation, version: versions[index % versions.count],
-                      style: styles[(index / versions.count) % styles.count])
+    /// The app's entries, then the browser's: every case that plays in the browser once per
+    /// version (styles are the app's device data), or with `.rotating` one version each.
+    public init(cases: [SimulationCase], versions: [MessageVersion], styles: [DeviceDataStyle], coverage: Coverage,
+                channels: [DeviceChannel] = [.app]) {
+        var entries: [Entry] = []
+        if channels.contains(.app) {
+            switch coverage {
+            case .everyCombination:
+                entries += cases.flatMap { simulation in
+                    versions.flatMap { version in styles.map { Entry(simulation: simulation, version: version, style: $0) } }
+                }
+            case .rotating:
+                entries += cases.enumerated().map { index, simulation in
+                    Entry(simulation: simulation, version: versions[index % versions.count],
+                          style: styles[(index / versions.count) % styles.count])
+                }
             }
         }
+        if channels.contains(.browser), let style = styles.first {
+            let browserCases = cases.filter { $0.channels.contains(.browser) }
+            switch coverage {
+            case .everyCombination:
+                entries += browserCases.flatMap { simulation in versions.map { Entry(simulation: simulation, version: $0, style: style, channel: .browser) } }
+            case .rotating:
+                entries += browserCases.enumerated().map { index, simulation in
+                    Entry(simulation: simulation, version: versions[index % versions.count], style: style, channel: .browser)
+                }
+            }
+        }
+        self.entries = entries
     }
 
     /// Runs every entry, `concurrency` at a time (a fault may make a transaction wait for a
@@ -85,9 +112,18 @@ public struct SimulationMatrix: Sendable {
     private static func run(_ entry: Entry, simulator: Simulator, challenger: ChallengeRunner, encryption: ContentEncryptionAlgorithm,
                             directoryServer: DirectoryServerLookup) async -> Result {
         let simulation = entry.simulation
-        let want = simulation.expected?[entry.version.rawValue]
+        let (answers, expected) = simulation.plan(on: entry.channel)
+        let want = expected?[entry.version.rawValue]
         func failed(_ lines: [String], _ problem: String) -> Result {
             Result(entry: entry, lines: lines + ["  [FAILED: \(problem)]"], problem: problem)
+        }
+        if entry.channel == .browser {
+            let browser = BrowserSimulator(simulator: simulator)
+            let run: BrowserSimulator.Run
+            do { run = try await browser.run(pan: simulation.pan, version: entry.version, answers: answers, resultWait: want?.resultWait ?? .seconds(30)) } catch {
+                return failed(["\(entry.label):"], "\(error)")
+            }
+            return verdict(["\(entry.label):"] + run.lines, run.transaction, want: want, entry: entry)
         }
         let transaction: SimulatedSDKTransaction
         let scheme: SDKDirectoryServer
@@ -103,7 +139,7 @@ public struct SimulationMatrix: Sendable {
         var lines = ["\(entry.label): SDK \(transaction.sdkTransID), device data to \(scheme.name.map { "\($0) (\(scheme.rid))" } ?? scheme.rid)"]
         let run: TransactionRun
         do {
-            run = try await simulator.run(transaction, pan: simulation.pan, answers: simulation.answers, challenger: challenger,
+            run = try await simulator.run(transaction, pan: simulation.pan, answers: answers, challenger: challenger,
                                           style: entry.style.channelStyle, encryption: encryption,
                                           resultWait: want?.resultWait ?? .seconds(30))
         } catch {
@@ -116,9 +152,13 @@ public struct SimulationMatrix: Sendable {
             }
             if let erro = report.erroSent { lines.append("  SDK sent Erro \(erro.errorCode.rawValue): \(erro.errorDescription)") }
         }
+        return verdict(lines, run, want: want, entry: entry)
+    }
+
+    /// The last line: the outcome, and whether it is what the case expects.
+    private static func verdict(_ lines: [String], _ run: TransactionRun, want: ExpectedRun?, entry: Entry) -> Result {
         let problem = want?.mismatch(in: run)
         let verdict = want == nil ? "" : problem.map { "  [UNEXPECTED: \($0)]" } ?? "  [ok]"
-        lines.append("  \(run.final.threeDSServerTransID ?? "-"): \(run.summary)\(verdict)")
-        return Result(entry: entry, lines: lines, problem: problem)
+        return Result(entry: entry, lines: lines + ["  \(run.final.threeDSServerTransID ?? "-"): \(run.summary)\(verdict)"], problem: problem)
     }
 }

@@ -40,10 +40,18 @@ public enum Outcome: Sendable, Equatable {
         }
     }
 
+    /// The plan for `version` on `channel`: a 3RI authentication has no cardholder to
+    /// challenge, and the ACS answers U with reason 07 instead.
+    public func plan(for version: MessageVersion, on channel: DeviceChannel) -> Plan {
+        let plan = plan(for: version)
+        if channel == .threeRI, case .challenge = plan { return .final(.unavailable, reason: "07") }
+        return plan
+    }
+
     /// The transStatus the 3DS Server ends with in `version` when the cardholder gives the
     /// scripted answers.
-    public func expectedResult(for version: MessageVersion) -> TransStatus {
-        switch plan(for: version) {
+    public func expectedResult(for version: MessageVersion, on channel: DeviceChannel = .app) -> TransStatus {
+        switch plan(for: version, on: channel) {
         case .final(let status, _): status
         case .challenge(let script): script.success
         case .decoupled(let script): script.status

@@ -1,4 +1,4 @@
-import EMV3DS
+public import EMV3DS
 public import Faults
 
 /// A named, scripted outcome and how a transaction selects it.
@@ -14,6 +14,8 @@ public struct Scenario: Sendable, Equatable {
     public var faults: [FaultInjection]
     /// What a correct client does about the faults.
     public var expectation: Expectation?
+    /// The browser channel's 3DS Method for this scenario's card.
+    public var threeDSMethod = ThreeDSMethodScript.standard
 
     public init(name: String, pan: String?, description: String, outcome: Outcome, faults: [FaultInjection] = [], expectation: Expectation? = nil) {
         self.name = name
@@ -22,6 +24,20 @@ public struct Scenario: Sendable, Equatable {
         self.outcome = outcome
         self.faults = faults
         self.expectation = expectation
+    }
+}
+
+extension Scenario {
+    /// The channels the scenario plays in: faults on the SDK leg (acsSignedContent, the secure
+    /// channel's CRes) have no browser to act on.
+    public var channels: [DeviceChannel] { faults.contains { $0.leg == .sdk } ? [.app] : [.app, .browser] }
+
+    /// The outcome on `channel` when the 3DS Server does what it should: in the browser, the 3DS
+    /// Method's threeDSCompInd may make the ACS play another scenario's (`unlessCompleted`).
+    public func outcome(on channel: DeviceChannel, in catalog: ScenarioCatalog) -> Outcome {
+        guard channel == .browser, threeDSMethod.expectedCompInd != .completed, let other = threeDSMethod.unlessCompleted,
+              let alternative = catalog.scenario(named: other) else { return outcome }
+        return alternative.outcome
     }
 }
 
@@ -86,6 +102,12 @@ public struct ScenarioCatalog: Sendable {
             }
         }
         guard let fallback = scenarios.first(where: { $0.name == fallbackName }) else { throw .unknownFallback(fallbackName) }
+        for scenario in scenarios {
+            guard let other = scenario.threeDSMethod.unlessCompleted else { continue }
+            guard let target = scenarios.first(where: { $0.name == other }) else { throw .unknownAlternative(scenario.name, other) }
+            // One step only: the alternative is played as it is, not asked for its own.
+            guard target.threeDSMethod.unlessCompleted == nil else { throw .chainedAlternative(scenario.name, other) }
+        }
         self.scenarios = scenarios
         self.fallback = fallback
         self.byPAN = byPAN
@@ -93,6 +115,9 @@ public struct ScenarioCatalog: Sendable {
 
     /// The scenario for a transaction on `pan`.
     public func scenario(for pan: String) -> Scenario { byPAN[pan] ?? fallback }
+
+    /// The scenario called `name`, if there is one.
+    public func scenario(named name: String) -> Scenario? { scenarios.first { $0.name == name } }
 
     /// The scenario of a transaction: the one naming its PAN, else the first (in file order)
     /// whose trigger matches, else the fallback.
@@ -106,12 +131,17 @@ public enum ScenarioError: Error, Equatable, CustomStringConvertible {
     case duplicateName(String)
     case duplicatePAN(String, String, String)
     case unknownFallback(String)
+    case unknownAlternative(String, String)
+    case chainedAlternative(String, String)
 
     public var description: String {
         switch self {
         case .duplicateName(let name): "scenario \(name) is defined twice"
         case .duplicatePAN(let pan, let first, let second): "PAN \(pan) selects both \(second) and \(first)"
         case .unknownFallback(let name): "defaultScenario \(name) is not a defined scenario"
+        case .unknownAlternative(let name, let other): "scenario \(name): threeDSMethod.unlessCompleted \(other) is not a defined scenario"
+        case .chainedAlternative(let name, let other):
+            "scenario \(name): threeDSMethod.unlessCompleted \(other) has an unlessCompleted of its own (one step only)"
         }
     }
 }

@@ -6,8 +6,8 @@ import Net
 /// channel's own part: the SDK's authentication request parameters (the app channel), or what
 /// the merchant's page collected of the cardholder's browser (the browser channel).
 ///
-/// Field names are the EMV ones; `deviceChannel` ("01", "02") or `channel` ("app", "browser")
-/// chooses the channel, the app by default.
+/// Field names are the EMV ones; `deviceChannel` ("01", "02", "03") or `channel` ("app",
+/// "browser", "3RI") chooses the channel, the app by default.
 struct AuthenticationRequest {
     var messageVersion: MessageVersion
     var messageCategory: String
@@ -23,11 +23,14 @@ struct AuthenticationRequest {
     enum Channel {
         case app(SDKParameters)
         case browser(BrowserParameters)
+        /// 3DS Requestor Initiated: no cardholder, frictionless only; `threeRIInd` says why.
+        case threeRI
 
         var deviceChannel: DeviceChannel {
             switch self {
             case .app: .app
             case .browser: .browser
+            case .threeRI: .threeRI
             }
         }
     }
@@ -39,6 +42,8 @@ struct AuthenticationRequest {
         "threeDSRequestorAuthenticationInd", "threeDSRequestorChallengeInd", "deviceRenderOptions", "sdkMaxTimeout",
         "messageExtension", "sdkType", "defaultSdkType", "splitSdkType", "sdkServerSignedContent",
         "acquirerCountryCode", "acquirerCountryCodeSource", "threeDSRequestorDecReqInd", "threeDSRequestorDecMaxTime",
+        "recurringExpiry", "recurringFrequency", "recurringInd", "recurringAmount", "recurringCurrency", "recurringExponent",
+        "purchaseInstalData", "threeDSRequestorPriorAuthenticationInfo", "threeRIInd",
     ]
 
     /// The AReq fields each channel alone uses, as the 3DS Server leg's table has them: an app's
@@ -68,10 +73,17 @@ struct AuthenticationRequest {
         }
         messageCategory = reader.text("messageCategory", default: "01")
         let deviceChannel = try Self.deviceChannel(of: json)
-        if deviceChannel == .browser {
+        switch deviceChannel {
+        case .browser:
             channel = .browser(BrowserParameters(reading: &reader, members: members))
             threeDSServerTransID = reader.optionalText("threeDSServerTransID")
-        } else {
+        case .threeRI:
+            channel = .threeRI
+            if reader.optionalText("threeRIInd") == nil { reader.problems.append("threeRIInd is required for a 3RI authentication (deviceChannel 03)") }
+            if messageVersion == .v2_1_0, messageCategory == MessageCategory.payment.rawValue {
+                reader.problems.append("a 2.1.0 3RI authentication is non-payment only: messageCategory 02")
+            }
+        case .app:
             channel = .app(SDKParameters(reading: &reader))
         }
         acctNumber = reader.text("acctNumber", "pan")
@@ -82,17 +94,16 @@ struct AuthenticationRequest {
 
     /// The channel the body names: `deviceChannel` as the AReq writes it, or `channel` by name; the app when neither.
     private static func deviceChannel(of json: JSONValue) throws(HTTPError) -> DeviceChannel {
-        let requestorChannels: [DeviceChannel] = [.app, .browser]
         let chosen: DeviceChannel?
         if let code = json["deviceChannel"] {
             chosen = code.stringValue.flatMap(DeviceChannel.init(rawValue:))
         } else if let name = json["channel"] {
-            chosen = requestorChannels.first { $0.name == name.stringValue }
+            chosen = DeviceChannel.allCases.first { [$0.name, $0.name.lowercased()].contains(name.stringValue) }
         } else {
             return .app
         }
-        guard let chosen, requestorChannels.contains(chosen) else {
-            throw HTTPError(.badRequest, "deviceChannel must be 01 (app) or 02 (browser), or channel app or browser: a 3RI authentication (03) has no cardholder to come through this API")
+        guard let chosen else {
+            throw HTTPError(.badRequest, "deviceChannel must be 01 (app), 02 (browser) or 03 (3RI), or channel app, browser or 3RI")
         }
         return chosen
     }
@@ -165,11 +176,17 @@ struct BrowserParameters {
 
     /// Whether `url` can go in a `Location` header as it is: a scheme (RFC 3986 3.1), then
     /// printable ASCII only, so that no header can be injected through it.
-    private static func isRedirectTarget(_ url: String) -> Bool {
+    static func isRedirectTarget(_ url: String) -> Bool {
         guard url.utf8.count <= 2048, url.utf8.allSatisfy({ (0x21...0x7E).contains($0) }),
               let colon = url.firstIndex(of: ":"), let first = url.first, first.isLetter else { return false }
         return url[..<colon].allSatisfy { $0.isLetter || $0.isNumber || "+-.".contains($0) } && url.index(after: colon) < url.endIndex
     }
+}
+
+extension ThreeDSServer {
+    /// Whether `url` may be a browser authentication's `returnURL`: the one check for every page
+    /// that redirects a web view there (the demo's return page too).
+    public static func isRedirectTarget(_ url: String) -> Bool { BrowserParameters.isRedirectTarget(url) }
 }
 
 /// Reads members of a request body, collecting every problem so that one 400 names them all.

@@ -207,6 +207,14 @@ public final class ThreeDSServer: Sendable {
                 ("threeDSCompInd", .string(browser.threeDSCompInd ?? ThreeDSCompInd.unavailable.rawValue)),
             ]
             given += browser.fields
+        case .threeRI:
+            // No cardholder: nothing to authenticate them by, no one to approve a decoupled request.
+            let cardholderOnly: Set<String> = ["threeDSRequestorAuthenticationInd", "threeDSRequestorDecReqInd", "threeDSRequestorDecMaxTime"]
+            members.removeAll { cardholderOnly.contains($0.0) }
+        }
+        if !payment, given.contains(where: { $0.key == "purchaseAmount" }) {
+            // A recurring, instalment or charging non-payment authentication carries the purchase too.
+            members += [("purchaseExponent", .string("2")), ("purchaseDate", .string(UTCTime.purchaseDate(Date())))]
         }
         if payment {
             let merchant: [(String, JSONValue)] = [

@@ -2,29 +2,20 @@ import EMV3DS
 import Foundation
 import JSON
 import Net
+import SDKSimulator
 import Testing
 
 // What the browser-channel tests share: a merchant page's authentication body, HTML forms
 // posted as a browser posts them, and the ACS's pages read as a browser reads them.
 
 /// A browser authentication's body for `POST /3ds-server/authenticate`: every browser field a
-/// merchant page collects (the table keeps each version's own).
+/// merchant page collects (the table keeps each version's own), as the simulator's browser sends it.
 func browserRequest(pan: String, version: MessageVersion) -> JSONValue {
-    .object([
-        ("deviceChannel", .string("02")), ("messageVersion", .string(version.rawValue)), ("acctNumber", .string(pan)),
-        ("purchaseAmount", .string("1099")), ("purchaseCurrency", .string("978")), ("cardExpiryDate", .string("3012")),
-        ("browserAcceptHeader", .string("text/html,application/xhtml+xml")), ("browserUserAgent", .string("Mozilla/5.0 (X11; Linux x86_64) Harness")),
-        ("browserIP", .string("192.0.2.10")), ("browserJavaEnabled", .bool(false)), ("browserJavascriptEnabled", .bool(true)),
-        ("browserLanguage", .string("en-GB")), ("browserColorDepth", .string("24")), ("browserScreenHeight", .string("900")),
-        ("browserScreenWidth", .string("1440")), ("browserTZ", .string("-60")), ("acceptLanguage", .array([.string("en-GB"), .string("en")])),
-    ])
+    BrowserSimulator.authenticationBody(pan: pan, version: version)
 }
 
 /// An `application/x-www-form-urlencoded` body.
-func form(_ fields: [(String, String)]) -> [UInt8] {
-    let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-    return Array(fields.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: unreserved) ?? "")" }.joined(separator: "&").utf8)
-}
+func form(_ fields: [(String, String)]) -> [UInt8] { FormEncoding.body(fields) }
 
 /// A page of the ACS as a browser reads it: where its form posts, and its hidden fields.
 struct ACSPage {

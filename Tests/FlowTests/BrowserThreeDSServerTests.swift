@@ -33,7 +33,7 @@ struct BrowserThreeDSServerTests {
             #expect(areq.objectMembers?.contains { $0.key.hasPrefix("sdk") || $0.key == "deviceRenderOptions" } == false, "\(areq)")
             #expect(areq["notificationURL"]?.stringValue == harness.baseURL + "/3ds-server/notification")
             #expect(areq["threeDSCompInd"]?.stringValue == "U")
-            #expect(areq["browserUserAgent"]?.stringValue == "Mozilla/5.0 (X11; Linux x86_64) Harness")
+            #expect(areq["browserUserAgent"] == browserRequest(pan: "4000000000001000", version: version)["browserUserAgent"])
             #expect(areq["browserIP"]?.stringValue == "192.0.2.10")
             // The table builds each version's own: browserJavascriptEnabled from 2.2.0, acceptLanguage in 2.3.1.
             #expect((areq["browserJavascriptEnabled"] != nil) == (version >= .v2_2_0))
@@ -92,7 +92,7 @@ struct BrowserThreeDSServerTests {
                 ({ $0.set("challengeWindowSize", .string("06")) }, #"challengeWindowSize \"06\" is not one of 01, 02, 03, 04, 05"#),
                 ({ $0.set("challengeWindowSize", .string("5")) }, #"challengeWindowSize \"5\""#),
                 ({ $0.set("challengeWindowSize", .number("5")) }, "challengeWindowSize must be a string"),
-                ({ $0.set("deviceChannel", .string("03")) }, "deviceChannel must be 01 (app) or 02 (browser)"),
+                ({ $0.set("deviceChannel", .string("04")) }, "deviceChannel must be 01 (app), 02 (browser) or 03 (3RI)"),
                 ({ $0.set("browserColorDepth", .string("23")) }, "203 browserColorDepth"),
                 ({ $0.set("threeDSCompInd", .string("X")) }, "203 threeDSCompInd"),
                 ({ $0.set("returnURL", .string("not a url")) }, "returnURL must be an absolute URL"),
@@ -121,8 +121,9 @@ struct BrowserThreeDSServerTests {
             #expect(prepared["messageVersion"]?.stringValue == "2.3.1")
             #expect(prepared["dsId"]?.stringValue == "A000000003")
             #expect(prepared["acctNumber"]?.stringValue == "400000******1000")
-            // The harness's DS gives its ranges no 3DS Method URL: nothing to run.
-            #expect(prepared["threeDSMethodURL"] == nil && prepared["threeDSMethodData"] == nil)
+            // The harness's DS gives its ranges its ACS's 3DS Method page (ThreeDSMethodTests runs it).
+            #expect(prepared["threeDSMethodURL"]?.stringValue == harness.baseURL + "/acs/3ds-method")
+            #expect(prepared["threeDSMethodData"] != nil)
 
             // Refused before the AReq left (another card, then a missing field): still prepared.
             var otherCard = browserRequest(pan: "4000000000003006", version: .v2_3_1)
@@ -141,7 +142,7 @@ struct BrowserThreeDSServerTests {
             let record = try JSONReader.parse(authenticated.body).value
             #expect(record["threeDSServerTransID"]?.stringValue == id, "\(authenticated.bodyText)")
             #expect(record["transStatus"]?.stringValue == "Y")
-            #expect(sentAReq(record)?["threeDSCompInd"]?.stringValue == "U")
+            #expect(sentAReq(record)?["threeDSCompInd"]?.stringValue == "N", "the method was not run")
 
             let again = try await authenticate(harness, body)
             #expect(again.status == .badRequest)

@@ -4,6 +4,7 @@
 public enum ConformanceCheck: String, Sendable, CaseIterable {
     case areqElements = "areq.elements"
     case areqUndefinedMembers = "areq.undefined-members"
+    case threeDSCompInd = "areq.three-ds-comp-ind"
     case deviceDataDecrypts = "areq.device-data"
     case rresValid = "rres.valid"
     case creqDecrypts = "creq.decrypts"
@@ -21,7 +22,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
 
     public var party: Party {
         switch self {
-        case .areqElements, .areqUndefinedMembers, .rresValid: .threeDSServer
+        case .areqElements, .areqUndefinedMembers, .threeDSCompInd, .rresValid: .threeDSServer
         case .deviceDataDecrypts, .creqDecrypts, .creqIdentifiers, .creqCounter, .creqElements, .sdkErro, .challengeEnd: .sdk
         }
     }
@@ -30,6 +31,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         switch self {
         case .areqElements: "The AReq's elements meet Annex A for its version and channel"
         case .areqUndefinedMembers: "The AReq carries no member its version and channel do not define"
+        case .threeDSCompInd: "A browser AReq's threeDSCompInd says what came of the card range's 3DS Method"
         case .deviceDataDecrypts: "The SDK's device data (sdkEncData) decrypts with the DS key to a JSON object"
         case .rresValid: "The 3DS Server answers the RReq with a valid RRes"
         case .creqDecrypts: "Each CReq is a JWE that decrypts with the secure channel's key"
@@ -45,6 +47,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         switch self {
         case .areqElements: "Core Spec, Annex A: AReq data elements"
         case .areqUndefinedMembers: "Core Spec, Annex A: AReq data elements (inclusion per version and device channel)"
+        case .threeDSCompInd: "Core Spec: 3DS Method; Annex A: threeDSCompInd, threeDSMethodURL"
         case .deviceDataDecrypts: "Core Spec, Annex A: sdkEncData; SDK Spec: device information"
         case .rresValid: "Core Spec, Annex A: RRes data elements"
         case .creqDecrypts: "Core Spec, Annex A: CReq; app-based secure channel (JWE, sdkReferenceNumber as PartyVInfo)"

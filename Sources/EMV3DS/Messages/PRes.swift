@@ -25,6 +25,8 @@ public struct CardRangeData: Sendable, Equatable {
     public var acsEndProtocolVersion: MessageVersion
     public var dsStartProtocolVersion: MessageVersion
     public var dsEndProtocolVersion: MessageVersion
+    /// The ACS's 3DS Method page for the range's cards, when it has one.
+    public var threeDSMethodURL: String?
 
     public init(startRange: String, endRange: String, versions: ClosedRange<MessageVersion>) {
         self.startRange = startRange
@@ -45,7 +47,7 @@ public struct CardRangeData: Sendable, Equatable {
                 ("acsEndProtocolVersion", .string(acsEndProtocolVersion.rawValue)),
                 ("dsStartProtocolVersion", .string(dsStartProtocolVersion.rawValue)),
                 ("dsEndProtocolVersion", .string(dsEndProtocolVersion.rawValue)),
-            ])
+            ] + (threeDSMethodURL.map { [("threeDSMethodURL", .string($0))] } ?? []))
         }
         let acsVersions = MessageVersion.allCases.filter { (acsStartProtocolVersion...acsEndProtocolVersion).contains($0) }
         let dsVersions = MessageVersion.allCases.filter { (dsStartProtocolVersion...dsEndProtocolVersion).contains($0) }
@@ -53,8 +55,10 @@ public struct CardRangeData: Sendable, Equatable {
             ("ranges", .array([.object([("start", .string(startRange)), ("end", .string(endRange))])])),
             ("actionInd", .string(actionInd)),
             // 01 authentication available, 02 attempts supported.
-            ("acsProtocolVersions", .array(acsVersions.map { .object([("version", .string($0.rawValue)),
-                                                                      ("acsInfoInd", .array([.string("01"), .string("02")]))]) })),
+            // 2.3.1 gives the 3DS Method URL per ACS version.
+            ("acsProtocolVersions", .array(acsVersions.map { .object(omittingAbsent: [("version", .string($0.rawValue)),
+                                                                                      ("acsInfoInd", .array([.string("01"), .string("02")])),
+                                                                                      ("threeDSMethodURL", .string(threeDSMethodURL))]) })),
             ("dsProtocolVersions", .array(dsVersions.map { .string($0.rawValue) })),
         ])
     }

@@ -7,11 +7,11 @@ import Store
 
 /// `challengeWindowSize` of the browser CReq: the size of the iframe the merchant's page opens
 /// for the ACS's challenge (01 250x400, 02 390x400, 03 500x600, 04 600x400, 05 full screen).
-enum ChallengeWindowSize {
+public enum ChallengeWindowSize {
     static let fullScreen = "05"
 
     /// The sizes the browser CReq's table allows.
-    static let allowed: [String] = {
+    public static let allowed: [String] = {
         let rule = ChallengeRules.browserCReq.fields.first { $0.name == "challengeWindowSize" }
         guard case .oneOf(let values)? = rule?.format else { return [] }
         return values
@@ -59,17 +59,31 @@ extension ThreeDSServer {
     /// `POST /3ds-server/notification`, the browser AReq's notificationURL: the ACS's last page
     /// posts the form fields `cres` (base64url of the final CRes) and `threeDSSessionData`. The
     /// CRes goes on the transaction's trail; the RReq stays the authority for the result. The
-    /// browser gets a page saying so, or with a `returnURL`, a redirect there (303) with
-    /// `summaryStatus` and `threeDSServerTransID`. Anything else is a 400 page with the reason.
+    /// browser gets a page saying so, which tells the merchant's page when it is in its challenge
+    /// iframe (`postMessage({"challenge": "finished", "transStatus", "threeDSServerTransID"})`),
+    /// or with a `returnURL`, a redirect there (303) with `summaryStatus` and
+    /// `threeDSServerTransID`. Anything else is a 400 page with the reason.
     func challengeNotified(_ request: HTTPRequest) -> HTTPResponse {
         let end: ChallengeEnd
         do { end = try receiveFinalCRes(request) } catch {
             return .notice(title: "Authentication not finished", paragraph: Markup.escape(error.message), status: error.status)
         }
         let id = Markup.escape(end.threeDSServerTransID)
-        let finished = HTTPResponse.notice(title: "Authentication finished",
-                                           paragraph: "transStatus <strong>\(end.transStatus.rawValue)</strong> for threeDSServerTransID \(id). "
-                                               + "The result is the RReq's: <a href=\"/3ds-server/transactions/\(id)\">the transaction</a>.")
+        let message = JSONWriter.string(.object([
+            ("challenge", .string("finished")), ("transStatus", .string(end.transStatus.rawValue)),
+            ("threeDSServerTransID", .string(end.threeDSServerTransID)),
+        ]))
+        // A transStatus and one of this server's ids (found above); `<` escaped all the same, so
+        // nothing in the JSON can close the script.
+        let script = message.replacingOccurrences(of: "<", with: "\\u003c")
+        let finished = HTTPResponse.html("""
+            <!DOCTYPE html>
+            <html lang="en"><head><meta charset="utf-8"><title>Authentication finished</title></head>
+            <body><h1>Authentication finished</h1>
+            <p>transStatus <strong>\(end.transStatus.rawValue)</strong> for threeDSServerTransID \(id). The result is the RReq's: \
+            <a href="/3ds-server/transactions/\(id)">the transaction</a>.</p>
+            <script>if (window.parent !== window) window.parent.postMessage(\(script), "*");</script></body></html>
+            """)
         guard let returnURL = end.returnURL else { return finished }
         // Both values are known to be safe in a URL: a transStatus and one of this server's ids.
         let location = returnURL + (returnURL.contains("?") ? "&" : "?")

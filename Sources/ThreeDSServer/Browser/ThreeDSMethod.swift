@@ -6,16 +6,6 @@ import Messaging
 import Net
 import Store
 
-/// `threeDSCompInd` of a browser AReq: whether the 3DS Method ran before it.
-enum ThreeDSCompInd: String, Sendable {
-    /// The ACS's 3DS Method page notified its end.
-    case completed = "Y"
-    /// The card's range has a 3DS Method, and no notification came.
-    case notCompleted = "N"
-    /// The card's range has no 3DS Method.
-    case unavailable = "U"
-}
-
 /// A browser transaction between `POST /3ds-server/prepare` and its authentication: the id the
 /// 3DS Method and the AReq share, and whether the method ran.
 struct PreparedTransaction: Sendable {
@@ -35,6 +25,8 @@ struct PreparedTransaction: Sendable {
     /// An authentication has taken it (once: its AReq carries the id).
     var authenticating = false
 
+    /// Y when the notification came before the AReq: the page decides how long to wait for it
+    /// (10 seconds at most, Core specification: 3DS Method), and calls authenticate after.
     var threeDSCompInd: ThreeDSCompInd {
         if methodCompletedAt != nil { return .completed }
         return hasThreeDSMethod ? .notCompleted : .unavailable

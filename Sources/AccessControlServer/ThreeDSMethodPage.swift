@@ -1,0 +1,115 @@
+import EMV3DS
+import Foundation
+import JSON
+import Journal
+import Logging
+import Messaging
+import Net
+import Scenarios
+import Store
+
+/// A load of the ACS's 3DS Method page: the browser was there, for this transaction.
+struct ThreeDSMethodVisit: Sendable {
+    /// Visits kept, oldest dropped first.
+    static let capacity = 10_000
+
+    let at: Date
+    /// The scenario whose card range's method URL it was (nil: the scheme's own range).
+    let scenario: String?
+    let script: ThreeDSMethodScript
+    let userAgent: String?
+}
+
+/// The 3DS Method (Core specification 5.1.5, 6.2.2.1): before the browser AReq, the 3DS
+/// Requestor's page posts the form field `threeDSMethodData` (base64url JSON with
+/// `threeDSServerTransID` and `threeDSMethodNotificationURL`) to the card range's
+/// `threeDSMethodURL` in a hidden iframe. The ACS notes the browser, then its page posts
+/// `threeDSMethodData` with the `threeDSServerTransID` to the notification URL: at once, later,
+/// or never, as the card's scenario scripts it.
+extension AccessControlServer {
+    /// The 3DS Server waits this long for the notification before it sends threeDSCompInd N.
+    static let threeDSMethodWait: Double = 10
+
+    func registerThreeDSMethod(on router: inout Router) {
+        router.post(ACSPaths.threeDSMethod) { request, _ in self.threeDSMethod(request) }
+    }
+
+    func threeDSMethod(_ request: HTTPRequest) -> HTTPResponse {
+        let name = request.queryItems["scenario"]
+        let script = name.flatMap { scenarios.catalog.scenario(named: $0) }?.threeDSMethod ?? .standard
+        let id: String, notificationURL: String
+        do throws(BrowserRefusal) { (id, notificationURL) = try Self.readMethodData(request) } catch { return Self.errorPage(error) }
+        methodVisits.put(id, ThreeDSMethodVisit(at: Date(), scenario: name, script: script, userAgent: request.headers["User-Agent"]))
+        logger.debug("3DS Method", metadata: ["threeDSServerTransID": "\(id)", "scenario": "\(name ?? "-")"])
+        let notice = Base64URL.encode(JSONWriter.write(.object([("threeDSServerTransID", .string(id))])))
+        guard let delay = script.notificationDelayMilliseconds else {
+            return .html(Self.methodPage(body: "<p>3DS Method: this card's method never notifies.</p>"))
+        }
+        // The form's attributes say what the script does, for clients without one (the simulator).
+        return .html(Self.methodPage(body: """
+            <form id="notify" method="post" action="\(Markup.escape(notificationURL))" data-notify-after-ms="\(delay)">
+            <input type="hidden" name="threeDSMethodData" value="\(notice)">
+            </form>
+            <script>setTimeout(function () { document.getElementById("notify").submit(); }, \(delay));</script>
+            """))
+    }
+
+    /// The transaction id and notification URL the form carries, or a refusal naming what is wrong.
+    private static func readMethodData(_ request: HTTPRequest) throws(BrowserRefusal) -> (String, String) {
+        guard let form = request.formFields else { throw BrowserRefusal("expected a form (Content-Type application/x-www-form-urlencoded) with threeDSMethodData") }
+        guard let encoded = form["threeDSMethodData"], !encoded.isEmpty else { throw BrowserRefusal("the form has no threeDSMethodData") }
+        let data: JSONValue
+        do { data = try Base64URL.decodeObject(encoded).object } catch {
+            switch error {
+            case .notBase64URL: throw BrowserRefusal("threeDSMethodData is not base64url")
+            case .notJSONObject: throw BrowserRefusal("threeDSMethodData is base64url, but not of a JSON object")
+            }
+        }
+        guard let id = data["threeDSServerTransID"]?.stringValue, FieldFormat.isCanonicalUUID(id) else {
+            throw BrowserRefusal("threeDSMethodData.threeDSServerTransID is missing or not a canonical UUID")
+        }
+        guard let url = data["threeDSMethodNotificationURL"]?.stringValue, url.utf8.count <= 256,
+              url.lowercased().hasPrefix("https://") || url.lowercased().hasPrefix("http://") else {
+            throw BrowserRefusal("threeDSMethodData.threeDSMethodNotificationURL is missing or not an http(s) URL of at most 256 characters")
+        }
+        return (id, url)
+    }
+
+    private static func methodPage(body: String) -> String {
+        """
+        <!DOCTYPE html>
+        <html lang="en"><head><meta charset="utf-8"><title>3DS Method</title></head>
+        <body>
+        \(body)
+        </body></html>
+        """
+    }
+
+    /// The check of a browser AReq's `threeDSCompInd` against what the ACS saw of its 3DS Method.
+    func threeDSCompIndCheck(_ areq: AReq, script: ThreeDSMethodScript) -> CheckResult {
+        let claimed = areq["threeDSCompInd"] ?? ""
+        guard script.hasURL else {
+            return claimed == "U" ? .pass(.threeDSCompInd, "U: the card's range has no 3DS Method URL")
+                : .fail(.threeDSCompInd, "\(claimed): the card's range has no 3DS Method URL in the PRes, so threeDSCompInd must be U")
+        }
+        let visit = methodVisits.get(areq.threeDSServerTransID)
+        switch claimed {
+        case "Y":
+            guard let visit else {
+                return .fail(.threeDSCompInd, "Y, but the ACS's 3DS Method page was never loaded for threeDSServerTransID \(areq.threeDSServerTransID)")
+            }
+            guard let delay = visit.script.notificationDelayMilliseconds else {
+                return .fail(.threeDSCompInd, "Y, but this card's 3DS Method page never notifies: N after \(Int(Self.threeDSMethodWait)) seconds")
+            }
+            if Double(delay) > Self.threeDSMethodWait * 1000 {
+                return .fail(.threeDSCompInd, "Y, but the page notifies after \(delay) ms: past the \(Int(Self.threeDSMethodWait)) seconds the 3DS Server waits, N")
+            }
+            return .pass(.threeDSCompInd, "Y: the 3DS Method ran and notified")
+        case "N":
+            return .pass(.threeDSCompInd, visit == nil ? "N: the 3DS Method page was not loaded (the range has one: run it when you can)"
+                : "N: the 3DS Method ran, its notification did not come in time")
+        default:
+            return .fail(.threeDSCompInd, "U, but the card's range has a 3DS Method URL in the PRes: run it, then send Y or N")
+        }
+    }
+}

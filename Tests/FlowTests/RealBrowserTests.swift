@@ -1,0 +1,181 @@
+import Foundation
+import JSON
+import Net
+import Testing
+import TestSupport
+
+/// The demo checkout and its web-view mode in a real browser: Browser/demo_browser.py drives
+/// headless Chromium with Selenium against a harness started here, and reports what the page
+/// showed (or where the web view was redirected); the harness's own record is checked beside it.
+/// Screenshots of each challenge page go to `HARNESS_BROWSER_SCREENSHOTS`
+/// (default /tmp/harness-browser-screenshots).
+@Suite("The demo checkout in a real browser (headless Chromium, Selenium)", .serialized)
+struct RealBrowserTests {
+    static let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
+        .first { FileManager.default.isExecutableFile(atPath: $0) }
+    static let chromedriver = ["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static let hasSelenium = (try? ChildProcess.run("python3", ["-c", "import selenium"], timeout: 30).status) == 0
+
+    /// Why the tests cannot run here, or nil.
+    static let missing: String? = {
+        var absent: [String] = []
+        if chromium == nil { absent.append("chromium (apt-get install chromium)") }
+        if chromedriver == nil { absent.append("chromedriver (apt-get install chromium-driver)") }
+        if !hasSelenium { absent.append("selenium (python3 -m pip install --user selenium)") }
+        return absent.isEmpty ? nil : "missing " + absent.joined(separator: ", ") + ": the real-browser tests are skipped"
+    }()
+
+    static let screenshots = ProcessInfo.processInfo.environment["HARNESS_BROWSER_SCREENSHOTS"] ?? "/tmp/harness-browser-screenshots"
+    static let returnURL = "harness-demo://3dsecure"
+
+    /// Runs one case of the script against `harness`: what the browser saw, as the script's last line.
+    static func browse(_ name: String, _ harness: RunningHarness, pan: String? = nil) throws -> JSONValue {
+        let result = try ChildProcess.run("python3", [
+            repositoryRoot + "/Tests/FlowTests/Browser/demo_browser.py", "--base-url", harness.baseURL, "--case", name,
+            "--screenshots", screenshots, "--chromium", try #require(chromium), "--chromedriver", try #require(chromedriver),
+        ] + (pan.map { ["--pan", $0] } ?? []), timeout: 180)
+        try #require(result.status == 0, "\(name): \(result.output.suffix(3000))")
+        let line = try #require(result.output.split(separator: "\n").last { $0.hasPrefix("{") }, "\(result.output)")
+        return try JSONReader.parse(Array(line.utf8)).value
+    }
+
+    /// The 3DS Server's record of the transaction the page ran.
+    static func record(_ id: String, _ harness: RunningHarness) async throws -> JSONValue {
+        try JSONReader.parse(try await harness.get("/3ds-server/transactions/\(id)").body).value
+    }
+
+    /// The card of a scenario of the scenario file.
+    static func pan(ofScenario name: String, _ harness: RunningHarness) async throws -> String {
+        let scenarios = try JSONReader.parse(try await harness.get("/admin/scenarios").body).value
+        let scenario = scenarios["scenarios"]?.arrayValue?.first { $0["name"]?.stringValue == name }
+        return try #require(scenario?["pan"]?.stringValue, "the scenario file has no scenario \(name) with a pan")
+    }
+
+    /// The threeDSCompInd of the AReq the 3DS Server sent: whether the page's 3DS Method notified.
+    static func threeDSCompInd(_ record: JSONValue) -> String? {
+        record["messages"]?.arrayValue?.first { $0["message"]?["messageType"]?.stringValue == "AReq" }?["message"]?["threeDSCompInd"]?.stringValue
+    }
+
+    // MARK: The checkout
+
+    @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
+    func theCheckoutRunsThe3DSMethodThenATextChallengeWithAWrongThenTheRightCodeToY() async throws {
+        try await withHarness { harness in
+            let shown = try Self.browse("checkout-text-challenge", harness)
+            #expect(shown["transStatus"]?.stringValue == "Y", "\(shown)")
+            #expect(shown["state"]?.stringValue == "completed")
+            #expect(shown["eci"]?.stringValue == "05")
+            #expect(shown["authenticationValue"]?.stringValue?.count == 28)
+            #expect(shown["method"]?.stringValue == "completed", "the card's range has a 3DS Method: the page ran it and was told it finished")
+            let id = try #require(shown["threeDSServerTransID"]?.stringValue)
+            let record = try await Self.record(id, harness)
+            #expect(record["transStatus"]?.stringValue == "Y")
+            #expect(record["authenticationValue"] == shown["authenticationValue"])
+            #expect(Self.threeDSCompInd(record) == "Y")
+            #expect(shown["screenshots"]?.arrayValue?.count == 3)
+        }
+    }
+
+    @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
+    func aSingleSelectChallengeInA390By400IframeEndsY() async throws {
+        try await withHarness { harness in
+            let shown = try Self.browse("checkout-single-select", harness)
+            #expect(shown["transStatus"]?.stringValue == "Y", "\(shown)")
+            let record = try await Self.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
+            #expect(record["state"]?.stringValue == "completed")
+            #expect(record["transStatus"]?.stringValue == "Y")
+        }
+    }
+
+    @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
+    func anOutOfBandChallengeOnTheFullPageEndsYWhenTheCardholderContinues() async throws {
+        try await withHarness { harness in
+            let shown = try Self.browse("checkout-oob", harness)
+            #expect(shown["transStatus"]?.stringValue == "Y", "\(shown)")
+            let record = try await Self.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
+            #expect(record["transStatus"]?.stringValue == "Y")
+        }
+    }
+
+    @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
+    func aCancelledChallengeEndsNWithChallengeCancel01() async throws {
+        try await withHarness { harness in
+            let shown = try Self.browse("checkout-cancel", harness)
+            #expect(shown["transStatus"]?.stringValue == "N", "\(shown)")
+            #expect(shown["challengeCancel"]?.stringValue == "01")
+            let record = try await Self.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
+            #expect(record["transStatus"]?.stringValue == "N")
+            #expect(record["challengeCancel"]?.stringValue == "01")
+        }
+    }
+
+    @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
+    func aFrictionlessPaymentShowsItsResultWithoutAChallenge() async throws {
+        try await withHarness { harness in
+            let shown = try Self.browse("checkout-frictionless", harness)
+            #expect(shown["transStatus"]?.stringValue == "Y", "\(shown)")
+            #expect(shown["state"]?.stringValue == "frictionless")
+            #expect(shown["eci"]?.stringValue == "05")
+        }
+    }
+
+    @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
+    func aCardWhoseRangeHasNo3DSMethodPaysWithoutOne() async throws {
+        try await withHarness { harness in
+            let shown = try Self.browse("checkout-frictionless", harness, pan: try await Self.pan(ofScenario: "method-unavailable", harness))
+            #expect(shown["method"]?.stringValue == "not offered", "\(shown)")
+            let record = try await Self.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
+            #expect(Self.threeDSCompInd(record) == "U")
+        }
+    }
+
+    @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
+    func aMethodThatNeverNotifiesIsWaitedForTenSecondsThenTheAuthenticationGoesOn() async throws {
+        try await withHarness { harness in
+            let shown = try Self.browse("checkout-frictionless", harness, pan: try await Self.pan(ofScenario: "method-never-notifies", harness))
+            #expect(shown["method"]?.stringValue == "timed out after 10 s", "\(shown)")
+            let record = try await Self.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
+            #expect(Self.threeDSCompInd(record) == "N")
+        }
+    }
+
+    // MARK: The web view
+
+    @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
+    func theWebViewRunsTheChallengeTopLevelAndEndsOnTheAppsScheme() async throws {
+        try await withHarness { harness in
+            let seen = try Self.browse("webview-challenge", harness)
+            let redirect = try #require(seen["redirect"]?.stringValue, "\(seen)")
+            #expect(seen["redirectStatus"] == .number("303"))
+            #expect(seen["redirectFrom"]?.stringValue == harness.baseURL + "/3ds-server/notification")
+            let prefix = Self.returnURL + "?summaryStatus=Y&threeDSServerTransID="
+            #expect(redirect.hasPrefix(prefix), "\(redirect)")
+            let record = try await Self.record(String(redirect.dropFirst(prefix.count)), harness)
+            #expect(record["state"]?.stringValue == "completed", "\(record)")
+            #expect(record["transStatus"]?.stringValue == "Y")
+        }
+    }
+
+    @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
+    func aFrictionlessWebViewEndsOnTheAppsSchemeThroughTheReturnPage() async throws {
+        try await withHarness { harness in
+            let seen = try Self.browse("webview-frictionless", harness)
+            let redirect = try #require(seen["redirect"]?.stringValue, "\(seen)")
+            #expect(seen["redirectFrom"]?.stringValue?.hasPrefix(harness.baseURL + "/demo/webview/return?") == true, "\(seen)")
+            let prefix = Self.returnURL + "?summaryStatus=Y&threeDSServerTransID="
+            #expect(redirect.hasPrefix(prefix), "\(redirect)")
+            let record = try await Self.record(String(redirect.dropFirst(prefix.count)), harness)
+            #expect(record["state"]?.stringValue == "frictionless", "\(record)")
+        }
+    }
+
+    @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
+    func aCardInNoRangeEndsTheWebViewWithSummaryStatusError() async throws {
+        try await withHarness { harness in
+            let seen = try Self.browse("webview-unenrolled", harness)
+            let redirect = try #require(seen["redirect"]?.stringValue, "\(seen)")
+            #expect(redirect.hasPrefix(Self.returnURL + "?summaryStatus=error&error="), "\(redirect)")
+            #expect(redirect.contains("not%20enrolled"), "\(redirect)")
+        }
+    }
+}

@@ -78,11 +78,8 @@ public final class AccessControlServer: Sendable {
         var scenario = scenarios.scenario(for: TransactionFacts(areq), transaction: areq["dsTransID"])
         if areq.deviceChannel == DeviceChannel.browser.rawValue {
             journal?.check(areq["dsTransID"], threeDSCompIndCheck(areq, script: scenario.threeDSMethod))
-            // An issuer that could not fingerprint the browser plays another outcome, under this scenario's name.
-            if areq["threeDSCompInd"] != ThreeDSCompInd.completed.rawValue, let other = scenario.threeDSMethod.unlessCompleted,
-               let alternative = scenarios.catalog.scenario(named: other) {
-                scenario.outcome = alternative.outcome
-            }
+            // Under this scenario's name, whichever outcome threeDSCompInd gives it.
+            scenario.outcome = scenario.outcome(threeDSCompInd: areq["threeDSCompInd"], in: scenarios.catalog)
         }
         let scheme = settings.schemes.scheme(for: areq.acctNumber)
         var transaction = Transaction(areq: areq, acsTransID: TransactionIdentifier.make(), scenario: scenario.name, scheme: scheme,

@@ -351,9 +351,7 @@ public final class DirectoryServer: Sendable {
         // The card numbers as the range's bounds compare them (cut or padded to their length).
         let scripted: [(card: UInt64, scenario: Scenario)] = (scenarios?.catalog.scenarios ?? []).compactMap { scenario in
             guard scenario.threeDSMethod != .standard, let pan = scenario.pan, range.contains(pan: pan) else { return nil }
-            let length = bounds.start.count
-            let card = pan.count >= length ? String(pan.prefix(length)) : pan + String(repeating: "0", count: length - pan.count)
-            return UInt64(card).map { ($0, scenario) }
+            return UInt64(CardNumber.aligned(pan, toLength: bounds.start.count)).map { ($0, scenario) }
         }.sorted { $0.card < $1.card }
         var ranges: [CardRangeData] = []
         var next = low

@@ -14,6 +14,12 @@ public enum CardNumber {
         return sum % 10 == 0
     }
 
+    /// The card number as a PRes range's bounds of `length` digits compare it: cut to them, or
+    /// padded with zeros (bounds are PAN-length numbers, 16 digits for most schemes).
+    public static func aligned(_ pan: String, toLength length: Int) -> String {
+        pan.count >= length ? String(pan.prefix(length)) : pan + String(repeating: "0", count: length - pan.count)
+    }
+
     /// `pan` with all but the first six and last four digits masked, for logs.
     public static func masked(_ pan: String) -> String {
         guard pan.count > 10 else { return String(repeating: "*", count: pan.count) }

@@ -144,6 +144,7 @@ struct DemoCard: Sendable {
     static let scenarioNames = [
         "frictionless-y", "frictionless-n", "frictionless-a", "challenge-text", "challenge-single-select", "challenge-multi-select",
         "challenge-oob", "challenge-information", "challenge-two-steps", "challenge-html", "challenge-whitelisting", "decoupled",
+        "method-slow", "method-never-notifies", "method-unavailable", "method-incomplete-challenge",
     ]
 
     let pan: String

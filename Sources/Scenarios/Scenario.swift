@@ -32,12 +32,17 @@ extension Scenario {
     /// channel's CRes) have no browser to act on.
     public var channels: [DeviceChannel] { faults.contains { $0.leg == .sdk } ? [.app] : [.app, .browser] }
 
-    /// The outcome on `channel` when the 3DS Server does what it should: in the browser, the 3DS
-    /// Method's threeDSCompInd may make the ACS play another scenario's (`unlessCompleted`).
-    public func outcome(on channel: DeviceChannel, in catalog: ScenarioCatalog) -> Outcome {
-        guard channel == .browser, threeDSMethod.expectedCompInd != .completed, let other = threeDSMethod.unlessCompleted,
+    /// The outcome of a browser AReq carrying `threeDSCompInd`: short of Y, another scenario's
+    /// when this one names one (`unlessCompleted`: an issuer that could not fingerprint the browser).
+    public func outcome(threeDSCompInd: String?, in catalog: ScenarioCatalog) -> Outcome {
+        guard threeDSCompInd != ThreeDSCompInd.completed.rawValue, let other = threeDSMethod.unlessCompleted,
               let alternative = catalog.scenario(named: other) else { return outcome }
         return alternative.outcome
+    }
+
+    /// The outcome on `channel` when the 3DS Server does what it should with the 3DS Method.
+    public func outcome(on channel: DeviceChannel, in catalog: ScenarioCatalog) -> Outcome {
+        channel == .browser ? outcome(threeDSCompInd: threeDSMethod.expectedCompInd.rawValue, in: catalog) : outcome
     }
 }
 

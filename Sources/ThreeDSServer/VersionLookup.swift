@@ -53,8 +53,7 @@ extension ThreeDSServer {
         var versions: [MessageVersion] { MessageVersion.allCases.filter { $0 >= lowest && $0 <= highest } }
 
         func contains(pan: String) -> Bool {
-            // Bounds are PAN-length numbers: compare the card number cut or padded with zeros to their length.
-            let digits = pan.count >= start.count ? String(pan.prefix(start.count)) : pan + String(repeating: "0", count: start.count - pan.count)
+            let digits = CardNumber.aligned(pan, toLength: start.count)
             return start <= digits && digits <= end
         }
     }

@@ -25,7 +25,8 @@ struct DemoCheckoutTests {
             }
             // The cards come from the scenario file, each with its scenario's name.
             for (pan, name) in [("4000000000001000", "frictionless-y"), ("4000000000110009", "challenge-text"),
-                                ("4000000000120008", "challenge-single-select"), ("4000000000140006", "challenge-oob")] {
+                                ("4000000000120008", "challenge-single-select"), ("4000000000140006", "challenge-oob"),
+                                ("4000000000710006", "method-never-notifies")] {
                 #expect(page.contains(#"<option value="\#(pan)">\#(name)</option>"#), "\(name)")
             }
             for size in ["01", "02", "03", "04", "05"] { #expect(page.contains(#"<option value="\#(size)""#), "\(size)") }

@@ -98,7 +98,12 @@ public struct JSONReader {
             let key = try readString()
             path.append(.member(key))
             defer { path.removeLast() }
-            if members.count == 16 { seen = Set(members.map(\.key)) }
+            if members.count == 16 {
+                // Sized for a whole message (an AReq has about 40 members), so it is not rehashed as it grows.
+                var names = Set<String>(minimumCapacity: 64)
+                for member in members { names.insert(member.key) }
+                seen = names
+            }
             let repeated = seen?.contains(key) ?? members.contains { $0.key == key }
             if repeated { duplicates.append(Duplicate(path: pathText)) } else { seen?.insert(key) }
             skipWhitespace()
@@ -173,6 +178,31 @@ public struct JSONReader {
 
     private mutating func readString() throws(SyntaxError) -> String {
         index += 1
+        // Nearly every string of a message has no escape: found in one pass over the bytes and
+        // made at once. Anything else (an escape, a control character, bad UTF-8, the end of the
+        // input) is read again from the start by the loop below, which says what is wrong where.
+        let first = index
+        let (end, ascii) = bytes.withUnsafeBufferPointer { buffer -> (Int, Bool) in
+            var position = first
+            var bits: UInt8 = 0
+            while position < buffer.count {
+                let byte = buffer[position]
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+                bits |= byte
+                position += 1
+            }
+            return (position, bits < 0x80)
+        }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            if ascii {
+                index = end + 1
+                return String(decoding: bytes[first..<end], as: UTF8.self)
+            }
+            if let text = String(validating: bytes[first..<end], as: UTF8.self) {
+                index = end + 1
+                return text
+            }
+        }
         var start = index
         var output = ""
         /// A run of bytes with one of 0x80 or more: checked as UTF-8 (RFC 8259 section 8.1) instead of repaired.

@@ -150,15 +150,20 @@ public enum FieldFormat: Sendable {
 
     public static func isCanonicalUUID(_ text: String) -> Bool {
         guard text.utf8.count == 36 else { return false }
-        for (index, byte) in text.utf8.enumerated() {
-            switch index {
-            case 8, 13, 18, 23:
-                guard byte == UInt8(ascii: "-") else { return false }
-            default:
-                guard (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte) || (0x41...0x46).contains(byte) else { return false }
+        // Every id of every message is checked: by index over the bytes, not an enumerated UTF-8 view.
+        var text = text
+        return text.withUTF8 { bytes in
+            for index in 0..<36 {
+                let byte = bytes[index]
+                switch index {
+                case 8, 13, 18, 23:
+                    guard byte == UInt8(ascii: "-") else { return false }
+                default:
+                    guard (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte) || (0x41...0x46).contains(byte) else { return false }
+                }
             }
+            return true
         }
-        return true
     }
 
     private static func isDate(_ text: String, length: Int) -> Bool {

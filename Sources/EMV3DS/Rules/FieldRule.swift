@@ -64,7 +64,7 @@ public indirect enum Condition: Sendable, Equatable {
     case not(Condition)
 
     /// Whether the condition holds for an object whose members are `values`.
-    func holds(in values: [String: JSONValue], context: MessageContext) -> Bool {
+    func holds(in values: MemberValues, context: MessageContext) -> Bool {
         switch self {
         case .channel(let channels):
             return context.channel.map(channels.contains) ?? false
@@ -112,7 +112,7 @@ public indirect enum Presence: Sendable, Equatable {
     case only(Condition, Presence, where: String)
 
     /// What this presence asks of `message`.
-    func need(in values: [String: JSONValue], context: MessageContext) -> Need {
+    func need(in values: MemberValues, context: MessageContext) -> Need {
         switch self {
         case .required: return .required(nil)
         case .optional: return .optional

@@ -37,54 +37,86 @@ public struct FieldTable: Sendable {
     /// the same way, their violations named `object.member`.
     func check(_ members: [(key: String, value: JSONValue)], path: String, in context: MessageContext, type: String,
                missing: inout [Violation], formats: inout [Violation], warnings: inout [String]) {
-        // One pass over the members; the first of duplicates counts (204 is reported apart).
-        var values: [String: JSONValue] = [:]
-        values.reserveCapacity(members.count)
+        // One pass over the members, one look-up of each name; the first of duplicates counts (204 is reported apart).
+        let index = indexes[context.version.ordinal]
+        var values = MemberValues(members: members, index: index, byRule: Array(repeating: nil, count: fields.count))
         var present: [(index: Int, value: JSONValue)] = []
         present.reserveCapacity(members.count)
-        for member in members where values[member.key] == nil {
-            values[member.key] = member.value
-            if let index = index(of: member.key, in: context.version) {
-                present.append((index, member.value))
-            } else if member.key != "messageType" {
+        for (position, member) in members.enumerated() {
+            if let rule = index[member.key] {
+                guard values.byRule[rule] == nil else { continue }
+                values.byRule[rule] = member.value
+                present.append((rule, member.value))
+            } else if member.key != "messageType", !members[..<position].contains(where: { $0.key == member.key }) {
                 warnings.append(knownNames.contains(member.key)
                     ? "\(path + member.key) is not a field of \(type) \(context.version.rawValue) (it is in other versions)"
                     : "\(path + member.key) is not a field of \(type): let through, not checked")
             }
         }
-        for index in presenceRules(in: context.version) {
-            let rule = fields[index]
-            guard values[rule.name] == nil, case .required(let because) = rule.presence.need(in: values, context: context) else { continue }
-            missing.append(Violation(field: path + rule.name, code: .requiredElementMissing,
-                                     reason: because.map { "is required for \($0)" } ?? "is required"))
-        }
-        // Formats in table order, so that a report reads as the specification does.
-        present.sort { $0.index < $1.index }
-        for (index, value) in present {
-            let rule = fields[index]
-            let name = path + rule.name
-            let need = rule.presence.need(in: values, context: context)
-            switch need {
-            case .absent:
-                formats.append(Violation(field: name, code: .formatInvalid, reason: "must not be present in this message"))
-                continue
-            case .notApplicable(let scope):
-                warnings.append("\(name) is sent, but \(type) \(context.version.rawValue) uses it for \(scope) only")
-            default:
-                break
+        // The rules are read in place: copying one (its name, presence and format) costs retains on every field.
+        fields.withUnsafeBufferPointer { rules in
+            for index in presenceRules(in: context.version) where values.byRule[index] == nil {
+                guard case .required(let because) = rules[index].presence.need(in: values, context: context) else { continue }
+                missing.append(Violation(field: path + rules[index].name, code: .requiredElementMissing,
+                                         reason: because.map { "is required for \($0)" } ?? "is required"))
             }
-            // A field is never sent empty: a required one sent "" or null is missing (201), an optional one is a format error.
-            if value == .null || value == .string("") {
-                if case .required = need {
-                    missing.append(Violation(field: name, code: .requiredElementMissing, reason: "is required, and sent empty"))
-                } else {
-                    formats.append(Violation(field: name, code: .formatInvalid, reason: "is empty; omit an absent field"))
+            // Formats in table order, so that a report reads as the specification does.
+            present.sort { $0.index < $1.index }
+            for (index, value) in present {
+                let need = rules[index].presence.need(in: values, context: context)
+                switch need {
+                case .absent:
+                    formats.append(Violation(field: path + rules[index].name, code: .formatInvalid, reason: "must not be present in this message"))
+                    continue
+                case .notApplicable(let scope):
+                    warnings.append("\(path + rules[index].name) is sent, but \(type) \(context.version.rawValue) uses it for \(scope) only")
+                default:
+                    break
                 }
-            } else if case .fields(let inner) = rule.format, let innerMembers = value.objectMembers {
-                inner.check(innerMembers, path: name + ".", in: context, type: type, missing: &missing, formats: &formats, warnings: &warnings)
-            } else if let problem = rule.format.problem(with: value) {
-                formats.append(Violation(field: name, code: problem.code, reason: problem.reason))
+                // A field is never sent empty: a required one sent "" or null is missing (201), an optional one is a format error.
+                if value.isEmptyValue {
+                    if case .required = need {
+                        missing.append(Violation(field: path + rules[index].name, code: .requiredElementMissing, reason: "is required, and sent empty"))
+                    } else {
+                        formats.append(Violation(field: path + rules[index].name, code: .formatInvalid, reason: "is empty; omit an absent field"))
+                    }
+                } else if case .fields(let inner) = rules[index].format, let innerMembers = value.objectMembers {
+                    inner.check(innerMembers, path: path + rules[index].name + ".", in: context, type: type,
+                                missing: &missing, formats: &formats, warnings: &warnings)
+                } else if let problem = rules[index].format.problem(with: value) {
+                    formats.append(Violation(field: path + rules[index].name, code: problem.code, reason: problem.reason))
+                }
             }
+        }
+    }
+}
+
+/// The members of one object as the rules' conditions read them, by name: the first of
+/// duplicates. Validation finds a member by its rule's position, hashing each name once; a name
+/// the version does not define is looked for among the members.
+struct MemberValues {
+    let members: [(key: String, value: JSONValue)]
+    /// The version's position of each name in its table.
+    let index: [String: Int]
+    /// Each rule's value, by position; nil when the member is absent.
+    var byRule: [JSONValue?]
+
+    /// No members: what the spec view asks a presence about.
+    static let empty = MemberValues(members: [], index: [:], byRule: [])
+
+    subscript(name: String) -> JSONValue? {
+        if let position = index[name] { return byRule[position] }
+        return members.first { $0.key == name }?.value
+    }
+}
+
+private extension JSONValue {
+    /// null or "": a field sent empty.
+    var isEmptyValue: Bool {
+        switch self {
+        case .null: true
+        case .string(let text): text.isEmpty
+        default: false
         }
     }
 }

@@ -104,7 +104,7 @@ public struct MessageRules: Sendable {
         let contexts = MessageCategory.allCases.map { MessageContext(version: version, channel: channel, category: $0) }
         return rules(for: version).compactMap { rule in
             let unused = contexts.allSatisfy { context in
-                if case .notApplicable = rule.presence.need(in: [:], context: context) { return true }
+                if case .notApplicable = rule.presence.need(in: .empty, context: context) { return true }
                 return false
             }
             if channel != nil, unused { return nil }

@@ -19,15 +19,19 @@ public struct HTTPRequest: Sendable {
 
     /// The path part of the target, without the query.
     public var path: Substring {
-        guard let mark = target.firstIndex(of: "?") else { return target[...] }
+        guard let mark = queryMark else { return target[...] }
         return target[..<mark]
     }
 
     /// The query part of the target, if any.
     public var query: Substring? {
-        guard let mark = target.firstIndex(of: "?") else { return nil }
+        guard let mark = queryMark else { return nil }
         return target[target.index(after: mark)...]
     }
+
+    /// Where "?" is: looked for in the UTF-8 bytes, as routing does on every request (a
+    /// Character search walks graphemes).
+    private var queryMark: String.Index? { target.utf8.firstIndex(of: UInt8(ascii: "?")) }
 
     /// The query's values by name (the first of repeated names), percent-decoded.
     public var queryItems: [String: String] { Self.formValues(String(query ?? "")) }

@@ -91,7 +91,8 @@ public struct Router: Sendable {
     }
 
     func resolve(_ method: HTTPMethod, path: Substring) -> Resolution {
-        let trimmed = path.count > 1 && path.hasSuffix("/") ? path.dropLast() : path
+        // In bytes: `count` and `hasSuffix` on a Substring walk its characters, on every request.
+        let trimmed = path.utf8.count > 1 && path.utf8.last == UInt8(ascii: "/") ? path.dropLast() : path
         if let route = staticRoutes[String(trimmed)] {
             return Self.pick(route, method, parameters: [:])
         }

@@ -9,7 +9,7 @@ import Store
 
 /// The page templates of the browser challenge, read from files (`config/templates/`): the
 /// challenge page, and the final page that posts the CRes to the 3DS Requestor's notificationURL.
-/// `{{name}}` is replaced by the value escaped for HTML, `{{{name}}}` by HTML the ACS built.
+/// Filled in by `Markup.render`.
 public struct BrowserChallengePages: Sendable {
     public let challenge: String
     public let final: String
@@ -17,10 +17,6 @@ public struct BrowserChallengePages: Sendable {
     public init(challenge: String, final: String) {
         self.challenge = challenge
         self.final = final
-    }
-
-    static func render(_ template: String, text: [String: String], html: [String: String] = [:]) -> String {
-        Markup.render(template, text: text, html: html)
     }
 }
 
@@ -164,7 +160,7 @@ extension AccessControlServer {
             // The scenario's own HTML posts to https://emv3ds/challenge, the SDK's address: here, the ACS's.
             return .html(html.replacingOccurrences(of: "https://emv3ds/challenge", with: action))
         }
-        let page = BrowserChallengePages.render(pages.challenge, text: [
+        let page = Markup.render(pages.challenge, text: [
             "header": screen.header ?? "Purchase authentication",
             "text": screen.text ?? "",
             "warningClass": screen.textIsWarning ? " warning" : "",
@@ -231,7 +227,7 @@ extension AccessControlServer {
         journal?.message(transaction.ids.dsTransID, from: .accessControlServer, to: .browser, type: MessageType.cRes.rawValue, body: bytes,
                          note: "posted to the notificationURL as the cres form field")
         guard let pages = settings.browserPages else { return Self.errorPage(BrowserRefusal("the ACS has no page templates", status: .internalServerError)) }
-        return .html(BrowserChallengePages.render(pages.final, text: [
+        return .html(Markup.render(pages.final, text: [
             "notificationURL": browser.notificationURL, "cres": Base64URL.encode(bytes), "threeDSSessionData": browser.threeDSSessionData ?? "",
         ]))
     }

@@ -58,13 +58,13 @@ struct DemoRoutes: Sendable {
     private func checkout(_ request: HTTPRequest) -> HTTPResponse {
         guard let template = templates.checkout else { return Self.refusal(HTTPError(.notFound, DemoTemplates.missing(DemoTemplates.checkoutFile))) }
         let cards = DemoCard.offered(by: scenarios.catalog.scenarios)
-        return .html(DemoTemplates.render(template, text: ["acceptHeader": Self.acceptHeader(request)],
+        return .html(Markup.render(template, text: ["acceptHeader": Self.acceptHeader(request)],
                                           html: ["cardOptions": DemoCard.options(cards), "cardList": DemoCard.list(cards)]))
     }
 
     private func webView(_ order: WebViewOrder, _ request: HTTPRequest) -> HTTPResponse {
         guard let template = templates.webView else { return Self.refusal(HTTPError(.notFound, DemoTemplates.missing(DemoTemplates.webViewFile))) }
-        return .html(DemoTemplates.render(template, text: [
+        return .html(Markup.render(template, text: [
             "acctNumber": order.acctNumber, "returnURL": order.returnURL, "purchaseAmount": order.purchaseAmount,
             "purchaseCurrency": order.purchaseCurrency, "challengeWindowSize": order.challengeWindowSize,
             "messageVersion": order.messageVersion ?? "", "acceptHeader": Self.acceptHeader(request),
@@ -132,9 +132,6 @@ struct DemoTemplates: Sendable {
         "the demo's page template \(file) is not in the page templates folder (accessControlServer.pageTemplates, config/templates by default)"
     }
 
-    static func render(_ template: String, text: [String: String] = [:], html: [String: String] = [:]) -> String {
-        Markup.render(template, text: text, html: html)
-    }
 }
 
 /// A test card the checkout offers: a scenario of the scenario file with its own PAN.

@@ -35,7 +35,7 @@ public struct BrowserSimulator: Sendable {
         var body = Self.authenticationBody(pan: pan, version: version)
         body.set("threeDSServerTransID", .string(id))
         let authentication = SimulationResult(record: try await postJSON("/3ds-server/authenticate", body, acceptingBadGateway: true))
-        if let compInd = Self.sentAReq(authentication.record)?["threeDSCompInd"]?.stringValue { lines.append("  AReq threeDSCompInd \(compInd)") }
+        if let compInd = authentication.sentAReq?["threeDSCompInd"]?.stringValue { lines.append("  AReq threeDSCompInd \(compInd)") }
         guard authentication.state == "challenge" else {
             return Run(transaction: TransactionRun(authentication: authentication, challenge: nil, final: authentication), lines: lines)
         }
@@ -159,20 +159,16 @@ public struct BrowserSimulator: Sendable {
         let heading = page.firstMatch(of: #/<h1>([^<]*)</h1>/#)?.output.1 ?? page.firstMatch(of: #/<title>([^<]*)</title>/#)?.output.1 ?? "untitled page"
         return HTMLForm.unescape(String(heading))
     }
-
-    static func sentAReq(_ record: JSONValue) -> JSONValue? {
-        (record["messages"]?.arrayValue ?? []).first { $0["direction"]?.stringValue == "sent" && $0["message"]?["messageType"]?.stringValue == "AReq" }?["message"]
-    }
 }
 
 /// A page's form as a browser reads it: where it posts, its attributes, its hidden fields.
-struct HTMLForm {
-    let action: String
-    let attributes: [String: String]
-    let fields: [(String, String)]
+public struct HTMLForm: Sendable {
+    public let action: String
+    public let attributes: [String: String]
+    public let fields: [(String, String)]
 
     /// The page's first form, or the one with `id`.
-    init?(_ page: String, id: String? = nil) {
+    public init?(_ page: String, id: String? = nil) {
         let tags = page.matches(of: #/<form\b([^>]*)>/#)
         guard let tag = tags.first(where: { id == nil || Self.attributes($0.output.1)["id"] == id }) else { return nil }
         attributes = Self.attributes(tag.output.1)
@@ -187,7 +183,8 @@ struct HTMLForm {
         }
     }
 
-    func field(_ name: String) -> String? { fields.first { $0.0 == name }?.1 }
+    /// The value of the hidden field `name`.
+    public func field(_ name: String) -> String? { fields.first { $0.0 == name }?.1 }
 
     private static func attributes(_ text: Substring) -> [String: String] {
         var attributes: [String: String] = [:]

@@ -9,12 +9,25 @@ public import Net
 public struct SimulationResult: Sendable {
     /// The 3DS Server's record: state, transStatus, ids, message trail.
     public let record: JSONValue
+
+    public init(record: JSONValue) { self.record = record }
+
     public var state: String? { record["state"]?.stringValue }
     public var transStatus: String? { record["transStatus"]?.stringValue }
     public var transStatusReason: String? { record["transStatusReason"]?.stringValue }
     public var eci: String? { record["eci"]?.stringValue }
     public var authenticationValue: String? { record["authenticationValue"]?.stringValue }
     public var threeDSServerTransID: String? { record["threeDSServerTransID"]?.stringValue }
+
+    /// The record's messages of one type that went one way ("sent" or "received"), in order.
+    public func messages(_ direction: String, _ type: String) -> [JSONValue] {
+        (record["messages"]?.arrayValue ?? []).filter { $0["direction"]?.stringValue == direction && $0["message"]?["messageType"]?.stringValue == type }
+            .compactMap { $0["message"] }
+    }
+
+    /// The AReq the 3DS Server sent.
+    public var sentAReq: JSONValue? { messages("sent", "AReq").first }
+
     /// One line: "Y eci 05" or "error: Erro 302 ...".
     public var summary: String {
         if state == "error" { return "error: \(record["error"]?.stringValue ?? "unknown")" }

@@ -2,6 +2,7 @@ import EMV3DS
 import Foundation
 import JSON
 import Net
+import SDKSimulator
 import Testing
 
 @Suite("Browser challenge at the ACS: the creq form, one page per step, the final CRes to the notificationURL")

@@ -17,20 +17,11 @@ func browserRequest(pan: String, version: MessageVersion) -> JSONValue {
 /// An `application/x-www-form-urlencoded` body.
 func form(_ fields: [(String, String)]) -> [UInt8] { FormEncoding.body(fields) }
 
-/// A page of the ACS as a browser reads it: where its form posts, and its hidden fields.
-struct ACSPage {
-    let action: String
-    let fields: [(String, String)]
+/// A page of the ACS as a browser reads it (the simulator's reading): its first form, or a failed expectation.
+func ACSPage(_ html: String) throws -> HTMLForm { try #require(HTMLForm(html), "no form with an action in the page: \(html)") }
 
-    init(_ html: String) throws {
-        let action = try #require(html.firstMatch(of: #/<form[^>]*action="([^"]*)"/#)?.output.1)
-        self.action = String(action)
-        fields = html.matches(of: #/<input type="hidden" name="([^"]*)" value="([^"]*)"/#).map { (String($0.output.1), String($0.output.2)) }
-    }
-
-    /// The value of the hidden field `name`.
-    func field(_ name: String) -> String? { fields.first { $0.0 == name }?.1 }
-}
+/// The AReq a 3DS Server's record says it sent.
+func sentAReq(_ record: JSONValue) -> JSONValue? { SimulationResult(record: record).sentAReq }
 
 extension RunningHarness {
     /// Posts an HTML form to `url`, as a browser does.

@@ -4,6 +4,7 @@ import Harness
 import JSON
 import Logging
 import Net
+import SDKSimulator
 import Testing
 import ThreeDSServer
 
@@ -359,27 +360,20 @@ private func authenticate(_ harness: RunningHarness, _ body: JSONValue) async th
     try await harness.post("/3ds-server/authenticate", JSONWriter.write(body))
 }
 
-/// The messages of a transaction's trail of one type and direction.
-private func trail(_ record: JSONValue, _ direction: String, _ type: String) -> [JSONValue] {
-    (record["messages"]?.arrayValue ?? []).filter { $0["direction"]?.stringValue == direction && $0["message"]?["messageType"]?.stringValue == type }
-        .compactMap { $0["message"] }
-}
-
-private func sentAReq(_ record: JSONValue) -> JSONValue? { trail(record, "sent", "AReq").first }
-private func receivedARes(_ record: JSONValue) -> JSONValue? { trail(record, "received", "ARes").first }
-private func receivedCRes(_ record: JSONValue) -> [JSONValue] { trail(record, "received", "CRes") }
+private func receivedARes(_ record: JSONValue) -> JSONValue? { SimulationResult(record: record).messages("received", "ARes").first }
+private func receivedCRes(_ record: JSONValue) -> [JSONValue] { SimulationResult(record: record).messages("received", "CRes") }
 
 private func notify(_ harness: RunningHarness, _ fields: [(String, String)]) async throws -> HTTPResponse {
     try await harness.postForm(harness.baseURL + "/3ds-server/notification", fields)
 }
 
 /// Posts the CReq's form to the ACS as the merchant's page does, then the cardholder's answer.
-private func runChallenge(_ harness: RunningHarness, acsURL: String, creq: String, sessionData: String, answer: String) async throws -> ACSPage {
+private func runChallenge(_ harness: RunningHarness, acsURL: String, creq: String, sessionData: String, answer: String) async throws -> HTMLForm {
     let first = try await submit(harness, acsURL, [("creq", creq), ("threeDSSessionData", sessionData)])
     return try await submit(harness, first.action, [("answer", answer), ("action", "submit")])
 }
 
-private func submit(_ harness: RunningHarness, _ url: String, _ fields: [(String, String)]) async throws -> ACSPage {
+private func submit(_ harness: RunningHarness, _ url: String, _ fields: [(String, String)]) async throws -> HTMLForm {
     let response = try await harness.postForm(url, fields)
     #expect(response.status == .ok, "\(url): \(response.bodyText)")
     return try ACSPage(response.bodyText)

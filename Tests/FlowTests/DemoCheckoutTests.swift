@@ -3,6 +3,7 @@ import Foundation
 import Harness
 import JSON
 import Net
+import SDKSimulator
 import Testing
 import TestSupport
 

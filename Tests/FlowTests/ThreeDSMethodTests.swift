@@ -186,9 +186,6 @@ private func authenticate(_ harness: RunningHarness, _ pan: String, _ prepared: 
     return try JSONReader.parse(response.body).value
 }
 
-private func sentAReq(_ record: JSONValue) -> JSONValue? {
-    (record["messages"]?.arrayValue ?? []).first { $0["direction"]?.stringValue == "sent" && $0["message"]?["messageType"]?.stringValue == "AReq" }?["message"]
-}
 
 /// The `areq.three-ds-comp-ind` check of the transaction's journal entry.
 private func compIndCheck(_ harness: RunningHarness, _ record: JSONValue) async throws -> (verdict: String, detail: String)? {

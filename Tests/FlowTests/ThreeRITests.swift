@@ -99,7 +99,3 @@ struct ThreeRITests {
         }
     }
 }
-
-private func sentAReq(_ record: JSONValue) -> JSONValue? {
-    (record["messages"]?.arrayValue ?? []).first { $0["direction"]?.stringValue == "sent" && $0["message"]?["messageType"]?.stringValue == "AReq" }?["message"]
-}

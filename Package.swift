@@ -125,5 +125,6 @@ for target in package.targets where target.type != .system {
     target.swiftSettings = (target.swiftSettings ?? []) + [
         .enableUpcomingFeature("InternalImportsByDefault"),
         .enableUpcomingFeature("MemberImportVisibility"),
+        .unsafeFlags(["-cross-module-optimization"], .when(configuration: .release)),
     ]
 }

@@ -18,9 +18,9 @@ public struct CardRange: Sendable, Equatable, CustomStringConvertible {
 
     /// True when the PAN's leading digits fall in the range.
     public func contains(pan: String) -> Bool {
-        guard pan.count >= low.count else { return false }
-        let prefix = String(pan.prefix(low.count))
-        return low <= prefix && prefix <= high
+        // Bounds are ASCII digits of one length: byte order is their order (no String comparison, no grapheme walk).
+        let prefix = pan.utf8.prefix(low.utf8.count)
+        return prefix.count == low.utf8.count && !prefix.lexicographicallyPrecedes(low.utf8) && !high.utf8.lexicographicallyPrecedes(prefix)
     }
 
     /// The range as PRes `startRange`/`endRange` for 16-digit PANs.

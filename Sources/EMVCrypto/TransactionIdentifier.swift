@@ -6,7 +6,7 @@ import JSON
 public enum TransactionIdentifier {
     /// A random (version 4) UUID in the canonical lower-case form EMV ids use.
     public static func make() -> String {
-        var bytes = randomBytes(16)
+        var bytes = randomPublicBytes(16)
         bytes[6] = bytes[6] & 0x0F | 0x40
         bytes[8] = bytes[8] & 0x3F | 0x80
         // Written digit by digit into the 36 bytes: hex text, five groups and a join cost ten allocations.
@@ -29,7 +29,7 @@ public enum TransactionIdentifier {
 
     /// A CAVV-like authentication value: 20 random bytes in standard base64, 28 characters.
     public static func authenticationValue() -> String {
-        Base64URL.encode(randomBytes(20)).standardBase64Padded
+        Base64URL.encode(randomPublicBytes(20)).standardBase64Padded
     }
 }
 

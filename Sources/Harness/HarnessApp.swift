@@ -79,7 +79,7 @@ public final class HarnessApp: Sendable {
                                           tokenDirectoryServer: { rid, key in sdkConfigurations[rid]?.tokenStyle(key) },
                                           logger: logger.named("3ds-server"))
             var router = Self.baseRoutes()
-            router.get("/admin/memory", Self.memoryRoute(threeDSServer, directoryServer, accessControlServer))
+            router.get("/admin/memory", Self.memoryRoute(threeDSServer, directoryServer, accessControlServer, journal))
             router.get("/metrics", Self.metricsRoute(metrics, archive, threeDSServer, directoryServer, accessControlServer))
             if let token = configuration.admin.token {
                 // The inspector shows decrypted messages: the same token guards it.
@@ -179,14 +179,14 @@ public final class HarnessApp: Sendable {
 
     /// `GET /admin/memory`: heap in use and the transactions each role keeps (`bench/run memory`).
     private static func memoryRoute(_ threeDSServer: ThreeDSServer, _ directoryServer: DirectoryServer,
-                                    _ accessControlServer: AccessControlServer) -> SyncHandler {
+                                    _ accessControlServer: AccessControlServer, _ journal: Journal) -> SyncHandler {
         { _, _ in
-            .emv(.object([
-                ("heapBytesInUse", .number(String(ProcessMemory.heapBytesInUse))),
-                ("transactions", .object([("threeDSServer", .number(String(threeDSServer.transactions.count))),
-                                          ("directoryServer", .number(String(directoryServer.transactionCount))),
-                                          ("accessControlServer", .number(String(accessControlServer.transactions.count)))])),
-            ]))
+            func count(_ value: Int) -> JSONValue { .number(String(value)) }
+            let transactions: JSONValue = .object([("threeDSServer", count(threeDSServer.transactions.count)),
+                                                   ("directoryServer", count(directoryServer.transactionCount)),
+                                                   ("accessControlServer", count(accessControlServer.transactions.count))])
+            let journal: JSONValue = .object([("entriesInMemory", count(journal.entriesInMemory)), ("memoryBound", count(journal.memoryBound))])
+            return .emv(.object([("heapBytesInUse", count(ProcessMemory.heapBytesInUse)), ("transactions", transactions), ("journal", journal)]))
         }
     }
 

@@ -104,7 +104,7 @@ public struct JSONReader {
                 for member in members { names.insert(member.key) }
                 seen = names
             }
-            let repeated = seen?.contains(key) ?? members.contains { $0.key == key }
+            let repeated = seen?.contains(key) ?? members.contains { $0.key.hasSameBytes(as: key) }
             if repeated { duplicates.append(Duplicate(path: pathText)) } else { seen?.insert(key) }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }

@@ -27,7 +27,7 @@ public enum JSONValue: Sendable, Equatable {
     /// The member `key` of an object (the first, if duplicated), else nil.
     public subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
-        return members.first { $0.key == key }?.value
+        return members.first { $0.key.hasSameBytes(as: key) }?.value
     }
 
     public var stringValue: String? {
@@ -75,7 +75,7 @@ extension JSONValue {
     public mutating func set(_ key: String, _ value: JSONValue?) {
         guard case .object(var members) = self else { return }
         self = .null // drop the reference so the array is mutated in place
-        if let index = members.firstIndex(where: { $0.key == key }) {
+        if let index = members.firstIndex(where: { $0.key.hasSameBytes(as: key) }) {
             if let value { members[index].value = value } else { members.remove(at: index) }
         } else if let value {
             members.append((key, value))
@@ -85,4 +85,15 @@ extension JSONValue {
 
     /// `.string(text)`, or nil when `text` is nil: for optional fields.
     public static func string(_ text: String?) -> JSONValue? { text.map(JSONValue.string) }
+}
+
+extension String {
+    /// `==` for member names, with the byte counts compared first: most names a look-up passes
+    /// differ in length, and `==` of two distinct long strings is a call into the runtime each.
+    /// Names of other lengths never match, even canonically equivalent ones: JSON compares names
+    /// by their code units (RFC 8259 8.3), and every EMV name is ASCII.
+    @inlinable
+    public func hasSameBytes(as other: String) -> Bool {
+        utf8.count == other.utf8.count && self == other
+    }
 }

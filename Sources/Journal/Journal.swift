@@ -75,8 +75,11 @@ public final class Journal: Sendable {
     /// (a JWE that did not decrypt, an answer a fault garbled).
     public func message(_ dsTransID: String?, from: Participant, to: Participant, type: String, body: [UInt8], note: String? = nil,
                         isJSON: Bool = true) {
-        update(dsTransID) {
-            $0.messages.append(JournalEntry.Message(from: from, to: to, at: Date(), type: type, body: body, note: note, isJSON: isJSON))
+        update(dsTransID) { entry in
+            // A relayed message (the ARes, RReq and RRes pass the DS unchanged) shares its first copy's
+            // bytes: an entry is kept in memory, and an ARes with acsSignedContent is 4.5 KB.
+            let body = entry.messages.first { $0.body.count == body.count && $0.body == body }?.body ?? body
+            entry.messages.append(JournalEntry.Message(from: from, to: to, at: Date(), type: type, body: body, note: note, isJSON: isJSON))
         }
     }
 
@@ -99,6 +102,10 @@ public final class Journal: Sendable {
     }
 
     public func entry(_ dsTransID: String) -> JournalEntry? { entries.get(dsTransID) }
+
+    /// Entries held in memory now, and at most (the newest; the store keeps every one).
+    public var entriesInMemory: Int { entries.count }
+    public var memoryBound: Int { entries.capacity }
 
     /// The entry's JSON: from memory, else from the archive (an entry of an earlier process).
     public func json(_ dsTransID: String) -> JSONValue? {

@@ -128,12 +128,15 @@ extension HTTPRequest {
 
     /// A quick look for `"Erro"` before parsing, so requests on the hot path are parsed once.
     private static func mentionsErro(_ body: [UInt8]) -> Bool {
-        let needle = Array("\"Erro\"".utf8)
-        guard body.count >= needle.count else { return false }
-        for start in 0...(body.count - needle.count) where body[start] == needle[0] {
-            if body[start..<(start + needle.count)].elementsEqual(needle) { return true }
+        // Over the buffer, not an array slice per candidate: every EMV request passes here.
+        body.withUnsafeBufferPointer { bytes in
+            guard bytes.count >= 6 else { return false }
+            for start in 0...(bytes.count - 6) where bytes[start] == UInt8(ascii: "\"") {
+                if bytes[start + 1] == UInt8(ascii: "E"), bytes[start + 2] == UInt8(ascii: "r"), bytes[start + 3] == UInt8(ascii: "r"),
+                   bytes[start + 4] == UInt8(ascii: "o"), bytes[start + 5] == UInt8(ascii: "\"") { return true }
+            }
+            return false
         }
-        return false
     }
 }
 

@@ -40,6 +40,19 @@ struct MetricsTests {
         }
     }
 
+    @Test func memoryCountsEachRolesRecordsAndTheJournalsEntries() async throws {
+        try await withHarness { harness in
+            _ = try await runTransaction(harness, pan: "4000000000110009", answers: ["1234"])
+            let memory = try JSONReader.parse(try await harness.get("/admin/memory").body).value
+            #expect((memory["heapBytesInUse"]?.numberText.flatMap { Int($0) } ?? 0) > 0)
+            for role in ["threeDSServer", "directoryServer", "accessControlServer"] {
+                #expect(memory["transactions"]?[role]?.numberText == "1", "\(role)")
+            }
+            #expect(memory["journal"]?["entriesInMemory"]?.numberText == "1")
+            #expect(memory["journal"]?["memoryBound"]?.numberText == "5000")
+        }
+    }
+
     @Test func theExpositionReadsWithThePythonClientsParser() async throws {
         try await withHarness { harness in
             _ = try await runTransaction(harness, pan: "4000000000110009", answers: ["1234"])

@@ -50,6 +50,20 @@ struct JournalEntryTests {
         #expect(!stored.contains(pan), "the card number is masked in the messages")
     }
 
+    @Test func aRelayedMessageSharesItsFirstCopysBytesInMemory() throws {
+        let journal = Journal(capacity: 10)
+        journal.open(JournalEntry(dsTransID: "d2", ids: TransactionIDs(dsTransID: "d2"), pan: pan, version: "2.2.0", channel: "01", scenario: nil))
+        // Two buffers of the same bytes, as the ACS's ARes and the DS's relay of it are.
+        journal.message("d2", from: .accessControlServer, to: .directoryServer, type: "ARes", body: ares.map { $0 })
+        journal.message("d2", from: .directoryServer, to: .threeDSServer, type: "ARes", body: ares.map { $0 })
+        journal.message("d2", from: .threeDSServer, to: .directoryServer, type: "RRes", body: Array(#"{"messageType":"RRes"}"#.utf8))
+        let messages = try #require(journal.entry("d2")?.messages)
+        func storage(_ body: [UInt8]) -> UnsafeRawPointer? { body.withUnsafeBytes { $0.baseAddress } }
+        #expect(messages[1].body == ares)
+        #expect(storage(messages[1].body) == storage(messages[0].body), "the relayed ARes is the first one's bytes")
+        #expect(storage(messages[2].body) != storage(messages[0].body))
+    }
+
     @Test func theStoredEntryReadsBackWholeAfterARestart() throws {
         let archive = DictionaryArchive()
         let inMemory = try #require(journal(archive).json("d1"))

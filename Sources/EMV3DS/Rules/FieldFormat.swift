@@ -107,13 +107,20 @@ public enum FieldFormat: Sendable {
     }
 
     private func problem(with text: String) -> String? {
+        // The bytes are read in place (a String's UTF-8 view goes through its index for every byte;
+        // sdkEncData and deviceInfo are kilobytes).
+        var contiguous = text
+        return contiguous.withUTF8 { problem(with: text, bytes: $0) }
+    }
+
+    private func problem(with text: String, bytes: UnsafeBufferPointer<UInt8>) -> String? {
         // Lengths are in characters; ASCII text (nearly every EMV field) needs no grapheme walk.
-        let count = text.utf8.allSatisfy { $0 < 0x80 } ? text.utf8.count : text.count
+        let count = bytes.allSatisfy { $0 < 0x80 } ? bytes.count : text.count
         switch self {
         case .string(let length):
             return length.contains(count) ? nil : "length \(count) is outside \(length.lowerBound)-\(length.upperBound)"
         case .numeric(let length):
-            guard text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return "must be digits only" }
+            guard bytes.allSatisfy({ (0x30...0x39).contains($0) }) else { return "must be digits only" }
             return length.contains(count) ? nil : "length \(count) is outside \(length.lowerBound)-\(length.upperBound)"
         case .numericAtLeast(let length, let minimum):
             if let problem = FieldFormat.numeric(length).problem(with: text) { return problem }
@@ -130,13 +137,13 @@ public enum FieldFormat: Sendable {
         case .dateTime14:
             return Self.isDate(text, length: 14) ? nil : "must be YYYYMMDDHHMMSS"
         case .expiryYYMM:
-            guard count == 4, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let month = Int(text.suffix(2)), (1...12).contains(month) else {
+            guard count == 4, bytes.allSatisfy({ (0x30...0x39).contains($0) }), let month = Int(text.suffix(2)), (1...12).contains(month) else {
                 return "must be YYMM"
             }
             return nil
         case .base64url(let maxLength):
             guard count <= maxLength else { return "longer than \(maxLength)" }
-            let allowed = text.utf8.allSatisfy { byte in
+            let allowed = bytes.allSatisfy { byte in
                 (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
                     || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
             }

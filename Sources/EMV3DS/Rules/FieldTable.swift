@@ -106,7 +106,7 @@ struct MemberValues {
 
     subscript(name: String) -> JSONValue? {
         if let position = index[name] { return byRule[position] }
-        return members.first { $0.key == name }?.value
+        return members.first { $0.key.hasSameBytes(as: name) }?.value
     }
 }
 

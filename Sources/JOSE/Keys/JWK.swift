@@ -135,11 +135,12 @@ private enum JWKCoding {
         case "EC":
             guard jwk.crv == "P-256" else { throw .invalidJWK("EC curve \(jwk.crv ?? "missing") is not P-256") }
             let point = [0x04] + (try jwk.member(jwk.x, "x", length: 32)) + (try jwk.member(jwk.y, "y", length: 32))
-            let d = isPrivate ? try jwk.member(jwk.d, "d", length: 32) : []
+            if !isPrivate { return try EVPKey.p256Public(point: point) }
+            let d = try jwk.member(jwk.d, "d", length: 32)
             return try EVPKey.fromData(type: "EC", isPrivate: isPrivate) { builder in
                 builder.push(OSSL_PKEY_PARAM_GROUP_NAME, utf8: "prime256v1")
                     && builder.push(OSSL_PKEY_PARAM_PUB_KEY, octets: point)
-                    && (!isPrivate || builder.push(OSSL_PKEY_PARAM_PRIV_KEY, integer: d))
+                    && builder.push(OSSL_PKEY_PARAM_PRIV_KEY, integer: d)
             }
         case "RSA":
             var members = [(OSSL_PKEY_PARAM_RSA_N, try jwk.member(jwk.n, "n")), (OSSL_PKEY_PARAM_RSA_E, try jwk.member(jwk.e, "e"))]

@@ -1,4 +1,5 @@
 import COpenSSL
+import Glibc
 
 /// Hash functions JOSE uses, on OpenSSL's EVP.
 public enum DigestAlgorithm: Sendable {
@@ -47,6 +48,43 @@ public func randomBytes(_ count: Int) -> [UInt8] {
     guard count > 0 else { return bytes }
     precondition(RAND_bytes(&bytes, Int32(count)) == 1, "RAND_bytes failed: the process has no entropy")
     return bytes
+}
+
+/// Random bytes for identifiers and other public values, never keys: taken from a buffer of
+/// this thread's that OpenSSL's generator fills 4 KiB at a time. Each `RAND_bytes` call re-keys
+/// the generator, which cost 1.7 % of an AReq's CPU for its three ids of 16 bytes.
+public func randomPublicBytes(_ count: Int) -> [UInt8] {
+    let buffer = RandomBuffer.ofThisThread
+    if count > buffer.bytes.count { return randomBytes(count) }
+    if buffer.next + count > buffer.bytes.count {
+        precondition(RAND_bytes(&buffer.bytes, Int32(buffer.bytes.count)) == 1, "RAND_bytes failed: the process has no entropy")
+        buffer.next = 0
+    }
+    defer { buffer.next += count }
+    return Array(buffer.bytes[buffer.next..<(buffer.next + count)])
+}
+
+/// A thread's unused random bytes (``randomPublicBytes(_:)``), reached through a pthread key:
+/// only its own thread reads or writes it.
+private final class RandomBuffer {
+    var bytes = [UInt8](repeating: 0, count: 4096)
+    var next = 4096
+
+    static var ofThisThread: RandomBuffer {
+        if let pointer = pthread_getspecific(key) { return Unmanaged<RandomBuffer>.fromOpaque(pointer).takeUnretainedValue() }
+        let buffer = RandomBuffer()
+        pthread_setspecific(key, Unmanaged.passRetained(buffer).toOpaque())
+        return buffer
+    }
+
+    /// Released with its thread.
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        precondition(pthread_key_create(&key) { pointer in
+            if let pointer { Unmanaged<RandomBuffer>.fromOpaque(pointer).release() }
+        } == 0, "no pthread key left")
+        return key
+    }()
 }
 
 /// Compares in time independent of where the inputs differ.

@@ -124,28 +124,35 @@ public final class DirectoryServer: Sendable {
         let scenario = scenarios?.scenario(for: TransactionFacts(areq), transaction: dsTransID)
         var ids = areq.ids
         ids.dsTransID = dsTransID
-        journal?.open(JournalEntry(dsTransID: dsTransID, ids: ids, pan: areq.acctNumber, version: areq.version.rawValue,
-                                   channel: areq.deviceChannel, scenario: scenario?.name))
-        journal?.message(dsTransID, from: .threeDSServer, to: .directoryServer, type: MessageType.aReq.rawValue, body: request.body)
-        journal?.check(dsTransID, .pass(.areqElements))
-        journal?.check(dsTransID, areq.warnings.isEmpty ? .pass(.areqUndefinedMembers)
-                                                        : CheckResult(.areqUndefinedMembers, .warning, areq.warnings.joined(separator: "; ")))
-        guard let scheme = settings.schemes.scheme(for: areq.acctNumber) else { return answered(dsTransID, outOfRange(areq, dsTransID: dsTransID)) }
+        // The entry's first part is put together here and opened once: as an open, two messages and
+        // four checks it was seven locked updates of a store the loops share.
+        var entry = JournalEntry(dsTransID: dsTransID, ids: ids, pan: areq.acctNumber, version: areq.version.rawValue,
+                                 channel: areq.deviceChannel, scenario: scenario?.name)
+        entry.add(from: .threeDSServer, to: .directoryServer, type: MessageType.aReq.rawValue, body: request.body)
+        entry.record(.pass(.areqElements))
+        entry.record(areq.warnings.isEmpty ? .pass(.areqUndefinedMembers)
+                                           : CheckResult(.areqUndefinedMembers, .warning, areq.warnings.joined(separator: "; ")))
+        guard let scheme = settings.schemes.scheme(for: areq.acctNumber) else {
+            journal?.open(entry)
+            return answered(dsTransID, outOfRange(areq, dsTransID: dsTransID))
+        }
         if areq.deviceChannel == "01" {
             do {
                 let plaintext = try deviceData(of: areq, scheme: scheme)
-                journal?.message(dsTransID, from: .sdk, to: .directoryServer, type: "device data", body: plaintext,
-                                 note: "sdkEncData, decrypted by the DS; passed to the ACS as deviceInfo")
-                journal?.check(dsTransID, .pass(.deviceDataDecrypts))
+                entry.add(from: .sdk, to: .directoryServer, type: "device data", body: plaintext,
+                          note: "sdkEncData, decrypted by the DS; passed to the ACS as deviceInfo")
+                entry.record(.pass(.deviceDataDecrypts))
                 areq.set("deviceInfo", .string(Base64URL.encode(plaintext)))
             } catch {
                 logger.info("sdkEncData not decrypted", metadata: ["reason": "\(error.reason)", "rid": "\(scheme.rid)"])
-                journal?.check(dsTransID, .fail(.deviceDataDecrypts, error.reason))
+                entry.record(.fail(.deviceDataDecrypts, error.reason))
+                journal?.open(entry)
                 return answered(dsTransID, .erro(InvalidMessage(Violation(field: "sdkEncData", code: .dataDecryptionFailure, reason: error.reason),
                                                                 about: areq.json), from: .directoryServer))
             }
             areq.set("sdkEncData", nil)
         }
+        journal?.open(entry)
         areq.set("dsTransID", .string(dsTransID))
         areq.set("dsReferenceNumber", .string(settings.referenceNumber))
         areq.set("dsURL", .string(endpoints.url("/ds/rreq")))
@@ -185,13 +192,15 @@ public final class DirectoryServer: Sendable {
         let exchange = answer.messageExchange?.answered.map { (type: $0.rawValue, status: answer.messageExchange?.transStatus) }
             ?? (try? JSONReader.parse(answer.body).value).map { (type: $0["messageType"]?.stringValue ?? "answer", status: $0["transStatus"]?.stringValue) }
         let type = exchange?.type ?? "answer"
-        journal.message(dsTransID, from: .directoryServer, to: .threeDSServer, type: type, body: answer.body,
-                        note: note ?? (exchange == nil ? "HTTP \(answer.status.code), not JSON" : nil), isJSON: exchange != nil)
         let status = exchange?.status
-        if status != TransStatus.challenge.rawValue, status != TransStatus.decoupled.rawValue {
-            journal.end(dsTransID, transStatus: status, because: status.map { "ARes \($0)" } ?? "\(type) to the 3DS Server")
-        } else {
-            journal.update(dsTransID) { $0.transStatus = status }
+        journal.update(dsTransID) { entry in
+            entry.add(from: .directoryServer, to: .threeDSServer, type: type, body: answer.body,
+                      note: note ?? (exchange == nil ? "HTTP \(answer.status.code), not JSON" : nil), isJSON: exchange != nil)
+            if status != TransStatus.challenge.rawValue, status != TransStatus.decoupled.rawValue {
+                entry.end(transStatus: status, because: status.map { "ARes \($0)" } ?? "\(type) to the 3DS Server")
+            } else {
+                entry.transStatus = status
+            }
         }
         return answer
     }

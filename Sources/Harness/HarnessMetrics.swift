@@ -15,9 +15,10 @@ public final class HarnessMetrics: HTTPServerObserver {
     private let registry: PrometheusCollectorRegistry
     private let openConnections: Gauge
     /// The registry finds a series by validating and hashing its name and labels; these find it
-    /// by one small key, under one lock held for a dictionary look-up.
-    private let requests: SeriesCache<RequestSeries, Counter>
-    private let latencies: SeriesCache<String, DurationHistogram>
+    /// by one small key, under one lock held for a dictionary look-up (a lock the loops share:
+    /// held for a look-up only). An answer's counter and its route's latency histogram are found
+    /// together, one look-up per answer.
+    private let requests: SeriesCache<RequestSeries, (count: Counter, latency: DurationHistogram)>
     private let messages: SeriesCache<MessageSeries, Counter>
     private let erros: SeriesCache<ErroSeries, Counter>
     private let stored: SeriesCache<String, Gauge>
@@ -34,11 +35,13 @@ public final class HarnessMetrics: HTTPServerObserver {
         self.registry = registry
         registry.makeGauge(descriptor: Self.name("build", "info", "The harness version, as a label; always 1"), labels: [("version", version)]).set(to: 1)
         openConnections = registry.makeGauge(descriptor: Self.name("http_open", "connections", "HTTP connections open now, plain and TLS"))
-        requests = SeriesCache { key in
-            registry.makeCounter(descriptor: Self.name("http_requests", "total", "HTTP requests answered, by route (as registered), method and status"), labels: [("route", key.route), ("method", key.method), ("status", key.status)])
-        }
-        latencies = SeriesCache { route in
+        let latencies = SeriesCache<String, DurationHistogram> { route in
             registry.makeDurationHistogram(descriptor: Self.name("http_request_duration", "seconds", "Time from a request's dispatch to its answer, by route"), labels: [("route", route)], buckets: Self.latencyBuckets)
+        }
+        requests = SeriesCache { key in
+            (registry.makeCounter(descriptor: Self.name("http_requests", "total", "HTTP requests answered, by route (as registered), method and status"),
+                                  labels: [("route", key.route), ("method", key.method?.rawValue ?? ""), ("status", String(key.status))]),
+             latencies[key.route])
         }
         messages = SeriesCache { key in
             registry.makeCounter(descriptor: Self.name("emv_messages", "total", "EMV messages each role received, by what it answered "
@@ -67,8 +70,9 @@ public final class HarnessMetrics: HTTPServerObserver {
     public func connectionClosed() { openConnections.decrement() }
 
     public func answered(_ answer: AnsweredRequest) {
-        requests[RequestSeries(route: answer.route, method: answer.method?.rawValue ?? "", status: String(answer.status.code))].increment()
-        if answer.route != AnsweredRequest.unparsed { latencies[answer.route].record(answer.duration) }
+        let series = requests[RequestSeries(route: answer.route, method: answer.method, status: answer.status.code)]
+        series.count.increment()
+        if answer.route != AnsweredRequest.unparsed { series.latency.record(answer.duration) }
         guard let exchange = answer.annotation as? MessageExchange, let received = exchange.received else { return }
         let role = Self.role(of: answer.route)
         messages[MessageSeries(role: role, received: received.rawValue, answer: exchange.answered?.rawValue ?? "",
@@ -96,7 +100,11 @@ public final class HarnessMetrics: HTTPServerObserver {
         String(route.split(separator: "/", maxSplits: 1).first ?? "")
     }
 
-    private struct RequestSeries: Hashable { let route, method, status: String }
+    private struct RequestSeries: Hashable {
+        let route: String
+        let method: HTTPMethod?
+        let status: Int
+    }
     private struct MessageSeries: Hashable { let role, received, answer, transStatus: String }
     private struct ErroSeries: Hashable { let role, direction, code: String }
 }

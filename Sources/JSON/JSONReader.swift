@@ -58,12 +58,17 @@ public struct JSONReader {
         return value
     }
 
-    private mutating func readValue(depth: Int) throws(SyntaxError) -> JSONValue {
+    /// The value at `place` (a member or element) of the container being read; the place joins the
+    /// path only while a container is read in it, where a duplicate can be.
+    private mutating func readValue(depth: Int, at place: PathComponent? = nil) throws(SyntaxError) -> JSONValue {
         guard depth <= maxDepth else { throw error("nesting deeper than \(maxDepth)") }
         guard index < bytes.count else { throw error("unexpected end of input") }
         switch bytes[index] {
-        case UInt8(ascii: "{"): return try readObject(depth: depth)
-        case UInt8(ascii: "["): return try readArray(depth: depth)
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            if let place { path.append(place) }
+            defer { if place != nil { path.removeLast() } }
+            if bytes[index] == UInt8(ascii: "{") { return try readObject(depth: depth) }
+            return try readArray(depth: depth)
         case UInt8(ascii: "\""): return .string(try readString())
         case UInt8(ascii: "t"): return try expect("true", .bool(true))
         case UInt8(ascii: "f"): return try expect("false", .bool(false))
@@ -73,8 +78,8 @@ public struct JSONReader {
         }
     }
 
-    private var pathText: String {
-        path.enumerated().map { offset, component in
+    private func pathText(adding last: PathComponent) -> String {
+        (path + [last]).enumerated().map { offset, component in
             switch component {
             case .member(let name): offset == 0 ? name : "." + name
             case .element(let position): "[\(position)]"
@@ -96,8 +101,6 @@ public struct JSONReader {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a member name") }
             let key = try readString()
-            path.append(.member(key))
-            defer { path.removeLast() }
             if members.count == 16 {
                 // Sized for a whole message (an AReq has about 40 members), so it is not rehashed as it grows.
                 var names = Set<String>(minimumCapacity: 64)
@@ -105,12 +108,12 @@ public struct JSONReader {
                 seen = names
             }
             let repeated = seen?.contains(key) ?? members.contains { $0.key.hasSameBytes(as: key) }
-            if repeated { duplicates.append(Duplicate(path: pathText)) } else { seen?.insert(key) }
+            if repeated { duplicates.append(Duplicate(path: pathText(adding: .member(key)))) } else { seen?.insert(key) }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
             skipWhitespace()
-            members.append((key, try readValue(depth: depth + 1)))
+            members.append((key, try readValue(depth: depth + 1, at: .member(key))))
             skipWhitespace()
             guard index < bytes.count else { throw error("unterminated object") }
             if bytes[index] == UInt8(ascii: ",") {
@@ -134,9 +137,7 @@ public struct JSONReader {
         }
         while true {
             skipWhitespace()
-            path.append(.element(elements.count))
-            defer { path.removeLast() }
-            elements.append(try readValue(depth: depth + 1))
+            elements.append(try readValue(depth: depth + 1, at: .element(elements.count)))
             skipWhitespace()
             guard index < bytes.count else { throw error("unterminated array") }
             if bytes[index] == UInt8(ascii: ",") {

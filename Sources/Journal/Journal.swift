@@ -75,12 +75,7 @@ public final class Journal: Sendable {
     /// (a JWE that did not decrypt, an answer a fault garbled).
     public func message(_ dsTransID: String?, from: Participant, to: Participant, type: String, body: [UInt8], note: String? = nil,
                         isJSON: Bool = true) {
-        update(dsTransID) { entry in
-            // A relayed message (the ARes, RReq and RRes pass the DS unchanged) shares its first copy's
-            // bytes: an entry is kept in memory, and an ARes with acsSignedContent is 4.5 KB.
-            let body = entry.messages.first { $0.body.count == body.count && $0.body == body }?.body ?? body
-            entry.messages.append(JournalEntry.Message(from: from, to: to, at: Date(), type: type, body: body, note: note, isJSON: isJSON))
-        }
+        update(dsTransID) { $0.add(from: from, to: to, type: type, body: body, note: note, isJSON: isJSON) }
     }
 
     public func message(_ dsTransID: String?, from: Participant, to: Participant, _ json: JSONValue, note: String? = nil) {
@@ -93,12 +88,7 @@ public final class Journal: Sendable {
 
     /// Ends the entry (first reason kept); `transStatus` is the final one when given.
     public func end(_ dsTransID: String?, transStatus: String? = nil, because reason: String) {
-        update(dsTransID) { entry in
-            if let transStatus { entry.transStatus = transStatus }
-            guard entry.state == .open else { return }
-            entry.state = .ended
-            entry.endedBecause = reason
-        }
+        update(dsTransID) { $0.end(transStatus: transStatus, because: reason) }
     }
 
     public func entry(_ dsTransID: String) -> JournalEntry? { entries.get(dsTransID) }

@@ -68,6 +68,23 @@ public struct JournalEntry: ArchivableRecord {
     }
 
     /// Records `result`, keeping the worst verdict of a check made several times (each CReq's counter).
+    /// Adds a message between two parties: `body` as it came or went, JSON unless `isJSON` is false
+    /// (a JWE that did not decrypt, an answer a fault garbled).
+    public mutating func add(from: Participant, to: Participant, type: String, body: [UInt8], note: String? = nil, isJSON: Bool = true) {
+        // A relayed message (the ARes, RReq and RRes pass the DS unchanged) shares its first copy's
+        // bytes: an entry is kept in memory, and an ARes with acsSignedContent is 4.5 KB.
+        let body = messages.first { $0.body.count == body.count && $0.body == body }?.body ?? body
+        messages.append(Message(from: from, to: to, at: Date(), type: type, body: body, note: note, isJSON: isJSON))
+    }
+
+    /// Ends the entry (first reason kept); `transStatus` is the final one when given.
+    public mutating func end(transStatus: String?, because reason: String) {
+        if let transStatus { self.transStatus = transStatus }
+        guard state == .open else { return }
+        state = .ended
+        endedBecause = reason
+    }
+
     public mutating func record(_ result: CheckResult) {
         if let index = checks.firstIndex(where: { $0.check == result.check }) {
             if result.verdict.severity >= checks[index].verdict.severity { checks[index] = result }

@@ -26,6 +26,13 @@ struct JSONReaderTests {
         #expect(value["a"] == .number("1"))
     }
 
+    @Test func namesADuplicateInsideArraysAndNestedObjectsByItsWholePath() throws {
+        let text = #"{"list":[{"k":1},{"k":1,"k":2}],"deep":{"in":[[{"z":0,"y":1,"z":2}]]},"list":[]}"#
+        let (_, duplicates) = try JSONReader.parse(Array(text.utf8))
+        #expect(duplicates == [JSONReader.Duplicate(path: "list[1].k"), JSONReader.Duplicate(path: "deep.in[0][0].z"),
+                               JSONReader.Duplicate(path: "list")])
+    }
+
     @Test(arguments: [
         ("", "unexpected end of input at byte 0"),
         ("{", "expected a member name at byte 1"),

@@ -26,6 +26,8 @@ struct ServeCommandTests {
         #expect(secure == plain)
         let echo = try curl(["-sS", "-H", "Content-Type: application/json", "-d", #"{"a":[1,"b"]}"#, "http://127.0.0.1:\(http)/admin/echo"])
         #expect(echo == #"{"a":[1,"b"]}"#)
+        let broken = try curl(["-sS", "-H", "Content-Type: application/json", "-d", #"{"a":"#, "http://127.0.0.1:\(http)/admin/echo"])
+        #expect(broken.contains("body is not JSON"), "\(broken)")
         serve.signal(SIGTERM)
         #expect(serve.wait() == 0)
     }

@@ -13,6 +13,12 @@ final class EVPKey: @unchecked Sendable {
     let pointer: OpaquePointer
     let kind: KeyKind
 
+    /// Owns `pointer`, a copy of a key whose kind is known (no look-up of its curve).
+    private init(copy pointer: OpaquePointer, kind: KeyKind) {
+        self.pointer = pointer
+        self.kind = kind
+    }
+
     init(_ pointer: OpaquePointer) throws(JOSEError) {
         self.pointer = pointer
         switch EVP_PKEY_get_base_id(pointer) {
@@ -61,13 +67,18 @@ final class EVPKey: @unchecked Sendable {
             throw .invalidKey("OpenSSL rejected the \(type) parameters\(openSSLError())")
         }
         let wrapped = try EVPKey(key)
-        guard let check = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else { throw .openSSLCallFailed() }
+        try wrapped.checkConsistency(isPrivate: isPrivate, type: type)
+        return wrapped
+    }
+
+    /// The check of a key made from outside numbers: the point on the curve, sane RSA numbers.
+    private func checkConsistency(isPrivate: Bool, type: String) throws(JOSEError) {
+        guard let check = EVP_PKEY_CTX_new_from_pkey(nil, pointer, nil) else { throw .openSSLCallFailed() }
         defer { EVP_PKEY_CTX_free(check) }
-        // The quick public check (on the curve, sane RSA numbers) is enough for P-256, whose
-        // cofactor is 1; the full check adds a scalar multiplication, as dear as the ECDH itself.
+        // The quick public check is enough for P-256, whose cofactor is 1; the full check adds a
+        // scalar multiplication, as dear as the ECDH itself.
         let valid = isPrivate ? EVP_PKEY_pairwise_check(check) : EVP_PKEY_public_check_quick(check)
         guard valid == 1 else { throw .invalidKey("\(type) key fails its consistency check\(openSSLError())") }
-        return wrapped
     }
 }
 
@@ -77,33 +88,28 @@ extension EVPKey {
     /// the curve's group anew (its Montgomery constants, the order's inverse) for every key, and
     /// an SDK's ephemeral key is imported on every AReq (56 µs that way, 21 µs this way, OpenSSL 3.5).
     static func p256Public(point: [UInt8]) throws(JOSEError) -> EVPKey {
-        guard let template = p256Template, let copy = EVP_PKEY_dup(template.pointer) else {
-            return try fromData(type: "EC", isPrivate: false) { builder in
-                builder.push(OSSL_PKEY_PARAM_GROUP_NAME, utf8: "prime256v1") && builder.push(OSSL_PKEY_PARAM_PUB_KEY, octets: point)
-            }
-        }
-        let key = try EVPKey(copy)
+        guard let template = p256Template, let copy = EVP_PKEY_dup(template.pointer) else { return try p256FromParameters(point) }
+        let key = EVPKey(copy: copy, kind: .ecP256)
         // Decoding checks that the point is on the curve; the quick check adds that it is not the point at infinity.
         guard EVP_PKEY_set1_encoded_public_key(copy, point, point.count) == 1 else {
             throw .invalidKey("OpenSSL rejected the EC parameters\(openSSLError())")
         }
-        guard let check = EVP_PKEY_CTX_new_from_pkey(nil, copy, nil) else { throw .openSSLCallFailed() }
-        defer { EVP_PKEY_CTX_free(check) }
-        guard EVP_PKEY_public_check_quick(check) == 1 else { throw .invalidKey("EC key fails its consistency check\(openSSLError())") }
+        try key.checkConsistency(isPrivate: false, type: "EC")
         return key
     }
 
-    /// The public key of P-256's generator: what ``p256Public(point:)`` copies.
-    private static let p256Template: EVPKey? = {
-        let generator: [UInt8] = [0x04,
-            0x6B, 0x17, 0xD1, 0xF2, 0xE1, 0x2C, 0x42, 0x47, 0xF8, 0xBC, 0xE6, 0xE5, 0x63, 0xA4, 0x40, 0xF2,
-            0x77, 0x03, 0x7D, 0x81, 0x2D, 0xEB, 0x33, 0xA0, 0xF4, 0xA1, 0x39, 0x45, 0xD8, 0x98, 0xC2, 0x96,
-            0x4F, 0xE3, 0x42, 0xE2, 0xFE, 0x1A, 0x7F, 0x9B, 0x8E, 0xE7, 0xEB, 0x4A, 0x7C, 0x0F, 0x9E, 0x16,
-            0x2B, 0xCE, 0x33, 0x57, 0x6B, 0x31, 0x5E, 0xCE, 0xCB, 0xB6, 0x40, 0x68, 0x37, 0xBF, 0x51, 0xF5]
-        return try? fromData(type: "EC", isPrivate: false) { builder in
-            builder.push(OSSL_PKEY_PARAM_GROUP_NAME, utf8: "prime256v1") && builder.push(OSSL_PKEY_PARAM_PUB_KEY, octets: generator)
+    private static func p256FromParameters(_ point: [UInt8]) throws(JOSEError) -> EVPKey {
+        try fromData(type: "EC", isPrivate: false) { builder in
+            builder.push(OSSL_PKEY_PARAM_GROUP_NAME, utf8: "prime256v1") && builder.push(OSSL_PKEY_PARAM_PUB_KEY, octets: point)
         }
-    }()
+    }
+
+    /// The public key of P-256's generator: what ``p256Public(point:)`` copies.
+    private static let p256Template = try? p256FromParameters([0x04,
+        0x6B, 0x17, 0xD1, 0xF2, 0xE1, 0x2C, 0x42, 0x47, 0xF8, 0xBC, 0xE6, 0xE5, 0x63, 0xA4, 0x40, 0xF2,
+        0x77, 0x03, 0x7D, 0x81, 0x2D, 0xEB, 0x33, 0xA0, 0xF4, 0xA1, 0x39, 0x45, 0xD8, 0x98, 0xC2, 0x96,
+        0x4F, 0xE3, 0x42, 0xE2, 0xFE, 0x1A, 0x7F, 0x9B, 0x8E, 0xE7, 0xEB, 0x4A, 0x7C, 0x0F, 0x9E, 0x16,
+        0x2B, 0xCE, 0x33, 0x57, 0x6B, 0x31, 0x5E, 0xCE, 0xCB, 0xB6, 0x40, 0x68, 0x37, 0xBF, 0x51, 0xF5])
 }
 
 /// Runs `body` with a memory BIO and returns what it wrote.

@@ -47,14 +47,15 @@ public final class AccessControlServer: Sendable {
     let logger: Logger
 
     public init(settings: AccessControlServerSettings, scenarios: ScenarioSource, peer: EMVPeer, endpoints: LocalEndpoints,
-                capacity: Int = 100_000, archive: (any TransactionArchive)? = nil, journal: Journal? = nil, logger: Logger) {
+                capacity: Int = 100_000, archive: (any TransactionArchive)? = nil, inMemory: Int? = nil, journal: Journal? = nil,
+                logger: Logger) {
         self.journal = journal
         self.settings = settings
         self.scenarios = scenarios
         self.peer = peer
         self.endpoints = endpoints
         // A challenge evicted for room ends with its timer, not at its time limit.
-        transactions = TransactionStore(capacity: capacity, archive: archive, role: "acs") { $0.stopTimer() }
+        transactions = TransactionStore(capacity: capacity, archive: archive, role: "acs", memoryBound: inMemory) { $0.stopTimer() }
         self.logger = logger
     }
 

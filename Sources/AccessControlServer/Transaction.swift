@@ -119,6 +119,15 @@ extension AccessControlServer {
 
         public var archivedJSON: [UInt8] { JSONWriter.write(json) }
 
+        /// Answered without a challenge, or ended with its RReq delivered (or not): no message is due.
+        public var isSettled: Bool {
+            switch phase {
+            case .answered: true
+            case .ended: resultsDelivery != nil
+            case .challenge, .decoupled: false
+            }
+        }
+
         public var json: JSONValue {
             let phaseName: String
             var ended: String?

@@ -49,8 +49,16 @@ public final class DirectoryServer: Sendable {
         var aresContext: JSONValue?
         var erros: [String] = []
         var warnings: [String] = []
+        /// Set when the transaction's RReq has been relayed.
+        var resultsRelayed = false
 
         var archivedJSON: [UInt8] { JSONWriter.write(json) }
+
+        /// Answered without a challenge, or its result relayed: no message is due.
+        var isSettled: Bool {
+            guard let status = aresContext?["transStatus"]?.stringValue else { return false }
+            return resultsRelayed || (status != TransStatus.challenge.rawValue && status != TransStatus.decoupled.rawValue)
+        }
 
         var json: JSONValue {
             .object(omittingAbsent: [
@@ -72,6 +80,7 @@ public final class DirectoryServer: Sendable {
     let transactions: TransactionStore<Transaction>
     /// Transactions held now.
     public var transactionCount: Int { transactions.count }
+    public var transactionsStored: Int { transactions.stored }
     /// The `dsTransID` of each `threeDSServerTransID` seen, to refuse one used again.
     let serverTransIDs: TransactionStore<String>
     /// Where the DS writes each transaction's messages (both legs, the device data decrypted) and
@@ -80,13 +89,14 @@ public final class DirectoryServer: Sendable {
     let logger: Logger
 
     public init(settings: DirectoryServerSettings, scenarios: ScenarioSource? = nil, peer: EMVPeer, endpoints: LocalEndpoints,
-                capacity: Int = 100_000, archive: (any TransactionArchive)? = nil, journal: Journal? = nil, logger: Logger) {
+                capacity: Int = 100_000, archive: (any TransactionArchive)? = nil, inMemory: Int? = nil, journal: Journal? = nil,
+                logger: Logger) {
         self.journal = journal
         self.settings = settings
         self.scenarios = scenarios
         self.peer = peer
         self.endpoints = endpoints
-        transactions = TransactionStore(capacity: capacity, archive: archive, role: "ds")
+        transactions = TransactionStore(capacity: capacity, archive: archive, role: "ds", memoryBound: inMemory)
         serverTransIDs = TransactionStore(capacity: capacity)
         self.logger = logger
     }
@@ -399,7 +409,10 @@ public final class DirectoryServer: Sendable {
                                          about: rreq.json)
             return .erro(invalid, from: .directoryServer)
         }
-        transactions.update(rreq.dsTransID) { $0.warnings += rreq.warnings.map { "RReq: " + $0 } }
+        transactions.update(rreq.dsTransID) { transaction in
+            transaction.warnings += rreq.warnings.map { "RReq: " + $0 }
+            transaction.resultsRelayed = true
+        }
         let dsTransID = rreq.dsTransID
         journal?.message(dsTransID, from: .accessControlServer, to: .directoryServer, type: MessageType.rReq.rawValue, body: body)
         journal?.message(dsTransID, from: .directoryServer, to: .threeDSServer, type: MessageType.rReq.rawValue, body: body, note: "relayed as received")

@@ -53,7 +53,7 @@ public final class HarnessApp: Sendable {
         let archive = try Self.openArchive(configuration, path: resolve(configuration.dataDirectory) + "/harness.sqlite", logger: logger)
         self.archive = archive
         // A journal entry holds every message of its transaction (several KiB): memory keeps the newest, the store all.
-        journal = Journal(capacity: min(configuration.maxTransactions, Self.journalEntriesInMemory), archive: archive)
+        journal = Journal(capacity: min(configuration.maxTransactions, Self.transactionsInMemory), archive: archive)
         runs = RunRegistry(archive: archive)
         journal.setListener(runs)
         let loops = EventLoopGroup(loopCount: configuration.loopCount)
@@ -65,16 +65,20 @@ public final class HarnessApp: Sendable {
                 EMVPeer(client: try HTTPClient(group: loops, configuration: HTTPClientConfiguration(tls: clientTLS, readTimeoutMilliseconds: timeoutMs)))
             }
             let capacity = configuration.maxTransactions
+            // With the store, the roles keep their newest records in memory and the rest of the settled ones there.
+            let inMemory = Self.transactionsInMemory
             directoryServer = DirectoryServer(settings: configuration.directoryServerSettings(schemes: schemes, keys: keys), scenarios: scenarios,
                                               peer: try peer(timeoutMs: configuration.directoryServer.acsTimeoutMs),
-                                              endpoints: endpoints, capacity: capacity, archive: archive, journal: journal, logger: logger.named("ds"))
+                                              endpoints: endpoints, capacity: capacity, archive: archive, inMemory: inMemory, journal: journal,
+                                              logger: logger.named("ds"))
             var acsSettings = configuration.accessControlServerSettings(schemes: schemes, signers: signers)
             acsSettings.browserPages = try Self.browserPages(resolve(configuration.accessControlServer.pageTemplates))
             accessControlServer = AccessControlServer(settings: acsSettings,
                                                       scenarios: scenarios, peer: try peer(timeoutMs: 30_000), endpoints: endpoints,
-                                                      capacity: capacity, archive: archive, journal: journal, logger: logger.named("acs"))
+                                                      capacity: capacity, archive: archive, inMemory: inMemory, journal: journal,
+                                                      logger: logger.named("acs"))
             threeDSServer = ThreeDSServer(settings: configuration.threeDSServer, peer: try peer(timeoutMs: configuration.threeDSServer.directoryServerTimeoutMs),
-                                          endpoints: endpoints, capacity: capacity, archive: archive,
+                                          endpoints: endpoints, capacity: capacity, archive: archive, inMemory: inMemory,
                                           directoryServerID: { pan in schemes.first { $0.contains(pan: pan) }?.rid },
                                           tokenDirectoryServer: { rid, key in sdkConfigurations[rid]?.tokenStyle(key) },
                                           logger: logger.named("3ds-server"))
@@ -182,11 +186,16 @@ public final class HarnessApp: Sendable {
                                     _ accessControlServer: AccessControlServer, _ journal: Journal) -> SyncHandler {
         { _, _ in
             func count(_ value: Int) -> JSONValue { .number(String(value)) }
+            // Records in memory, and stored since start (in memory or in the store only).
             let transactions: JSONValue = .object([("threeDSServer", count(threeDSServer.transactions.count)),
                                                    ("directoryServer", count(directoryServer.transactionCount)),
                                                    ("accessControlServer", count(accessControlServer.transactions.count))])
+            let stored: JSONValue = .object([("threeDSServer", count(threeDSServer.transactions.stored)),
+                                             ("directoryServer", count(directoryServer.transactionsStored)),
+                                             ("accessControlServer", count(accessControlServer.transactions.stored))])
             let journal: JSONValue = .object([("entriesInMemory", count(journal.entriesInMemory)), ("memoryBound", count(journal.memoryBound))])
-            return .emv(.object([("heapBytesInUse", count(ProcessMemory.heapBytesInUse)), ("transactions", transactions), ("journal", journal)]))
+            return .emv(.object([("heapBytesInUse", count(ProcessMemory.heapBytesInUse)), ("transactions", transactions),
+                                ("transactionsStored", stored), ("journal", journal)]))
         }
     }
 
@@ -245,8 +254,8 @@ public final class HarnessApp: Sendable {
         archive?.close(timeoutSeconds: 10)
     }
 
-    /// Journal entries kept in memory (the store keeps them all).
-    static let journalEntriesInMemory = 5_000
+    /// Journal entries, and each role's settled records, kept in memory when the store keeps them all.
+    static let transactionsInMemory = 5_000
 
     static func baseRoutes() -> Router {
         var router = Router()

@@ -60,6 +60,8 @@ public final class PinBoard: Sendable {
     public func take(pan: String, sdkTransID: String?) -> Scenario? {
         let now = ContinuousClock.now
         return pins.withLock { pins in
+            // Nearly always: no pin at all, and the list of targets need not be made.
+            guard !pins.isEmpty else { return nil }
             for target in [sdkTransID.map(PinTarget.sdkTransID), .pan(pan)].compactMap({ $0 }) {
                 if let queue = pins[target], queue.contains(where: { $0.expires <= now }) {
                     let live = queue.filter { $0.expires > now }

@@ -30,6 +30,9 @@ public final class SQLiteArchive: TransactionArchive {
     private struct Key: Hashable { let role, id: String }
     private struct Queue {
         var pending: [Key: @Sendable () -> [UInt8]] = [:]
+        /// The batch being written: with `pending`, what `record` reads before the file, so that a
+        /// record is found as last saved even before it is on disk.
+        var writing: [Key: @Sendable () -> [UInt8]] = [:]
         var status = ArchiveStatus()
         var closing = false
     }
@@ -153,7 +156,11 @@ public final class SQLiteArchive: TransactionArchive {
     }
 
     public func record(role: String, id: String) -> ArchivedRecord? {
-        reader.withLock { connection in
+        let key = Key(role: role, id: id)
+        if let unwritten = queue.withLock({ $0.pending[key] ?? $0.writing[key] }) {
+            return ArchivedRecord(role: role, id: id, updated: now(), json: unwritten())
+        }
+        return reader.withLock { connection in
             do {
                 let statement = try connection.prepare("SELECT updated, record FROM transactions WHERE role = ?1 AND id = ?2")
                 try statement.bind(.text(role), .text(id))
@@ -212,11 +219,13 @@ public final class SQLiteArchive: TransactionArchive {
             }
             let (batch, closing) = queue.withLock { queue in
                 defer { queue.pending.removeAll(keepingCapacity: true) }
+                queue.writing = queue.pending
                 return (queue.pending, queue.closing)
             }
             if !batch.isEmpty {
                 writeBatch(batch, connection: connection, upsert: upsert)
                 writesSinceRetention += batch.count
+                queue.withLock { $0.writing = [:] }
             }
             if writesSinceRetention >= 10_000 || ContinuousClock.now - lastRetention > .seconds(60) || closing {
                 applyRetention(connection)

@@ -49,4 +49,12 @@ public protocol TransactionArchive: Sendable {
 public protocol ArchivableRecord: Sendable {
     /// The record as JSON: what `GET .../transactions/{id}` answers.
     var archivedJSON: [UInt8] { get }
+    /// True when no message is due for the transaction any more: a settled record may leave
+    /// memory once the archive has it (see ``TransactionStore``); one under way stays.
+    var isSettled: Bool { get }
+}
+
+extension ArchivableRecord {
+    /// Never settled unless the record says so: it stays in memory up to the store's capacity.
+    public var isSettled: Bool { false }
 }

@@ -1,7 +1,9 @@
 import Synchronization
 
 /// Transactions by id, shared by every loop of a role. Bounded: past `capacity` the oldest
-/// record is dropped, so a long benchmark cannot grow memory without end.
+/// record is dropped, so a long benchmark cannot grow memory without end. With an archive,
+/// memory is its hot cache: past `memoryBound` the oldest settled records leave memory (the
+/// archive has them, and answers for them), while transactions under way stay.
 public final class TransactionStore<Record: Sendable>: Sendable {
     /// A record on the heap, so the table's slots are one pointer each: a table keeps up to
     /// twice the slots it has records (its growth), and a transaction is kilobytes inline.
@@ -15,6 +17,8 @@ public final class TransactionStore<Record: Sendable>: Sendable {
         /// Insertion order, for eviction; `head` skips the evicted prefix without shifting.
         var order: [String] = []
         var head = 0
+        /// Records stored since start, in memory or not.
+        var stored = 0
     }
 
     private let state = Mutex(State())
@@ -29,6 +33,9 @@ public final class TransactionStore<Record: Sendable>: Sendable {
         let archive: any TransactionArchive
         let role: String
         let encode: @Sendable (Record) -> [UInt8]
+        /// Records past this many in memory leave it once settled.
+        let memoryBound: Int
+        let isSettled: @Sendable (Record) -> Bool
     }
 
     public convenience init(capacity: Int = 100_000, onEvict: (@Sendable (Record) -> Void)? = nil) {
@@ -36,10 +43,13 @@ public final class TransactionStore<Record: Sendable>: Sendable {
     }
 
     /// A store whose records are also saved to `archive` under `role` after each change:
-    /// memory stays the cache, the archive what survives a restart.
-    public convenience init(capacity: Int = 100_000, archive: (any TransactionArchive)?, role: String,
+    /// memory stays the cache, the archive what survives a restart. Past `memoryBound` records in
+    /// memory, the oldest settled ones leave it.
+    public convenience init(capacity: Int = 100_000, archive: (any TransactionArchive)?, role: String, memoryBound: Int? = nil,
                             onEvict: (@Sendable (Record) -> Void)? = nil) where Record: ArchivableRecord {
-        self.init(capacity: capacity, onEvict: onEvict, archiving: archive.map { Archiving(archive: $0, role: role, encode: { $0.archivedJSON }) })
+        self.init(capacity: capacity, onEvict: onEvict, archiving: archive.map {
+            Archiving(archive: $0, role: role, encode: { $0.archivedJSON }, memoryBound: max(1, memoryBound ?? capacity), isSettled: { $0.isSettled })
+        })
     }
 
     private init(capacity: Int, onEvict: (@Sendable (Record) -> Void)?, archiving: Archiving?) {
@@ -60,6 +70,7 @@ public final class TransactionStore<Record: Sendable>: Sendable {
         let evicted = state.withLock { state in
             if state.records.updateValue(Box(record), forKey: id) == nil {
                 state.order.append(id)
+                state.stored += 1
             }
             return evict(&state)
         }
@@ -74,6 +85,7 @@ public final class TransactionStore<Record: Sendable>: Sendable {
             guard state.records[id] == nil else { return (false, []) }
             state.records[id] = Box(record)
             state.order.append(id)
+            state.stored += 1
             return (true, evict(&state))
         }
         if inserted { archive(id, record) }
@@ -81,12 +93,27 @@ public final class TransactionStore<Record: Sendable>: Sendable {
         return inserted
     }
 
-    /// Drops the oldest records past `capacity`; returns them.
+    /// Drops the oldest records past `capacity`, then settled ones past the memory bound; returns them.
     private func evict(_ state: inout State) -> [Record] {
         var evicted: [Record] = []
         while state.records.count > capacity, state.head < state.order.count {
             if let box = state.records.removeValue(forKey: state.order[state.head]) { evicted.append(box.record) }
             state.head += 1
+        }
+        if let archiving, state.records.count > archiving.memoryBound {
+            // A few of the oldest at a time (each insert adds one): a settled one leaves, one under
+            // way goes to the back of the order, to be looked at again when it comes round.
+            for _ in 0..<4 where state.records.count > archiving.memoryBound && state.head < state.order.count {
+                let id = state.order[state.head]
+                state.head += 1
+                guard let box = state.records[id] else { continue }
+                if archiving.isSettled(box.record) {
+                    state.records.removeValue(forKey: id)
+                    evicted.append(box.record)
+                } else {
+                    state.order.append(id)
+                }
+            }
         }
         // Compact the order list once the evicted prefix is half of it.
         if state.head > 1024 && state.head * 2 > state.order.count {
@@ -112,7 +139,10 @@ public final class TransactionStore<Record: Sendable>: Sendable {
         return changed?.0
     }
 
+    /// Records in memory.
     public var count: Int { state.withLock { $0.records.count } }
+    /// Records stored since start, in memory or not (past the memory bound, or past capacity).
+    public var stored: Int { state.withLock { $0.stored } }
 }
 
 extension TransactionStore where Record: ArchivableRecord {

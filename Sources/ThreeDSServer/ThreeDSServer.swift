@@ -45,7 +45,7 @@ public final class ThreeDSServer: Sendable {
     let tokenDirectoryServer: @Sendable (_ rid: String, _ key: TestPKI.KeyVariant) -> TokenStyleDirectoryServer?
 
     public init(settings: ThreeDSServerSettings, peer: EMVPeer, endpoints: LocalEndpoints, capacity: Int = 100_000,
-                archive: (any TransactionArchive)? = nil, directoryServerID: @escaping @Sendable (String) -> String? = { _ in nil },
+                archive: (any TransactionArchive)? = nil, inMemory: Int? = nil, directoryServerID: @escaping @Sendable (String) -> String? = { _ in nil },
                 tokenDirectoryServer: @escaping @Sendable (_ rid: String, _ key: TestPKI.KeyVariant) -> TokenStyleDirectoryServer? = { _, _ in nil },
                 logger: Logger) {
         self.settings = settings
@@ -53,7 +53,7 @@ public final class ThreeDSServer: Sendable {
         self.tokenDirectoryServer = tokenDirectoryServer
         self.peer = peer
         self.endpoints = endpoints
-        transactions = TransactionStore(capacity: capacity, archive: archive, role: "3ds-server")
+        transactions = TransactionStore(capacity: capacity, archive: archive, role: "3ds-server", memoryBound: inMemory)
         self.logger = logger
     }
 

@@ -151,6 +151,9 @@ extension ThreeDSServer {
         /// The record as the requestor API shows it.
         public var archivedJSON: [UInt8] { JSONWriter.write(json) }
 
+        /// Ended without a challenge, or with its result, or failed: no message is due.
+        public var isSettled: Bool { state != .challenge }
+
         public var json: JSONValue {
             let outcome = rreqOutcome ?? aresOutcome
             let challenged = aresOutcome.map { ares in

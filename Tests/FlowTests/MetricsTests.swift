@@ -47,6 +47,7 @@ struct MetricsTests {
             #expect((memory["heapBytesInUse"]?.numberText.flatMap { Int($0) } ?? 0) > 0)
             for role in ["threeDSServer", "directoryServer", "accessControlServer"] {
                 #expect(memory["transactions"]?[role]?.numberText == "1", "\(role)")
+                #expect(memory["transactionsStored"]?[role]?.numberText == "1", "\(role)")
             }
             #expect(memory["journal"]?["entriesInMemory"]?.numberText == "1")
             #expect(memory["journal"]?["memoryBound"]?.numberText == "5000")

@@ -6,8 +6,9 @@ import Journal
 import Synchronization
 import Testing
 
-/// An archive in a dictionary, writing at once: what the journal saves, read back by a new journal (a restart).
-private final class DictionaryArchive: TransactionArchive {
+/// An archive in a dictionary, writing at once: what the journal saves, read back by a new journal (a
+/// restart); what the roles' stores answer from for records that left memory.
+final class DictionaryArchive: TransactionArchive {
     private let records = Mutex<[String: [UInt8]]>([:])
     func save(role: String, id: String, _ encode: @escaping @Sendable () -> [UInt8]) {
         let json = encode()

@@ -32,6 +32,20 @@ struct StoreTests {
         #expect(reopened.recent(role: "ds", limit: 100).count == 10)
     }
 
+    /// A record that left memory is read from the store, so the store answers with what was last
+    /// saved even before its writer has put it on disk.
+    @Test func aRecordIsReadAsLastSavedBeforeItIsWritten() throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let archive = try SQLiteArchive(path: directory + "/harness.sqlite", retention: .init(maxRecords: 100, maxAgeSeconds: 86_400))
+        defer { archive.close(timeoutSeconds: 10) }
+        archive.save(role: "ds", id: "t1", record(1))
+        #expect(archive.record(role: "ds", id: "t1")?.json == record(1)())
+        archive.save(role: "ds", id: "t1", { Array(#"{"id":"1","changed":true}"#.utf8) })
+        #expect(archive.record(role: "ds", id: "t1")?.json == Array(#"{"id":"1","changed":true}"#.utf8))
+        #expect(archive.record(role: "acs", id: "t1") == nil)
+    }
+
     @Test func retentionKeepsTheNewestWithinTheCountAndTheAge() throws {
         let directory = folder()
         defer { try? FileManager.default.removeItem(atPath: directory) }

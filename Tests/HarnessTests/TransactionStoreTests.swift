@@ -1,4 +1,4 @@
-import Store
+@testable import Store
 import Synchronization
 import Testing
 
@@ -19,5 +19,42 @@ struct TransactionStoreTests {
         #expect(store.insert("d", 4) && !store.insert("d", 5))
         #expect(evicted.withLock { $0 } == [10, 2])
         #expect(store.get("c") == 3 && store.get("d") == 4 && store.count == 2)
+    }
+
+    /// A record that is settled or under way, as the roles' records are.
+    private struct Leg: ArchivableRecord {
+        var name: String
+        var isSettled: Bool
+        var archivedJSON: [UInt8] { Array(#"{"name":"\#(name)"}"#.utf8) }
+    }
+
+    /// Issue 17: with the store on, memory was 12 KB per transaction, every record of every role
+    /// kept to maxTransactions. Memory is now the store's hot cache: past its bound the oldest
+    /// settled records leave it (the archive answers for them), and transactions under way stay.
+    @Test func pastItsMemoryBoundSettledRecordsLeaveMemoryAndTheArchiveAnswersForThem() {
+        let archive = DictionaryArchive()
+        let store = TransactionStore<Leg>(capacity: 100, archive: archive, role: "acs", memoryBound: 2)
+        store.put("challenge", Leg(name: "challenge", isSettled: false))
+        store.put("frictionless-1", Leg(name: "frictionless-1", isSettled: true))
+        store.put("frictionless-2", Leg(name: "frictionless-2", isSettled: true))
+        store.put("frictionless-3", Leg(name: "frictionless-3", isSettled: true))
+        // The challenge under way is the oldest and stays; the oldest settled records made room.
+        #expect(store.get("challenge") != nil)
+        #expect(store.get("frictionless-1") == nil && store.get("frictionless-3") != nil)
+        #expect(store.count == 2 && store.stored == 4)
+        #expect(store.json("frictionless-1") == Array(#"{"name":"frictionless-1"}"#.utf8))
+        // Once settled, the challenge leaves in its turn.
+        store.update("challenge") { $0.isSettled = true }
+        store.put("frictionless-4", Leg(name: "frictionless-4", isSettled: true))
+        store.put("frictionless-5", Leg(name: "frictionless-5", isSettled: true))
+        #expect(store.get("challenge") == nil && store.json("challenge") == Array(#"{"name":"challenge"}"#.utf8))
+        #expect(store.count == 2 && store.stored == 6)
+    }
+
+    /// Without an archive there is nowhere else to answer from: every record stays, to capacity.
+    @Test func withoutAnArchiveEveryRecordStaysToCapacity() {
+        let store = TransactionStore<Leg>(capacity: 100, archive: nil, role: "acs", memoryBound: 2)
+        for index in 0..<10 { store.put("t\(index)", Leg(name: "t\(index)", isSettled: true)) }
+        #expect(store.count == 10 && store.get("t0") != nil)
     }
 }

@@ -38,31 +38,31 @@ public struct FieldTable: Sendable {
     func check(_ members: [(key: String, value: JSONValue)], path: String, in context: MessageContext, type: String,
                missing: inout [Violation], formats: inout [Violation], warnings: inout [String]) {
         // One pass over the members, one look-up of each name; the first of duplicates counts (204 is reported apart).
+        // Rules and values are handled by position (a member's index, per rule): copying a
+        // value or a rule costs a retain and a release for each of its parts, on every field.
         let index = indexes[context.version.ordinal]
-        var values = MemberValues(members: members, index: index, byRule: Array(repeating: nil, count: fields.count))
-        var present: [(index: Int, value: JSONValue)] = []
-        present.reserveCapacity(members.count)
-        for (position, member) in members.enumerated() {
-            if let rule = index[member.key] {
-                guard values.byRule[rule] == nil else { continue }
-                values.byRule[rule] = member.value
-                present.append((rule, member.value))
-            } else if member.key != "messageType", !members[..<position].contains(where: { $0.key == member.key }) {
-                warnings.append(knownNames.contains(member.key)
-                    ? "\(path + member.key) is not a field of \(type) \(context.version.rawValue) (it is in other versions)"
-                    : "\(path + member.key) is not a field of \(type): let through, not checked")
+        var values = MemberValues(members: members, index: index, byRule: [Int32](repeating: MemberValues.absent, count: fields.count))
+        members.withUnsafeBufferPointer { members in
+            for position in members.indices {
+                if let rule = index[members[position].key] {
+                    if values.byRule[rule] == MemberValues.absent { values.byRule[rule] = Int32(position) }
+                } else if members[position].key != "messageType",
+                          !members[..<position].contains(where: { $0.key == members[position].key }) {
+                    let name = members[position].key
+                    warnings.append(knownNames.contains(name)
+                        ? "\(path + name) is not a field of \(type) \(context.version.rawValue) (it is in other versions)"
+                        : "\(path + name) is not a field of \(type): let through, not checked")
+                }
             }
         }
-        // The rules are read in place: copying one (its name, presence and format) costs retains on every field.
         fields.withUnsafeBufferPointer { rules in
-            for index in presenceRules(in: context.version) where values.byRule[index] == nil {
+            for index in presenceRules(in: context.version) where values.byRule[index] == MemberValues.absent {
                 guard case .required(let because) = rules[index].presence.need(in: values, context: context) else { continue }
                 missing.append(Violation(field: path + rules[index].name, code: .requiredElementMissing,
                                          reason: because.map { "is required for \($0)" } ?? "is required"))
             }
             // Formats in table order, so that a report reads as the specification does.
-            present.sort { $0.index < $1.index }
-            for (index, value) in present {
+            for index in rules.indices where values.byRule[index] != MemberValues.absent {
                 let need = rules[index].presence.need(in: values, context: context)
                 switch need {
                 case .absent:
@@ -73,6 +73,7 @@ public struct FieldTable: Sendable {
                 default:
                     break
                 }
+                let value = values.members[Int(values.byRule[index])].value
                 // A field is never sent empty: a required one sent "" or null is missing (201), an optional one is a format error.
                 if value.isEmptyValue {
                     if case .required = need {
@@ -80,7 +81,7 @@ public struct FieldTable: Sendable {
                     } else {
                         formats.append(Violation(field: path + rules[index].name, code: .formatInvalid, reason: "is empty; omit an absent field"))
                     }
-                } else if case .fields(let inner) = rules[index].format, let innerMembers = value.objectMembers {
+                } else if case .fields(let inner) = rules[index].format, case .object(let innerMembers) = value {
                     inner.check(innerMembers, path: path + rules[index].name + ".", in: context, type: type,
                                 missing: &missing, formats: &formats, warnings: &warnings)
                 } else if let problem = rules[index].format.problem(with: value) {
@@ -98,14 +99,15 @@ struct MemberValues {
     let members: [(key: String, value: JSONValue)]
     /// The version's position of each name in its table.
     let index: [String: Int]
-    /// Each rule's value, by position; nil when the member is absent.
-    var byRule: [JSONValue?]
+    /// Each rule's member, by the rule's position: the member's index, or `absent`.
+    var byRule: [Int32]
+    static let absent: Int32 = -1
 
     /// No members: what the spec view asks a presence about.
     static let empty = MemberValues(members: [], index: [:], byRule: [])
 
     subscript(name: String) -> JSONValue? {
-        if let position = index[name] { return byRule[position] }
+        if let rule = index[name] { return byRule[rule] == Self.absent ? nil : members[Int(byRule[rule])].value }
         return members.first { $0.key.hasSameBytes(as: name) }?.value
     }
 }

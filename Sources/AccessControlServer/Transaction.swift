@@ -119,7 +119,7 @@ extension AccessControlServer {
 
         public var archivedJSON: [UInt8] { JSONWriter.write(json) }
 
-        /// Answered without a challenge, or ended with its RReq delivered (or not): no message is due.
+        /// Answered without a challenge, or ended and its RReq sent (whatever came back): no message is due.
         public var isSettled: Bool {
             switch phase {
             case .answered: true

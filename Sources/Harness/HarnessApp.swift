@@ -65,7 +65,7 @@ public final class HarnessApp: Sendable {
                 EMVPeer(client: try HTTPClient(group: loops, configuration: HTTPClientConfiguration(tls: clientTLS, readTimeoutMilliseconds: timeoutMs)))
             }
             let capacity = configuration.maxTransactions
-            // With the store, the roles keep their newest records in memory and the rest of the settled ones there.
+            // With the store on, each role keeps in memory its transactions under way and its newest settled ones; the store, all.
             let inMemory = Self.transactionsInMemory
             directoryServer = DirectoryServer(settings: configuration.directoryServerSettings(schemes: schemes, keys: keys), scenarios: scenarios,
                                               peer: try peer(timeoutMs: configuration.directoryServer.acsTimeoutMs),

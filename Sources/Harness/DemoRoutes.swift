@@ -45,7 +45,7 @@ struct DemoRoutes: Sendable {
             }
             let order = try WebViewOrder(json: request.jsonBody())
             // Without its template the body cannot be made: 404 as JSON, like any refusal of this call.
-            guard templates.webView != nil else { throw HTTPError(.notFound, DemoTemplates.missing(DemoTemplates.webViewFile)) }
+            guard templates.webView != nil else { throw HTTPError(.notFound, templates.missing(DemoTemplates.webViewFile)) }
             return webView(order, request)
         }
         router.get(Self.returnPath) { request, _ in
@@ -56,19 +56,19 @@ struct DemoRoutes: Sendable {
     // MARK: Pages
 
     private func checkout(_ request: HTTPRequest) -> HTTPResponse {
-        guard let template = templates.checkout else { return Self.refusal(HTTPError(.notFound, DemoTemplates.missing(DemoTemplates.checkoutFile))) }
+        guard let template = templates.checkout else { return Self.refusal(HTTPError(.notFound, templates.missing(DemoTemplates.checkoutFile))) }
         let cards = DemoCard.offered(by: scenarios.catalog.scenarios)
         return .html(Markup.render(template, text: ["acceptHeader": Self.acceptHeader(request)],
-                                          html: ["cardOptions": DemoCard.options(cards), "cardList": DemoCard.list(cards)]))
+                                   html: ["cardOptions": DemoCard.options(cards), "cardList": DemoCard.list(cards), "demoScript": templates.script]))
     }
 
     private func webView(_ order: WebViewOrder, _ request: HTTPRequest) -> HTTPResponse {
-        guard let template = templates.webView else { return Self.refusal(HTTPError(.notFound, DemoTemplates.missing(DemoTemplates.webViewFile))) }
+        guard let template = templates.webView else { return Self.refusal(HTTPError(.notFound, templates.missing(DemoTemplates.webViewFile))) }
         return .html(Markup.render(template, text: [
             "acctNumber": order.acctNumber, "returnURL": order.returnURL, "purchaseAmount": order.purchaseAmount,
             "purchaseCurrency": order.purchaseCurrency, "challengeWindowSize": order.challengeWindowSize,
             "messageVersion": order.messageVersion ?? "", "acceptHeader": Self.acceptHeader(request),
-        ]))
+        ], html: ["demoScript": templates.script]))
     }
 
     /// The AReq's browserAcceptHeader: what the browser asked this page with (a script cannot read
@@ -113,23 +113,33 @@ struct DemoRoutes: Sendable {
 
 /// The demo's page templates, read once at start from the folder of the ACS's (`config/templates/`):
 /// `{{name}}` is a value escaped for HTML, `{{{name}}}` HTML the harness built. A file that cannot
-/// be read leaves its page answering 404 with the reason, rather than stopping the harness.
+/// be read leaves its page answering 404 with the reason, rather than stopping the harness. The
+/// script both pages share (`demo-3ds.js`) goes into each; without it neither page is served.
 struct DemoTemplates: Sendable {
     static let checkoutFile = "demo-checkout.html"
     static let webViewFile = "demo-webview.html"
+    static let scriptFile = "demo-3ds.js"
 
-    let checkout: String?
-    let webView: String?
+    private let checkoutTemplate: String?
+    private let webViewTemplate: String?
+    private let sharedScript: String?
 
     init(folder: String) {
         func read(_ name: String) -> String? { try? String(contentsOfFile: folder + "/" + name, encoding: .utf8) }
-        checkout = read(Self.checkoutFile)
-        webView = read(Self.webViewFile)
+        checkoutTemplate = read(Self.checkoutFile)
+        webViewTemplate = read(Self.webViewFile)
+        sharedScript = read(Self.scriptFile)
     }
 
+    /// A page's template, when it and the shared script were read.
+    var checkout: String? { sharedScript == nil ? nil : checkoutTemplate }
+    var webView: String? { sharedScript == nil ? nil : webViewTemplate }
+    var script: String { sharedScript ?? "" }
+
     /// The reason a page is missing; the folder is named by its key, not by its path on this machine.
-    static func missing(_ file: String) -> String {
-        "the demo's page template \(file) is not in the page templates folder (accessControlServer.pageTemplates, config/templates by default)"
+    func missing(_ file: String) -> String {
+        let absent = (file == Self.checkoutFile ? checkoutTemplate : webViewTemplate) == nil ? file : Self.scriptFile
+        return "the demo's page template \(absent) is not in the page templates folder (accessControlServer.pageTemplates, config/templates by default)"
     }
 
 }

@@ -179,6 +179,23 @@ struct DemoCheckoutTests {
 
     // MARK: Without templates
 
+    /// Both pages carry the script they share (demo-3ds.js): without it, neither is served, and the 404 names it.
+    @Test func withoutTheSharedScriptTheDemoIs404NamingIt() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("templates-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for file in ["acs-challenge.html", "acs-final.html", "demo-checkout.html", "demo-webview.html"] {
+            try FileManager.default.copyItem(atPath: repositoryRoot + "/config/templates/" + file, toPath: folder + "/" + file)
+        }
+        try await withHarness(configure: { $0.accessControlServer.pageTemplates = folder }) { harness in
+            for path in ["/demo/checkout", "/demo/webview?acctNumber=4000000000001000"] {
+                let page = try await harness.get(path)
+                #expect(page.status == .notFound, "\(path)")
+                #expect(page.bodyText.contains("demo-3ds.js is not in the page templates folder"), "\(page.bodyText)")
+            }
+        }
+    }
+
     @Test func withoutItsTemplatesTheDemoIs404SayingWhichFileIsMissing() async throws {
         // The ACS's templates only: the harness starts, the demo's pages are missing.
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("templates-\(UUID().uuidString)").path

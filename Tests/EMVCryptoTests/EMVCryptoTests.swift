@@ -45,18 +45,35 @@ struct EMVCryptoTests {
         #expect(error.reason.contains("needs an RSA DS key"))
     }
 
-    @Test func identifiersAreVersion4UUIDsAndValuesAre28Base64Characters() {
+    /// EMV ids are "as defined in RFC 4122, any of the specified versions": version 1 is, and its
+    /// random node (multicast bit set, RFC 4122 4.5) and clock sequence keep ids unique.
+    @Test func identifiersAreVersion1UUIDsAndValuesAre28Base64Characters() {
         var seen = Set<String>()
         for _ in 0..<200 {
             let id = TransactionIdentifier.make()
+            let bytes = Array(id.utf8)
             #expect(FieldFormat.isCanonicalUUID(id) && id == id.lowercased())
-            #expect(Array(id.utf8)[14] == UInt8(ascii: "4"))
-            #expect("89ab".utf8.contains(Array(id.utf8)[19]))
+            #expect(bytes[14] == UInt8(ascii: "1"))
+            #expect("89ab".utf8.contains(bytes[19]))
+            #expect(Int(String(decoding: bytes[24...25], as: UTF8.self), radix: 16).map { $0 & 1 == 1 } == true)
             seen.insert(id)
             let value = TransactionIdentifier.authenticationValue()
             #expect(value.count == 28 && Data(base64Encoded: value)?.count == 20)
         }
         #expect(seen.count == 200)
+    }
+
+    /// The time leads, so that ids made one after the other are neighbours in the store's index.
+    @Test func idsMadeLaterSortAfterEarlierOnes() throws {
+        // 2026-11-22T00:00:00Z in 100 ns intervals since 1582-10-15.
+        let time: UInt64 = 1_795_305_600 * 10_000_000 + 0x01B2_1DD2_1381_4000
+        let ids = [0, 1, 10_000, 10_000_000].map { TransactionIdentifier.make(time: time + $0) }
+        #expect(ids == ids.sorted())
+        // The id made now carries the time now: its fields read back as the RFC lays them out.
+        let fields = TransactionIdentifier.make().split(separator: "-").map { UInt64($0, radix: 16) ?? 0 }
+        let made = (fields[2] & 0x0FFF) << 48 | fields[1] << 32 | fields[0]
+        let seconds = Double(made - 0x01B2_1DD2_1381_4000) / 10_000_000
+        #expect(abs(seconds - Date().timeIntervalSince1970) < 60)
     }
 }
 

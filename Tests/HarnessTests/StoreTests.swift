@@ -46,6 +46,24 @@ struct StoreTests {
         #expect(archive.record(role: "acs", id: "t1") == nil)
     }
 
+    /// The writer's thread carries its name to the kernel, so that `top -H`, `perf` and
+    /// `bench/run store` can tell its CPU and bytes from the loops'.
+    @Test func theWriterRunsOnAThreadNamedForIt() throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let archive = try SQLiteArchive(path: directory + "/harness.sqlite", retention: .init(maxRecords: 100, maxAgeSeconds: 86_400))
+        defer { archive.close(timeoutSeconds: 10) }
+        func names() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []).compactMap {
+                try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+        }
+        // The thread names itself as it starts: wait for that, within a bound.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !names().contains(SQLiteArchive.writerThreadName), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(names().contains(SQLiteArchive.writerThreadName))
+    }
+
     @Test func retentionKeepsTheNewestWithinTheCountAndTheAge() throws {
         let directory = folder()
         defer { try? FileManager.default.removeItem(atPath: directory) }

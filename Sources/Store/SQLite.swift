@@ -49,6 +49,9 @@ final class SQLiteConnection {
         return statement.integer(0)
     }
 
+    /// Rows the last INSERT, UPDATE or DELETE changed.
+    var changes: Int64 { sqlite3_changes64(handle) }
+
     func check(_ result: Int32, _ operation: String) throws(SQLiteError) {
         guard result == SQLITE_OK || result == SQLITE_DONE || result == SQLITE_ROW else {
             throw SQLiteError(operation: operation, code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)))

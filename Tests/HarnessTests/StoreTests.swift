@@ -96,6 +96,43 @@ struct StoreTests {
         #expect(try open().recent(role: "3ds-server", limit: 100).isEmpty)
     }
 
+    /// Retention counts records as they are added, not with a scan: a record saved again is
+    /// still one record, and the roles it keeps (test runs) are not counted.
+    @Test func retentionCountsARecordSavedAgainOnceAndKeptRolesNotAtAll() throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/harness.sqlite"
+        let clock = Mutex<Int64>(1_000_000_000_000)
+        let now: @Sendable () -> Int64 = { clock.withLock { $0 } }
+        func open() throws -> SQLiteArchive {
+            try SQLiteArchive(path: path, retention: .init(maxRecords: 3, maxAgeSeconds: 3_600, keptRoles: ["run"]), now: now)
+        }
+        let first = try open()
+        for id in ["a", "b", "c"] { first.save(role: "ds", id: id, record(1)) }
+        for id in 0..<5 { first.save(role: "run", id: "run\(id)", record(id)) }
+        first.close(timeoutSeconds: 10)
+        #expect(first.status.removed == 0)
+
+        clock.withLock { $0 += 1_000 }
+        let second = try open()
+        second.save(role: "ds", id: "a", { Array(#"{"id":"a","again":true}"#.utf8) })  // three records still
+        second.close(timeoutSeconds: 10)
+        #expect(second.status.removed == 0)
+
+        clock.withLock { $0 += 1_000 }
+        let third = try open()
+        third.save(role: "ds", id: "d", record(4))  // four: one of the oldest, b or c (saved together), goes
+        third.close(timeoutSeconds: 10)
+        #expect(third.status.removed == 1)
+
+        let kept = try open()
+        defer { kept.close(timeoutSeconds: 10) }
+        let ids = Set(kept.recent(role: "ds", limit: 100).map(\.id))
+        #expect(ids.count == 3 && ids.isSuperset(of: ["a", "d"]), "\(ids)")
+        #expect(kept.record(role: "ds", id: "a")?.json == Array(#"{"id":"a","again":true}"#.utf8))
+        #expect(kept.recent(role: "run", limit: 100).count == 5)
+    }
+
     @Test func aFullDiskIsACountedLossNotACrashNorAHang() throws {
         let directory = folder()
         defer { try? FileManager.default.removeItem(atPath: directory) }

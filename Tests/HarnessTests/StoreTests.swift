@@ -65,19 +65,14 @@ struct StoreTests {
     }
 
     @Test func retentionKeepsTheNewestWithinTheCountAndTheAge() throws {
-        let directory = folder()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/harness.sqlite"
-        let clock = Mutex<Int64>(1_000_000_000_000)
-        let now: @Sendable () -> Int64 = { clock.withLock { $0 } }
-        func open() throws -> SQLiteArchive {
-            try SQLiteArchive(path: path, retention: .init(maxRecords: 5, maxAgeSeconds: 3_600), now: now)
-        }
+        let file = ClockedFile(folder())
+        defer { file.remove() }
+        func open() throws -> SQLiteArchive { try file.open(.init(maxRecords: 5, maxAgeSeconds: 3_600)) }
         // Four records, then a second later four more: closing writes them and applies retention.
         let first = try open()
         for id in 0..<4 { first.save(role: "3ds-server", id: "old\(id)", record(id)) }
         first.close(timeoutSeconds: 10)
-        clock.withLock { $0 += 1_000 }
+        file.clock.withLock { $0 += 1_000 }
         let second = try open()
         for id in 0..<4 { second.save(role: "3ds-server", id: "new\(id)", record(id)) }
         second.close(timeoutSeconds: 10)
@@ -89,7 +84,7 @@ struct StoreTests {
         #expect(ids.count == 5 && ids.isSuperset(of: ["new0", "new1", "new2", "new3"]), "\(ids)")
 
         // Two hours later every record is past the age.
-        clock.withLock { $0 += 7_200_000 }
+        file.clock.withLock { $0 += 7_200_000 }
         let later = try open()
         later.close(timeoutSeconds: 10)
         #expect(later.status.removed == 5)
@@ -99,27 +94,22 @@ struct StoreTests {
     /// Retention counts records as they are added, not with a scan: a record saved again is
     /// still one record, and the roles it keeps (test runs) are not counted.
     @Test func retentionCountsARecordSavedAgainOnceAndKeptRolesNotAtAll() throws {
-        let directory = folder()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/harness.sqlite"
-        let clock = Mutex<Int64>(1_000_000_000_000)
-        let now: @Sendable () -> Int64 = { clock.withLock { $0 } }
-        func open() throws -> SQLiteArchive {
-            try SQLiteArchive(path: path, retention: .init(maxRecords: 3, maxAgeSeconds: 3_600, keptRoles: ["run"]), now: now)
-        }
+        let file = ClockedFile(folder())
+        defer { file.remove() }
+        func open() throws -> SQLiteArchive { try file.open(.init(maxRecords: 3, maxAgeSeconds: 3_600, keptRoles: ["run"])) }
         let first = try open()
         for id in ["a", "b", "c"] { first.save(role: "ds", id: id, record(1)) }
         for id in 0..<5 { first.save(role: "run", id: "run\(id)", record(id)) }
         first.close(timeoutSeconds: 10)
         #expect(first.status.removed == 0)
 
-        clock.withLock { $0 += 1_000 }
+        file.clock.withLock { $0 += 1_000 }
         let second = try open()
         second.save(role: "ds", id: "a", { Array(#"{"id":"a","again":true}"#.utf8) })  // three records still
         second.close(timeoutSeconds: 10)
         #expect(second.status.removed == 0)
 
-        clock.withLock { $0 += 1_000 }
+        file.clock.withLock { $0 += 1_000 }
         let third = try open()
         third.save(role: "ds", id: "d", record(4))  // four: one of the oldest, b or c (saved together), goes
         third.close(timeoutSeconds: 10)
@@ -226,4 +216,18 @@ struct StoreTests {
         #expect(reopened.record(role: "run", id: "r1")?.json == Array(#"{"id":"r1","finished":true}"#.utf8))
         #expect(reopened.recent(role: "run", limit: 5).count == 1)
     }
+}
+
+/// A store file in a folder of its own, stamped by a clock the test moves (milliseconds).
+private final class ClockedFile: Sendable {
+    let directory: String
+    let clock = Mutex<Int64>(1_000_000_000_000)
+
+    init(_ directory: String) { self.directory = directory }
+
+    func open(_ retention: SQLiteArchive.Retention) throws -> SQLiteArchive {
+        try SQLiteArchive(path: directory + "/harness.sqlite", retention: retention, now: { self.clock.withLock { $0 } })
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: directory) }
 }

@@ -57,7 +57,7 @@ public final class DirectoryServer: Sendable {
         /// Answered without a challenge, or its result relayed: no message is due.
         var isSettled: Bool {
             guard let status = aresContext?["transStatus"]?.stringValue else { return false }
-            return resultsRelayed || (status != TransStatus.challenge.rawValue && status != TransStatus.decoupled.rawValue)
+            return resultsRelayed || TransStatus(rawValue: status)?.awaitsResult != true
         }
 
         var json: JSONValue {
@@ -206,7 +206,7 @@ public final class DirectoryServer: Sendable {
         journal.update(dsTransID) { entry in
             entry.add(from: .directoryServer, to: .threeDSServer, type: type, body: answer.body,
                       note: note ?? (exchange == nil ? "HTTP \(answer.status.code), not JSON" : nil), isJSON: exchange != nil)
-            if status != TransStatus.challenge.rawValue, status != TransStatus.decoupled.rawValue {
+            if status.flatMap(TransStatus.init(rawValue:))?.awaitsResult != true {
                 entry.end(transStatus: status, because: status.map { "ARes \($0)" } ?? "\(type) to the 3DS Server")
             } else {
                 entry.transStatus = status

@@ -28,6 +28,9 @@ public enum TransStatus: String, Sendable, CaseIterable, Codable {
         }
     }
 
+    /// C and D: the ARes is not the outcome; an RReq brings it.
+    public var awaitsResult: Bool { self == .challenge || self == .decoupled }
+
     /// Y and A carry an authentication value and an ECI.
     public var carriesAuthenticationValue: Bool { self == .authenticated || self == .attempted }
 

@@ -114,7 +114,7 @@ extension ThreeDSServer {
             aresReadByResults = ResultsRules.aresContext(ares.json)
             ids.acsTransID = ares.acsTransID
             ids.dsTransID = ares.dsTransID
-            state = ares.transStatus == .challenge || ares.transStatus == .decoupled ? .challenge : .frictionless
+            state = ares.transStatus.awaitsResult ? .challenge : .frictionless
         }
 
         mutating func apply(_ rreq: RReq) {
@@ -157,7 +157,7 @@ extension ThreeDSServer {
         public var json: JSONValue {
             let outcome = rreqOutcome ?? aresOutcome
             let challenged = aresOutcome.map { ares in
-                (state == .challenge || rreqOutcome != nil) && (ares.transStatus == .challenge || ares.transStatus == .decoupled)
+                (state == .challenge || rreqOutcome != nil) && ares.transStatus.awaitsResult
             } ?? false
             // Read from the trail once, and only for a challenge: what starting it needs.
             let ares = challenged ? receivedARes : nil

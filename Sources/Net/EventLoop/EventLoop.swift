@@ -80,12 +80,11 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
 
     func start() {
         let ready = DispatchSemaphore(value: 0)
-        let name = "uv-loop-\(index)"
         let thread = Thread { [self] in
             // The kernel's name of the thread (what `top -H`, `perf` and /proc show), set from the thread
             // itself: Foundation applies a name only to the current thread, and before this the thread
             // showed as Dispatch's.
-            Thread.current.name = name
+            Thread.current.name = "uv-loop-\(index)"
             pthread_setspecific(EventLoop.currentKey, Unmanaged.passUnretained(self).toOpaque())
             ready.signal()
             uv_run(uvLoop, UV_RUN_DEFAULT)
@@ -98,7 +97,6 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
             localJobs = []
             stopped.signal()
         }
-        thread.name = name
         thread.stackSize = 1 << 20
         self.thread = thread
         thread.start()

@@ -48,7 +48,7 @@ let package = Package(
         .target(name: "Journal", dependencies: ["EMV3DS", "JSON", "Store"]),
         // Test runs of a suite against the party under test, graded from the journal, and their
         // reports (JUnit XML, JSON, one-file HTML).
-        .target(name: "Runs", dependencies: ["EMV3DS", "JSON", "Faults", "Journal", "Scenarios", "Store"]),
+        .target(name: "Runs", dependencies: ["EMV3DS", "JSON", "Faults", "Journal", "Messaging", "Scenarios", "Store"]),
         .target(
             name: "Net",
             dependencies: [
@@ -72,7 +72,7 @@ let package = Package(
         ]),
 
         // The SDK side of the protocol, for tests and `simulate`.
-        .target(name: "SDKSimulator", dependencies: ["EMV3DS", "EMVCrypto", "JOSE", "JSON", "Net"]),
+        .target(name: "SDKSimulator", dependencies: ["EMV3DS", "EMVCrypto", "JOSE", "JSON", "Messaging", "Net"]),
 
         // Composition: configuration file, logging, the routes of every role on one server.
         .target(

@@ -122,13 +122,13 @@ public final class DirectoryServer: Sendable {
         var areq: AReq
         do { areq = try AReq(bytes: try request.emvMessageBody(), rules: AReqRules.fromThreeDSServer) } catch {
             logger.info("AReq refused", metadata: ["reason": "\(error)"])
-            return refused(request.body, dsTransID: dsTransID, error)
+            return refused(request, dsTransID: dsTransID, error)
         }
         if !areq.warnings.isEmpty { logger.info("AReq warnings", metadata: ["warnings": "\(areq.warnings)"]) }
         // A 3DS Server makes a new threeDSServerTransID for every AReq; the DS refuses one it has seen.
         guard serverTransIDs.insert(areq.threeDSServerTransID, dsTransID) else {
             let reason = "was the id of an earlier AReq; a 3DS Server makes a new one for each"
-            return refused(request.body, dsTransID: dsTransID,
+            return refused(request, dsTransID: dsTransID,
                            InvalidMessage(Violation(field: "threeDSServerTransID", code: .duplicate(in: areq.version), reason: reason), about: areq.json))
         }
         let scenario = scenarios?.scenario(for: TransactionFacts(areq), transaction: dsTransID)
@@ -138,6 +138,7 @@ public final class DirectoryServer: Sendable {
         // four checks it was seven locked updates of a store the loops share.
         var entry = JournalEntry(dsTransID: dsTransID, ids: ids, pan: areq.acctNumber, version: areq.version.rawValue,
                                  channel: areq.deviceChannel, scenario: scenario?.name)
+        entry.caseTag = request.harnessCase
         entry.add(from: .threeDSServer, to: .directoryServer, type: MessageType.aReq.rawValue, body: request.body)
         entry.record(.pass(.areqElements))
         entry.record(areq.warnings.isEmpty ? .pass(.areqUndefinedMembers)
@@ -179,17 +180,20 @@ public final class DirectoryServer: Sendable {
 
     /// An AReq the DS cannot take, in the journal as far as it can be read: its card, version
     /// and ids, the failed check and the Erro.
-    private func refused(_ body: [UInt8], dsTransID: String, _ invalid: InvalidMessage) -> HTTPResponse {
+    private func refused(_ request: HTTPRequest, dsTransID: String, _ invalid: InvalidMessage) -> HTTPResponse {
         let answer = HTTPResponse.erro(invalid, from: .directoryServer)
         guard let journal else { return answer }
+        let body = request.body
         let parsed = try? JSONReader.parse(body).value
         let json = parsed ?? .null
         let pan = json["acctNumber"]?.stringValue
         var ids = TransactionIDs(json: json)
         ids.dsTransID = dsTransID
-        journal.open(JournalEntry(dsTransID: dsTransID, ids: ids, pan: pan, version: json["messageVersion"]?.stringValue,
-                                  channel: json["deviceChannel"]?.stringValue,
-                                  scenario: pan.map { scenarios?.catalog.scenario(for: TransactionFacts(pan: $0)).name } ?? nil))
+        var entry = JournalEntry(dsTransID: dsTransID, ids: ids, pan: pan, version: json["messageVersion"]?.stringValue,
+                                 channel: json["deviceChannel"]?.stringValue,
+                                 scenario: pan.map { scenarios?.catalog.scenario(for: TransactionFacts(pan: $0)).name } ?? nil)
+        entry.caseTag = request.harnessCase
+        journal.open(entry)
         journal.message(dsTransID, from: .threeDSServer, to: .directoryServer, type: MessageType.aReq.rawValue, body: body, isJSON: parsed != nil)
         journal.check(dsTransID, .fail(.areqElements, invalid.description))
         return answered(dsTransID, answer)

@@ -1,4 +1,5 @@
 import EMV3DS
+import Foundation
 import Journal
 import JSON
 import Net
@@ -26,6 +27,7 @@ struct RunRoutes {
             guard let run = runs.finish(id) else { throw HTTPError(.notFound, "no run \(id)") }
             return .json(GradedRun(run, journal: journal).json)
         }
+        router.post("/admin/runs/{id}/retry") { request, context in try retry(request, context) }
         router.get("/admin/runs/{id}/{report}") { _, context in
             let name = try context.parameter("report")
             guard ["report.xml", "report.json", "report.html"].contains(name) else {
@@ -61,7 +63,7 @@ struct RunRoutes {
         default:
             throw HTTPError(.unsupportedMediaType, "expected Content-Type application/json (or application/yaml for a suite file)")
         }
-        let suite: Suite
+        var suite: Suite
         switch body["suite"] {
         case .string(let name)?:
             guard let builtIn = Suite.builtIn.first(where: { $0.name == name }) else {
@@ -73,15 +75,58 @@ struct RunRoutes {
         case nil:
             throw HTTPError(.badRequest, "give suite: \(Suite.builtIn.map(\.name).joined(separator: " or ")), or a suite object")
         }
+        // A subset of the suite's cases, beside a built-in suite's name (or in a suite object).
+        if case .array(let items)? = body["only"] {
+            let names = items.compactMap(\.stringValue)
+            guard names.count == items.count, !names.isEmpty else { throw HTTPError(.badRequest, "only must be a non-empty list of case ids or scenario names") }
+            suite.only = names
+        } else if body["only"] != nil {
+            throw HTTPError(.badRequest, "only must be a non-empty list of case ids or scenario names")
+        }
         var name: String?
         switch body["name"] ?? request.queryItems["name"].map(JSONValue.string) {
         case nil: break
         case .string(let text)? where !text.isEmpty && text.count <= 200: name = text
         default: throw HTTPError(.badRequest, "name must be a string of 1-200 characters")
         }
+        var timing = TestRun.Timing.default
+        timing.idle = try Self.seconds(body, "idleSeconds") ?? timing.idle
+        timing.caseDeadline = try Self.seconds(body, "caseDeadlineSeconds") ?? timing.caseDeadline
         let run: TestRun
-        do { run = try runs.start(suite, name: name, catalog: scenarios.catalog) } catch { throw HTTPError(.badRequest, error.description) }
+        do { run = try runs.start(suite, name: name, catalog: scenarios.catalog, timing: timing) } catch { throw HTTPError(.badRequest, error.description) }
         return .json(GradedRun(run, journal: journal).json, status: .created)
+    }
+
+    /// A whole number of seconds within ``TestRun/Timing/limits``, as a JSON number or a string (YAML).
+    static func seconds(_ body: JSONValue, _ key: String) throws -> TimeInterval? {
+        guard let value = body[key] else { return nil }
+        let limits = TestRun.Timing.limits
+        guard let text = value.numberText ?? value.stringValue, let seconds = Int(text), limits.contains(TimeInterval(seconds)) else {
+            throw HTTPError(.badRequest, "\(key) must be a whole number of seconds from \(Int(limits.lowerBound)) to \(Int(limits.upperBound))")
+        }
+        return TimeInterval(seconds)
+    }
+
+    /// `{"cases": ["challenge-text/2.2.0/app", …]}`, or no body: every failed case. Each starts a
+    /// new attempt (the retry's verdict counts); a finished run opens again.
+    func retry(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
+        let id = try context.parameter("id")
+        guard let run = runs.run(id) else { throw HTTPError(.notFound, "no run \(id) (GET /admin/runs lists them)") }
+        var caseIDs: [String]
+        if request.body.isEmpty {
+            caseIDs = GradedRun(run, journal: journal).cases.filter { $0.status == .failed }.map(\.runCase.id)
+        } else {
+            guard request.body.count <= Self.maxBodyBytes else { throw HTTPError(.payloadTooLarge, "a retry request is at most \(Self.maxBodyBytes) bytes") }
+            guard case .array(let items)? = try request.jsonBody()["cases"] else {
+                throw HTTPError(.badRequest, "give cases: a list of case ids (scenario/version/channel), or no body for every failed case")
+            }
+            caseIDs = items.compactMap(\.stringValue)
+            guard caseIDs.count == items.count, !caseIDs.isEmpty else { throw HTTPError(.badRequest, "cases must be a non-empty list of case ids") }
+        }
+        let retried: TestRun?
+        do { retried = try runs.retry(id, cases: caseIDs) } catch { throw HTTPError(.badRequest, error.description) }
+        guard let retried else { throw HTTPError(.notFound, "no run \(id)") }
+        return .json(GradedRun(retried, journal: journal).json)
     }
 
     /// A YAML suite file (`name`, `party`, `scenarios`, …, optionally under `suite:` beside `name:`) as the JSON request.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Harness
 
 @main
@@ -18,4 +19,12 @@ extension ConfigurationLocation {
     static func find(commandLine path: String?) throws -> ConfigurationLocation {
         do { return try find(explicit: path) } catch { throw ValidationError(error.description) }
     }
+}
+
+/// Every line the commands print is written at once, also into a pipe or a file: a CI job
+/// reads a run's id and progress as they come, not in 4 KiB blocks at exit (the C library
+/// buffers standard output that is not a terminal). Shadows the standard library's `print`.
+func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+    let line = items.map { "\($0)" }.joined(separator: separator) + terminator
+    FileHandle.standardOutput.write(Data(line.utf8))
 }

@@ -25,6 +25,11 @@ struct RunClient {
         return try await exchange { try await client.post(baseURL + "/admin/runs" + query, body: body, contentType: contentType, headers: headers) }
     }
 
+    /// Throws ``Failure`` when the harness cannot be reached or is not well.
+    func health() async throws {
+        _ = try await send { try await client.get(baseURL + "/health", headers: headers) }
+    }
+
     func run(_ id: String) async throws -> JSONValue {
         try await exchange { try await client.get(baseURL + "/admin/runs/" + id, headers: headers) }
     }
@@ -79,12 +84,12 @@ enum RunText {
     }
 
     /// Writes the reports asked for; names what it wrote.
-    static func writeReports(_ runs: RunClient, id: String, junit: String?, html: String?, json: String?) async throws {
+    static func writeReports(_ runs: RunClient, id: String, junit: String?, html: String?, json: String?, quiet: Bool = false) async throws {
         for (path, name) in [(junit, "report.xml"), (html, "report.html"), (json, "report.json")] {
             guard let path else { continue }
             let bytes = try await runs.report(id, name)
             guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else { throw RunClient.Failure(description: "cannot write \(path)") }
-            print("wrote \(path)")
+            if !quiet { print("wrote \(path)") }
         }
     }
 }

@@ -8,28 +8,44 @@ struct RunCommand: AsyncParsableCommand {
         commandName: "run",
         abstract: "Start a test run of a suite on a running harness, and wait for its verdict.",
         discussion: """
-            --suite sdk-app (an SDK in an app), 3ds-server (a 3DS Server sending AReqs to this DS), or a YAML file \
-            (name, party: sdk | 3ds-server, scenarios, versions, channels). The harness answers the cases: for each, the \
-            PAN to use and the answers to type. Every transaction started while the run is open is attached to its case \
-            by scenario, version and channel. With --wait, the command shows progress until every case has ended (or \
-            --timeout), finishes the run (cases not attempted fail), writes the reports asked for and exits 1 if a case failed.
+            --suite sdk-app (an SDK in an app), 3ds-server or 3ds-server-browser (a 3DS Server sending AReqs to this DS), \
+            or a YAML file (name, party: sdk | 3ds-server, scenarios, versions, channels). The harness answers the cases: \
+            for each, the PAN to use and the answers to type. A transaction is attached to a case by the X-Harness-Case \
+            header (RUN/CASE, or RUN) on its AReq or authentication request, else to the first case of its scenario, \
+            version and channel that has none. With --wait, the command shows progress until every case has ended (or \
+            --timeout), finishes the run (cases not attempted fail), writes the reports asked for.
+
+            Exit codes: 0 every case passed (or, without --wait, the run started); 1 a case failed; 2 the run could not \
+            be started or followed (the harness unreachable, the suite refused, a file unreadable); 64 wrong options.
             """
     )
 
     @Option(name: .long, help: "The harness's base URL.")
     var url = "http://127.0.0.1:8080"
 
-    @Option(name: .long, help: "sdk-app, 3ds-server, or a YAML suite file.")
+    @Option(name: .long, help: "sdk-app, 3ds-server, 3ds-server-browser, or a YAML suite file.")
     var suite: String
 
     @Option(name: .long, help: "The run's name (default: the suite and the time).")
     var name: String?
 
+    @Option(name: .long, parsing: .upToNextOption, help: "Only these cases (scenario/version/channel) or scenarios.")
+    var only: [String] = []
+
     @Flag(name: .long, help: "Wait until every case has ended, then finish the run.")
     var wait = false
 
     @Option(name: .long, help: "Seconds to wait with --wait before finishing the run anyway.")
-    var timeout = 1800
+    var timeout = 1200
+
+    @Option(name: .long, help: "Seconds without a transaction after which the harness finishes the run itself (default 600).")
+    var idle: Int?
+
+    @Option(name: .long, help: "Seconds after its transaction began that a case still under way is graded as it stands (default 120).")
+    var caseDeadline: Int?
+
+    @Option(name: .long, help: "text (default) or json: one JSON object a line (started, progress, finished).")
+    var output = OutputFormat.text
 
     @Option(name: .long, help: "Write the JUnit XML report here (with --wait).")
     var junit: String?
@@ -40,50 +56,125 @@ struct RunCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Write the JSON report here (with --wait).")
     var json: String?
 
+    enum OutputFormat: String, ExpressibleByArgument {
+        case text, json
+    }
+
     func validate() throws {
         if !wait, junit != nil || report != nil || json != nil { throw ValidationError("--junit, --report and --json need --wait") }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        for (value, option) in [(idle, "--idle"), (caseDeadline, "--case-deadline")] where value.map({ $0 < 1 || $0 > 86_400 }) == true {
+            throw ValidationError("\(option) must be from 1 to 86400 seconds")
+        }
     }
 
     func run() async throws {
         let group = EventLoopGroup(loopCount: 1)
         defer { group.shutdown() }
         let runs = RunClient(client: try HTTPClient(group: group, configuration: HTTPClientConfiguration(readTimeoutMilliseconds: 30_000)), baseURL: url)
-        var started: JSONValue
-        do {
-            if FileManager.default.fileExists(atPath: suite) {
-                guard let file = FileManager.default.contents(atPath: suite) else { throw ValidationError("cannot read \(suite)") }
-                started = try await runs.start(Array(file), contentType: "application/yaml", name: name)
-            } else {
-                let body = JSONValue.object(omittingAbsent: [("suite", .string(suite)), ("name", name.map(JSONValue.string))])
-                started = try await runs.start(JSONWriter.write(body))
-            }
-        } catch let failure as RunClient.Failure {
-            throw ValidationError(failure.description)
-        }
+        let started = try await CouldNotRun.guarding { try await start(runs) }
         let id = started["id"]?.stringValue ?? ""
-        print("run \(id): \(started["name"]?.stringValue ?? "") (\(started["suite"]?["name"]?.stringValue ?? suite), party \(started["suite"]?["party"]?.stringValue ?? "?"))")
-        for entry in started["cases"]?.arrayValue ?? [] {
-            let answers = (entry["answers"]?.arrayValue ?? []).compactMap(\.stringValue)
-            print("  \(entry["id"]?.stringValue ?? "?"): PAN \(entry["pan"]?.stringValue ?? "?")" + (answers.isEmpty ? "" : ", answers \(answers.joined(separator: "; "))"))
-        }
-        print("progress: \(url)/admin/runs/\(id)   reports: \(url)/admin/runs/\(id)/report.{xml,json,html}   inspector: \(url)/inspector")
+        let say = Printer(format: output)
+        say.started(started, url: url)
         guard wait else { return }
         let deadline = ContinuousClock.now + .seconds(timeout)
         var last = ""
+        var current = started
         while ContinuousClock.now < deadline {
-            let current = try await runs.run(id)
+            current = try await CouldNotRun.guarding { try await runs.run(id) }
             let line = RunText.progress(current)
-            if line != last { print(line); last = line }
+            if line != last { say.progress(current, line); last = line }
             let summary = current["summary"]
             if summary?["pending"]?.numberText == "0", summary?["running"]?.numberText == "0" { break }
+            // The harness finished it (idle, or by hand): nothing more will come.
+            if current["state"]?.stringValue == "finished" { break }
             try await Task.sleep(for: .seconds(2))
         }
-        let finished = try await runs.finish(id)
-        try await RunText.writeReports(runs, id: id, junit: junit, html: report, json: json)
+        let finished = try await CouldNotRun.guarding {
+            let finished = try await runs.finish(id)
+            try await RunText.writeReports(runs, id: id, junit: junit, html: report, json: json, quiet: output == .json)
+            return finished
+        }
         let failures = RunText.failures(finished)
-        failures.forEach { print($0) }
-        print(RunText.progress(finished) + (failures.isEmpty ? ": passed" : ""))
+        say.finished(finished, failures: failures, timedOut: ContinuousClock.now >= deadline)
         if !failures.isEmpty { throw ExitCode(1) }
+    }
+
+    private func start(_ runs: RunClient) async throws -> JSONValue {
+        var options: [(String, JSONValue?)] = [
+            ("idleSeconds", idle.map { .number(String($0)) }), ("caseDeadlineSeconds", caseDeadline.map { .number(String($0)) }),
+        ]
+        if FileManager.default.fileExists(atPath: suite) {
+            guard let file = FileManager.default.contents(atPath: suite) else { throw RunClient.Failure(description: "cannot read \(suite)") }
+            guard only.isEmpty, idle == nil, caseDeadline == nil else {
+                // A YAML file is sent as it is: those options go in it (only:, and the run's idleSeconds beside suite:).
+                throw RunClient.Failure(description: "with a suite file, put only:, idleSeconds: and caseDeadlineSeconds: in the file")
+            }
+            return try await runs.start(Array(file), contentType: "application/yaml", name: name)
+        }
+        options.insert(("suite", .string(suite)), at: 0)
+        options.append(("only", only.isEmpty ? nil : .array(only.map(JSONValue.string))))
+        options.append(("name", name.map(JSONValue.string)))
+        return try await runs.start(JSONWriter.write(.object(omittingAbsent: options)))
+    }
+
+    /// What the command prints: lines for a person, or one JSON object a line for a script.
+    struct Printer {
+        let format: OutputFormat
+
+        func started(_ run: JSONValue, url: String) {
+            let id = run["id"]?.stringValue ?? ""
+            let reports = "\(url)/admin/runs/\(id)/report"
+            switch format {
+            case .json:
+                let cases: [JSONValue] = (run["cases"]?.arrayValue ?? []).map { entry in
+                    .object(omittingAbsent: [("id", entry["id"]), ("pan", entry["pan"]), ("answers", entry["answers"]),
+                                             ("harnessCase", .string("\(id)/\(entry["id"]?.stringValue ?? "")"))])
+                }
+                emit([("event", .string("started")), ("id", .string(id)), ("name", run["name"]), ("party", run["suite"]?["party"]),
+                      ("progress", .string("\(url)/admin/runs/\(id)")), ("reports", .string(reports + ".{xml,json,html}")), ("cases", .array(cases))])
+            case .text:
+                print("run \(id): \(run["name"]?.stringValue ?? "") (\(run["suite"]?["name"]?.stringValue ?? "?"), party \(run["suite"]?["party"]?.stringValue ?? "?"))")
+                for entry in run["cases"]?.arrayValue ?? [] {
+                    let answers = (entry["answers"]?.arrayValue ?? []).compactMap(\.stringValue)
+                    print("  \(entry["id"]?.stringValue ?? "?"): PAN \(entry["pan"]?.stringValue ?? "?")" + (answers.isEmpty ? "" : ", answers \(answers.joined(separator: "; "))"))
+                }
+                print("tag each transaction: X-Harness-Case: \(id)/CASE (or \(id) alone)")
+                print("progress: \(url)/admin/runs/\(id)   reports: \(reports).{xml,json,html}   inspector: \(url)/inspector")
+            }
+        }
+
+        func progress(_ run: JSONValue, _ line: String) {
+            switch format {
+            case .json: emit([("event", .string("progress")), ("summary", run["summary"])])
+            case .text: print(line)
+            }
+        }
+
+        func finished(_ run: JSONValue, failures: [String], timedOut: Bool) {
+            switch format {
+            case .json:
+                emit([("event", .string("finished")), ("id", run["id"]), ("summary", run["summary"]), ("timedOut", .bool(timedOut)),
+                      ("failed", .array(failures.map(JSONValue.string)))])
+            case .text:
+                if timedOut { print("--timeout reached: the run was finished with what had come") }
+                failures.forEach { print($0) }
+                print(RunText.progress(run) + (failures.isEmpty ? ": passed" : ""))
+            }
+        }
+
+        private func emit(_ members: [(String, JSONValue?)]) { print(JSONWriter.string(.object(omittingAbsent: members))) }
+    }
+}
+
+/// Exit 2 with the reason, no usage text: the run could not be started or followed.
+enum CouldNotRun {
+    static let exitCode: Int32 = 2
+
+    static func guarding<T>(_ body: () async throws -> T) async throws -> T {
+        do { return try await body() } catch let failure as RunClient.Failure {
+            FileHandle.standardError.write(Data("error: \(failure.description)\n".utf8))
+            throw ExitCode(exitCode)
+        }
     }
 }

@@ -118,7 +118,9 @@ struct SimulateCommand: AsyncParsableCommand {
         let sdkClient = try HTTPClient(group: group, configuration: HTTPClientConfiguration(tls: tls, readTimeoutMilliseconds: 10_000))
         let appClient = try HTTPClient(group: group, configuration: HTTPClientConfiguration(
             tls: tls, readTimeoutMilliseconds: configuration.threeDSServer.directoryServerTimeoutMs + 15_000))
-        let simulator = Simulator(client: appClient, baseURL: url, profile: profile)
+        // An unreachable harness is "could not run" (exit 2), not a failed test (exit 1).
+        try await CouldNotRun.guarding { try await RunClient(client: appClient, baseURL: url).health() }
+        var simulator = Simulator(client: appClient, baseURL: url, profile: profile)
         let pki = TestPKI(directory: pkiDirectory)
         let challenger = ChallengeRunner(client: sdkClient, trustAnchors: configuration.directoryServers.compactMap { try? pki.rootCertificate($0.rid) },
                                          misbehaviour: misbehave.flatMap(ChallengeRunner.Misbehaviour.init(rawValue:)))
@@ -139,11 +141,12 @@ struct SimulateCommand: AsyncParsableCommand {
                                           ("scenarios", .array(cases.map { .string($0.label) })),
                                           ("versions", .array(versions.map { .string($0.rawValue) })),
                                           ("channels", .array(channels.map { .string($0.name) }))])
-            let started: JSONValue
-            do {
-                started = try await runs.start(JSONWriter.write(.object([("suite", suite), ("name", .string("simulate \(styles.map(\.rawValue).joined(separator: ", "))"))])))
-            } catch { throw ValidationError("\(error)") }
+            let started = try await CouldNotRun.guarding {
+                try await runs.start(JSONWriter.write(.object([("suite", suite), ("name", .string("simulate \(styles.map(\.rawValue).joined(separator: ", "))"))])))
+            }
             testRun = (runs, started["id"]?.stringValue ?? "")
+            // Every transaction names the run: both styles of a case are attached to it, none of another run's.
+            simulator.harnessCase = testRun?.id
             print("run \(testRun?.id ?? ""): \(cases.count) scenarios x \(versions.count) versions x \(styles.count) styles")
         }
         let matrix = SimulationMatrix(cases: cases, versions: versions, styles: styles, coverage: .everyCombination, channels: channels)
@@ -171,11 +174,11 @@ struct SimulateCommand: AsyncParsableCommand {
                 + (channels.count == 2 ? ", " : "") + (channels.contains(.browser) ? "\(browser) in the browser" : "") + ")")
         }
         if let (runs, id) = testRun {
-            let finished: JSONValue
-            do {
-                finished = try await runs.finish(id)
+            let finished = try await CouldNotRun.guarding {
+                let finished = try await runs.finish(id)
                 try await RunText.writeReports(runs, id: id, junit: junit, html: report, json: json)
-            } catch { throw ValidationError("\(error)") }
+                return finished
+            }
             let failedCases = RunText.failures(finished)
             failedCases.forEach { print($0) }
             print("run \(id): " + RunText.progress(finished))

@@ -7,6 +7,8 @@ import Synchronization
 /// Told of each transaction as it begins: the run case it belongs to, if any.
 public protocol JournalListener: Sendable {
     func runCase(for entry: JournalEntry) -> JournalEntry.RunCase?
+    /// Why the entry's `caseTag` attached it to nothing, for its record.
+    func problem(withTag tag: String) -> String?
 }
 
 /// Every transaction as the three roles saw it together (``JournalEntry``): in memory as the
@@ -54,7 +56,9 @@ public final class Journal: Sendable {
     /// Starts the entry of a transaction the DS has just given `dsTransID`.
     public func open(_ entry: JournalEntry) {
         var entry = entry
-        entry.runCase = listener.withLock { $0 }?.runCase(for: entry)
+        let listener = listener.withLock { $0 }
+        entry.runCase = listener?.runCase(for: entry)
+        if entry.runCase == nil, let tag = entry.caseTag { entry.caseTagProblem = listener?.problem(withTag: tag) ?? "no run is open" }
         entries.put(entry.dsTransID, entry)
         published(entry.dsTransID)
     }

@@ -49,6 +49,10 @@ public struct JournalEntry: ArchivableRecord {
     public let channel: String?
     public var scenario: String?
     public var runCase: RunCase?
+    /// The run case the party under test named for this transaction (the `X-Harness-Case` header).
+    public var caseTag: String?
+    /// Why that tag attached the transaction to nothing.
+    public var caseTagProblem: String?
     public var transStatus: String?
     public var state = State.open
     public var endedBecause: String?
@@ -195,6 +199,7 @@ public struct JournalEntry: ArchivableRecord {
             ("startedAt", .string(UTCTime.iso8601(startedAt))), ("acctNumber", .string(maskedPAN)),
             ("messageVersion", .string(version)), ("deviceChannel", .string(channel)), ("scenario", .string(scenario)),
             ("run", .string(runCase?.run)), ("case", .string(runCase?.caseID)),
+            ("caseTag", .string(caseTag)), ("caseTagProblem", .string(caseTagProblem)),
             ("state", .string(state.rawValue)), ("endedBecause", .string(endedBecause)), ("transStatus", .string(transStatus)),
             ("verdict", .string(verdict?.rawValue)),
             ("failedChecks", .number(String(checks.count { $0.verdict == .fail }))),

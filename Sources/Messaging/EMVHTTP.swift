@@ -81,10 +81,10 @@ public struct EMVPeer: Sendable {
     }
 
     /// Posts a message as `bytes` (a relay passes on what it received, unchanged) and reads the answer.
-    public func exchange<Message: Sendable>(bytes: [UInt8], url: String,
+    public func exchange<Message: Sendable>(bytes: [UInt8], url: String, headers: HTTPHeaders = [:],
                                             read: ([UInt8]) throws(InvalidMessage) -> Message) async throws(PeerFailure) -> PeerAnswer<Message> {
         let response: HTTPResponse
-        do { response = try await client.post(url, body: bytes) } catch {
+        do { response = try await client.post(url, body: bytes, headers: headers) } catch {
             throw .unreachable(url: url, error)
         }
         guard (200..<300).contains(response.status.code) else {
@@ -118,7 +118,23 @@ extension EMVPeer {
     }
 }
 
+/// The header by which the party under test attaches a transaction to a test run's case:
+/// `RUN/CASE` (`8c0…/challenge-text/2.2.0/app`), or `RUN` alone. Sent with an AReq to the DS,
+/// or with an authentication request to the 3DS Server, which passes it on with its AReq.
+public enum HarnessCaseHeader {
+    public static let name = "X-Harness-Case"
+    /// Longer values are not read: a run id, a slash and a case id are well under it.
+    public static let maxLength = 200
+}
+
 extension HTTPRequest {
+    /// The `X-Harness-Case` header, when it is there and of a readable length.
+    public var harnessCase: String? {
+        guard let value = headers[HarnessCaseHeader.name], !value.isEmpty,
+              value.utf8.count <= HarnessCaseHeader.maxLength else { return nil }
+        return value
+    }
+
     /// The body as an Erro when it is one: an Erro may arrive where a party posts its
     /// requests (a 3DS Server's Erro about an ARes comes to the DS's AReq URL).
     public var erroMessage: ErroMessage? {

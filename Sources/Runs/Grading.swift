@@ -1,4 +1,5 @@
 public import EMV3DS
+public import Foundation
 public import Journal
 public import JSON
 
@@ -37,7 +38,7 @@ public struct CaseVerdict: Sendable {
             return json
         }
         var members = runCase.json.objectMembers ?? []
-        members.removeAll { $0.key == "transactions" }
+        members.removeAll { ["transactions", "lastAttachedAtMs", "attemptStart"].contains($0.key) }
         members.append(("status", .string(status.rawValue)))
         if !problems.isEmpty { members.append(("problems", .array(problems.map(JSONValue.string)))) }
         members.append(("checks", .array(checkList)))
@@ -53,38 +54,54 @@ public struct GradedRun: Sendable {
 
     public func count(_ status: CaseVerdict.Status) -> Int { cases.count { $0.status == status } }
 
-    /// Grades each case of `run` from the journal.
-    public init(_ run: TestRun, journal: Journal) {
+    /// Grades each case of `run` from the journal, as it stands at `now`.
+    public init(_ run: TestRun, journal: Journal, now: Date = Date()) {
         self.run = run
-        cases = run.cases.map { Self.grade($0, finished: run.state == .finished, journal: journal) }
+        cases = run.cases.map { runCase in
+            // A case is settled when the run is, or when its deadline has passed: what was due and has not come fails.
+            let pastDeadline = runCase.lastAttachedAt.map { now.timeIntervalSince($0) >= run.timing.caseDeadline } ?? false
+            return Self.grade(runCase, finished: run.state == .finished, pastDeadline: pastDeadline, journal: journal)
+        }
     }
 
-    static func grade(_ runCase: RunCase, finished: Bool, journal: Journal) -> CaseVerdict {
+    static func grade(_ runCase: RunCase, finished: Bool, pastDeadline: Bool, journal: Journal) -> CaseVerdict {
         var checks: [(String, CheckResult)] = []
         var problems: [String] = []
         var summaries: [JSONValue] = []
         var open = false
-        if runCase.transactions.isEmpty, finished { problems.append("not attempted: no transaction for this scenario, version and channel while the run was open") }
-        for dsTransID in runCase.transactions {
+        let attempt = runCase.graded
+        let settled = finished || pastDeadline
+        if attempt.isEmpty, finished { problems.append("not attempted: no transaction for this scenario, version and channel while the run was open") }
+        if runCase.overflow > 0 {
+            problems.append("\(runCase.overflow) more transactions were not attached: an attempt takes at most \(RunCase.maxTransactionsPerAttempt)")
+        }
+        for dsTransID in attempt {
             guard let entry = journal.outline(dsTransID) else {
                 problems.append("transaction \(dsTransID): its record is no longer kept")
                 continue
+            }
+            // A transaction tagged for this case must be of its scenario, version and channel.
+            let seen = (entry.summary["scenario"]?.stringValue, entry.summary["messageVersion"]?.stringValue, entry.summary["deviceChannel"]?.stringValue)
+            if seen != (runCase.scenario, runCase.version, runCase.channel.deviceChannel) {
+                problems.append("transaction \(dsTransID) is of scenario \(seen.0 ?? "none"), version \(seen.1 ?? "none"), deviceChannel \(seen.2 ?? "none"), "
+                                + "not this case's: use the case's PAN \(runCase.pan) in \(runCase.version) (\(runCase.channel.rawValue))")
             }
             let results = entry.checks
             checks += results.map { (dsTransID, $0) }
             let ended = entry.ended
             // A challenge whose end is judged (an SDK that rightly stopped) is settled, though the ACS still waits.
             if !ended, !results.contains(where: { $0.check == .challengeEnd }) { open = true }
-            // What is due but never came is a failure once the run is finished.
-            if finished, !ended {
+            // What is due but never came is a failure once the run is finished or the case's deadline passed.
+            if settled, !ended {
+                let when = finished ? "when the run finished" : "by the case's deadline"
                 if runCase.flow == "challenge", !results.contains(where: { $0.check == .challengeEnd }) {
                     // After a runtime error an SDK sends nothing more: silence is its right answer.
                     checks.append((dsTransID, runCase.sdkReport == "runtimeError"
                         ? .pass(.challengeEnd, "no CReq since the runtime error the scenario causes")
-                        : .fail(.challengeEnd, "the challenge had not ended when the run finished")))
+                        : .fail(.challengeEnd, "the challenge had not ended \(when)")))
                 }
                 if let due = runCase.sdkErro, !results.contains(where: { $0.check == .sdkErro }) {
-                    checks.append((dsTransID, .fail(.sdkErro, "Erro \(due) not received by the end of the run")))
+                    checks.append((dsTransID, .fail(.sdkErro, "Erro \(due) not received \(when)")))
                 }
             }
             summaries.append(entry.summary)
@@ -92,8 +109,8 @@ public struct GradedRun: Sendable {
         checks.sort { $0.1.verdict.severity > $1.1.verdict.severity }
         let failed = !problems.isEmpty || checks.contains { $0.1.verdict == .fail }
         let status: CaseVerdict.Status = if failed { .failed }
-            else if runCase.transactions.isEmpty { .pending }
-            else if open && !finished { .running }
+            else if attempt.isEmpty { .pending }
+            else if open && !settled { .running }
             else { .passed }
         return CaseVerdict(runCase: runCase, status: status, checks: checks.map { (dsTransID: $0.0, result: $0.1) }, problems: problems,
                            transactions: summaries)
@@ -101,7 +118,7 @@ public struct GradedRun: Sendable {
 
     public var json: JSONValue {
         var members = run.json.objectMembers ?? []
-        members.removeAll { $0.key == "cases" || $0.key == "createdAtMs" || $0.key == "finishedAtMs" }
+        members.removeAll { ["cases", "createdAtMs", "finishedAtMs", "lastActivityAtMs"].contains($0.key) }
         members.append(("summary", summary))
         members.append(("cases", .array(cases.map(\.json))))
         return .object(members)

@@ -1,4 +1,5 @@
 import EMV3DS
+public import Foundation
 public import JSON
 import Scenarios
 
@@ -21,8 +22,45 @@ public struct RunCase: Sendable, Equatable {
     public let sdkReport: String?
     /// What a correct party does, in words.
     public let expectation: String?
-    /// The `dsTransID` of each transaction attached, in order.
+    /// The `dsTransID` of each transaction attached, in order, over every attempt.
     public var transactions: [String] = []
+    /// Where the attempt that is graded begins in ``transactions``: a retry moves it to the end.
+    public var attemptStart = 0
+    /// 1, plus one per retry.
+    public var attempt = 1
+    /// When the newest transaction was attached: the case's deadline runs from it.
+    public var lastAttachedAt: Date?
+    /// Transactions of this attempt not attached because it had ``maxTransactionsPerAttempt`` already.
+    public var overflow = 0
+
+    /// One attempt takes at most this many transactions (explicitly tagged ones can keep
+    /// coming): a case's record, rewritten at every attachment, stays small.
+    public static let maxTransactionsPerAttempt = 20
+
+    /// The transactions of the attempt that is graded.
+    public var graded: ArraySlice<String> { transactions[min(attemptStart, transactions.count)...] }
+
+    /// Whether the scenario fallback may still attach a transaction: it takes one per attempt.
+    public var awaitsFirstTransaction: Bool { graded.isEmpty }
+
+    /// Attaches a transaction to the current attempt; false when the attempt is full.
+    mutating func attach(_ dsTransID: String, at now: Date) -> Bool {
+        guard graded.count < Self.maxTransactionsPerAttempt else {
+            overflow += 1
+            return false
+        }
+        transactions.append(dsTransID)
+        lastAttachedAt = now
+        return true
+    }
+
+    /// Starts a new attempt: what was attached so far is kept but no longer graded.
+    mutating func retry() {
+        attemptStart = transactions.count
+        attempt += 1
+        lastAttachedAt = nil
+        overflow = 0
+    }
 
     init(scenario: Scenario, version: MessageVersion, channel: Suite.Channel, catalog: ScenarioCatalog) {
         id = "\(scenario.name)/\(version.rawValue)/\(channel.rawValue)"
@@ -48,6 +86,9 @@ public struct RunCase: Sendable, Equatable {
             ("pan", .string(pan)), ("answers", answers.isEmpty ? nil : .array(answers.map(JSONValue.string))),
             ("flow", .string(flow)), ("transStatus", .string(transStatus)), ("sdkErro", .string(sdkErro)),
             ("sdkReport", .string(sdkReport)), ("expectation", .string(expectation)), ("transactions", .array(transactions.map(JSONValue.string))),
+            ("attempt", attempt > 1 ? .number(String(attempt)) : nil), ("attemptStart", attemptStart > 0 ? .number(String(attemptStart)) : nil),
+            ("lastAttachedAtMs", lastAttachedAt.map { .number(String(Int64($0.timeIntervalSince1970 * 1000))) }),
+            ("overflow", overflow > 0 ? .number(String(overflow)) : nil),
         ])
     }
 
@@ -67,5 +108,9 @@ public struct RunCase: Sendable, Equatable {
         sdkReport = json["sdkReport"]?.stringValue
         expectation = json["expectation"]?.stringValue
         if case .array(let items)? = json["transactions"] { transactions = items.compactMap(\.stringValue) }
+        attempt = json["attempt"]?.numberText.flatMap { Int($0) } ?? 1
+        attemptStart = json["attemptStart"]?.numberText.flatMap { Int($0) } ?? 0
+        lastAttachedAt = json["lastAttachedAtMs"]?.numberText.flatMap(Double.init).map { Date(timeIntervalSince1970: $0 / 1000) }
+        overflow = json["overflow"]?.numberText.flatMap { Int($0) } ?? 0
     }
 }

@@ -1,85 +1,229 @@
 import EMV3DS
-import Foundation
+public import Foundation
 public import Journal
 import JSON
+import Messaging
 public import Scenarios
 public import Store
 import Synchronization
 
-/// The test runs: started, attached to as transactions begin, finished. Each change is saved
-/// to the archive (role `run`, kept whatever the retention), and runs are read back at start,
-/// so a run outlives a restart and can be finished after it.
+/// The test runs: started, attached to as transactions begin, retried, finished. Each change is
+/// saved to the archive (role `run`, kept whatever the retention), and runs are read back at
+/// start, so a run outlives a restart and can be finished after it.
+///
+/// Attaching reads two small indexes of the open runs, not the runs: its cost does not grow
+/// with the number of runs kept or the transactions a run has taken.
 public final class RunRegistry: JournalListener {
-    private let runs = Mutex<[String: TestRun]>([:])
+    private let state: Mutex<Registry>
     private let archive: (any TransactionArchive)?
+    private let clock: @Sendable () -> Date
     public static let role = "run"
     /// At most this many runs are kept in memory (the oldest finished ones go first); a run holds
     /// a few hundred cases and the ids of their transactions.
     public static let capacity = 1_000
 
-    public init(archive: (any TransactionArchive)?) {
-        self.archive = archive
-        guard let archive else { return }
-        let kept = archive.recent(role: Self.role, limit: Self.capacity).compactMap { record in
-            (try? JSONReader.parse(record.json).value).flatMap(TestRun.init(json:))
+    private struct Registry {
+        var runs: [String: TestRun] = [:]
+        /// The open runs, newest first: the scenario fallback gives a transaction to the newest.
+        var open: [String] = []
+        var indexes: [String: OpenRunIndex] = [:]
+    }
+
+    /// What attaching needs of an open run.
+    private struct OpenRunIndex {
+        /// Case id → position.
+        var cases: [String: Int] = [:]
+        /// "scenario|version|deviceChannel" → positions of the cases that have no transaction in this attempt, in order.
+        var waiting: [String: [Int]] = [:]
+
+        init(_ run: TestRun) {
+            for (index, runCase) in run.cases.enumerated() {
+                cases[runCase.id] = index
+                if runCase.awaitsFirstTransaction { waiting[Self.key(runCase), default: []].append(index) }
+            }
         }
-        runs.withLock { runs in for run in kept { runs[run.id] = run } }
+
+        static func key(_ runCase: RunCase) -> String { key(runCase.scenario, runCase.version, runCase.channel.deviceChannel) }
+        static func key(_ scenario: String, _ version: String, _ channel: String) -> String { scenario + "|" + version + "|" + channel }
+
+        mutating func taken(_ index: Int, key: String) {
+            waiting[key]?.removeAll { $0 == index }
+        }
+
+        mutating func awaits(_ index: Int, key: String) {
+            var positions = waiting[key] ?? []
+            guard !positions.contains(index) else { return }
+            positions.append(index)
+            positions.sort()
+            waiting[key] = positions
+        }
+    }
+
+    public init(archive: (any TransactionArchive)?, clock: @escaping @Sendable () -> Date = Date.init) {
+        self.archive = archive
+        self.clock = clock
+        var registry = Registry()
+        let kept = archive?.recent(role: Self.role, limit: Self.capacity).compactMap { record in
+            (try? JSONReader.parse(record.json).value).flatMap(TestRun.init(json:))
+        } ?? []
+        for run in kept { registry.runs[run.id] = run }
+        for run in kept.sorted(by: { $0.createdAt > $1.createdAt }) where run.state == .open {
+            registry.open.append(run.id)
+            registry.indexes[run.id] = OpenRunIndex(run)
+        }
+        state = Mutex(registry)
     }
 
     /// Starts a run of `suite` over `catalog`'s scenarios.
-    public func start(_ suite: Suite, name: String?, catalog: ScenarioCatalog) throws(SuiteError) -> TestRun {
+    public func start(_ suite: Suite, name: String?, catalog: ScenarioCatalog, timing: TestRun.Timing = .default) throws(SuiteError) -> TestRun {
         let cases = try suite.cases(from: catalog)
         let id = UUID().uuidString.lowercased()
-        let run = TestRun(id: id, name: name ?? "\(suite.name) \(UTCTime.iso8601(Date()))", suite: suite, cases: cases)
-        runs.withLock { runs in
-            runs[id] = run
-            if runs.count > Self.capacity, let oldest = runs.values.filter({ $0.state == .finished }).min(by: { $0.createdAt < $1.createdAt }) {
-                runs[oldest.id] = nil
+        let now = clock()
+        let run = TestRun(id: id, name: name ?? "\(suite.name) \(UTCTime.iso8601(now))", suite: suite, createdAt: now, cases: cases, timing: timing)
+        state.withLock { registry in
+            registry.runs[id] = run
+            registry.open.insert(id, at: 0)
+            registry.indexes[id] = OpenRunIndex(run)
+            if registry.runs.count > Self.capacity,
+               let oldest = registry.runs.values.filter({ $0.state == .finished }).min(by: { $0.createdAt < $1.createdAt }) {
+                registry.runs[oldest.id] = nil
             }
         }
         save(run)
         return run
     }
 
-    public func run(_ id: String) -> TestRun? { runs.withLock { $0[id] } }
+    /// The run, finished first if it has been idle too long.
+    public func run(_ id: String) -> TestRun? {
+        endIdleRuns()
+        return state.withLock { $0.runs[id] }
+    }
 
     /// Every run, newest first.
-    public var all: [TestRun] { runs.withLock { Array($0.values) }.sorted { $0.createdAt > $1.createdAt } }
+    public var all: [TestRun] {
+        endIdleRuns()
+        return state.withLock { Array($0.runs.values) }.sorted { $0.createdAt > $1.createdAt }
+    }
 
     /// Finishes a run: no transaction is attached to it any more. Nil when there is no such run.
     public func finish(_ id: String) -> TestRun? {
-        let run = runs.withLock { runs -> TestRun? in
-            guard var run = runs[id] else { return nil }
-            if run.state == .open {
-                run.state = .finished
-                run.finishedAt = Date()
-                runs[id] = run
+        let now = clock()
+        let run = state.withLock { registry -> TestRun? in
+            guard registry.runs[id] != nil else { return nil }
+            Self.close(id, at: now, because: "finished", in: &registry)
+            return registry.runs[id]
+        }
+        if let run { save(run) }
+        return run
+    }
+
+    /// Starts a new attempt of each case named (every failed case when `caseIDs` is empty is the
+    /// caller's choice: it passes them), reopening a finished run. Throws for a case the run does not have.
+    public func retry(_ id: String, cases caseIDs: [String]) throws(SuiteError) -> TestRun? {
+        let now = clock()
+        let run = try state.withLock { registry throws(SuiteError) -> TestRun? in
+            guard var run = registry.runs[id] else { return nil }
+            for caseID in caseIDs where !run.cases.contains(where: { $0.id == caseID }) {
+                throw SuiteError("run \(id) has no case \(caseID)")
             }
+            for index in run.cases.indices where caseIDs.contains(run.cases[index].id) { run.cases[index].retry() }
+            run.lastActivityAt = now
+            if run.state == .finished {
+                run.state = .open
+                run.finishedAt = nil
+                run.finishedBecause = nil
+                registry.open.insert(id, at: 0)
+            }
+            registry.runs[id] = run
+            registry.indexes[id] = OpenRunIndex(run)
             return run
         }
         if let run { save(run) }
         return run
     }
 
-    /// The case of the newest open run that the transaction's scenario, version and channel match.
+    /// The case a transaction belongs to: the one its `X-Harness-Case` tag names, else the first
+    /// case of the newest open run with its scenario, version and channel and no transaction yet.
     public func runCase(for entry: JournalEntry) -> JournalEntry.RunCase? {
-        guard let scenario = entry.scenario, let version = entry.version else { return nil }
-        let attached = runs.withLock { runs -> TestRun? in
-            let open = runs.values.filter { $0.state == .open }.sorted { $0.createdAt > $1.createdAt }
-            for var run in open {
-                guard let index = run.cases.firstIndex(where: {
-                    $0.scenario == scenario && $0.version == version && $0.channel.deviceChannel == entry.channel
-                }) else { continue }
-                run.cases[index].transactions.append(entry.dsTransID)
-                runs[run.id] = run
-                return run
+        endIdleRuns()
+        let now = clock()
+        let attached = state.withLock { registry -> (run: TestRun, caseID: String)? in
+            if let tag = entry.caseTag { return Self.attachTagged(entry, tag: tag, at: now, in: &registry) }
+            guard let scenario = entry.scenario, let version = entry.version, let channel = entry.channel else { return nil }
+            let key = OpenRunIndex.key(scenario, version, channel)
+            for id in registry.open {
+                guard let index = registry.indexes[id]?.waiting[key]?.first else { continue }
+                return Self.attach(entry.dsTransID, to: index, of: id, at: now, in: &registry)
             }
             return nil
         }
         guard let attached else { return nil }
-        save(attached)
-        let caseID = attached.cases.first { $0.transactions.last == entry.dsTransID }?.id ?? ""
-        return JournalEntry.RunCase(run: attached.id, caseID: caseID)
+        save(attached.run)
+        return JournalEntry.RunCase(run: attached.run.id, caseID: attached.caseID)
+    }
+
+    /// Why a tag attaches nothing, for the transaction's record; nil when it attaches.
+    public func problem(withTag tag: String) -> String? {
+        let (runID, caseID) = Self.split(tag)
+        return state.withLock { registry in
+            guard let run = registry.runs[runID] else { return "names no run (\(HarnessCaseHeader.name): RUN/CASE, ids from GET /admin/runs)" }
+            guard run.state == .open else { return "names run \(runID), which is finished" }
+            if let caseID, registry.indexes[runID]?.cases[caseID] == nil { return "run \(runID) has no case \(caseID)" }
+            return nil
+        }
+    }
+
+    private static func split(_ tag: String) -> (run: String, case: String?) {
+        guard let slash = tag.firstIndex(of: "/") else { return (tag, nil) }
+        return (String(tag[..<slash]), String(tag[tag.index(after: slash)...]))
+    }
+
+    private static func attachTagged(_ entry: JournalEntry, tag: String, at now: Date, in registry: inout Registry) -> (run: TestRun, caseID: String)? {
+        let (runID, caseID) = split(tag)
+        guard let index = registry.indexes[runID] else { return nil }
+        let position: Int?
+        if let caseID {
+            position = index.cases[caseID]
+        } else {
+            // The run named, the case its scenario, version and channel match.
+            let key = OpenRunIndex.key(entry.scenario ?? "", entry.version ?? "", entry.channel ?? "")
+            position = registry.runs[runID]?.cases.firstIndex { OpenRunIndex.key($0) == key }
+        }
+        guard let position else { return nil }
+        return attach(entry.dsTransID, to: position, of: runID, at: now, in: &registry)
+    }
+
+    private static func attach(_ dsTransID: String, to position: Int, of runID: String, at now: Date,
+                               in registry: inout Registry) -> (run: TestRun, caseID: String)? {
+        guard var run = registry.runs[runID] else { return nil }
+        // The run's record is taken out while it changes, so that its cases are not copied.
+        registry.runs[runID] = nil
+        defer { registry.runs[runID] = run }
+        let key = OpenRunIndex.key(run.cases[position])
+        guard run.cases[position].attach(dsTransID, at: now) else { return nil }
+        registry.indexes[runID]?.taken(position, key: key)
+        run.lastActivityAt = now
+        return (run, run.cases[position].id)
+    }
+
+    /// Finishes the open runs idle past their time.
+    private func endIdleRuns() {
+        let now = clock()
+        let ended = state.withLock { registry -> [TestRun] in
+            let idle = registry.open.filter { registry.runs[$0].map { $0.idleUntil <= now } ?? true }
+            return idle.compactMap { id in
+                let idleFor = registry.runs[id].map { Int($0.timing.idle) } ?? 0
+                Self.close(id, at: now, because: "idle: no transaction for \(idleFor) s", in: &registry)
+                return registry.runs[id]
+            }
+        }
+        ended.forEach(save)
+    }
+
+    private static func close(_ id: String, at now: Date, because reason: String, in registry: inout Registry) {
+        registry.runs[id]?.finish(at: now, because: reason)
+        registry.open.removeAll { $0 == id }
+        registry.indexes[id] = nil
     }
 
     private func save(_ run: TestRun) {

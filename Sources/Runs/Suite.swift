@@ -26,14 +26,17 @@ public struct Suite: Sendable, Equatable {
     public var scenarios: [String]
     public var versions: [MessageVersion]
     public var channels: [Channel]
+    /// A subset: case ids (`challenge-text/2.2.0/app`) or scenario names; empty means every case.
+    public var only: [String]
 
     public init(name: String, party: ConformanceCheck.Party, scenarios: [String] = [], versions: [MessageVersion] = MessageVersion.allCases,
-                channels: [Channel] = [.app]) {
+                channels: [Channel] = [.app], only: [String] = []) {
         self.name = name
         self.party = party
         self.scenarios = scenarios
         self.versions = versions
         self.channels = channels
+        self.only = only
     }
 
     /// `sdk-app`: an SDK in an app, through every scenario whose faults are on its leg (or none).
@@ -80,12 +83,14 @@ public struct Suite: Sendable, Equatable {
             }
         }
         guard !versions.isEmpty, !channels.isEmpty else { throw SuiteError("suite.versions and suite.channels must not be empty") }
-        self.init(name: name, party: party, scenarios: try strings("scenarios") ?? [], versions: versions, channels: channels)
+        self.init(name: name, party: party, scenarios: try strings("scenarios") ?? [], versions: versions, channels: channels,
+                  only: try strings("only") ?? [])
     }
 
     public var json: JSONValue {
-        .object([("name", .string(name)), ("party", .string(party.rawValue)), ("scenarios", .array(scenarios.map(JSONValue.string))),
-                 ("versions", .array(versions.map { .string($0.rawValue) })), ("channels", .array(channels.map { .string($0.rawValue) }))])
+        .object(omittingAbsent: [("name", .string(name)), ("party", .string(party.rawValue)), ("scenarios", .array(scenarios.map(JSONValue.string))),
+                                 ("versions", .array(versions.map { .string($0.rawValue) })), ("channels", .array(channels.map { .string($0.rawValue) })),
+                                 ("only", only.isEmpty ? nil : .array(only.map(JSONValue.string)))])
     }
 
     /// The cases of the suite over `catalog`: one per scenario x version x channel.
@@ -111,7 +116,11 @@ public struct Suite: Sendable, Equatable {
             }
         }
         guard !cases.isEmpty else { throw SuiteError("no scenario of the suite plays in its channels (SDK-leg faults are app only)") }
-        return cases
+        guard !only.isEmpty else { return cases }
+        for name in only where !cases.contains(where: { $0.id == name || $0.scenario == name }) {
+            throw SuiteError("suite.only: \(name) is neither a case id (scenario/version/channel) nor a scenario of the suite")
+        }
+        return cases.filter { only.contains($0.id) || only.contains($0.scenario) }
     }
 
     /// Whether a scenario tests the party: its faults are on the party's legs (or it has none).

@@ -135,7 +135,7 @@ public struct BrowserSimulator: Sendable {
 
     private func postJSON(_ path: String, _ body: JSONValue, acceptingBadGateway: Bool = false) async throws(SimulationError) -> JSONValue {
         let response: HTTPResponse
-        do { response = try await simulator.client.post(simulator.baseURL + path, body: JSONWriter.write(body)) } catch { throw .unreachable("\(error)") }
+        do { response = try await simulator.client.post(simulator.baseURL + path, body: JSONWriter.write(body), headers: simulator.caseHeaders) } catch { throw .unreachable("\(error)") }
         // 502 carries the record of a transaction the DS failed: that is a result, not a refusal.
         guard response.status.code == 200 || (acceptingBadGateway && response.status.code == 502) else {
             throw .refused(status: response.status.code, response.bodyText)

@@ -216,7 +216,7 @@ extension Simulator {
 
     private func post(_ path: String, _ body: JSONValue, accepting codes: Set<Int>) async throws(SimulationError) -> (Int, JSONValue) {
         let response: HTTPResponse
-        do { response = try await client.post(baseURL + path, body: JSONWriter.write(body)) } catch { throw .unreachable("\(error)") }
+        do { response = try await client.post(baseURL + path, body: JSONWriter.write(body), headers: caseHeaders) } catch { throw .unreachable("\(error)") }
         return try Self.read(response, accepting: codes)
     }
 

@@ -1,6 +1,7 @@
 public import EMV3DS
 import EMVCrypto
 import Foundation
+import Messaging
 public import JOSE
 public import JSON
 public import Net
@@ -82,6 +83,9 @@ public struct Simulator: Sendable {
     public let baseURL: String
     /// The backend contract the app talks through.
     public let profile: IntegrationProfile
+    /// The test run case the transactions are for (`RUN/CASE`), sent as `X-Harness-Case` so the
+    /// harness attaches them to it; nil leaves that to the scenario.
+    public var harnessCase: String?
 
     public init(client: HTTPClient, baseURL: String, profile: IntegrationProfile = .server) {
         self.client = client
@@ -89,11 +93,14 @@ public struct Simulator: Sendable {
         self.profile = profile
     }
 
+    /// `X-Harness-Case` when a case is named.
+    var caseHeaders: HTTPHeaders { harnessCase.map { [HarnessCaseHeader.name: $0] } ?? [:] }
+
     /// Runs one frictionless authentication: the SDK's parameters to the 3DS Server, the outcome back.
     public func authenticate(_ transaction: SimulatedSDKTransaction, pan: String) async throws(SimulationError) -> SimulationResult {
         let body = JSONWriter.write(transaction.authenticateRequest(pan: pan))
         let response: HTTPResponse
-        do { response = try await client.post(baseURL + "/3ds-server/authenticate", body: body) } catch {
+        do { response = try await client.post(baseURL + "/3ds-server/authenticate", body: body, headers: caseHeaders) } catch {
             throw .unreachable("\(error)")
         }
         // 502 carries the record of a transaction the DS failed: that is a result, not a refusal.

@@ -19,6 +19,8 @@ struct AuthenticationRequest {
     /// fingerprint token carries it), or by a browser authentication that `prepare` named;
     /// otherwise the 3DS Server makes one.
     var threeDSServerTransID: String?
+    /// The run case the requestor named (`X-Harness-Case`), passed on with the AReq to the DS.
+    var harnessCase: String?
 
     enum Channel {
         case app(SDKParameters)

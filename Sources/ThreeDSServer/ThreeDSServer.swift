@@ -78,7 +78,8 @@ public final class ThreeDSServer: Sendable {
         guard request.headers.mediaType == "application/json" else {
             throw HTTPError(.unsupportedMediaType, "expected Content-Type application/json, got \(request.headers["Content-Type"] ?? "none")")
         }
-        let input = try AuthenticationRequest(json: request.jsonBody())
+        var input = try AuthenticationRequest(json: request.jsonBody())
+        input.harnessCase = request.harnessCase
         let (transaction, status) = if let preparedID = input.threeDSServerTransID {
             try await authenticate(input, prepared: preparedID)
         } else {
@@ -105,7 +106,8 @@ public final class ThreeDSServer: Sendable {
         transaction.record(.sent, bytes: areqBytes)
         let url = settings.directoryServerURL ?? endpoints.url("/ds/areq")
         do {
-            let answer = try await peer.exchange(bytes: areqBytes, url: url) { bytes throws(InvalidMessage) in
+            let headers: HTTPHeaders = input.harnessCase.map { [HarnessCaseHeader.name: $0] } ?? [:]
+            let answer = try await peer.exchange(bytes: areqBytes, url: url, headers: headers) { bytes throws(InvalidMessage) in
                 let envelope = try MessageEnvelope.read(bytes, rules: AResRules.rules, request: areq.json)
                 return (ARes(validated: envelope), envelope, bytes)
             }

@@ -47,7 +47,9 @@ struct EMVCoProfile {
             members.removeAll { $0.key == "authenticationRequestParameters" }
             members = parameters + members
         }
-        let (transaction, status) = try await server.authenticate(AuthenticationRequest(json: .object(members)))
+        var input = try AuthenticationRequest(json: .object(members))
+        input.harnessCase = request.harnessCase
+        let (transaction, status) = try await server.authenticate(input)
         guard status == .ok else {
             // The transaction exists (its trail says what went wrong): the error names it.
             return Self.failure(HTTPError(status, transaction.error ?? "no usable answer from the DS"), threeDSServerTransID: transaction.threeDSServerTransID)

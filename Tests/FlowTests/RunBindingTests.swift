@@ -1,0 +1,115 @@
+import EMV3DS
+import EMVCrypto
+import Foundation
+import JSON
+import Net
+import SDKSimulator
+import Testing
+
+/// How transactions are attached to a run's cases: by the `X-Harness-Case` header the party
+/// under test sends, else one transaction per case by its scenario; retries and subsets.
+@Suite("Test runs: transactions bound to cases exactly")
+struct RunBindingTests {
+    static func suite(_ scenarios: [String], only: [String] = []) -> JSONValue {
+        .object(omittingAbsent: [
+            ("name", .string("binding")), ("party", .string("sdk")), ("scenarios", .array(scenarios.map(JSONValue.string))),
+            ("versions", .array([.string("2.2.0")])), ("only", only.isEmpty ? nil : .array(only.map(JSONValue.string))),
+        ])
+    }
+
+    func start(_ harness: RunningHarness, _ suite: JSONValue) async throws -> String {
+        let response = try await harness.post("/admin/runs", JSONWriter.write(.object([("suite", suite)])))
+        #expect(response.status == .created, "\(response.bodyText)")
+        return try #require(try JSONReader.parse(response.body).value["id"]?.stringValue)
+    }
+
+    func run(_ harness: RunningHarness, _ id: String) async throws -> JSONValue {
+        try JSONReader.parse(try await harness.get("/admin/runs/\(id)").body).value
+    }
+
+    func onlyCase(_ run: JSONValue) throws -> JSONValue { try #require(run["cases"]?.arrayValue?.first) }
+
+    /// One frictionless transaction of `pan` through the 3DS Server, tagged with `tag` when given.
+    func transaction(_ harness: RunningHarness, pan: String = "4000000000001000", tag: String? = nil) async throws -> SimulationResult {
+        var simulator = harness.simulator
+        simulator.harnessCase = tag
+        let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: .v2_2_0, style: .android)
+        return try await simulator.authenticate(sdk, pan: pan)
+    }
+
+    @Test func theScenarioFallbackTakesOneTransactionPerCaseAndATagTakesMore() async throws {
+        try await withHarness { harness in
+            let id = try await start(harness, Self.suite(["frictionless-y"]))
+            _ = try await transaction(harness)
+            _ = try await transaction(harness)  // a second untagged one: the case has its transaction already
+            #expect(try onlyCase(try await run(harness, id))["transactions"]?.arrayValue?.count == 1)
+            _ = try await transaction(harness, tag: "\(id)/frictionless-y/2.2.0/app")
+            _ = try await transaction(harness, tag: id)  // the run alone: the case its scenario, version and channel match
+            let graded = try onlyCase(try await run(harness, id))
+            #expect(graded["transactions"]?.arrayValue?.count == 3 && graded["status"]?.stringValue == "passed", "\(JSONWriter.string(graded))")
+            // Every tagged transaction's record names its case.
+            let list = try JSONReader.parse(try await harness.get("/inspector/transactions?run=\(id)").body).value
+            #expect(list["transactions"]?.arrayValue?.count == 3)
+            #expect(list["transactions"]?.arrayValue?.first?["caseTag"]?.stringValue == id)
+        }
+    }
+
+    @Test func aTagThatNamesNoOpenCaseAttachesNothingAndSaysWhy() async throws {
+        try await withHarness { harness in
+            let id = try await start(harness, Self.suite(["frictionless-y"]))
+            for (tag, reason) in [("no-such-run", "names no run"), ("\(id)/challenge-text/2.2.0/app", "has no case challenge-text/2.2.0/app")] {
+                _ = try await transaction(harness, tag: tag)
+                let list = try JSONReader.parse(try await harness.get("/inspector/transactions?limit=1").body).value
+                let summary = try #require(list["transactions"]?.arrayValue?.first)
+                #expect(summary["run"] == nil && summary["caseTagProblem"]?.stringValue?.contains(reason) == true, "\(JSONWriter.string(summary))")
+            }
+            _ = try await harness.post("/admin/runs/\(id)/finish", [])
+            _ = try await transaction(harness, tag: id)
+            let list = try JSONReader.parse(try await harness.get("/inspector/transactions?limit=1").body).value
+            #expect(list["transactions"]?.arrayValue?.first?["caseTagProblem"]?.stringValue?.contains("finished") == true)
+            #expect(try onlyCase(try await run(harness, id))["transactions"]?.arrayValue?.isEmpty == true)
+        }
+    }
+
+    @Test func aTransactionTaggedForAnotherScenarioFailsTheCaseAndARetryCountsInstead() async throws {
+        try await withHarness { harness in
+            let id = try await start(harness, Self.suite(["frictionless-y"]))
+            // An N card tagged as the Y case: the party bound the wrong transaction.
+            _ = try await transaction(harness, pan: "4000000000003006", tag: "\(id)/frictionless-y/2.2.0/app")
+            let failed = try onlyCase(try await run(harness, id))
+            #expect(failed["status"]?.stringValue == "failed")
+            #expect(failed["problems"]?.arrayValue?.first?.stringValue?.contains("use the case's PAN 4000000000001000") == true, "\(JSONWriter.string(failed))")
+
+            // No body: every failed case is retried; the retry's verdict counts, the first attempt is kept.
+            let retried = try await harness.post("/admin/runs/\(id)/retry", [])
+            #expect(retried.status == .ok, "\(retried.bodyText)")
+            let pending = try onlyCase(try JSONReader.parse(retried.body).value)
+            #expect(pending["status"]?.stringValue == "pending" && pending["attempt"]?.numberText == "2")
+            _ = try await transaction(harness)
+            let passed = try onlyCase(try await run(harness, id))
+            #expect(passed["status"]?.stringValue == "passed" && passed["transactions"]?.arrayValue?.count == 1, "\(JSONWriter.string(passed))")
+
+            // A finished run opens again for a retry of a named case; a case it does not have is refused.
+            _ = try await harness.post("/admin/runs/\(id)/finish", [])
+            let named = try await harness.post("/admin/runs/\(id)/retry", Array(#"{"cases":["frictionless-y/2.2.0/app"]}"#.utf8))
+            #expect(try JSONReader.parse(named.body).value["state"]?.stringValue == "open")
+            let unknown = try await harness.post("/admin/runs/\(id)/retry", Array(#"{"cases":["nope/2.2.0/app"]}"#.utf8))
+            #expect(unknown.status == .badRequest && unknown.bodyText.contains("no case nope/2.2.0/app"))
+            #expect(try await harness.post("/admin/runs/missing/retry", []).status == .notFound)
+        }
+    }
+
+    @Test func aSubsetRunsOnlyTheCasesNamed() async throws {
+        try await withHarness { harness in
+            let response = try await harness.post("/admin/runs", JSONWriter.write(.object([
+                ("suite", Self.suite(["frictionless-y", "frictionless-n", "challenge-text"], only: ["challenge-text", "frictionless-n/2.2.0/app"])),
+            ])))
+            let cases = (try JSONReader.parse(response.body).value["cases"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue }
+            #expect(cases == ["frictionless-n/2.2.0/app", "challenge-text/2.2.0/app"], "\(response.bodyText)")
+            let bad = try await harness.post("/admin/runs", JSONWriter.write(.object([("suite", Self.suite(["frictionless-y"], only: ["frictionless-n"]))])))
+            #expect(bad.status == .badRequest && bad.bodyText.contains("suite.only: frictionless-n"))
+            let badTiming = try await harness.post("/admin/runs", Array(#"{"suite":"sdk-app","idleSeconds":0}"#.utf8))
+            #expect(badTiming.status == .badRequest && badTiming.bodyText.contains("idleSeconds"))
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import EMV3DS
+import Foundation
+import Harness
+import Journal
+import Runs
+import Synchronization
+import Testing
+import TestSupport
+
+/// A run always ends: a case whose transaction never ends is graded at its deadline, and a run
+/// that takes nothing for its idle time finishes itself. Driven by a clock, not by waiting.
+@Suite("Test runs: deadlines and the idle end")
+struct RunTimingTests {
+    final class Clock: Sendable {
+        private let now = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+        var date: Date { now.withLock { $0 } }
+        func advance(_ seconds: TimeInterval) { now.withLock { $0 += seconds } }
+    }
+
+    let clock = Clock()
+    let journal = Journal()
+    let catalog = try! ScenarioFile.load(path: repositoryRoot + "/config/scenarios.yaml")
+
+    func registry() -> RunRegistry {
+        let clock = clock
+        let runs = RunRegistry(archive: nil) { clock.date }
+        journal.setListener(runs)
+        return runs
+    }
+
+    func suite(_ scenario: String, party: ConformanceCheck.Party = .threeDSServer) -> Suite {
+        Suite(name: "timing", party: party, scenarios: [scenario], versions: [.v2_2_0])
+    }
+
+    /// A transaction of `scenario` in 2.2.0 that begins and is left open (an ARes D whose RReq never comes).
+    func openTransaction(_ scenario: String, channel: String = "01") -> String {
+        let id = UUID().uuidString.lowercased()
+        journal.open(JournalEntry(dsTransID: id, ids: TransactionIDs(), pan: nil, version: "2.2.0", channel: channel, scenario: scenario))
+        return id
+    }
+
+    @Test func aDecoupledCaseWhoseRReqNeverComesIsGradedAtItsDeadline() throws {
+        let runs = registry()
+        let run = try runs.start(suite("fault-decoupled-never"), name: nil, catalog: catalog,
+                                 timing: TestRun.Timing(idle: 600, caseDeadline: 30))
+        _ = openTransaction("fault-decoupled-never")
+        let attached = try #require(runs.run(run.id))
+        #expect(GradedRun(attached, journal: journal, now: clock.date).cases.first?.status == .running)
+        clock.advance(30)
+        #expect(GradedRun(attached, journal: journal, now: clock.date).cases.first?.status == .passed)
+    }
+
+    @Test func aChallengeStillOpenAtTheDeadlineFailsWhatWasDue() throws {
+        let runs = registry()
+        let run = try runs.start(suite("challenge-text", party: .sdk), name: nil, catalog: catalog,
+                                 timing: TestRun.Timing(idle: 600, caseDeadline: 30))
+        _ = openTransaction("challenge-text")
+        clock.advance(31)
+        let attached = try #require(runs.run(run.id))
+        let verdict = try #require(GradedRun(attached, journal: journal, now: clock.date).cases.first)
+        #expect(verdict.status == .failed && verdict.failures == ["challenge.end: the challenge had not ended by the case's deadline"], "\(verdict.failures)")
+    }
+
+    @Test func aRunIdlePastItsTimeFinishesItselfAndAttachesNothingMore() throws {
+        let runs = registry()
+        let run = try runs.start(suite("frictionless-y"), name: nil, catalog: catalog, timing: TestRun.Timing(idle: 60, caseDeadline: 30))
+        clock.advance(59)
+        #expect(runs.run(run.id)?.state == .open)
+        clock.advance(1)
+        let ended = try #require(runs.run(run.id))
+        #expect(ended.state == .finished && ended.finishedBecause == "idle: no transaction for 60 s")
+        _ = openTransaction("frictionless-y")
+        #expect(runs.run(run.id)?.cases.first?.transactions.isEmpty == true)
+        #expect(GradedRun(ended, journal: journal, now: clock.date).cases.first?.problems.first?.hasPrefix("not attempted") == true)
+    }
+
+    @Test func eachTransactionAttachedPutsTheIdleEndBack() throws {
+        let runs = registry()
+        let run = try runs.start(Suite(name: "two", party: .threeDSServer, scenarios: ["frictionless-y", "frictionless-n"], versions: [.v2_2_0]),
+                                 name: nil, catalog: catalog, timing: TestRun.Timing(idle: 60, caseDeadline: 30))
+        clock.advance(50)
+        _ = openTransaction("frictionless-y")
+        clock.advance(50)
+        _ = openTransaction("frictionless-n")
+        #expect(runs.run(run.id)?.state == .open)
+        #expect(runs.run(run.id)?.cases.allSatisfy { $0.transactions.count == 1 } == true)
+    }
+
+    @Test func theNewestOpenRunTakesTheTransactionAndAFullAttemptTakesNoMore() throws {
+        let runs = registry()
+        let older = try runs.start(suite("frictionless-y"), name: nil, catalog: catalog)
+        clock.advance(1)
+        let newer = try runs.start(suite("frictionless-y"), name: nil, catalog: catalog)
+        _ = openTransaction("frictionless-y")
+        #expect(runs.run(newer.id)?.cases.first?.transactions.count == 1)
+        // The newer run's case has its transaction: the next untagged one goes to the older run.
+        _ = openTransaction("frictionless-y")
+        #expect(runs.run(older.id)?.cases.first?.transactions.count == 1)
+        // Tagged ones keep coming, up to the bound of an attempt.
+        for _ in 0..<(RunCase.maxTransactionsPerAttempt + 2) {
+            var entry = JournalEntry(dsTransID: UUID().uuidString, ids: TransactionIDs(), pan: nil, version: "2.2.0", channel: "01", scenario: "frictionless-y")
+            entry.caseTag = newer.id
+            journal.open(entry)
+        }
+        let full = try #require(runs.run(newer.id)?.cases.first)
+        #expect(full.transactions.count == RunCase.maxTransactionsPerAttempt && full.overflow == 3)
+    }
+}

@@ -97,6 +97,11 @@ public final class AccessControlServer: Sendable {
         if case .challenge = plan, areq.deviceChannel == DeviceChannel.browser.rawValue, settings.browserPages == nil {
             plan = .final(.unavailable, reason: "07")  // a browser challenge needs the page templates
         }
+        // Decoupled only when the requestor asked for it (Y; in 2.3.1 also F fallback, B preferred): an absent
+        // threeDSRequestorDecReqInd means N. The fallback is the one a version without decoupled gets: U, reason 07.
+        if case .decoupled = plan, !["Y", "F", "B"].contains(areq["threeDSRequestorDecReqInd"] ?? "N") {
+            plan = .final(.unavailable, reason: "07")
+        }
         do {
             try apply(plan, to: &ares, of: &transaction, areq: areq, faults: scenario.faults)
         } catch {

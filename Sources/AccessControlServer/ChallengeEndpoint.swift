@@ -100,7 +100,8 @@ extension AccessControlServer {
         guard case .challenge(let state) = transaction.phase else {
             journal?.message(dsTransID, from: .sdk, to: .accessControlServer, type: MessageType.cReq.rawValue, body: body, note: "after the challenge ended",
                              isJSON: false)
-            throw ChallengeRefusal("acsTransID", .transactionIDNotRecognised, "the challenge has ended", about: known)
+            // An SDK sends nothing after the final CRes (or after its own time limit): graded, not only answered.
+            throw ChallengeRefusal("acsTransID", .transactionIDNotRecognised, Self.afterTheEnd, about: known, fails: .challengeEnd)
         }
         guard case .secureChannel(let channel) = state.medium else {
             throw ChallengeRefusal("acsTransID", .transactionIDNotRecognised, "is a browser challenge: its CReq goes to the acsURL as a form", about: known)
@@ -142,12 +143,15 @@ extension AccessControlServer {
                           encryption: jwe.contentEncryption, known: known)
     }
 
+    /// Why a CReq after the end is refused (Erro 301), and what fails `challenge.end`.
+    static let afterTheEnd = "the challenge has ended: no CReq is due after the final CRes"
+
     /// Claims the counter and takes the decision at once, so a replayed or concurrent CReq cannot pass.
     private func decide(_ opened: OpenedCReq) throws(ChallengeRefusal) -> ChallengeSession.Decision {
         let (creq, kid, known) = (opened.creq, opened.acsTransID, opened.known)
         let step: Result<ChallengeSession.Decision, ChallengeRefusal>? = transactions.update(kid) { transaction in
             guard case .challenge(var state) = transaction.phase else {
-                return .failure(ChallengeRefusal("acsTransID", .transactionIDNotRecognised, "the challenge has ended", about: known))
+                return .failure(ChallengeRefusal("acsTransID", .transactionIDNotRecognised, Self.afterTheEnd, about: known, fails: .challengeEnd))
             }
             guard creq.counter == state.nextCounter else {
                 return .failure(ChallengeRefusal("sdkCounterStoA", .dataDecryptionFailure,

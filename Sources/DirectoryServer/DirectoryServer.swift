@@ -51,6 +51,8 @@ public final class DirectoryServer: Sendable {
         var warnings: [String] = []
         /// Set when the transaction's RReq has been relayed.
         var resultsRelayed = false
+        /// The Erro the 3DS Server owes about the DS's answer: required when the scenario's faults spoilt the ARes.
+        var erroDue = ErroDue.forbidden
 
         var archivedJSON: [UInt8] { JSONWriter.write(json) }
 
@@ -128,6 +130,11 @@ public final class DirectoryServer: Sendable {
         // A 3DS Server makes a new threeDSServerTransID for every AReq; the DS refuses one it has seen.
         guard serverTransIDs.insert(areq.threeDSServerTransID, dsTransID) else {
             let reason = "was the id of an earlier AReq; a 3DS Server makes a new one for each"
+            // The earlier transaction's case fails too: its AReq was sent again (a retry of a refused AReq, say).
+            if let earlier = serverTransIDs.get(areq.threeDSServerTransID) {
+                journal?.check(earlier, .fail(.areqElements, "threeDSServerTransID \(areq.threeDSServerTransID) was sent again in a later AReq (dsTransID \(dsTransID)): "
+                                                + "an AReq, also one sent again after a refusal or a failure, has a new threeDSServerTransID"))
+            }
             return refused(request, dsTransID: dsTransID,
                            InvalidMessage(Violation(field: "threeDSServerTransID", code: .duplicate(in: areq.version), reason: reason), about: areq.json))
         }
@@ -172,6 +179,7 @@ public final class DirectoryServer: Sendable {
                                                 threeDSServerURL: areq["threeDSServerURL"] ?? "", acsURL: acsURL,
                                                 warnings: areq.warnings.map { "AReq: " + $0 }))
         let faults = scenario?.faults.on(.directoryServer) ?? []
+        transactions.update(dsTransID) { $0.erroDue = ErroDue(answerSpoiltBy: faults) }
         let answer = await relay(areq, to: acsURL)
         guard !faults.isEmpty, let json = try? JSONReader.parse(answer.body).value else { return answered(dsTransID, answer) }
         return answered(dsTransID, await FaultyAnswer.answer(json, faults: faults, from: .directoryServer),
@@ -284,12 +292,15 @@ public final class DirectoryServer: Sendable {
     /// transaction's ACS. Erro messages are not answered with a message: an empty 200.
     private func forward(_ erro: ErroMessage) async -> HTTPResponse {
         let taken = HTTPResponse.taken(erro)
-        guard let dsTransID = erro.dsTransID, let transaction = transactions.get(dsTransID) else {
+        // Named by its dsTransID, or by the threeDSServerTransID when the ARes could not be read for one (malformed JSON).
+        let named = erro.dsTransID ?? erro.threeDSServerTransID.flatMap { serverTransIDs.get($0) }
+        guard let dsTransID = named, let transaction = transactions.get(dsTransID) else {
             logger.info("Erro from a 3DS Server names no transaction of this DS", metadata: ["errorCode": "\(erro.errorCode.rawValue)"])
             return taken
         }
         record(dsTransID, "received from the 3DS Server: Erro \(erro.errorCode.rawValue) (\(erro.errorDetail))")
         journal?.message(dsTransID, from: .threeDSServer, to: .directoryServer, erro.json)
+        journal?.check(dsTransID, Self.aresErroCheck(erro, due: transaction.erroDue, version: transaction.version))
         journal?.end(dsTransID, because: "Erro \(erro.errorCode.rawValue) from the 3DS Server")
         guard let acsURL = transaction.acsURL else { return taken }  // the DS answered this AReq itself
         var forwarded = erro
@@ -298,6 +309,30 @@ public final class DirectoryServer: Sendable {
         let failure = await peer.notify(forwarded, url: acsURL)
         record(dsTransID, "forwarded to the ACS: Erro \(erro.errorCode.rawValue)" + (failure.map { " (not delivered: \($0))" } ?? ""))
         return taken
+    }
+
+    /// The 3DS Server's Erro about the DS's answer, against what that answer called for.
+    static func aresErroCheck(_ erro: ErroMessage, due: ErroDue, version: MessageVersion) -> CheckResult {
+        let seen = "Erro \(erro.errorCode.rawValue) (errorComponent \(erro.errorComponent.rawValue), errorMessageType \(erro.errorMessageType ?? "none"), "
+            + "errorDetail \"\(erro.errorDetail)\")"
+        switch due {
+        case .forbidden:
+            return .fail(.aresErro, "\(seen) received, but the DS's answer was a valid ARes or an Erro: nothing was due (an Erro is never answered with an Erro)")
+        case .ungraded:
+            return .pass(.aresErro, "\(seen) received about an answer that never arrived whole; allowed, not required")
+        case .required(let codes, let field):
+            var problems: [String] = []
+            if !codes.contains(erro.errorCode) { problems.append("errorCode \(erro.errorCode.rawValue), expected \(codes.map(\.rawValue).joined(separator: " or "))") }
+            if erro.errorComponent != .threeDSServer { problems.append("errorComponent \(erro.errorComponent.rawValue), expected S (the 3DS Server)") }
+            // An answer not read as a message (101) may leave its type unnamed; one that was read is named ARes.
+            let typeKnown = codes != [.messageNotRecognised]
+            if erro.errorMessageType.map({ $0 != MessageType.aRes.rawValue }) ?? typeKnown {
+                problems.append("errorMessageType \(erro.errorMessageType ?? "absent"), expected ARes")
+            }
+            if erro.messageVersion != version.rawValue { problems.append("messageVersion \(erro.messageVersion), expected the AReq's \(version.rawValue)") }
+            if let field, !erro.errorDetail.contains(field) { problems.append("errorDetail does not name \(field), the data element at fault") }
+            return problems.isEmpty ? .pass(.aresErro, "\(seen) received") : .fail(.aresErro, "\(seen) received: " + problems.joined(separator: "; "))
+        }
     }
 
     private func record(_ dsTransID: String, _ event: String) {
@@ -430,7 +465,10 @@ public final class DirectoryServer: Sendable {
                 journal?.message(dsTransID, from: .threeDSServer, to: .directoryServer, type: MessageType.rRes.rawValue, body: rres.0)
                 journal?.message(dsTransID, from: .directoryServer, to: .accessControlServer, type: MessageType.rRes.rawValue, body: rres.0,
                                  note: "relayed as received")
-                journal?.check(dsTransID, .pass(.rresValid))
+                let unechoed = [("threeDSServerTransID", rres.1.threeDSServerTransID, rreq.threeDSServerTransID), ("acsTransID", rres.1.acsTransID, rreq.acsTransID),
+                                ("dsTransID", rres.1.dsTransID, rreq.dsTransID)].filter { $0.1 != $0.2 }
+                journal?.check(dsTransID, unechoed.isEmpty ? .pass(.rresValid)
+                    : .fail(.rresValid, unechoed.map { "\($0.0) \($0.1 ?? "absent") is not the RReq's \($0.2 ?? "absent")" }.joined(separator: "; ")))
                 journal?.end(dsTransID, because: "RRes relayed")
                 return .emv(bytes: rres.0, exchange: MessageExchange(answered: .rRes, ids: rres.1))
             case .erro(let erro):

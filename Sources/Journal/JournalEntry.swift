@@ -201,6 +201,7 @@ public struct JournalEntry: ArchivableRecord {
             ("run", .string(runCase?.run)), ("case", .string(runCase?.caseID)),
             ("caseTag", .string(caseTag)), ("caseTagProblem", .string(caseTagProblem)),
             ("state", .string(state.rawValue)), ("endedBecause", .string(endedBecause)), ("transStatus", .string(transStatus)),
+            ("durationMs", messages.last.map { .number(String(Int(($0.at.timeIntervalSince(startedAt) * 1000).rounded()))) }),
             ("verdict", .string(verdict?.rawValue)),
             ("failedChecks", .number(String(checks.count { $0.verdict == .fail }))),
         ]

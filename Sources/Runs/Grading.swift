@@ -89,6 +89,15 @@ public struct GradedRun: Sendable {
             let results = entry.checks
             checks += results.map { (dsTransID, $0) }
             let ended = entry.ended
+            // The 3DS Server's Erro about a spoilt ARes comes after the entry ended: the case waits for it.
+            if let codes = runCase.threeDSServerErro, !results.contains(where: { $0.check == .aresErro }) {
+                if settled {
+                    checks.append((dsTransID, .fail(.aresErro, "no Erro received about the ARes the scenario spoilt "
+                        + "(\(finished ? "when the run finished" : "by the case's deadline")): expected errorCode \(codes.joined(separator: " or "))")))
+                } else {
+                    open = true
+                }
+            }
             // A challenge whose end is judged (an SDK that rightly stopped) is settled, though the ACS still waits.
             if !ended, !results.contains(where: { $0.check == .challengeEnd }) { open = true }
             // What is due but never came is a failure once the run is finished or the case's deadline passed.

@@ -208,7 +208,9 @@ public enum HTMLReport {
             if let party = text(check["party"]) { out += " <span class=\"party\">\(escape(party))</span>" }
             out += "</td>"
             out += "<td class=\"ref\">\(escape(text(check["reference"]) ?? ""))</td>"
-            out += "<td class=\"detail\">\(escape(text(check["detail"]) ?? ""))</td>"
+            out += "<td class=\"detail\">\(escape(text(check["detail"]) ?? ""))"
+            if let fix = text(check["fix"]) { out += "<p class=\"fix\"><b>How to fix:</b> \(escape(fix))</p>" }
+            out += "</td>"
             if let id = text(check["dsTransID"]) {
                 // Short: a case's checks mostly share one transaction; the whole id is the tooltip.
                 let short = id.count > 13 ? String(id.prefix(8)) + "…" : id
@@ -387,6 +389,7 @@ public enum HTMLReport {
     th{background:var(--soft);font-size:12px;color:var(--muted);font-weight:600}
     td.ref{color:var(--muted);font-size:12px;min-width:140px}
     td.detail{overflow-wrap:anywhere;max-width:320px}
+    p.fix{margin:6px 0 0;color:var(--muted)}
     td.id{white-space:nowrap;font-size:11.5px}
     td.tid{overflow-wrap:anywhere;font-size:11.5px}
     tr.v-fail td{background:var(--fail-bg)}tr.v-fail td:first-child{box-shadow:inset 3px 0 0 var(--fail)}

@@ -1,4 +1,5 @@
 import EMV3DS
+import Foundation
 import JSON
 
 /// A graded run as JUnit XML, the format CI servers read: one `testcase` per scenario x version
@@ -18,12 +19,12 @@ public enum JUnitReport {
         xml += "    </properties>\n"
         for verdict in graded.cases {
             let runCase = verdict.runCase
-            xml += #"    <testcase classname="\#(escape(run.suite.name)).\#(escape(runCase.scenario))" name="\#(escape("\(runCase.scenario) \(runCase.version) \(runCase.channel.rawValue)"))" time="0">"#
+            xml += #"    <testcase classname="\#(escape(run.suite.name)).\#(escape(runCase.scenario))" name="\#(escape("\(runCase.scenario) \(runCase.version) \(runCase.channel.rawValue)"))" time="\#(seconds(verdict))">"#
             switch verdict.status {
             case .failed:
                 let failures = verdict.failures
                 xml += "\n" + #"      <failure message="\#(escape(failures.first ?? "failed"))" type="\#(escape(firstFailedCheck(verdict) ?? "case"))">"#
-                xml += escape(failures.joined(separator: "\n")) + "</failure>\n    "
+                xml += escape(explained(verdict).joined(separator: "\n")) + "</failure>\n    "
             case .pending:
                 xml += "\n" + #"      <skipped message="not attempted yet"/>"# + "\n    "
             case .running:
@@ -37,6 +38,20 @@ public enum JUnitReport {
         }
         xml += "  </testsuite>\n</testsuites>\n"
         return xml
+    }
+
+    /// Each problem, then each failed check with what was seen, the reference and how to fix it.
+    private static func explained(_ verdict: CaseVerdict) -> [String] {
+        verdict.problems + verdict.checks.filter { $0.result.verdict == .fail }.map { check in
+            let result = check.result
+            return "\(result.check.rawValue): \(result.detail ?? result.check.text)\n  reference: \(result.check.reference)\n  fix: \(result.check.fix)"
+        }
+    }
+
+    /// The case's transactions' time from the AReq to their last message, in seconds.
+    private static func seconds(_ verdict: CaseVerdict) -> String {
+        let milliseconds = verdict.transactions.reduce(0) { $0 + ($1["durationMs"]?.numberText.flatMap { Int($0) } ?? 0) }
+        return String(format: "%.3f", Double(milliseconds) / 1000)
     }
 
     private static func firstFailedCheck(_ verdict: CaseVerdict) -> String? {

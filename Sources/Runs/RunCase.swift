@@ -1,6 +1,7 @@
 import EMV3DS
 public import Foundation
 public import JSON
+import Faults
 import Scenarios
 
 /// One scenario in one version and channel: what to do (the PAN, the answers) and what it
@@ -18,6 +19,8 @@ public struct RunCase: Sendable, Equatable {
     public let transStatus: String
     /// The Erro a correct SDK sends, when the scenario's fault calls for one in this version.
     public let sdkErro: String?
+    /// The Erro codes a correct 3DS Server sends the DS about the ARes the scenario's faults spoil (any one of them).
+    public let threeDSServerErro: [String]?
     /// How a correct SDK reports the challenge (completed, cancelled, protocolError, timedOut, runtimeError).
     public let sdkReport: String?
     /// What a correct party does, in words.
@@ -77,6 +80,7 @@ public struct RunCase: Sendable, Equatable {
         // A fault on the challenge never acts where the version (or channel) answers without one.
         sdkErro = flow == "challenge" ? scenario.expectation?.sdkErro?.rawValue : nil
         sdkReport = flow == "challenge" ? scenario.expectation?.sdk?.rawValue : nil
+        threeDSServerErro = ErroDue(answerSpoiltBy: scenario.faults.on(.directoryServer)).codes
         expectation = scenario.expectation?.text
     }
 
@@ -85,6 +89,7 @@ public struct RunCase: Sendable, Equatable {
             ("id", .string(id)), ("scenario", .string(scenario)), ("messageVersion", .string(version)), ("channel", .string(channel.rawValue)),
             ("pan", .string(pan)), ("answers", answers.isEmpty ? nil : .array(answers.map(JSONValue.string))),
             ("flow", .string(flow)), ("transStatus", .string(transStatus)), ("sdkErro", .string(sdkErro)),
+            ("threeDSServerErro", threeDSServerErro.map { .array($0.map(JSONValue.string)) }),
             ("sdkReport", .string(sdkReport)), ("expectation", .string(expectation)), ("transactions", .array(transactions.map(JSONValue.string))),
             ("attempt", attempt > 1 ? .number(String(attempt)) : nil), ("attemptStart", attemptStart > 0 ? .number(String(attemptStart)) : nil),
             ("lastAttachedAtMs", lastAttachedAt.map { .number(String(Int64($0.timeIntervalSince1970 * 1000))) }),
@@ -106,6 +111,7 @@ public struct RunCase: Sendable, Equatable {
         self.transStatus = transStatus
         sdkErro = json["sdkErro"]?.stringValue
         sdkReport = json["sdkReport"]?.stringValue
+        threeDSServerErro = json["threeDSServerErro"]?.arrayValue?.compactMap(\.stringValue)
         expectation = json["expectation"]?.stringValue
         if case .array(let items)? = json["transactions"] { transactions = items.compactMap(\.stringValue) }
         attempt = json["attempt"]?.numberText.flatMap { Int($0) } ?? 1

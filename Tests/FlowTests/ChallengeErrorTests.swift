@@ -54,6 +54,16 @@ struct OpenChallenge {
         return try CRes(bytes: try channel.open(response.bodyText, direction: .acsToSDK).plaintext)
     }
 
+    /// The verdict and detail of the check `id` in the transaction's journal entry, as a run grades it.
+    func check(_ id: String) async throws -> (verdict: String?, detail: String?) {
+        let list = try JSONReader.parse(try await harness.get("/inspector/transactions?limit=50").body).value
+        let summary = list["transactions"]?.arrayValue?.first { $0["threeDSServerTransID"]?.stringValue == parameters.threeDSServerTransID }
+        let dsTransID = try #require(summary?["dsTransID"]?.stringValue)
+        let entry = try JSONReader.parse(try await harness.get("/inspector/transactions/\(dsTransID)").body).value
+        let result = entry["checks"]?.arrayValue?.first { $0["id"]?.stringValue == id }
+        return (result?["verdict"]?.stringValue, result?["detail"]?.stringValue)
+    }
+
     /// The transaction ended, and the 3DS Server got an RReq saying so.
     func expectEnded(transStatus: String = "U", cancel: String = "06", sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let final = try await harness.simulator.awaitResult(parameters.threeDSServerTransID, limit: .seconds(10))
@@ -91,6 +101,8 @@ struct ChallengeErrorTests {
             #expect(erro.acsTransID == challenge.parameters.acsTransID)
             #expect(erro.errorMessageType == "CReq")
             try await challenge.expectEnded()
+            // Graded as the SDK's failure, not only answered.
+            #expect(try await challenge.check("creq.decrypts").verdict == "fail")
         }
     }
 
@@ -149,6 +161,7 @@ struct ChallengeErrorTests {
             #expect(erro.errorDetail == field)
             #expect(erro.acsTransID == challenge.parameters.acsTransID)
             try await challenge.expectEnded()
+            #expect(try await challenge.check("creq.ids").verdict == "fail")
         }
     }
 
@@ -174,6 +187,7 @@ struct ChallengeErrorTests {
             #expect(erro201.errorCode == .requiredElementMissing)
             #expect(erro201.errorDetail == "sdkCounterStoA")
             try await missing.expectEnded()
+            #expect(try await missing.check("creq.elements").verdict == "fail")
 
             let empty = try await OpenChallenge(harness)
             _ = try await empty.exchange(empty.creq(0))
@@ -199,6 +213,9 @@ struct ChallengeErrorTests {
             let late = try await challenge.expectErro(try challenge.seal(challenge.creq(2, .dataEntry("1234")).json))
             #expect(late.errorCode == .transactionIDNotRecognised)
             #expect(late.errorDescription.contains("ended"))
+            // A CReq after the final CRes fails the SDK's challenge.end (it passed when the challenge completed).
+            let graded = try await challenge.check("challenge.end")
+            #expect(graded.verdict == "fail" && graded.detail?.contains("no CReq is due after the final CRes") == true, "\(graded)")
             // The result stays what the challenge decided.
             let record = try await harness.simulator.record(challenge.parameters.threeDSServerTransID)
             #expect(record.transStatus == "Y")

@@ -98,6 +98,9 @@ struct RunFlowTests {
             }
             let xml = try await harness.get("/admin/runs/\(id)/report.xml")
             #expect(xml.status == .ok && xml.headers.mediaType == "application/xml")
+            // Each failure says what was seen, the reference and how to fix it; each case has its real duration.
+            #expect(xml.bodyText.contains("reference: Core Spec") && xml.bodyText.contains("fix: "))
+            #expect(!xml.bodyText.contains(#"time="0""#) && xml.bodyText.contains(#"time=""#), "\(xml.bodyText)")
             let junit = try JUnitConsumer.read(xml.bodyText)
             #expect(junit.tests == 3 && junit.failures == 1, "\(junit)")
             #expect(junit.failed.first?.contains(misbehaviour == .withholdErro ? "fault-wrong-counter 2.2.0 app" : "challenge-text 2.2.0 app") == true)

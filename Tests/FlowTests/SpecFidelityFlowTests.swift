@@ -100,6 +100,20 @@ struct SpecFidelityFlowTests {
         }
     }
 
+    /// Annex A, threeDSRequestorDecReqInd: absent means N, "do not use decoupled authentication".
+    @Test func decoupledIsAnsweredOnlyToARequestorThatAsksForIt() async throws {
+        try await withHarness { harness in
+            for (indicator, status) in [(nil, "U"), ("N", "U"), ("Y", "D")] as [(String?, String)] {
+                let areq = try appAReq(pan: "4000000000190001", replacing: [
+                    "threeDSRequestorDecReqInd": indicator.map(JSONValue.string), "threeDSRequestorDecMaxTime": indicator == "Y" ? .string("00010") : nil,
+                ])
+                let ares = try await harness.postMessage("/ds/areq", areq)
+                #expect(ares["transStatus"]?.stringValue == status, "\(indicator ?? "absent"): \(JSONWriter.string(ares))")
+                if status == "U" { #expect(ares["transStatusReason"]?.stringValue == "07") }
+            }
+        }
+    }
+
     /// Core specification 5.9.4: a 3DS Server answers an invalid ARes with an Erro to the DS;
     /// the harness's DS passes it on to the ACS (the specification does not say it must), and
     /// each role records it.

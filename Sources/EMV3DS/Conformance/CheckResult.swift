@@ -23,7 +23,8 @@ public struct CheckResult: Sendable, Equatable {
     /// With the check's text, reference and party, as reports and the inspector show it.
     public var json: JSONValue {
         .object(omittingAbsent: [("id", .string(check.rawValue)), ("verdict", .string(verdict.rawValue)), ("text", .string(check.text)),
-                                 ("reference", .string(check.reference)), ("party", .string(check.party.rawValue)), ("detail", .string(detail))])
+                                 ("reference", .string(check.reference)), ("party", .string(check.party.rawValue)), ("detail", .string(detail)),
+                                 ("fix", verdict == .pass ? nil : .string(check.fix))])
     }
 
     /// What is stored: id, verdict and detail; the text, reference and party are the check's own,

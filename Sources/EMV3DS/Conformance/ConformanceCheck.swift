@@ -6,6 +6,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
     case areqUndefinedMembers = "areq.undefined-members"
     case threeDSCompInd = "areq.three-ds-comp-ind"
     case deviceDataDecrypts = "areq.device-data"
+    case aresErro = "ares.erro"
     case rresValid = "rres.valid"
     case creqDecrypts = "creq.decrypts"
     case creqIdentifiers = "creq.ids"
@@ -22,7 +23,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
 
     public var party: Party {
         switch self {
-        case .areqElements, .areqUndefinedMembers, .threeDSCompInd, .rresValid: .threeDSServer
+        case .areqElements, .areqUndefinedMembers, .threeDSCompInd, .aresErro, .rresValid: .threeDSServer
         case .deviceDataDecrypts, .creqDecrypts, .creqIdentifiers, .creqCounter, .creqElements, .sdkErro, .challengeEnd: .sdk
         }
     }
@@ -33,7 +34,8 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .areqUndefinedMembers: "The AReq carries no member its version and channel do not define"
         case .threeDSCompInd: "A browser AReq's threeDSCompInd says what came of the card range's 3DS Method"
         case .deviceDataDecrypts: "The SDK's device data (sdkEncData) decrypts with the DS key to a JSON object"
-        case .rresValid: "The 3DS Server answers the RReq with a valid RRes"
+        case .aresErro: "The 3DS Server answers an ARes it cannot process with the Erro the specification names, and a valid ARes or an Erro with none"
+        case .rresValid: "The 3DS Server answers the RReq with a valid RRes that echoes its ids"
         case .creqDecrypts: "Each CReq is a JWE that decrypts with the secure channel's key"
         case .creqIdentifiers: "Each CReq carries the transaction's messageVersion and ids"
         case .creqCounter: "sdkCounterStoA starts at 000 and rises by one with each CReq"
@@ -49,13 +51,32 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .areqUndefinedMembers: "Core Spec, Annex A: AReq data elements (inclusion per version and device channel)"
         case .threeDSCompInd: "Core Spec: 3DS Method; Annex A: threeDSCompInd, threeDSMethodURL"
         case .deviceDataDecrypts: "Core Spec, Annex A: sdkEncData; SDK Spec: device information"
-        case .rresValid: "Core Spec, Annex A: RRes data elements"
+        case .aresErro: "Core Spec: 3DS Server ARes processing (an invalid ARes is answered with an Erro to the DS); Annex A: Erro, errorCode, errorComponent, errorDetail, errorMessageType"
+        case .rresValid: "Core Spec, Annex A: RRes data elements (threeDSServerTransID, acsTransID, dsTransID as in the RReq)"
         case .creqDecrypts: "Core Spec, Annex A: CReq; app-based secure channel (JWE, sdkReferenceNumber as PartyVInfo)"
         case .creqIdentifiers: "Core Spec, Annex A: messageVersion, threeDSServerTransID, acsTransID, sdkTransID"
         case .creqCounter: "Core Spec, Annex A: sdkCounterStoA"
         case .creqElements: "Core Spec, Annex A: CReq data elements"
         case .sdkErro: "Core Spec, Annex A: Erro message, errorCode"
         case .challengeEnd: "Core Spec: challenge flow (CReq/CRes, challengeCompletionInd, challengeCancel)"
+        }
+    }
+
+    /// How to fix what failed it: what a report says beside what was seen.
+    public var fix: String {
+        switch self {
+        case .areqElements: "Build the AReq from Annex A's table for its messageVersion and deviceChannel (threeds-harness spec AReq --version V --channel C prints it); make a new threeDSServerTransID for every AReq, also when one is sent again after a refusal."
+        case .areqUndefinedMembers: "Leave out members the version and channel do not define (a 2.1.0 AReq has no 2.2.0 fields; an app AReq no browser fields)."
+        case .threeDSCompInd: "Set threeDSCompInd Y only when the 3DS Method's notification came within 10 s, N when it did not, U only when the card range has no threeDSMethodURL."
+        case .aresErro: "Validate each ARes against Annex A before using it; when it fails, post an Erro to the DS (errorComponent S, errorMessageType ARes, the code the failure calls for, errorDetail naming the data element, the AReq's messageVersion and ids); never answer a valid ARes or an Erro with an Erro."
+        case .rresValid: "Answer each RReq with an RRes carrying the RReq's messageVersion, threeDSServerTransID, acsTransID and dsTransID and resultsStatus, within the DS's time limit."
+        case .deviceDataDecrypts: "Encrypt the device data as a JWE to the DS certificate of the card's scheme (RSA-OAEP-256, or ECDH-ES with the DS id as PartyVInfo) with A128CBC-HS256 or A128GCM, over a JSON object."
+        case .creqDecrypts: "Derive the secure channel's key from the ACS's ephemeral key with sdkReferenceNumber as PartyVInfo and encrypt each CReq as a JWE with kid = acsTransID and the ARes's enc."
+        case .creqIdentifiers: "Carry the ARes's messageVersion, threeDSServerTransID, acsTransID and sdkTransID in every CReq, unchanged."
+        case .creqCounter: "Start sdkCounterStoA at 000 and add one for every CReq, three digits."
+        case .creqElements: "Build each CReq from Annex A's CReq table for the version: one entry element per screen, challengeCancel codes the version defines."
+        case .sdkErro: "Validate each CRes (decryption, counter, ids, elements); when it fails, post the Erro the failure calls for to the acsURL and end the challenge with a protocol error."
+        case .challengeEnd: "Take the challenge to its end: the final CRes, the cardholder's cancel (challengeCancel), or a stop after an Erro or a runtime error; send nothing after the final CRes."
         }
     }
 }

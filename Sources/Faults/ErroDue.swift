@@ -1,0 +1,45 @@
+public import EMV3DS
+
+/// What the receiver of an answer must send back about it: a 3DS Server that receives an ARes it
+/// cannot process answers the DS with an Erro naming what is wrong (Core Specification: "the
+/// 3DS Server shall send an Error Message to the DS" after a failed ARes validation); one that
+/// receives a valid ARes, or an Erro, sends none (an Erro is never answered with an Erro).
+public enum ErroDue: Sendable, Equatable {
+    /// An Erro with one of these codes, `errorDetail` naming `field` when one is given.
+    case required([ErrorCode], field: String?)
+    /// No Erro: the answer was valid, or was itself an Erro.
+    case forbidden
+    /// The answer never arrived as a message (an HTTP status, a broken connection, silence):
+    /// there is nothing to name; an Erro is allowed, not required.
+    case ungraded
+
+    /// What is due about an answer the DS spoilt with `faults` (none: a valid ARes or the ACS's Erro).
+    public init(answerSpoiltBy faults: [Fault]) {
+        self = faults.lazy.map(\.erroDue).first { $0 != .forbidden } ?? .forbidden
+    }
+
+    /// The codes due, as text ("201"); nil unless an Erro is required.
+    public var codes: [String]? {
+        guard case .required(let codes, _) = self else { return nil }
+        return codes.map(\.rawValue)
+    }
+}
+
+extension Fault {
+    /// The Erro due from whoever receives an answer this fault spoilt.
+    public var erroDue: ErroDue {
+        switch self {
+        case .missingField(let field): .required([.requiredElementMissing], field: field)
+        case .emptyField(let field): .required([.formatInvalid], field: field)
+        case .criticalExtension: .required([.criticalExtensionNotRecognised], field: "messageExtension")
+        // A version not the AReq's: not supported (102) or, read as a mismatch, invalid (203).
+        case .messageVersion: .required([.versionNotSupported, .formatInvalid], field: "messageVersion")
+        case .wrongTransactionID(let field): .required([.transactionIDNotRecognised, .formatInvalid], field: field)
+        case .swappedTransactionIDs: .required([.transactionIDNotRecognised, .formatInvalid], field: nil)
+        case .malformedJSON, .contentType: .required([.messageNotRecognised], field: nil)
+        case .erro, .latency: .forbidden
+        case .httpStatus, .noAnswer, .closeMidResponse: .ungraded
+        case .wrongCounter, .repeatedCounter, .selectInfoShape, .signedContent, .cresEncryption: .forbidden
+        }
+    }
+}

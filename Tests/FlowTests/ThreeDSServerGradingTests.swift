@@ -1,0 +1,103 @@
+import EMV3DS
+import Foundation
+import JSON
+import Net
+import Testing
+
+/// A rehearsal fails a 3DS Server with a common bug, on the check that names it, and passes a
+/// correct one: each check of the 3DS Server made to fail by a simulated party with that bug.
+@Suite("Test runs: a 3DS Server's reactions graded")
+struct ThreeDSServerGradingTests {
+    static let scenarios = [
+        "frictionless-y", "fault-ds-missing-field", "fault-ds-empty-optional-field", "fault-ds-critical-extension",
+        "fault-ds-malformed-json", "fault-ds-wrong-version", "fault-ds-erro-203", "fault-ds-http-500", "decoupled",
+    ]
+    static let cards: [String: String] = [
+        "frictionless-y": "4000000000001000", "fault-ds-missing-field": "4000000000510000", "fault-ds-empty-optional-field": "4000000000520009",
+        "fault-ds-critical-extension": "4000000000560005", "fault-ds-malformed-json": "4000000000500001", "fault-ds-wrong-version": "4000000000530008",
+        "fault-ds-erro-203": "4000000000460008", "fault-ds-http-500": "4000000000470007", "decoupled": "4000000000190001",
+    ]
+
+    /// Runs the scenarios in 2.2.0 through `party`, each tagged with its case, and waits until no case is under way.
+    func rehearse(_ harness: RunningHarness, _ party: SimulatedThreeDSServer, scenarios: [String] = Self.scenarios) async throws -> JSONValue {
+        let request = JSONValue.object([
+            ("suite", .object([("name", .string("3DS Server")), ("party", .string("3ds-server")),
+                               ("scenarios", .array(scenarios.map(JSONValue.string))), ("versions", .array([.string("2.2.0")]))])),
+            // Past the decoupled RReq's 2 s, with room for a loaded machine: a case settled before its RReq came would pass unjudged.
+            ("caseDeadlineSeconds", .number("10")),
+        ])
+        let started = try JSONReader.parse(try await harness.post("/admin/runs", JSONWriter.write(request)).body).value
+        let id = try #require(started["id"]?.stringValue)
+        for scenario in scenarios {
+            try await party.authenticate(pan: try #require(Self.cards[scenario]), tag: "\(id)/\(scenario)/2.2.0/app")
+        }
+        // Synchronised on the run's state: the decoupled RReq comes after 2 s, a missing Erro fails at the 10 s deadline.
+        for _ in 0..<300 {
+            let run = try JSONReader.parse(try await harness.get("/admin/runs/\(id)").body).value
+            if run["summary"]?["running"]?.numberText == "0" { return run }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        Issue.record("the run still had cases under way after 30 s")
+        return .null
+    }
+
+    func verdict(_ run: JSONValue, _ scenario: String, _ check: String) -> (status: String?, verdict: String?, detail: String?, fix: String?) {
+        let entry = run["cases"]?.arrayValue?.first { $0["scenario"]?.stringValue == scenario }
+        let result = entry?["checks"]?.arrayValue?.first { $0["id"]?.stringValue == check }
+        return (entry?["status"]?.stringValue, result?["verdict"]?.stringValue, result?["detail"]?.stringValue, result?["fix"]?.stringValue)
+    }
+
+    @Test func aCorrect3DSServerPassesEveryCase() async throws {
+        try await withHarness { harness in
+            let party = try SimulatedThreeDSServer(harness)
+            defer { party.stop() }
+            let run = try await rehearse(harness, party)
+            for entry in run["cases"]?.arrayValue ?? [] {
+                #expect(entry["status"]?.stringValue == "passed", "\(JSONWriter.string(entry))")
+            }
+            #expect(verdict(run, "fault-ds-missing-field", "ares.erro").verdict == "pass")
+            #expect(verdict(run, "fault-ds-malformed-json", "ares.erro").verdict == "pass")
+            #expect(verdict(run, "decoupled", "rres.valid").verdict == "pass")
+        }
+    }
+
+    /// The checks the DS makes of an AReq as it comes: each made to fail (or warn) by one AReq.
+    @Test func theAReqChecksFailOnTheAReqThatBreaksThem() async throws {
+        try await withHarness { harness in
+            let cases: [(String, [String: JSONValue?], String, String)] = [
+                ("areq.elements", ["mcc": nil], "fail", "201 mcc"),
+                ("areq.undefined-members", ["browserAcceptHeader": .string("text/html")], "warning", "browserAcceptHeader"),
+                ("areq.device-data", ["sdkEncData": .string("not.a.jwe.at.all")], "fail", "sdkEncData"),
+            ]
+            for (check, changes, verdict, seen) in cases {
+                _ = try await harness.postMessage("/ds/areq", try appAReq(replacing: changes))
+                let list = try JSONReader.parse(try await harness.get("/inspector/transactions?limit=1").body).value
+                let id = try #require(list["transactions"]?.arrayValue?.first?["dsTransID"]?.stringValue)
+                let entry = try JSONReader.parse(try await harness.get("/inspector/transactions/\(id)").body).value
+                let result = try #require(entry["checks"]?.arrayValue?.first { $0["id"]?.stringValue == check }, "\(check)")
+                #expect(result["verdict"]?.stringValue == verdict && result["detail"]?.stringValue?.contains(seen) == true, "\(JSONWriter.string(result))")
+            }
+        }
+    }
+
+    @Test(arguments: SimulatedThreeDSServer.Bug.allCases)
+    func a3DSServerWithABugFailsTheCheckThatNamesIt(_ bug: SimulatedThreeDSServer.Bug) async throws {
+        try await withHarness { harness in
+            let party = try SimulatedThreeDSServer(harness, bugs: [bug])
+            defer { party.stop() }
+            let (scenario, check, seen): (String, String, String) = switch bug {
+            case .noErroAboutInvalidARes: ("fault-ds-missing-field", "ares.erro", "no Erro received about the ARes the scenario spoilt")
+            case .sameErroCodeForEverything: ("fault-ds-missing-field", "ares.erro", "errorCode 203, expected 201")
+            case .erroAboutValidARes: ("frictionless-y", "ares.erro", "nothing was due")
+            case .rresWithWrongAcsTransID: ("decoupled", "rres.valid", "acsTransID")
+            case .reusesThreeDSServerTransID: ("frictionless-y", "areq.elements", "was sent again in a later AReq")
+            }
+            let run = try await rehearse(harness, party, scenarios: [scenario])
+            let result = verdict(run, scenario, check)
+            #expect(result.status == "failed" && result.verdict == "fail", "\(bug): \(JSONWriter.string(run))")
+            #expect(result.detail?.contains(seen) == true, "\(bug): \(result.detail ?? "no detail")")
+            // The report says how to fix it, not only what was seen.
+            #expect(result.fix?.isEmpty == false)
+        }
+    }
+}

@@ -13,7 +13,8 @@ struct RunCommand: AsyncParsableCommand {
             for each, the PAN to use and the answers to type. A transaction is attached to a case by the X-Harness-Case \
             header (RUN/CASE, or RUN) on its AReq or authentication request, else to the first case of its scenario, \
             version and channel that has none. With --wait, the command shows progress until every case has ended (or \
-            --timeout), finishes the run (cases not attempted fail), writes the reports asked for.
+            --timeout), finishes the run (cases not attempted fail), writes the reports asked for. In CI, start the run \
+            (--output json prints its id first), run your tests with X-Harness-Case, then `run --id ID --finish --junit F`.
 
             Exit codes: 0 every case passed (or, without --wait, the run started); 1 a case failed; 2 the run could not \
             be started or followed (the harness unreachable, the suite refused, a file unreadable); 64 wrong options.
@@ -24,7 +25,13 @@ struct RunCommand: AsyncParsableCommand {
     var url = "http://127.0.0.1:8080"
 
     @Option(name: .long, help: "sdk-app, 3ds-server, 3ds-server-browser, or a YAML suite file.")
-    var suite: String
+    var suite: String?
+
+    @Option(name: .long, help: "A run started before (by --suite): follow it with --wait, or end it with --finish.")
+    var id: String?
+
+    @Flag(name: .long, help: "With --id: wait until no case is under way, then finish the run (cases not attempted fail) and write the reports.")
+    var finish = false
 
     @Option(name: .long, help: "The run's name (default: the suite and the time).")
     var name: String?
@@ -61,7 +68,12 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
-        if !wait, junit != nil || report != nil || json != nil { throw ValidationError("--junit, --report and --json need --wait") }
+        guard (suite == nil) != (id == nil) else { throw ValidationError("give --suite (a new run) or --id (a run started before)") }
+        if finish, id == nil { throw ValidationError("--finish goes with --id") }
+        if id != nil, !only.isEmpty || idle != nil || caseDeadline != nil || name != nil {
+            throw ValidationError("--only, --idle, --case-deadline and --name are for a new run (--suite)")
+        }
+        if !wait, !finish, junit != nil || report != nil || json != nil { throw ValidationError("--junit, --report and --json need --wait or --finish") }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
         for (value, option) in [(idle, "--idle"), (caseDeadline, "--case-deadline")] where value.map({ $0 < 1 || $0 > 86_400 }) == true {
             throw ValidationError("\(option) must be from 1 to 86400 seconds")
@@ -72,23 +84,29 @@ struct RunCommand: AsyncParsableCommand {
         let group = EventLoopGroup(loopCount: 1)
         defer { group.shutdown() }
         let runs = RunClient(client: try HTTPClient(group: group, configuration: HTTPClientConfiguration(readTimeoutMilliseconds: 30_000)), baseURL: url)
-        let started = try await CouldNotRun.guarding { try await start(runs) }
-        let id = started["id"]?.stringValue ?? ""
         let say = Printer(format: output)
-        say.started(started, url: url)
-        guard wait else { return }
+        let id: String
+        if let existing = self.id {
+            id = existing
+            _ = try await CouldNotRun.guarding { try await runs.run(existing) }
+        } else {
+            let started = try await CouldNotRun.guarding { try await start(runs, suite: suite ?? "") }
+            id = started["id"]?.stringValue ?? ""
+            say.started(started, url: url)
+        }
+        guard wait || finish else { return }
         let deadline = ContinuousClock.now + .seconds(timeout)
         var last = ""
-        var current = started
         while ContinuousClock.now < deadline {
-            current = try await CouldNotRun.guarding { try await runs.run(id) }
+            let current = try await CouldNotRun.guarding { try await runs.run(id) }
             let line = RunText.progress(current)
             if line != last { say.progress(current, line); last = line }
             let summary = current["summary"]
-            if summary?["pending"]?.numberText == "0", summary?["running"]?.numberText == "0" { break }
+            // --finish: the party's tests are over, so only what is under way is waited for.
+            if summary?["running"]?.numberText == "0", finish || summary?["pending"]?.numberText == "0" { break }
             // The harness finished it (idle, or by hand): nothing more will come.
             if current["state"]?.stringValue == "finished" { break }
-            try await Task.sleep(for: .seconds(2))
+            try await Task.sleep(for: .seconds(1))
         }
         let finished = try await CouldNotRun.guarding {
             let finished = try await runs.finish(id)
@@ -100,7 +118,7 @@ struct RunCommand: AsyncParsableCommand {
         if !failures.isEmpty { throw ExitCode(1) }
     }
 
-    private func start(_ runs: RunClient) async throws -> JSONValue {
+    private func start(_ runs: RunClient, suite: String) async throws -> JSONValue {
         var options: [(String, JSONValue?)] = [
             ("idleSeconds", idle.map { .number(String($0)) }), ("caseDeadlineSeconds", caseDeadline.map { .number(String($0)) }),
         ]

@@ -22,6 +22,9 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, help: "HTTPS port (0 = any free port). Overrides server.httpsPort.")
     var httpsPort: Int?
 
+    @Option(name: .long, help: "Where the store is kept (a CI job's own folder). Overrides dataDirectory.")
+    var dataDirectory: String?
+
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String?
 
@@ -34,6 +37,7 @@ struct ServeCommand: ParsableCommand {
         if let loops { configuration.server.loops = loops }
         if let httpPort { configuration.server.httpPort = httpPort }
         if let httpsPort { configuration.server.httpsPort = httpsPort }
+        if let dataDirectory { configuration.dataDirectory = dataDirectory }
         if let logLevel { configuration.logging.level = logLevel }
         if jsonLogs { configuration.logging.format = "json" }
         // A secret is better in the environment than in a file or on the command line.

@@ -79,12 +79,16 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(name: .long, help: "With --all: write the run's JSON report here.")
     var json: String?
 
+    @Option(name: .long, help: "Send X-Harness-Case with every transaction: a run id (or RUN/CASE), so that a run started with `run` takes them.")
+    var harnessCase: String?
+
     var runsScenarios: Bool { all || allFrictionless }
     var writesReports: Bool { junit != nil || report != nil || json != nil }
 
     func validate() throws {
         guard pan != nil || runsScenarios else { throw ValidationError("give --pan, --all or --all-frictionless") }
         if writesReports, !runsScenarios || pan != nil { throw ValidationError("--junit, --report and --json go with --all or --all-frictionless (without --pan)") }
+        if writesReports, harnessCase != nil { throw ValidationError("--harness-case names a run of yours: its reports come from `run --id`, not from --junit here") }
         guard ["A128CBC-HS256", "A128GCM"].contains(encryption) else { throw ValidationError("--encryption \(encryption) is not A128CBC-HS256 or A128GCM") }
         for name in version where MessageVersion(rawValue: name) == nil { throw ValidationError("--version \(name) is not 2.1.0, 2.2.0 or 2.3.1") }
         if let misbehave, ChallengeRunner.Misbehaviour(rawValue: misbehave) == nil {
@@ -121,6 +125,7 @@ struct SimulateCommand: AsyncParsableCommand {
         // An unreachable harness is "could not run" (exit 2), not a failed test (exit 1).
         try await CouldNotRun.guarding { try await RunClient(client: appClient, baseURL: url).health() }
         var simulator = Simulator(client: appClient, baseURL: url, profile: profile)
+        simulator.harnessCase = harnessCase
         let pki = TestPKI(directory: pkiDirectory)
         let challenger = ChallengeRunner(client: sdkClient, trustAnchors: configuration.directoryServers.compactMap { try? pki.rootCertificate($0.rid) },
                                          misbehaviour: misbehave.flatMap(ChallengeRunner.Misbehaviour.init(rawValue:)))

@@ -65,7 +65,8 @@ struct DemoRoutes: Sendable {
     private func webView(_ order: WebViewOrder, _ request: HTTPRequest) -> HTTPResponse {
         guard let template = templates.webView else { return Self.refusal(HTTPError(.notFound, templates.missing(DemoTemplates.webViewFile))) }
         return .html(Markup.render(template, text: [
-            "acctNumber": order.acctNumber, "returnURL": order.returnURL, "purchaseAmount": order.purchaseAmount,
+            "acctNumber": order.acctNumber, "returnURL": order.returnURL, "returnIdParameter": order.returnIdParameter,
+            "purchaseAmount": order.purchaseAmount,
             "purchaseCurrency": order.purchaseCurrency, "challengeWindowSize": order.challengeWindowSize,
             "messageVersion": order.messageVersion ?? "", "acceptHeader": Self.acceptHeader(request),
         ], html: ["demoScript": templates.script]))
@@ -80,24 +81,26 @@ struct DemoRoutes: Sendable {
     }
 
     /// 303 to the returnURL with `summaryStatus` (the transaction's transStatus, or `error`) and
-    /// `threeDSServerTransID`, as the notification redirects after a challenge; with `error=`
+    /// the id (under `returnIdParameter`), as the notification redirects after a challenge; with `error=`
     /// (the page's flow failed before it had an outcome), `summaryStatus=error` and the reason.
     private func returnRedirect(_ query: [String: String]) throws(HTTPError) -> HTTPResponse {
         let returnURL = try WebViewOrder.returnURL(query["returnURL"])
+        let idParameter = try WebViewOrder.returnIdParameter(query["returnIdParameter"])
         let id = query["threeDSServerTransID"].flatMap { $0.isEmpty ? nil : $0 }
-        var parameters: [(String, String)]
+        let status: String
+        var extra: [(String, String)] = []
         if let error = query["error"] {
             // What the page says went wrong, kept short: it ends up in an app's URL.
-            parameters = [("summaryStatus", "error"), ("error", String(error.prefix(300)))]
+            status = "error"
+            extra = [("error", String(error.prefix(300)))]
         } else {
             guard let id else { throw HTTPError(.badRequest, "threeDSServerTransID is required (or error, when the flow failed before it had a transaction)") }
             guard let bytes = threeDSServer.transactions.json(id), let record = try? JSONReader.parse(bytes).value else {
                 throw HTTPError(.notFound, "no transaction \(id) at this 3DS Server: authenticate first")
             }
-            parameters = [("summaryStatus", record["transStatus"]?.stringValue ?? "error")]
+            status = record["transStatus"]?.stringValue ?? "error"
         }
-        if let id { parameters.append(("threeDSServerTransID", id)) }
-        let location = returnURL + (returnURL.contains("?") ? "&" : "?") + parameters.map { "\($0.0)=\(FormEncoding.encode($0.1))" }.joined(separator: "&")
+        let location = ReturnRedirect(returnURL: returnURL, idParameter: idParameter).location(summaryStatus: status, id: id, extra: extra)
         // No link to the returnURL in the body: it may be any scheme (javascript: too), and only the redirect should follow it.
         var response = HTTPResponse.notice(title: "Returning to the app", paragraph: "Authentication ended: returning to the app.", status: .seeOther)
         response.headers.set("Location", location)
@@ -187,6 +190,8 @@ struct WebViewOrder: Sendable {
 
     var acctNumber = ""
     var returnURL = defaultReturnURL
+    /// The query parameter the app's SDK reads the transaction's id under.
+    var returnIdParameter = ReturnRedirect.defaultIDParameter
     /// Minor units (cents), as the AReq's purchaseAmount.
     var purchaseAmount = "1099"
     /// ISO 4217 numeric.
@@ -215,6 +220,7 @@ struct WebViewOrder: Sendable {
         }
         acctNumber = pan
         do { returnURL = try Self.returnURL(fields["returnURL"]) } catch { problems.append(error.message) }
+        do { returnIdParameter = try Self.returnIdParameter(fields["returnIdParameter"]) } catch { problems.append(error.message) }
         if let amount = fields["purchaseAmount"] {
             if (1...12).contains(amount.count), amount.allSatisfy({ $0.isASCII && $0.isNumber }) { purchaseAmount = amount } else {
                 problems.append("purchaseAmount must be 1-12 digits, in minor units (1099 is 10.99)")
@@ -239,7 +245,15 @@ struct WebViewOrder: Sendable {
     }
 
     /// The members a web view's order reads.
-    private static let names: Set<String> = ["acctNumber", "pan", "returnURL", "purchaseAmount", "purchaseCurrency", "challengeWindowSize", "messageVersion"]
+    private static let names: Set<String> = ["acctNumber", "pan", "returnURL", "returnIdParameter", "purchaseAmount", "purchaseCurrency",
+                                             "challengeWindowSize", "messageVersion"]
+
+    /// `returnIdParameter` as given (checked as `authenticate` checks it), or the default.
+    static func returnIdParameter(_ given: String?) throws(HTTPError) -> String {
+        guard let given, !given.isEmpty else { return ReturnRedirect.defaultIDParameter }
+        if let problem = ReturnRedirect.problem(withParameterName: given) { throw HTTPError(.badRequest, problem) }
+        return given
+    }
 
     /// `returnURL` as given, or the default; checked as `authenticate` checks its own.
     static func returnURL(_ given: String?) throws(HTTPError) -> String {

@@ -159,6 +159,8 @@ struct BrowserParameters {
     /// A harness extension for a web view: where the notification page redirects the browser
     /// once the challenge ended (any scheme: `gatewaysdk://3dsecure`).
     var returnURL: String?
+    /// The query parameter the returnURL gets the transaction's id under (`3DSecureId` for a gateway SDK's web view).
+    var returnIdParameter: String?
 
     /// The browser fields the page may send: the channel's own fields of the table but the one the 3DS Server decides.
     private static let pageFields = AuthenticationRequest.channelOnlyFields[.browser, default: []].subtracting(["threeDSCompInd"])
@@ -174,6 +176,8 @@ struct BrowserParameters {
         if let returnURL, !Self.isRedirectTarget(returnURL) {
             reader.problems.append("returnURL must be an absolute URL of at most 2048 printable ASCII characters (any scheme, e.g. gatewaysdk://3dsecure)")
         }
+        returnIdParameter = reader.optionalText("returnIdParameter")
+        if let returnIdParameter, let problem = ReturnRedirect.problem(withParameterName: returnIdParameter) { reader.problems.append(problem) }
     }
 
     /// Whether `url` can go in a `Location` header as it is: a scheme (RFC 3986 3.1), then

@@ -99,7 +99,8 @@ public final class ThreeDSServer: Sendable {
         }
         var transaction = Transaction(areq: areq)
         if case .browser(let browser) = input.channel {
-            transaction.browserOptions = .init(challengeWindowSize: browser.challengeWindowSize, returnURL: browser.returnURL)
+            transaction.browserOptions = .init(challengeWindowSize: browser.challengeWindowSize,
+                                               returnTo: browser.returnURL.map { ReturnRedirect(returnURL: $0, idParameter: browser.returnIdParameter) })
         }
         // Written once: what goes to the DS is what the trail keeps.
         let areqBytes = JSONWriter.write(areq.json)

@@ -97,6 +97,7 @@ struct BrowserThreeDSServerTests {
                 ({ $0.set("browserColorDepth", .string("23")) }, "203 browserColorDepth"),
                 ({ $0.set("threeDSCompInd", .string("X")) }, "203 threeDSCompInd"),
                 ({ $0.set("returnURL", .string("not a url")) }, "returnURL must be an absolute URL"),
+                ({ $0.set("returnIdParameter", .string("3DSecure Id")) }, "returnIdParameter must be"),
                 ({ $0.set("returnURL", .string("gatewaysdk://3dsecure\r\nSet-Cookie: x=1")) }, "returnURL must be an absolute URL"),
                 ({ $0.set("threeDSServerTransID", .string(UUID().uuidString.lowercased())) }, "names no prepared transaction"),
             ]
@@ -281,10 +282,13 @@ struct BrowserThreeDSServerTests {
 
     @Test func aReturnURLMakesTheNotificationARedirectForTheWebView() async throws {
         try await withHarness { harness in
-            for (returnURL, expected) in [("gatewaysdk://3dsecure", "gatewaysdk://3dsecure?summaryStatus=N"),
-                                          ("https://shop.example/done?order=7", "https://shop.example/done?order=7&summaryStatus=N")] {
+            // The Mastercard Gateway SDK's web view reads summaryStatus and 3DSecureId from gatewaysdk://3dsecure
+            // (gateway-android-sdk, Gateway3DSecurePresenter): the id goes under the name the app's SDK reads.
+            for (returnURL, idParameter, expected) in [("gatewaysdk://3dsecure", "3DSecureId", "gatewaysdk://3dsecure?summaryStatus=N"),
+                                                       ("https://shop.example/done?order=7", nil, "https://shop.example/done?order=7&summaryStatus=N")] {
                 var body = browserRequest(pan: "4000000000110009", version: .v2_2_0)
                 body.set("returnURL", .string(returnURL))
+                body.set("returnIdParameter", idParameter.map(JSONValue.string))
                 let record = try JSONReader.parse(try await authenticate(harness, body).body).value
                 let id = try #require(record["threeDSServerTransID"]?.stringValue)
                 let challenge = try #require(record["browserChallenge"])
@@ -297,7 +301,7 @@ struct BrowserThreeDSServerTests {
                 }
                 let notified = try await notify(harness, page.fields)
                 #expect(notified.status.code == 303, "\(notified.bodyText)")
-                #expect(notified.headers["Location"] == "\(expected)&threeDSServerTransID=\(id)")
+                #expect(notified.headers["Location"] == "\(expected)&\(idParameter ?? "threeDSServerTransID")=\(id)")
             }
         }
     }

@@ -156,6 +156,11 @@ struct DemoCheckoutTests {
             // The id the page had, passed on (encoded: it comes from the page, not from the 3DS Server).
             let withID = try await harness.get("/demo/webview/return?error=x&threeDSServerTransID=a%26b")
             #expect(withID.headers["Location"] == "harness-demo://3dsecure?summaryStatus=error&error=x&threeDSServerTransID=a%26b")
+            // Under the name the app's SDK reads (a gateway SDK's 3DSecureId); a name a URL cannot carry as it is, refused.
+            let gateway = try await harness.get("/demo/webview/return?returnURL=gatewaysdk%3A%2F%2F3dsecure&error=x&threeDSServerTransID=t1&returnIdParameter=3DSecureId")
+            #expect(gateway.headers["Location"] == "gatewaysdk://3dsecure?summaryStatus=error&error=x&3DSecureId=t1")
+            let refused = try await harness.get("/demo/webview/return?error=x&returnIdParameter=a%26b")
+            #expect(refused.status == .badRequest && refused.bodyText.contains("returnIdParameter must be"))
         }
     }
 

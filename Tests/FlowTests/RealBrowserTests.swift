@@ -148,7 +148,8 @@ struct RealBrowserTests {
             let redirect = try #require(seen["redirect"]?.stringValue, "\(seen)")
             #expect(seen["redirectStatus"] == .number("303"))
             #expect(seen["redirectFrom"]?.stringValue == harness.baseURL + "/3ds-server/notification")
-            let prefix = Self.returnURL + "?summaryStatus=Y&threeDSServerTransID="
+            // The page asked for the id under a gateway SDK's name (returnIdParameter=3DSecureId).
+            let prefix = Self.returnURL + "?summaryStatus=Y&3DSecureId="
             #expect(redirect.hasPrefix(prefix), "\(redirect)")
             let record = try await Self.record(String(redirect.dropFirst(prefix.count)), harness)
             #expect(record["state"]?.stringValue == "completed", "\(record)")

@@ -24,7 +24,7 @@ extension ThreeDSServer.Transaction {
         /// One of `ChallengeWindowSize.allowed`.
         let challengeWindowSize: String
         /// Where the notification page sends the browser once the challenge ended (a web view's custom scheme).
-        let returnURL: String?
+        let returnTo: ReturnRedirect?
     }
 
     /// The form the merchant's page posts to `acsURL` to open the challenge of an ARes C on the
@@ -53,7 +53,7 @@ extension ThreeDSServer {
     private struct ChallengeEnd {
         let threeDSServerTransID: String
         let transStatus: TransStatus
-        let returnURL: String?
+        let returnTo: ReturnRedirect?
     }
 
     /// `POST /3ds-server/notification`, the browser AReq's notificationURL: the ACS's last page
@@ -61,8 +61,8 @@ extension ThreeDSServer {
     /// CRes goes on the transaction's trail; the RReq stays the authority for the result. The
     /// browser gets a page saying so, which tells the merchant's page when it is in its challenge
     /// iframe (`postMessage({"challenge": "finished", "transStatus", "threeDSServerTransID"})`),
-    /// or with a `returnURL`, a redirect there (303) with `summaryStatus` and
-    /// `threeDSServerTransID`. Anything else is a 400 page with the reason.
+    /// or with a `returnURL`, a redirect there (303) with `summaryStatus` and the id (under
+    /// `returnIdParameter`, `threeDSServerTransID` by default). Anything else is a 400 page with the reason.
     func challengeNotified(_ request: HTTPRequest) -> HTTPResponse {
         let end: ChallengeEnd
         do { end = try receiveFinalCRes(request) } catch {
@@ -84,10 +84,8 @@ extension ThreeDSServer {
             <a href="/3ds-server/transactions/\(id)">the transaction</a>.</p>
             <script>if (window.parent !== window) window.parent.postMessage(\(script), "*");</script></body></html>
             """)
-        guard let returnURL = end.returnURL else { return finished }
-        // Both values are known to be safe in a URL: a transStatus and one of this server's ids.
-        let location = returnURL + (returnURL.contains("?") ? "&" : "?")
-            + "summaryStatus=\(end.transStatus.rawValue)&threeDSServerTransID=\(end.threeDSServerTransID)"
+        guard let returnTo = end.returnTo else { return finished }
+        let location = returnTo.location(summaryStatus: end.transStatus.rawValue, id: end.threeDSServerTransID)
         var redirect = finished
         redirect.status = .seeOther
         redirect.headers.set("Location", location)
@@ -120,7 +118,7 @@ extension ThreeDSServer {
             // The table allows only the statuses a final CRes of the version carries.
             guard let status = cres["transStatus"]?.stringValue.flatMap(TransStatus.init(rawValue:)) else { return refuse("the CRes has no transStatus") }
             transaction.record(.received, cres)
-            return .success(ChallengeEnd(threeDSServerTransID: id, transStatus: status, returnURL: transaction.browserOptions?.returnURL))
+            return .success(ChallengeEnd(threeDSServerTransID: id, transStatus: status, returnTo: transaction.browserOptions?.returnTo))
         }
         guard let outcome else { throw HTTPError(.badRequest, "threeDSSessionData names no transaction of this 3DS Server") }
         return try outcome.get()

@@ -230,7 +230,8 @@ def await_redirect(browser, prefix):
 
 def webview_challenge(browser, args, shots):
     """The ACS's pages in the whole view, then the notification's 303 to the app's scheme."""
-    browser.driver.get(f"{args.base_url}/demo/webview?acctNumber=4000000000110009&returnURL={RETURN_URL}")
+    # The id under the name a gateway SDK's web view reads (3DSecureId), passed through authenticate to the notification's redirect.
+    browser.driver.get(f"{args.base_url}/demo/webview?acctNumber=4000000000110009&returnURL={RETURN_URL}&returnIdParameter=3DSecureId")
     browser.wait(EC.presence_of_element_located((By.ID, "answer")), "the ACS's page, top level")
     if "/acs/" not in browser.driver.current_url:
         raise Failure(f"the challenge is not top level: the view is at {browser.driver.current_url}")

@@ -98,10 +98,10 @@ struct HTTPClientTests {
         let group = EventLoopGroup(loopCount: 1)
         defer { group.shutdown() }
         let client = try HTTPClient(group: group)
-        // Bind and close a listener to find a port nobody listens on.
-        let server = try TestServer(router: router())
-        let port = server.port
-        server.stop()
+        // A port bound and not listening, held for the whole test: refused, and no parallel test's server takes it.
+        let refusing = try RefusingPort()
+        let port = refusing.port
+        defer { withExtendedLifetime(refusing) {} }
         await #expect(throws: HTTPClientError.connectFailed(address: "http://127.0.0.1:\(port)", reason: "connection refused")) {
             _ = try await client.get("http://127.0.0.1:\(port)/peer")
         }

@@ -300,7 +300,9 @@ extension AccessControlServer {
         let dsTransID = transaction.ids.dsTransID
         let expected = transaction.expectation?.sdk ?? (transaction.expectedSDKErro != nil ? .protocolError : .completed)
         let met: Bool = switch (expected, ending) {
-        case (.completed, .completed), (.cancelled, .cancelledBySDK), (.protocolError, .erroFromSDK), (.timedOut, .erroFromSDK): true
+        case (.completed, .completed), (.protocolError, .erroFromSDK), (.timedOut, .erroFromSDK): true
+        // A cardholder's cancel is challengeCancel 01, whatever other codes the version defines.
+        case (.cancelled, .cancelledBySDK(let code)): code == ChallengeCancel.cardholderCancelled.rawValue
         // An SDK that meets a runtime error stops sending CReqs: the ACS's time limit is the right end.
         case (.runtimeError, .timedOut): true
         case (.protocolError, .timedOut): transaction.expectedSDKErro == nil

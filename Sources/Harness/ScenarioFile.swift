@@ -92,10 +92,12 @@ public enum ScenarioFile {
         var failureStatus: String?
         var failureReason: String?
         var whitelisting: String?
+        var cardholder: String?
 
         static var keys: [TableKey<Self>] {
             [.key("steps", \.steps, required: true), .key("attempts", \.attempts), .key("success", \.success),
-             .key("failureStatus", \.failureStatus), .key("failureReason", \.failureReason), .key("whitelisting", \.whitelisting)]
+             .key("failureStatus", \.failureStatus), .key("failureReason", \.failureReason), .key("whitelisting", \.whitelisting),
+             .key("cardholder", \.cardholder)]
         }
     }
 
@@ -366,8 +368,12 @@ public enum ScenarioFile {
         if let text = entry.whitelisting, text.isEmpty || text.count > 64 {
             throw invalid("challenge.whitelisting", "must be 1-64 characters (whitelistingInfoText)")
         }
+        let cardholder = entry.cardholder ?? ChallengeScript.Cardholder.answers.rawValue
+        guard let scriptedCardholder = ChallengeScript.Cardholder(rawValue: cardholder) else {
+            throw invalid("challenge.cardholder", "\"\(cardholder)\" is not \(ChallengeScript.Cardholder.allCases.map(\.rawValue).joined(separator: " or "))")
+        }
         let script = ChallengeScript(steps: steps, attempts: attempts, success: successStatus, failure: (failureStatus, failureReason ?? "01"),
-                                     whitelistingInfoText: entry.whitelisting)
+                                     whitelistingInfoText: entry.whitelisting, cardholder: scriptedCardholder)
         // Each screen as the ACS sends it, in every version, against the CRes table.
         if let problem = ChallengeSession.problems(in: script).first {
             let key = screenKeys[problem.violation.field] ?? problem.violation.field

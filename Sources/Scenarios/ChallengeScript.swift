@@ -63,24 +63,42 @@ public struct ChallengeScript: Sendable, Equatable {
     public var failure: (status: TransStatus, reason: String)
     /// The whitelisting prompt shown with the first screen (2.2.0 and later), if any.
     public var whitelistingInfoText: String?
+    /// What the scripted cardholder does: answers every step, or cancels on the first screen.
+    public var cardholder: Cardholder
+
+    public enum Cardholder: String, Sendable, CaseIterable {
+        /// Gives the passing answers.
+        case answers
+        /// Cancels on the first screen: the SDK sends challengeCancel 01 and reports cancelled.
+        case cancels
+    }
 
     public init(steps: [ChallengeStep], attempts: Int = 3, success: TransStatus = .authenticated,
-                failure: (status: TransStatus, reason: String) = (.notAuthenticated, "01"), whitelistingInfoText: String? = nil) {
+                failure: (status: TransStatus, reason: String) = (.notAuthenticated, "01"), whitelistingInfoText: String? = nil,
+                cardholder: Cardholder = .answers) {
         self.steps = steps
         self.attempts = attempts
         self.success = success
         self.failure = failure
         self.whitelistingInfoText = whitelistingInfoText
+        self.cardholder = cardholder
     }
 
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.steps == rhs.steps && lhs.attempts == rhs.attempts && lhs.success == rhs.success
-            && lhs.failure == rhs.failure && lhs.whitelistingInfoText == rhs.whitelistingInfoText
+            && lhs.failure == rhs.failure && lhs.whitelistingInfoText == rhs.whitelistingInfoText && lhs.cardholder == rhs.cardholder
     }
 
-    /// The answers that pass every step, in order: what `simulate` sends by default.
+    /// What the scripted cardholder enters, in order: the answers that pass every step, or a
+    /// cancel. What `simulate` sends by default, and what a run's case tells a person to do.
     public var passingAnswers: [String] {
-        steps.map { $0.screen.uiType.continuesOutOfBand ? "continue" : $0.answer }
+        guard cardholder == .answers else { return ["cancel"] }
+        return steps.map { $0.screen.uiType.continuesOutOfBand ? "continue" : $0.answer }
+    }
+
+    /// The transStatus the challenge ends in when the cardholder does what the script says.
+    public var expectedResult: TransStatus {
+        cardholder == .cancels ? ChallengeCancel.cardholderCancelled.result.transStatus : success
     }
 }
 

@@ -53,7 +53,7 @@ public enum Outcome: Sendable, Equatable {
     public func expectedResult(for version: MessageVersion, on channel: DeviceChannel = .app) -> TransStatus {
         switch plan(for: version, on: channel) {
         case .final(let status, _): status
-        case .challenge(let script): script.success
+        case .challenge(let script): script.expectedResult
         case .decoupled(let script): script.status
         }
     }

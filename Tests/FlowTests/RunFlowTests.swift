@@ -107,6 +107,23 @@ struct RunFlowTests {
         }
     }
 
+    /// A scenario whose cardholder cancels: the SDK that sends challengeCancel 01 passes challenge.end; one that
+    /// completes instead, or cancels with another code (04, a transaction timeout), fails it.
+    @Test(arguments: [(["cancel"], "pass"), (["1234"], "fail"), (["cancel:04"], "fail")])
+    func aCardholderCancelPassesOnlyAsChallengeCancel01(_ answers: [String], _ expected: String) async throws {
+        try await withHarness { harness in
+            let suite = JSONValue.object([("name", .string("cancel")), ("party", .string("sdk")),
+                                          ("scenarios", .array([.string("challenge-cancelled")])), ("versions", .array([.string("2.2.0")]))])
+            let id = try #require(try await start(harness, suite)["id"]?.stringValue)
+            #expect(try caseEntry(try await graded(harness, id), "challenge-cancelled")["answers"]?.arrayValue == [.string("cancel")])
+            _ = try await runTransaction(harness, pan: "4000000000650004", answers: answers)
+            let run = try await graded(harness, id, finish: true)
+            let entry = try caseEntry(run, "challenge-cancelled")
+            #expect(verdict(entry, "challenge.end") == expected, "\(answers): \(JSONWriter.string(entry))")
+            #expect(entry["transStatus"]?.stringValue == "N")
+        }
+    }
+
     @Test func aRunOutlivesARestartAndCanBeFinishedAfterIt() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("harness-run-restart-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: data) }

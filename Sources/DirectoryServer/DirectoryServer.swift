@@ -85,6 +85,9 @@ public final class DirectoryServer: Sendable {
     public var transactionsStored: Int { transactions.stored }
     /// The `dsTransID` of each `threeDSServerTransID` seen, to refuse one used again.
     let serverTransIDs: TransactionStore<String>
+    /// The `dsTransID` of the newest SDK ephemeral keys seen (by their x coordinate): an SDK that
+    /// reuses its key does so in its next transactions, so the newest 10,000 are enough.
+    let ephemeralKeys = TransactionStore<String>(capacity: 10_000)
     /// Where the DS writes each transaction's messages (both legs, the device data decrypted) and
     /// the checks of the AReq and RRes; nil when nobody reads them.
     let journal: Journal?
@@ -156,10 +159,12 @@ public final class DirectoryServer: Sendable {
         }
         if areq.deviceChannel == "01" {
             do {
-                let plaintext = try deviceData(of: areq, scheme: scheme)
+                let (plaintext, information) = try deviceData(of: areq, scheme: scheme)
                 entry.add(from: .sdk, to: .directoryServer, type: "device data", body: plaintext,
                           note: "sdkEncData, decrypted by the DS; passed to the ACS as deviceInfo")
                 entry.record(.pass(.deviceDataDecrypts))
+                entry.record(Self.deviceInformationCheck(information))
+                entry.record(freshKeyCheck(areq, dsTransID: dsTransID))
                 areq.set("deviceInfo", .string(Base64URL.encode(plaintext)))
             } catch {
                 logger.info("sdkEncData not decrypted", metadata: ["reason": "\(error.reason)", "rid": "\(scheme.rid)"])
@@ -227,14 +232,31 @@ public final class DirectoryServer: Sendable {
         return answer
     }
 
-    /// The device data the SDK encrypted (JSON), decrypted with the scheme's DS key.
-    private func deviceData(of areq: AReq, scheme: PaymentScheme) throws(DeviceDataError) -> [UInt8] {
+    /// The device data the SDK encrypted (JSON), decrypted with the scheme's DS key, and as read.
+    private func deviceData(of areq: AReq, scheme: PaymentScheme) throws(DeviceDataError) -> ([UInt8], JSONValue) {
         guard let keys = settings.keys[scheme.rid] else { throw DeviceDataError(reason: "no DS keys for \(scheme.rid)") }
         let plaintext = try DeviceData.decrypt(areq["sdkEncData"] ?? "", keys: keys, directoryServerID: scheme.rid)
-        guard (try? JSONReader.parse(plaintext).value.objectMembers) != nil else {
+        guard let json = try? JSONReader.parse(plaintext).value, json.objectMembers != nil else {
             throw DeviceDataError(reason: "sdkEncData decrypts to something other than a JSON object")
         }
-        return plaintext
+        return (plaintext, json)
+    }
+
+    /// `areq.device-info`: the device data's layout, as the SDK specification gives it.
+    static func deviceInformationCheck(_ json: JSONValue) -> CheckResult {
+        let (failures, warnings) = DeviceInformation.problems(in: json)
+        if !failures.isEmpty { return .fail(.deviceInformation, (failures + warnings).joined(separator: "; ")) }
+        return warnings.isEmpty ? .pass(.deviceInformation) : CheckResult(.deviceInformation, .warning, warnings.joined(separator: "; "))
+    }
+
+    /// `areq.sdk-ephem-key`: an ephemeral key not seen in an earlier transaction.
+    private func freshKeyCheck(_ areq: AReq, dsTransID: String) -> CheckResult {
+        guard let x = areq.json["sdkEphemPubKey"]?["x"]?.stringValue else { return .pass(.freshEphemeralKey) }
+        guard ephemeralKeys.insert(x, dsTransID) else {
+            let earlier = ephemeralKeys.get(x) ?? "an earlier one"
+            return .fail(.freshEphemeralKey, "sdkEphemPubKey is the key of transaction \(earlier): an SDK makes a new key pair for every transaction")
+        }
+        return .pass(.freshEphemeralKey)
     }
 
     private func relay(_ areq: AReq, to acsURL: String) async -> HTTPResponse {

@@ -1,7 +1,9 @@
 import EMV3DS
+import EMVCrypto
 import Foundation
 import JSON
 import Net
+import SDKSimulator
 import Testing
 
 /// A rehearsal fails a 3DS Server with a common bug, on the check that names it, and passes a
@@ -64,10 +66,24 @@ struct ThreeDSServerGradingTests {
     /// The checks the DS makes of an AReq as it comes: each made to fail (or warn) by one AReq.
     @Test func theAReqChecksFailOnTheAReqThatBreaksThem() async throws {
         try await withHarness { harness in
+            // Device data an SDK could send, encrypted to the DS as a correct SDK encrypts it.
+            func deviceData(_ json: String) throws -> JSONValue {
+                let ds = try directoryServer("A000000003", .android)
+                return .string(try DeviceData.encrypt(Array(json.utf8), to: ds.publicKey, directoryServerID: ds.rid, style: .android, kid: ds.keyID))
+            }
+            let reused = try appAReq()
+            _ = try await harness.postMessage("/ds/areq", reused)
             let cases: [(String, [String: JSONValue?], String, String)] = [
                 ("areq.elements", ["mcc": nil], "fail", "201 mcc"),
                 ("areq.undefined-members", ["browserAcceptHeader": .string("text/html")], "warning", "browserAcceptHeader"),
                 ("areq.device-data", ["sdkEncData": .string("not.a.jwe.at.all")], "fail", "sdkEncData"),
+                // The SDK specification's codes: a reason is RE01-RE04, a warning SW01-SW05; DV and DD are required.
+                ("areq.device-info", ["sdkEncData": try deviceData(#"{"DV":"1.4","DD":{"C001":"Android"},"DPNA":{"C010":"RE09"},"SW":[]}"#)], "fail", "RE09"),
+                ("areq.device-info", ["sdkEncData": try deviceData(#"{"DV":"1.4","DD":{"C001":"Android"},"SW":["jailbroken"]}"#)], "fail", "jailbroken"),
+                ("areq.device-info", ["sdkEncData": try deviceData(#"{"DD":{"C001":"Android"}}"#)], "fail", "DV"),
+                ("areq.device-info", ["sdkEncData": try deviceData(#"{"DV":"1.4","DD":{"osName":"Android"}}"#)], "warning", "osName"),
+                // The ephemeral key of the AReq sent above, in a new transaction.
+                ("areq.sdk-ephem-key", ["sdkEphemPubKey": reused["sdkEphemPubKey"]], "fail", "an SDK makes a new key pair"),
             ]
             for (check, changes, verdict, seen) in cases {
                 _ = try await harness.postMessage("/ds/areq", try appAReq(replacing: changes))

@@ -6,6 +6,8 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
     case areqUndefinedMembers = "areq.undefined-members"
     case threeDSCompInd = "areq.three-ds-comp-ind"
     case deviceDataDecrypts = "areq.device-data"
+    case deviceInformation = "areq.device-info"
+    case freshEphemeralKey = "areq.sdk-ephem-key"
     case aresErro = "ares.erro"
     case rresValid = "rres.valid"
     case creqDecrypts = "creq.decrypts"
@@ -24,7 +26,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
     public var party: Party {
         switch self {
         case .areqElements, .areqUndefinedMembers, .threeDSCompInd, .aresErro, .rresValid: .threeDSServer
-        case .deviceDataDecrypts, .creqDecrypts, .creqIdentifiers, .creqCounter, .creqElements, .sdkErro, .challengeEnd: .sdk
+        case .deviceDataDecrypts, .deviceInformation, .freshEphemeralKey, .creqDecrypts, .creqIdentifiers, .creqCounter, .creqElements, .sdkErro, .challengeEnd: .sdk
         }
     }
 
@@ -34,6 +36,8 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .areqUndefinedMembers: "The AReq carries no member its version and channel do not define"
         case .threeDSCompInd: "A browser AReq's threeDSCompInd says what came of the card range's 3DS Method"
         case .deviceDataDecrypts: "The SDK's device data (sdkEncData) decrypts with the DS key to a JSON object"
+        case .deviceInformation: "The device data carries DV, DD, DPNA and SW as the SDK specification lays them out"
+        case .freshEphemeralKey: "The SDK makes a new ephemeral key (sdkEphemPubKey) for every transaction"
         case .aresErro: "The 3DS Server answers an ARes it cannot process with the Erro the specification names, and a valid ARes or an Erro with none"
         case .rresValid: "The 3DS Server answers the RReq with a valid RRes that echoes its ids"
         case .creqDecrypts: "Each CReq is a JWE that decrypts with the secure channel's key"
@@ -51,6 +55,8 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .areqUndefinedMembers: "Core Spec, Annex A: AReq data elements (inclusion per version and device channel)"
         case .threeDSCompInd: "Core Spec: 3DS Method; Annex A: threeDSCompInd, threeDSMethodURL"
         case .deviceDataDecrypts: "Core Spec, Annex A: sdkEncData; SDK Spec: device information"
+        case .deviceInformation: "SDK Spec / EMV 3DS SDK Device Information: DV, DD, DPNA (RE01-RE04), SW (SW01-SW05)"
+        case .freshEphemeralKey: "Core Spec, Annex A: sdkEphemPubKey (generated for each transaction); SDK Spec: ephemeral key pair"
         case .aresErro: "Core Spec: 3DS Server ARes processing (an invalid ARes is answered with an Erro to the DS); Annex A: Erro, errorCode, errorComponent, errorDetail, errorMessageType"
         case .rresValid: "Core Spec, Annex A: RRes data elements (threeDSServerTransID, acsTransID, dsTransID as in the RReq)"
         case .creqDecrypts: "Core Spec, Annex A: CReq; app-based secure channel (JWE, sdkReferenceNumber as PartyVInfo)"
@@ -70,6 +76,8 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .threeDSCompInd: "Set threeDSCompInd Y only when the 3DS Method's notification came within 10 s, N when it did not, U only when the card range has no threeDSMethodURL."
         case .aresErro: "Validate each ARes against Annex A before using it; when it fails, post an Erro to the DS (errorComponent S, errorMessageType ARes, the code the failure calls for, errorDetail naming the data element, the AReq's messageVersion and ids); never answer a valid ARes or an Erro with an Erro."
         case .rresValid: "Answer each RReq with an RRes carrying the RReq's messageVersion, threeDSServerTransID, acsTransID and dsTransID and resultsStatus, within the DS's time limit."
+        case .deviceInformation: "Build the device data as {\"DV\": version, \"DD\": {parameter id: value}, \"DPNA\": {parameter id: RE01-RE04}, \"SW\": [SW01-SW05]}, with the identifiers and codes of the SDK specification."
+        case .freshEphemeralKey: "Generate the P-256 ephemeral key pair anew in each createTransaction, never cache or reuse it: the secure channel's key is derived from it."
         case .deviceDataDecrypts: "Encrypt the device data as a JWE to the DS certificate of the card's scheme (RSA-OAEP-256, or ECDH-ES with the DS id as PartyVInfo) with A128CBC-HS256 or A128GCM, over a JSON object."
         case .creqDecrypts: "Derive the secure channel's key from the ACS's ephemeral key with sdkReferenceNumber as PartyVInfo and encrypt each CReq as a JWE with kid = acsTransID and the ARes's enc."
         case .creqIdentifiers: "Carry the ARes's messageVersion, threeDSServerTransID, acsTransID and sdkTransID in every CReq, unchanged."

@@ -1,0 +1,60 @@
+public import JSON
+
+/// The SDK's device information, the plaintext of the AReq's `sdkEncData`, as the EMVCo SDK
+/// specification lays it out: `DV` the data version, `DD` the parameters by identifier
+/// (`C001`… common, `A001`… Android, `I001`… iOS), `DPNA` why a parameter is not available,
+/// by identifier, and `SW` the security warnings raised. Public SDKs write it so (JudoKit's
+/// ThreeDSDeviceData: DV string, DD and DPNA maps of strings, SW a list of strings).
+public enum DeviceInformation {
+    /// Why a parameter is not available: market or regional restriction, platform version,
+    /// permission, value null or blank.
+    public static let unavailabilityReasons: Set<String> = ["RE01", "RE02", "RE03", "RE04"]
+    /// Security warnings: jailbroken, tampered, emulator, debugger, OS not supported.
+    public static let securityWarnings: Set<String> = ["SW01", "SW02", "SW03", "SW04", "SW05"]
+
+    /// What breaks the layout (`failures`) and what is unusual but readable (`warnings`).
+    public static func problems(in json: JSONValue) -> (failures: [String], warnings: [String]) {
+        var failures: [String] = []
+        var warnings: [String] = []
+        if json["DV"]?.stringValue?.isEmpty != false { failures.append("DV (the data version) is missing or not a string") }
+        switch json["DD"] {
+        case .object(let members)?:
+            if members.isEmpty { failures.append("DD has no parameter") }
+            let oddNames = members.map(\.key).filter { !isIdentifier($0) }
+            if !oddNames.isEmpty { warnings.append("DD names parameters outside the specification's identifiers (C001, A001, I001…): \(oddNames.prefix(5).joined(separator: ", "))") }
+            let nested = members.filter { $0.value.objectMembers != nil }.map(\.key)
+            if !nested.isEmpty { warnings.append("DD parameters given as objects: \(nested.prefix(5).joined(separator: ", "))") }
+        default:
+            failures.append("DD (the device parameters) is missing or not an object")
+        }
+        switch json["DPNA"] {
+        case nil: break
+        case .object(let members)?:
+            let wrong = members.filter { $0.value.stringValue.map { !unavailabilityReasons.contains($0) } ?? true }
+            if !wrong.isEmpty {
+                failures.append("DPNA gives \(wrong.prefix(5).map { "\($0.key): \(JSONWriter.string($0.value))" }.joined(separator: ", ")): "
+                                + "a reason is one of \(unavailabilityReasons.sorted().joined(separator: ", "))")
+            }
+        default:
+            failures.append("DPNA is not an object of parameter identifiers and reasons")
+        }
+        switch json["SW"] {
+        case nil: break
+        case .array(let items)?:
+            let wrong = items.filter { $0.stringValue.map { !securityWarnings.contains($0) } ?? true }
+            if !wrong.isEmpty {
+                failures.append("SW lists \(wrong.prefix(5).map(JSONWriter.string).joined(separator: ", ")): a warning is one of \(securityWarnings.sorted().joined(separator: ", "))")
+            }
+        default:
+            failures.append("SW is not a list of security warnings")
+        }
+        return (failures, warnings)
+    }
+
+    /// `C001`, `A012`, `I003`: a letter for the platform and three digits.
+    static func isIdentifier(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        return bytes.count == 4 && [UInt8(ascii: "C"), UInt8(ascii: "A"), UInt8(ascii: "I")].contains(bytes[0])
+            && bytes[1...].allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+    }
+}

@@ -97,8 +97,9 @@ public final class HarnessApp: Sendable {
             threeDSServer.register(on: &router)
             directoryServer.register(on: &router)
             accessControlServer.register(on: &router)
-            RunRoutes(runs: runs, journal: journal, scenarios: scenarios).register(on: &router)
-            InspectorRoutes(journal: journal).register(on: &router)
+            let templates = resolve(configuration.accessControlServer.pageTemplates)
+            RunRoutes(runs: runs, journal: journal, scenarios: scenarios, reportStyle: RunRoutes.reportStyle(folder: templates)).register(on: &router)
+            InspectorRoutes(journal: journal, page: InspectorPage(folder: templates)).register(on: &router)
             DemoRoutes(templateFolder: resolve(configuration.accessControlServer.pageTemplates), scenarios: scenarios, threeDSServer: threeDSServer).register(on: &router)
             let (threeDSServer, directoryServer, accessControlServer) = (threeDSServer, directoryServer, accessControlServer)
             RecordListRoute.register("/3ds-server/transactions", on: &router) { threeDSServer.transactions.newestJSON(limit: $0, where: $1) }

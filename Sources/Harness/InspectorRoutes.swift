@@ -8,14 +8,16 @@ import Store
 /// transaction whole, and the live feed of changes (server-sent events).
 struct InspectorRoutes {
     let journal: Journal
+    let page: InspectorPage
 
     /// How long a live reader's request waits for a change before it is answered empty.
     static let longPoll = Duration.seconds(10)
 
     func register(on router: inout Router) {
-        let page = Array(InspectorPage.html.utf8)
+        let page = page
         router.get("/inspector") { _, _ in
-            HTTPResponse(headers: ["Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-cache"], body: page)
+            guard let html = page.html else { throw HTTPError(.notFound, page.missing ?? "the inspector's page is missing") }
+            return HTTPResponse(headers: ["Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-cache"], body: html)
         }
         router.get("/inspector/transactions") { request, _ in
             let query = request.queryItems

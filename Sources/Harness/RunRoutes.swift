@@ -12,6 +12,14 @@ struct RunRoutes {
     let runs: RunRegistry
     let journal: Journal
     let scenarios: ScenarioSource
+    /// `report.css` of the page templates folder: the HTML report puts it inline; nil when it is missing.
+    let reportStyle: String?
+
+    static let reportStyleFile = "report.css"
+
+    static func reportStyle(folder: String) -> String? {
+        try? String(contentsOfFile: folder + "/" + reportStyleFile, encoding: .utf8)
+    }
 
     /// The largest run request: a suite lists at most a few hundred scenario names.
     static let maxBodyBytes = 64 * 1024
@@ -36,7 +44,11 @@ struct RunRoutes {
             let report = try graded(context)
             switch name {
             case "report.xml": return .document(JUnitReport.render(report), type: "application/xml; charset=utf-8")
-            case "report.html": return .document(HTMLReport.render(report.json), type: "text/html; charset=utf-8")
+            case "report.html":
+                guard let reportStyle else {
+                    throw HTTPError(.notFound, "the report's \(Self.reportStyleFile) is not in the page templates folder (accessControlServer.pageTemplates, config/templates by default)")
+                }
+                return .document(HTMLReport.render(report.json, style: reportStyle), type: "text/html; charset=utf-8")
             default: return .json(report.json)
             }
         }

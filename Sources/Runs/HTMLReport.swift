@@ -1,13 +1,13 @@
 public import JSON
 
-/// A graded test run as one self-contained HTML5 page: inline CSS, no script, no external
-/// resource (fonts, images, style sheets). Each case expands (`<details>`) to its expectation,
+/// A graded test run as one self-contained HTML5 page: inline CSS (`style`, from the page
+/// templates folder's `report.css`), no script, no external resource (fonts, images, style sheets). Each case expands (`<details>`) to its expectation,
 /// answers, problems, checks and transactions. Every text is escaped: it all comes from outside.
 ///
 /// Reads the run's JSON (what `GET /admin/runs/{id}` answers) leniently: any member may be
 /// missing or of another type, and is then left out.
 public enum HTMLReport {
-    public static func render(_ run: JSONValue) -> String {
+    public static func render(_ run: JSONValue, style: String) -> String {
         var out = ""
         out.reserveCapacity(16_384)
         let runName = text(run["name"]) ?? text(run["id"]) ?? "Test run"
@@ -321,94 +321,4 @@ public enum HTMLReport {
 
     // MARK: - Style
 
-    private static let style = """
-
-    :root{--fg:#1f2328;--muted:#656d76;--line:#d0d7de;--bg:#fff;--soft:#f6f8fa;--pass:#1a7f37;--pass-bg:#dafbe1;--fail:#cf222e;--fail-bg:#ffebe9;--warn:#9a6700;--warn-bg:#fff8c5;--grey:#6e7781;--grey-bg:#eaeef2;--accent:#0969da}
-    *{box-sizing:border-box}
-    html{-webkit-text-size-adjust:100%}
-    body{margin:0;padding:24px 32px 40px;font:14px/1.5 -apple-system,BlinkMacSystemFont,"Segoe UI","Noto Sans",Helvetica,Arial,sans-serif;color:var(--fg);background:var(--bg);max-width:1400px;margin-inline:auto}
-    code,.mono{font-family:ui-monospace,SFMono-Regular,"SF Mono",Menlo,Consolas,"Liberation Mono",monospace;font-size:12.5px}
-    a{color:var(--accent);text-decoration:none}a:hover{text-decoration:underline}
-    h1{font-size:24px;margin:0 12px 0 0;line-height:1.25;word-break:break-word;display:inline}
-    h2{font-size:18px;margin:28px 0 10px}
-    h3{font-size:14px;margin:16px 0 6px}
-    .muted{color:var(--muted);font-weight:normal}
-    header.page{border-bottom:1px solid var(--line);padding-bottom:16px}
-    .kicker{margin:0 0 4px;color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.06em}
-    .title{display:flex;align-items:center;flex-wrap:wrap;gap:6px}.title .kicker{flex-basis:100%}
-    .state{display:inline-block;padding:2px 10px;border-radius:999px;font-size:12px;font-weight:600;text-transform:uppercase;letter-spacing:.04em}
-    .state-open{background:#ddf4ff;color:#0550ae}.state-finished{background:var(--grey-bg);color:var(--fg)}.state-other{background:var(--warn-bg);color:var(--warn)}
-    dl.facts{display:flex;flex-wrap:wrap;gap:8px 32px;margin:14px 0 0}
-    dl.facts div{min-width:0}
-    dl.facts dt{color:var(--muted);font-size:12px}
-    dl.facts dd{margin:0;word-break:break-word}
-    dl.facts.compact{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px;margin:4px 0 8px}
-    dl.facts.compact div{display:contents}
-    dl.facts.compact dt{font-size:13px}
-    .summary{margin-top:18px}
-    .counts{display:flex;gap:12px;flex-wrap:wrap}
-    .count{border:1px solid var(--line);border-radius:8px;padding:8px 16px;min-width:104px;background:var(--soft)}
-    .count .n{display:block;font-size:24px;font-weight:600;line-height:1.2}
-    .count .l{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.05em}
-    .count-passed{border-color:#4ac26b;background:var(--pass-bg)}.count-passed .n{color:var(--pass)}
-    .count-failed{border-color:#ff8182;background:var(--fail-bg)}.count-failed .n{color:var(--fail)}
-    .count-running .n,.count-pending .n{color:var(--grey)}
-    .bar{display:flex;height:12px;border-radius:6px;overflow:hidden;background:var(--grey-bg);margin-top:14px;-webkit-print-color-adjust:exact;print-color-adjust:exact}
-    .seg{display:block;height:100%}
-    .seg-passed{background:#2da44e}.seg-failed{background:#cf222e}.seg-running{background:#8c959f}.seg-pending{background:#d0d7de}
-    .progress{margin:6px 0 0;color:var(--muted);font-size:12px}
-    .jump{margin:0 0 10px;font-size:13px;line-height:1.9}.jump>span{color:var(--fail);font-weight:600;margin-right:4px}
-    .jump a{display:inline-block;background:var(--fail-bg);color:var(--fail);border-radius:4px;padding:0 6px;margin:0 2px 2px 0;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
-    .cases{border:1px solid var(--line);border-radius:8px;overflow:hidden}
-    .row{display:grid;grid-template-columns:96px minmax(160px,2.2fr) 76px 72px 160px minmax(170px,1.6fr) 48px;gap:12px;align-items:center;padding:8px 14px 8px 30px}
-    .row>span{min-width:0;overflow-wrap:anywhere}
-    .row.head{background:var(--soft);font-size:12px;font-weight:600;color:var(--muted);border-bottom:1px solid var(--line)}
-    .num{text-align:right}
-    details.case{border-bottom:1px solid var(--line)}details.case:last-child{border-bottom:0}
-    details.case>summary{cursor:pointer;list-style:none;position:relative}
-    details.case>summary::-webkit-details-marker{display:none}
-    details.case>summary::before{content:"";position:absolute;left:12px;top:50%;margin-top:-4px;border:4px solid transparent;border-left:6px solid var(--muted);border-right:0}
-    details.case[open]>summary::before{transform:rotate(90deg)}
-    details.case>summary:hover{background:var(--soft)}
-    details.case>summary:focus-visible{outline:2px solid var(--accent);outline-offset:-2px}
-    details.case-failed>summary{background:var(--fail-bg);box-shadow:inset 4px 0 0 var(--fail)}
-    details.case-failed>summary:hover{background:#ffd8d3}
-    details.case-failed .scenario{color:var(--fail);font-weight:600}
-    .scenario{font-weight:500}
-    .body{padding:6px 18px 16px 30px;border-top:1px dashed var(--line);background:#fff}
-    .badge{display:inline-block;padding:1px 8px;border-radius:999px;font-size:12px;font-weight:600;line-height:18px;white-space:nowrap;border:1px solid transparent}
-    .badge-passed,.badge-pass{background:var(--pass-bg);color:var(--pass);border-color:#4ac26b}
-    .badge-failed,.badge-fail{background:var(--fail);color:#fff}
-    .badge-warning{background:var(--warn-bg);color:var(--warn);border-color:#d4a72c}
-    .badge-running{background:var(--grey-bg);color:var(--fg);border-color:var(--grey)}
-    .badge-pending,.badge-unknown{background:var(--grey-bg);color:var(--grey)}
-    .problems{border:1px solid #ff8182;background:var(--fail-bg);border-radius:6px;padding:2px 14px 6px;margin:10px 0}
-    .problems h3{color:var(--fail);margin:8px 0 2px}.problems ul{margin:4px 0;padding-left:20px}
-    table{border-collapse:collapse;width:100%;font-size:13px}
-    th,td{text-align:left;vertical-align:top;padding:5px 8px;border-bottom:1px solid var(--line)}
-    th{background:var(--soft);font-size:12px;color:var(--muted);font-weight:600}
-    td.ref{color:var(--muted);font-size:12px;min-width:140px}
-    td.detail{overflow-wrap:anywhere;max-width:320px}
-    p.fix{margin:6px 0 0;color:var(--muted)}
-    td.id{white-space:nowrap;font-size:11.5px}
-    td.tid{overflow-wrap:anywhere;font-size:11.5px}
-    tr.v-fail td{background:var(--fail-bg)}tr.v-fail td:first-child{box-shadow:inset 3px 0 0 var(--fail)}
-    tr.v-warning td{background:#fffbe0}tr.v-warning td:first-child{box-shadow:inset 3px 0 0 #d4a72c}
-    .party{display:inline-block;font-size:11px;color:var(--muted);border:1px solid var(--line);border-radius:4px;padding:0 4px;margin-left:4px}
-    .empty{color:var(--muted);border:1px dashed var(--line);border-radius:8px;padding:24px;text-align:center}
-    footer{margin-top:32px;padding-top:12px;border-top:1px solid var(--line);color:var(--muted);font-size:12px}footer p{margin:2px 0}
-    @media (max-width:900px){body{padding:16px}.row{grid-template-columns:88px 1fr 64px;}.row>span:nth-child(n+4):not(:last-child){display:none}}
-    @media print{
-    body{padding:0;font-size:11px;max-width:none}
-    .count{padding:4px 10px;min-width:80px}.count .n{font-size:16px}
-    .jump{display:none}
-    a{color:inherit}
-    details.case{break-inside:avoid}
-    details.case>summary::before{display:none}
-    details.case>summary{padding-left:14px}
-    details.case-failed::details-content{content-visibility:visible;display:block}
-    .badge,.count,tr.v-fail td,tr.v-warning td,details.case-failed>summary{-webkit-print-color-adjust:exact;print-color-adjust:exact}
-    }
-
-    """
 }

@@ -56,7 +56,19 @@ extension AccessControlServer {
     // MARK: The CReq
 
     func browserCReq(_ request: HTTPRequest) async -> HTTPResponse {
-        do { return try await openBrowserChallenge(request) } catch { return Self.errorPage(error) }
+        do { return try await openBrowserChallenge(request) } catch {
+            gradeBrowserForm(request, refusal: error)
+            return Self.errorPage(error)
+        }
+    }
+
+    /// A refused form is the 3DS Server's page's doing: graded on the transaction its creq names,
+    /// when it names one (a creq that does not read, or names no transaction, is only refused).
+    private func gradeBrowserForm(_ request: HTTPRequest, refusal: BrowserRefusal) {
+        guard let encoded = request.formPairs?.first(where: { $0.name == "creq" })?.value,
+              let (json, _) = try? Base64URL.decodeObject(encoded), let acsTransID = json["acsTransID"]?.stringValue,
+              let transaction = transactions.get(acsTransID) else { return }
+        journal?.check(transaction.ids.dsTransID, .fail(.browserCReqForm, refusal.reason))
     }
 
     private func openBrowserChallenge(_ request: HTTPRequest) async throws(BrowserRefusal) -> HTTPResponse {
@@ -98,7 +110,9 @@ extension AccessControlServer {
             transaction.phase = .challenge(state)
             return .success(screen)
         } ?? .failure(BrowserRefusal("no transaction \(acsTransID) at this ACS", status: .notFound))
-        return try page(shown.get(), transaction: transaction)
+        let screen = try shown.get()
+        journal?.check(transaction.ids.dsTransID, .pass(.browserCReqForm))
+        return try page(screen, transaction: transaction)
     }
 
     // MARK: The cardholder's answers

@@ -153,6 +153,7 @@ public final class DirectoryServer: Sendable {
         entry.record(.pass(.areqElements))
         entry.record(areq.warnings.isEmpty ? .pass(.areqUndefinedMembers)
                                            : CheckResult(.areqUndefinedMembers, .warning, areq.warnings.joined(separator: "; ")))
+        if let purchaseDate = areq["purchaseDate"] { entry.record(Self.purchaseDateCheck(purchaseDate, now: Date())) }
         guard let scheme = settings.schemes.scheme(for: areq.acctNumber) else {
             journal?.open(entry)
             return answered(dsTransID, outOfRange(areq, dsTransID: dsTransID))
@@ -240,6 +241,16 @@ public final class DirectoryServer: Sendable {
             throw DeviceDataError(reason: "sdkEncData decrypts to something other than a JSON object")
         }
         return (plaintext, json)
+    }
+
+    /// `areq.purchase-date`: a purchase is not in the future; a purchaseDate ahead of UTC is local
+    /// time east of Greenwich. Five minutes of clock difference are allowed.
+    static func purchaseDateCheck(_ text: String, now: Date) -> CheckResult {
+        guard let date = UTCTime.date(purchaseDate: text) else { return .pass(.purchaseDate) }  // its format is areq.elements'
+        let ahead = Int(date.timeIntervalSince(now))
+        guard ahead > 300 else { return .pass(.purchaseDate) }
+        return .fail(.purchaseDate, "purchaseDate \(text) is \(ahead / 3600) h \(ahead % 3600 / 60) min ahead of the DS's UTC clock "
+                                     + "(\(UTCTime.purchaseDate(now))): the 3DS Server wrote its local time")
     }
 
     /// `areq.device-info`: the device data's layout, as the SDK specification gives it.

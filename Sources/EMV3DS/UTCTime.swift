@@ -24,6 +24,22 @@ public enum UTCTime {
         return String(decoding: text, as: UTF8.self)
     }
 
+    /// The date a "YYYYMMDDHHMMSS" in UTC names; nil when it is not one.
+    public static func date(purchaseDate text: String) -> Date? {
+        let digits = Array(text.utf8)
+        guard digits.count == 14, digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+        func number(_ range: Range<Int>) -> Int32 { digits[range].reduce(0) { $0 * 10 + Int32($1 - UInt8(ascii: "0")) } }
+        var parts = tm()
+        parts.tm_year = number(0..<4) - 1900
+        parts.tm_mon = number(4..<6) - 1
+        parts.tm_mday = number(6..<8)
+        parts.tm_hour = number(8..<10)
+        parts.tm_min = number(10..<12)
+        parts.tm_sec = number(12..<14)
+        let seconds = timegm(&parts)
+        return seconds == -1 ? nil : Date(timeIntervalSince1970: TimeInterval(seconds))
+    }
+
     /// ISO 8601 with milliseconds, "2026-11-21T12:00:00.123Z".
     public static func iso8601(_ date: Date) -> String {
         let (t, milliseconds) = fields(date)

@@ -280,6 +280,37 @@ struct BrowserThreeDSServerTests {
         }
     }
 
+    /// The form the 3DS Server's page posts to the acsURL is graded on its transaction: a correct one
+    /// passes creq.browser-form, one without threeDSSessionData, or posted twice, fails it.
+    @Test func theBrowserCReqFormIsGradedAsThe3DSServersDoing() async throws {
+        try await withHarness { harness in
+            func started() async throws -> (id: String, challenge: JSONValue) {
+                let record = try JSONReader.parse(try await authenticate(harness, browserRequest(pan: "4000000000110009", version: .v2_2_0)).body).value
+                return (try #require(record["threeDSServerTransID"]?.stringValue), try #require(record["browserChallenge"]))
+            }
+            func check(_ threeDSServerTransID: String) async throws -> JSONValue? {
+                let list = try JSONReader.parse(try await harness.get("/inspector/transactions?limit=20").body).value
+                let summary = list["transactions"]?.arrayValue?.first { $0["threeDSServerTransID"]?.stringValue == threeDSServerTransID }
+                let entry = try JSONReader.parse(try await harness.get("/inspector/transactions/\(try #require(summary?["dsTransID"]?.stringValue))").body).value
+                return entry["checks"]?.arrayValue?.first { $0["id"]?.stringValue == "creq.browser-form" }
+            }
+            let good = try await started()
+            let acsURL = try #require(good.challenge["acsURL"]?.stringValue)
+            let fields = [("creq", try #require(good.challenge["creq"]?.stringValue)), ("threeDSSessionData", try #require(good.challenge["threeDSSessionData"]?.stringValue))]
+            #expect(try await harness.postForm(acsURL, fields).status == .ok)
+            #expect(try await check(good.id)?["verdict"]?.stringValue == "pass")
+            // The same form again: the challenge has started; refused, and graded.
+            #expect(try await harness.postForm(acsURL, fields).status == .badRequest)
+            #expect(try await check(good.id)?["verdict"]?.stringValue == "fail")
+
+            let bad = try await started()
+            let missing = try await harness.postForm(acsURL, [("creq", try #require(bad.challenge["creq"]?.stringValue))])
+            #expect(missing.status == .badRequest)
+            let graded = try #require(try await check(bad.id))
+            #expect(graded["verdict"]?.stringValue == "fail" && graded["detail"]?.stringValue?.contains("threeDSSessionData") == true, "\(graded)")
+        }
+    }
+
     @Test func aReturnURLMakesTheNotificationARedirectForTheWebView() async throws {
         try await withHarness { harness in
             // The Mastercard Gateway SDK's web view reads summaryStatus and 3DSecureId from gatewaysdk://3dsecure

@@ -82,6 +82,8 @@ struct ThreeDSServerGradingTests {
                 ("areq.device-info", ["sdkEncData": try deviceData(#"{"DV":"1.4","DD":{"C001":"Android"},"SW":["jailbroken"]}"#)], "fail", "jailbroken"),
                 ("areq.device-info", ["sdkEncData": try deviceData(#"{"DD":{"C001":"Android"}}"#)], "fail", "DV"),
                 ("areq.device-info", ["sdkEncData": try deviceData(#"{"DV":"1.4","DD":{"osName":"Android"}}"#)], "warning", "osName"),
+                // Local time two hours east of Greenwich, written as if it were UTC.
+                ("areq.purchase-date", ["purchaseDate": .string(UTCTime.purchaseDate(Date().addingTimeInterval(7200)))], "fail", "1 h 59 min ahead"),
                 // The ephemeral key of the AReq sent above, in a new transaction.
                 ("areq.sdk-ephem-key", ["sdkEphemPubKey": reused["sdkEphemPubKey"]], "fail", "an SDK makes a new key pair"),
             ]

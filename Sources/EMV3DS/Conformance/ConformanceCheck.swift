@@ -9,6 +9,8 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
     case deviceInformation = "areq.device-info"
     case freshEphemeralKey = "areq.sdk-ephem-key"
     case aresErro = "ares.erro"
+    case purchaseDate = "areq.purchase-date"
+    case browserCReqForm = "creq.browser-form"
     case rresValid = "rres.valid"
     case creqDecrypts = "creq.decrypts"
     case creqIdentifiers = "creq.ids"
@@ -25,7 +27,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
 
     public var party: Party {
         switch self {
-        case .areqElements, .areqUndefinedMembers, .threeDSCompInd, .aresErro, .rresValid: .threeDSServer
+        case .areqElements, .areqUndefinedMembers, .threeDSCompInd, .aresErro, .purchaseDate, .browserCReqForm, .rresValid: .threeDSServer
         case .deviceDataDecrypts, .deviceInformation, .freshEphemeralKey, .creqDecrypts, .creqIdentifiers, .creqCounter, .creqElements, .sdkErro, .challengeEnd: .sdk
         }
     }
@@ -39,6 +41,8 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .deviceInformation: "The device data carries DV, DD, DPNA and SW as the SDK specification lays them out"
         case .freshEphemeralKey: "The SDK makes a new ephemeral key (sdkEphemPubKey) for every transaction"
         case .aresErro: "The 3DS Server answers an ARes it cannot process with the Erro the specification names, and a valid ARes or an Erro with none"
+        case .purchaseDate: "The AReq's purchaseDate is in UTC (not ahead of the DS's UTC clock)"
+        case .browserCReqForm: "The 3DS Server's page posts the CReq to the acsURL as creq (base64url of a valid CReq of the transaction) with threeDSSessionData, once"
         case .rresValid: "The 3DS Server answers the RReq with a valid RRes that echoes its ids"
         case .creqDecrypts: "Each CReq is a JWE that decrypts with the secure channel's key"
         case .creqIdentifiers: "Each CReq carries the transaction's messageVersion and ids"
@@ -58,6 +62,8 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .deviceInformation: "SDK Spec / EMV 3DS SDK Device Information: DV, DD, DPNA (RE01-RE04), SW (SW01-SW05)"
         case .freshEphemeralKey: "Core Spec, Annex A: sdkEphemPubKey (generated for each transaction); SDK Spec: ephemeral key pair"
         case .aresErro: "Core Spec: 3DS Server ARes processing (an invalid ARes is answered with an Erro to the DS); Annex A: Erro, errorCode, errorComponent, errorDetail, errorMessageType"
+        case .purchaseDate: "Core Spec, Annex A: purchaseDate (date and time of the purchase, expressed in UTC)"
+        case .browserCReqForm: "Core Spec: browser challenge flow (CReq posted through the cardholder's browser); Annex A: CReq, threeDSSessionData"
         case .rresValid: "Core Spec, Annex A: RRes data elements (threeDSServerTransID, acsTransID, dsTransID as in the RReq)"
         case .creqDecrypts: "Core Spec, Annex A: CReq; app-based secure channel (JWE, sdkReferenceNumber as PartyVInfo)"
         case .creqIdentifiers: "Core Spec, Annex A: messageVersion, threeDSServerTransID, acsTransID, sdkTransID"
@@ -75,6 +81,8 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .areqUndefinedMembers: "Leave out members the version and channel do not define (a 2.1.0 AReq has no 2.2.0 fields; an app AReq no browser fields)."
         case .threeDSCompInd: "Set threeDSCompInd Y only when the 3DS Method's notification came within 10 s, N when it did not, U only when the card range has no threeDSMethodURL."
         case .aresErro: "Validate each ARes against Annex A before using it; when it fails, post an Erro to the DS (errorComponent S, errorMessageType ARes, the code the failure calls for, errorDetail naming the data element, the AReq's messageVersion and ids); never answer a valid ARes or an Erro with an Erro."
+        case .purchaseDate: "Write purchaseDate from a UTC clock (YYYYMMDDHHMMSS in UTC), not the server's local time."
+        case .browserCReqForm: "Post a form to the ARes's acsURL with creq = base64url(JSON of the CReq: the transaction's messageVersion, threeDSServerTransID, acsTransID, challengeWindowSize) and threeDSSessionData (at most 1024 characters), once per challenge."
         case .rresValid: "Answer each RReq with an RRes carrying the RReq's messageVersion, threeDSServerTransID, acsTransID and dsTransID and resultsStatus, within the DS's time limit."
         case .deviceInformation: "Build the device data as {\"DV\": version, \"DD\": {parameter id: value}, \"DPNA\": {parameter id: RE01-RE04}, \"SW\": [SW01-SW05]}, with the identifiers and codes of the SDK specification."
         case .freshEphemeralKey: "Generate the P-256 ephemeral key pair anew in each createTransaction, never cache or reuse it: the secure channel's key is derived from it."

@@ -98,9 +98,10 @@ public final class AccessControlServer: Sendable {
             plan = .final(.unavailable, reason: "07")  // a browser challenge needs the page templates
         }
         // Decoupled only when the requestor asked for it (Y; in 2.3.1 also F fallback, B preferred): an absent
-        // threeDSRequestorDecReqInd means N. The fallback is the one a version without decoupled gets: U, reason 07.
+        // threeDSRequestorDecReqInd means N. Then U with transStatusReason 23, "Decoupled Authentication required by
+        // ACS but not requested by 3DS Requestor" (2.2.0 and later: the versions with decoupled).
         if case .decoupled = plan, !["Y", "F", "B"].contains(areq["threeDSRequestorDecReqInd"] ?? "N") {
-            plan = .final(.unavailable, reason: "07")
+            plan = .final(.unavailable, reason: "23")
         }
         do {
             try apply(plan, to: &ares, of: &transaction, areq: areq, faults: scenario.faults)
@@ -252,12 +253,15 @@ public final class AccessControlServer: Sendable {
         }
     }
 
+    /// How a challenge the ACS's time limit ended is recorded: a CReq after it is not the SDK's fault.
+    static let timedOutReason = "timed out"
+
     /// Ends a challenge still open at its time limit.
     func expire(_ acsTransID: String) async {
         let expired: (cancel: ChallengeCancel, transaction: Transaction)? = transactions.update(acsTransID) { transaction in
             guard case .challenge(let state) = transaction.phase else { return nil }
             let cancel: ChallengeCancel = state.nextCounter == 0 ? .firstCReqNotReceived : .timedOutAtACS
-            transaction.leaveChallenge(for: .ended("timed out after \(settings.challengeTimeout) s"))
+            transaction.leaveChallenge(for: .ended(Self.timedOutReason + " after \(settings.challengeTimeout) s"))
             return (cancel, transaction)
         } ?? nil
         guard let (cancel, transaction) = expired else { return }

@@ -24,6 +24,9 @@ public struct BrowserChallengePages: Sendable {
 /// the 3DS Requestor's session data, which the final form carries back.
 struct BrowserChallenge: Sendable {
     let notificationURL: String
+    /// Set when the CReq's form came.
+    var started = false
+    /// The 3DS Requestor's session data, when its form carried one (it is optional): the final form posts it back.
     var threeDSSessionData: String?
     var windowSize: String?
 }
@@ -47,9 +50,13 @@ extension AccessControlServer {
     struct BrowserRefusal: Error {
         let status: HTTPStatus
         let reason: String
-        init(_ reason: String, status: HTTPStatus = .badRequest) {
+        /// Whether the form itself is wrong (the 3DS Server's page's doing, graded), not when it came
+        /// (a reload, a challenge the ACS's time limit ended).
+        let formIsWrong: Bool
+        init(_ reason: String, status: HTTPStatus = .badRequest, formIsWrong: Bool = false) {
             self.status = status
             self.reason = reason
+            self.formIsWrong = formIsWrong
         }
     }
 
@@ -65,7 +72,7 @@ extension AccessControlServer {
     /// A refused form is the 3DS Server's page's doing: graded on the transaction its creq names,
     /// when it names one (a creq that does not read, or names no transaction, is only refused).
     private func gradeBrowserForm(_ request: HTTPRequest, refusal: BrowserRefusal) {
-        guard let encoded = request.formPairs?.first(where: { $0.name == "creq" })?.value,
+        guard refusal.formIsWrong, let encoded = request.formPairs?.first(where: { $0.name == "creq" })?.value,
               let (json, _) = try? Base64URL.decodeObject(encoded), let acsTransID = json["acsTransID"]?.stringValue,
               let transaction = transactions.get(acsTransID) else { return }
         journal?.check(transaction.ids.dsTransID, .fail(.browserCReqForm, refusal.reason))
@@ -76,30 +83,34 @@ extension AccessControlServer {
         guard let encoded = form.first(where: { $0.name == "creq" })?.value, !encoded.isEmpty else {
             throw BrowserRefusal("the form has no creq field: post the CReq, base64url, as creq")
         }
-        guard let sessionData = form.first(where: { $0.name == "threeDSSessionData" })?.value, !sessionData.isEmpty else {
-            throw BrowserRefusal("the form has no threeDSSessionData field")
+        // Optional: the 3DS Requestor's own state, posted back with the final CRes when it was given.
+        let sessionData = form.first(where: { $0.name == "threeDSSessionData" }).flatMap { $0.value.isEmpty ? nil : $0.value }
+        guard (sessionData?.utf8.count ?? 0) <= 1024 else {
+            throw BrowserRefusal("threeDSSessionData is longer than 1024 characters", formIsWrong: true)
         }
-        guard sessionData.utf8.count <= 1024 else { throw BrowserRefusal("threeDSSessionData is longer than 1024 characters") }
         let (json, bytes): (JSONValue, [UInt8])
         do { (json, bytes) = try Base64URL.decodeObject(encoded) } catch {
             throw BrowserRefusal(error == .notBase64URL ? "creq is not base64url" : "creq is not a JSON object")
         }
         let version = json["messageVersion"]?.stringValue.flatMap(MessageVersion.init(rawValue:)) ?? .v2_2_0
         let violations = ChallengeRules.browserCReq.check(json, context: MessageContext(version: version)).violations
-        guard violations.isEmpty else { throw BrowserRefusal("the CReq is invalid: " + violations.map(\.description).joined(separator: "; ")) }
+        guard violations.isEmpty else {
+            throw BrowserRefusal("the CReq is invalid: " + violations.map(\.description).joined(separator: "; "), formIsWrong: true)
+        }
         let acsTransID = json["acsTransID"]?.stringValue ?? ""
         guard let transaction = transactions.get(acsTransID) else { throw BrowserRefusal("no transaction \(acsTransID) at this ACS", status: .notFound) }
         journal?.message(transaction.ids.dsTransID, from: .browser, to: .accessControlServer, type: MessageType.cReq.rawValue, body: bytes,
                          note: "the creq form field, decoded")
         guard json["threeDSServerTransID"]?.stringValue == transaction.ids.threeDSServerTransID,
               json["messageVersion"]?.stringValue == transaction.version.rawValue else {
-            throw BrowserRefusal("the CReq's threeDSServerTransID or messageVersion is not its transaction's")
+            throw BrowserRefusal("the CReq's threeDSServerTransID or messageVersion is not its transaction's", formIsWrong: true)
         }
         let shown: Result<ChallengeScreenContent, BrowserRefusal> = transactions.update(acsTransID) { transaction in
             guard case .challenge(var state) = transaction.phase, case .browser(var browser) = state.medium else {
                 return .failure(BrowserRefusal("transaction \(acsTransID) has no browser challenge open"))
             }
-            guard browser.threeDSSessionData == nil else { return .failure(BrowserRefusal("the challenge has started already: its CReq came before")) }
+            guard !browser.started else { return .failure(BrowserRefusal("the challenge has started already: its CReq came before")) }
+            browser.started = true
             browser.threeDSSessionData = sessionData
             browser.windowSize = json["challengeWindowSize"]?.stringValue
             state.medium = .browser(browser)
@@ -127,7 +138,7 @@ extension AccessControlServer {
             guard case .challenge(var state) = transaction.phase, case .browser(let browser) = state.medium else {
                 return .failure(BrowserRefusal("transaction \(acsTransID) has no browser challenge open (it has ended, or it is not a browser one)"))
             }
-            guard browser.threeDSSessionData != nil else { return .failure(BrowserRefusal("the challenge has not started: post its CReq first")) }
+            guard browser.started else { return .failure(BrowserRefusal("the challenge has not started: post its CReq first")) }
             let type = state.session.screen().uiType
             let action = Self.action(form, body: request.body, showing: type)
             let decision = state.session.handle(action, isFirst: false,
@@ -241,9 +252,11 @@ extension AccessControlServer {
         journal?.message(transaction.ids.dsTransID, from: .accessControlServer, to: .browser, type: MessageType.cRes.rawValue, body: bytes,
                          note: "posted to the notificationURL as the cres form field")
         guard let pages = settings.browserPages else { return Self.errorPage(BrowserRefusal("the ACS has no page templates", status: .internalServerError)) }
+        // threeDSSessionData goes back only when the CReq's form carried it.
+        let sessionField = browser.threeDSSessionData.map { #"<input type="hidden" name="threeDSSessionData" value="\#(Markup.escape($0))">"# } ?? ""
         return .html(Markup.render(pages.final, text: [
             "notificationURL": browser.notificationURL, "cres": Base64URL.encode(bytes), "threeDSSessionData": browser.threeDSSessionData ?? "",
-        ]))
+        ], html: ["threeDSSessionDataField": sessionField]))
     }
 
     static func errorPage(_ refusal: BrowserRefusal) -> HTTPResponse {

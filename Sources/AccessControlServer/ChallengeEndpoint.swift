@@ -100,8 +100,8 @@ extension AccessControlServer {
         guard case .challenge(let state) = transaction.phase else {
             journal?.message(dsTransID, from: .sdk, to: .accessControlServer, type: MessageType.cReq.rawValue, body: body, note: "after the challenge ended",
                              isJSON: false)
-            // An SDK sends nothing after the final CRes (or after its own time limit): graded, not only answered.
-            throw ChallengeRefusal("acsTransID", .transactionIDNotRecognised, Self.afterTheEnd, about: known, fails: .challengeEnd)
+            // An SDK sends nothing after the final CRes: graded, not only answered (after the ACS's own time limit, only answered).
+            throw ChallengeRefusal("acsTransID", .transactionIDNotRecognised, Self.afterTheEnd, about: known, fails: transaction.creqAfterEndFails)
         }
         guard case .secureChannel(let channel) = state.medium else {
             throw ChallengeRefusal("acsTransID", .transactionIDNotRecognised, "is a browser challenge: its CReq goes to the acsURL as a form", about: known)
@@ -151,7 +151,8 @@ extension AccessControlServer {
         let (creq, kid, known) = (opened.creq, opened.acsTransID, opened.known)
         let step: Result<ChallengeSession.Decision, ChallengeRefusal>? = transactions.update(kid) { transaction in
             guard case .challenge(var state) = transaction.phase else {
-                return .failure(ChallengeRefusal("acsTransID", .transactionIDNotRecognised, Self.afterTheEnd, about: known, fails: .challengeEnd))
+                return .failure(ChallengeRefusal("acsTransID", .transactionIDNotRecognised, Self.afterTheEnd, about: known,
+                                                 fails: transaction.creqAfterEndFails))
             }
             guard creq.counter == state.nextCounter else {
                 return .failure(ChallengeRefusal("sdkCounterStoA", .dataDecryptionFailure,
@@ -254,6 +255,13 @@ extension AccessControlServer {
 }
 
 extension AccessControlServer.Transaction {
+    /// What a CReq after the challenge ended fails: `challenge.end`, unless the ACS's own time limit
+    /// ended it (the SDK could not know).
+    var creqAfterEndFails: ConformanceCheck? {
+        if case .ended(let why) = phase, why.hasPrefix(AccessControlServer.timedOutReason) { return nil }
+        return .challengeEnd
+    }
+
     /// The transaction's ids, to echo in an Erro.
     var idsJSON: JSONValue {
         .object(omittingAbsent: [("messageType", .string(MessageType.cReq.rawValue)), ("messageVersion", .string(version.rawValue)),

@@ -260,12 +260,16 @@ public final class DirectoryServer: Sendable {
         return warnings.isEmpty ? .pass(.deviceInformation) : CheckResult(.deviceInformation, .warning, warnings.joined(separator: "; "))
     }
 
-    /// `areq.sdk-ephem-key`: an ephemeral key not seen in an earlier transaction.
+    /// `areq.sdk-ephem-key`: an ephemeral key not seen with another `sdkTransID` (a 3DS Server that sends
+    /// the same SDK transaction again, after an HTTP failure say, rightly sends its key again).
     private func freshKeyCheck(_ areq: AReq, dsTransID: String) -> CheckResult {
         guard let x = areq.json["sdkEphemPubKey"]?["x"]?.stringValue else { return .pass(.freshEphemeralKey) }
-        guard ephemeralKeys.insert(x, dsTransID) else {
-            let earlier = ephemeralKeys.get(x) ?? "an earlier one"
-            return .fail(.freshEphemeralKey, "sdkEphemPubKey is the key of transaction \(earlier): an SDK makes a new key pair for every transaction")
+        let sdkTransID = areq.sdkTransID ?? ""
+        guard ephemeralKeys.insert(x, sdkTransID + " " + dsTransID) else {
+            let earlier = (ephemeralKeys.get(x) ?? "").split(separator: " ").map(String.init)
+            guard earlier.first != sdkTransID else { return .pass(.freshEphemeralKey, "the same SDK transaction sent again") }
+            return .fail(.freshEphemeralKey, "sdkEphemPubKey is the key of the earlier SDK transaction \(earlier.first ?? "?") (dsTransID \(earlier.last ?? "?")): "
+                                             + "an SDK makes a new key pair for every transaction")
         }
         return .pass(.freshEphemeralKey)
     }

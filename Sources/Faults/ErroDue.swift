@@ -30,15 +30,17 @@ extension Fault {
     public var erroDue: ErroDue {
         switch self {
         case .missingField(let field): .required([.requiredElementMissing], field: field)
-        case .emptyField(let field): .required([.formatInvalid], field: field)
+        // An optional element sent as "" is a format error (203); read as absent, some name it 201.
+        case .emptyField(let field): .required([.formatInvalid, .requiredElementMissing], field: field)
         case .criticalExtension: .required([.criticalExtensionNotRecognised], field: "messageExtension")
         // A version not the AReq's: not supported (102) or, read as a mismatch, invalid (203).
         case .messageVersion: .required([.versionNotSupported, .formatInvalid], field: "messageVersion")
         case .wrongTransactionID(let field): .required([.transactionIDNotRecognised, .formatInvalid], field: field)
         case .swappedTransactionIDs: .required([.transactionIDNotRecognised, .formatInvalid], field: nil)
-        case .malformedJSON, .contentType: .required([.messageNotRecognised], field: nil)
+        case .malformedJSON: .required([.messageNotRecognised], field: nil)
         case .erro, .latency: .forbidden
-        case .httpStatus, .noAnswer, .closeMidResponse: .ungraded
+        // A valid ARes under another Content-Type may be refused as a transport failure: an Erro (101) is allowed, not required.
+        case .contentType, .httpStatus, .noAnswer, .closeMidResponse: .ungraded
         case .wrongCounter, .repeatedCounter, .selectInfoShape, .signedContent, .cresEncryption: .forbidden
         }
     }

@@ -127,6 +127,7 @@ struct RunRoutes {
         var caseIDs: [String]
         if request.body.isEmpty {
             caseIDs = GradedRun(run, journal: journal).cases.filter { $0.status == .failed }.map(\.runCase.id)
+            guard !caseIDs.isEmpty else { throw HTTPError(.conflict, "run \(id) has no failed case to retry: name the cases ({\"cases\": [\"scenario/version/channel\"]})") }
         } else {
             guard request.body.count <= Self.maxBodyBytes else { throw HTTPError(.payloadTooLarge, "a retry request is at most \(Self.maxBodyBytes) bytes") }
             guard case .array(let items)? = try request.jsonBody()["cases"] else {

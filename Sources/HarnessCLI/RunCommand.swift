@@ -74,6 +74,10 @@ struct RunCommand: AsyncParsableCommand {
             throw ValidationError("--only, --idle, --case-deadline and --name are for a new run (--suite)")
         }
         if !wait, !finish, junit != nil || report != nil || json != nil { throw ValidationError("--junit, --report and --json need --wait or --finish") }
+        if let suite, FileManager.default.fileExists(atPath: suite), !only.isEmpty || idle != nil || caseDeadline != nil {
+            // A YAML file is sent as it is: those options go in it (only:, and idleSeconds, caseDeadlineSeconds beside suite:).
+            throw ValidationError("with a suite file, put only:, idleSeconds: and caseDeadlineSeconds: in the file")
+        }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
         for (value, option) in [(idle, "--idle"), (caseDeadline, "--case-deadline")] where value.map({ $0 < 1 || $0 > 86_400 }) == true {
             throw ValidationError("\(option) must be from 1 to 86400 seconds")
@@ -108,13 +112,14 @@ struct RunCommand: AsyncParsableCommand {
             if current["state"]?.stringValue == "finished" { break }
             try await Task.sleep(for: .seconds(1))
         }
+        let timedOut = ContinuousClock.now >= deadline
         let finished = try await CouldNotRun.guarding {
             let finished = try await runs.finish(id)
             try await RunText.writeReports(runs, id: id, junit: junit, html: report, json: json, quiet: output == .json)
             return finished
         }
         let failures = RunText.failures(finished)
-        say.finished(finished, failures: failures, timedOut: ContinuousClock.now >= deadline)
+        say.finished(finished, failures: failures, timedOut: timedOut)
         if !failures.isEmpty { throw ExitCode(1) }
     }
 
@@ -124,10 +129,6 @@ struct RunCommand: AsyncParsableCommand {
         ]
         if FileManager.default.fileExists(atPath: suite) {
             guard let file = FileManager.default.contents(atPath: suite) else { throw RunClient.Failure(description: "cannot read \(suite)") }
-            guard only.isEmpty, idle == nil, caseDeadline == nil else {
-                // A YAML file is sent as it is: those options go in it (only:, and the run's idleSeconds beside suite:).
-                throw RunClient.Failure(description: "with a suite file, put only:, idleSeconds: and caseDeadlineSeconds: in the file")
-            }
             return try await runs.start(Array(file), contentType: "application/yaml", name: name)
         }
         options.insert(("suite", .string(suite)), at: 0)

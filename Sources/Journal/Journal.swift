@@ -8,7 +8,7 @@ import Synchronization
 public protocol JournalListener: Sendable {
     func runCase(for entry: JournalEntry) -> JournalEntry.RunCase?
     /// Why the entry's `caseTag` attached it to nothing, for its record.
-    func problem(withTag tag: String) -> String?
+    func problem(withTag tag: String, for entry: JournalEntry) -> String
 }
 
 /// Every transaction as the three roles saw it together (``JournalEntry``): in memory as the
@@ -58,7 +58,7 @@ public final class Journal: Sendable {
         var entry = entry
         let listener = listener.withLock { $0 }
         entry.runCase = listener?.runCase(for: entry)
-        if entry.runCase == nil, let tag = entry.caseTag { entry.caseTagProblem = listener?.problem(withTag: tag) ?? "no run is open" }
+        if entry.runCase == nil, let tag = entry.caseTag { entry.caseTagProblem = listener?.problem(withTag: tag, for: entry) ?? "no test run is kept" }
         entries.put(entry.dsTransID, entry)
         published(entry.dsTransID)
     }

@@ -60,11 +60,11 @@ public struct GradedRun: Sendable {
         cases = run.cases.map { runCase in
             // A case is settled when the run is, or when its deadline has passed: what was due and has not come fails.
             let pastDeadline = runCase.lastAttachedAt.map { now.timeIntervalSince($0) >= run.timing.caseDeadline } ?? false
-            return Self.grade(runCase, finished: run.state == .finished, pastDeadline: pastDeadline, journal: journal)
+            return Self.grade(runCase, party: run.suite.party, finished: run.state == .finished, pastDeadline: pastDeadline, journal: journal)
         }
     }
 
-    static func grade(_ runCase: RunCase, finished: Bool, pastDeadline: Bool, journal: Journal) -> CaseVerdict {
+    static func grade(_ runCase: RunCase, party: ConformanceCheck.Party, finished: Bool, pastDeadline: Bool, journal: Journal) -> CaseVerdict {
         var checks: [(String, CheckResult)] = []
         var problems: [String] = []
         var summaries: [JSONValue] = []
@@ -114,6 +114,12 @@ public struct GradedRun: Sendable {
                 }
             }
             summaries.append(entry.summary)
+        }
+        // Only the party under test fails its cases: another party's failure (the app's backend writing a
+        // local purchaseDate in an SDK run, a team's test SDK in a 3DS Server run) is shown as a warning.
+        checks = checks.map { dsTransID, result in
+            guard result.verdict == .fail, result.check.party != party else { return (dsTransID, result) }
+            return (dsTransID, CheckResult(result.check, .warning, "not the party under test (\(party.rawValue)), so not failing the case: \(result.detail ?? "")"))
         }
         checks.sort { $0.1.verdict.severity > $1.1.verdict.severity }
         let failed = !problems.isEmpty || checks.contains { $0.1.verdict == .fail }

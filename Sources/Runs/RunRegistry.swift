@@ -50,13 +50,6 @@ public final class RunRegistry: JournalListener {
             waiting[key]?.removeAll { $0 == index }
         }
 
-        mutating func awaits(_ index: Int, key: String) {
-            var positions = waiting[key] ?? []
-            guard !positions.contains(index) else { return }
-            positions.append(index)
-            positions.sort()
-            waiting[key] = positions
-        }
     }
 
     public init(archive: (any TransactionArchive)?, clock: @escaping @Sendable () -> Date = Date.init) {
@@ -88,8 +81,8 @@ public final class RunRegistry: JournalListener {
                let oldest = registry.runs.values.filter({ $0.state == .finished }).min(by: { $0.createdAt < $1.createdAt }) {
                 registry.runs[oldest.id] = nil
             }
+            save(run)
         }
-        save(run)
         return run
     }
 
@@ -108,13 +101,12 @@ public final class RunRegistry: JournalListener {
     /// Finishes a run: no transaction is attached to it any more. Nil when there is no such run.
     public func finish(_ id: String) -> TestRun? {
         let now = clock()
-        let run = state.withLock { registry -> TestRun? in
+        return state.withLock { registry -> TestRun? in
             guard registry.runs[id] != nil else { return nil }
             Self.close(id, at: now, because: "finished", in: &registry)
+            if let run = registry.runs[id] { save(run) }
             return registry.runs[id]
         }
-        if let run { save(run) }
-        return run
     }
 
     /// Starts a new attempt of each case named (every failed case when `caseIDs` is empty is the
@@ -136,9 +128,9 @@ public final class RunRegistry: JournalListener {
             }
             registry.runs[id] = run
             registry.indexes[id] = OpenRunIndex(run)
+            save(run)
             return run
         }
-        if let run { save(run) }
         return run
     }
 
@@ -148,29 +140,45 @@ public final class RunRegistry: JournalListener {
         endIdleRuns()
         let now = clock()
         let attached = state.withLock { registry -> (run: TestRun, caseID: String)? in
-            if let tag = entry.caseTag { return Self.attachTagged(entry, tag: tag, at: now, in: &registry) }
-            guard let scenario = entry.scenario, let version = entry.version, let channel = entry.channel else { return nil }
-            let key = OpenRunIndex.key(scenario, version, channel)
-            for id in registry.open {
-                guard let index = registry.indexes[id]?.waiting[key]?.first else { continue }
-                return Self.attach(entry.dsTransID, to: index, of: id, at: now, in: &registry)
+            let found: (run: TestRun, caseID: String)?
+            if let tag = entry.caseTag {
+                found = Self.attachTagged(entry, tag: tag, at: now, in: &registry)
+            } else {
+                found = Self.attachByScenario(entry, at: now, in: &registry)
             }
-            return nil
+            // Saved under the lock: the archive keeps the last save of a run, so saves go in the order of the changes.
+            if let found { save(found.run) }
+            return found
         }
         guard let attached else { return nil }
-        save(attached.run)
         return JournalEntry.RunCase(run: attached.run.id, caseID: attached.caseID)
     }
 
-    /// Why a tag attaches nothing, for the transaction's record; nil when it attaches.
-    public func problem(withTag tag: String) -> String? {
+    /// Why `entry`'s tag attached it to nothing, for the transaction's record.
+    public func problem(withTag tag: String, for entry: JournalEntry) -> String {
         let (runID, caseID) = Self.split(tag)
         return state.withLock { registry in
             guard let run = registry.runs[runID] else { return "names no run (\(HarnessCaseHeader.name): RUN/CASE, ids from GET /admin/runs)" }
             guard run.state == .open else { return "names run \(runID), which is finished" }
-            if let caseID, registry.indexes[runID]?.cases[caseID] == nil { return "run \(runID) has no case \(caseID)" }
-            return nil
+            let position = if let caseID { registry.indexes[runID]?.cases[caseID] } else {
+                run.cases.firstIndex { OpenRunIndex.key($0) == OpenRunIndex.key(entry.scenario ?? "", entry.version ?? "", entry.channel ?? "") }
+            }
+            guard let position else {
+                return caseID.map { "run \(runID) has no case \($0)" }
+                    ?? "run \(runID) has no case of scenario \(entry.scenario ?? "none"), version \(entry.version ?? "none"), deviceChannel \(entry.channel ?? "none")"
+            }
+            return "case \(run.cases[position].id) has its \(RunCase.maxTransactionsPerAttempt) transactions for this attempt: retry it for more"
         }
+    }
+
+    /// The first waiting case of the newest open run with the entry's scenario, version and channel.
+    private static func attachByScenario(_ entry: JournalEntry, at now: Date, in registry: inout Registry) -> (run: TestRun, caseID: String)? {
+        guard let scenario = entry.scenario, let version = entry.version, let channel = entry.channel else { return nil }
+        let key = OpenRunIndex.key(scenario, version, channel)
+        for id in registry.open {
+            if let position = registry.indexes[id]?.waiting[key]?.first { return attach(entry.dsTransID, to: position, of: id, at: now, in: &registry) }
+        }
+        return nil
     }
 
     private static func split(_ tag: String) -> (run: String, case: String?) {
@@ -209,15 +217,14 @@ public final class RunRegistry: JournalListener {
     /// Finishes the open runs idle past their time.
     private func endIdleRuns() {
         let now = clock()
-        let ended = state.withLock { registry -> [TestRun] in
+        state.withLock { registry in
             let idle = registry.open.filter { registry.runs[$0].map { $0.idleUntil <= now } ?? true }
-            return idle.compactMap { id in
+            for id in idle {
                 let idleFor = registry.runs[id].map { Int($0.timing.idle) } ?? 0
                 Self.close(id, at: now, because: "idle: no transaction for \(idleFor) s", in: &registry)
-                return registry.runs[id]
+                if let run = registry.runs[id] { save(run) }
             }
         }
-        ended.forEach(save)
     }
 
     private static func close(_ id: String, at now: Date, because reason: String, in registry: inout Registry) {

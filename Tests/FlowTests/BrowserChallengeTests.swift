@@ -65,7 +65,8 @@ struct BrowserChallengeTests {
         ("creq=%%%&threeDSSessionData=abc", "creq is not base64url"),
         ("creq=bm90IGpzb24&threeDSSessionData=abc", "creq is not a JSON object"),
         ("threeDSSessionData=abc", "the form has no creq field"),
-        ("creq=eyJhIjoxfQ", "the form has no threeDSSessionData field"),
+        // threeDSSessionData is optional (it is the 3DS Requestor's own state): without it, the CReq is read.
+        ("creq=eyJhIjoxfQ", "the CReq is invalid"),
         ("creq=eyJtZXNzYWdlVHlwZSI6IkNSZXEifQ&threeDSSessionData=abc", "the CReq is invalid"),
     ])
     func aBadCReqFormIsRefusedWithAPage(body: String, reason: String) async throws {

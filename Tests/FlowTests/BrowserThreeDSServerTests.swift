@@ -299,15 +299,23 @@ struct BrowserThreeDSServerTests {
             let fields = [("creq", try #require(good.challenge["creq"]?.stringValue)), ("threeDSSessionData", try #require(good.challenge["threeDSSessionData"]?.stringValue))]
             #expect(try await harness.postForm(acsURL, fields).status == .ok)
             #expect(try await check(good.id)?["verdict"]?.stringValue == "pass")
-            // The same form again: the challenge has started; refused, and graded.
+            // The same form again (a reload): refused, not graded: the form is right, only late.
             #expect(try await harness.postForm(acsURL, fields).status == .badRequest)
-            #expect(try await check(good.id)?["verdict"]?.stringValue == "fail")
+            #expect(try await check(good.id)?["verdict"]?.stringValue == "pass")
 
+            // threeDSSessionData is optional (public 3DS Server docs post creq alone, e.g. e-SiTef's challenge form): passes.
+            let bare = try await started()
+            #expect(try await harness.postForm(acsURL, [("creq", try #require(bare.challenge["creq"]?.stringValue))]).status == .ok)
+            #expect(try await check(bare.id)?["verdict"]?.stringValue == "pass")
+
+            // A CReq whose messageVersion is not its transaction's: refused, and graded on that transaction.
             let bad = try await started()
-            let missing = try await harness.postForm(acsURL, [("creq", try #require(bad.challenge["creq"]?.stringValue))])
-            #expect(missing.status == .badRequest)
+            var creq = try Base64URL.decodeObject(try #require(bad.challenge["creq"]?.stringValue)).0
+            creq.set("messageVersion", .string("2.1.0"))
+            let wrong = try await harness.postForm(acsURL, [("creq", Base64URL.encode(JSONWriter.write(creq)))])
+            #expect(wrong.status == .badRequest)
             let graded = try #require(try await check(bad.id))
-            #expect(graded["verdict"]?.stringValue == "fail" && graded["detail"]?.stringValue?.contains("threeDSSessionData") == true, "\(graded)")
+            #expect(graded["verdict"]?.stringValue == "fail" && graded["detail"]?.stringValue?.contains("messageVersion") == true, "\(graded)")
         }
     }
 

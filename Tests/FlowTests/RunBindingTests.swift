@@ -63,6 +63,10 @@ struct RunBindingTests {
                 let summary = try #require(list["transactions"]?.arrayValue?.first)
                 #expect(summary["run"] == nil && summary["caseTagProblem"]?.stringValue?.contains(reason) == true, "\(JSONWriter.string(summary))")
             }
+            // The run alone names no case of an N card's scenario.
+            _ = try await transaction(harness, pan: "4000000000003006", tag: id)
+            let unmatched = try JSONReader.parse(try await harness.get("/inspector/transactions?limit=1").body).value
+            #expect(unmatched["transactions"]?.arrayValue?.first?["caseTagProblem"]?.stringValue?.contains("has no case of scenario frictionless-n") == true)
             _ = try await harness.post("/admin/runs/\(id)/finish", [])
             _ = try await transaction(harness, tag: id)
             let list = try JSONReader.parse(try await harness.get("/inspector/transactions?limit=1").body).value
@@ -88,6 +92,9 @@ struct RunBindingTests {
             _ = try await transaction(harness)
             let passed = try onlyCase(try await run(harness, id))
             #expect(passed["status"]?.stringValue == "passed" && passed["transactions"]?.arrayValue?.count == 1, "\(JSONWriter.string(passed))")
+            // Nothing failed: a retry of every failed case has nothing to do.
+            let nothing = try await harness.post("/admin/runs/\(id)/retry", [])
+            #expect(nothing.status.code == 409 && nothing.bodyText.contains("no failed case"), "\(nothing.bodyText)")
 
             // A finished run opens again for a retry of a named case; a case it does not have is refused.
             _ = try await harness.post("/admin/runs/\(id)/finish", [])

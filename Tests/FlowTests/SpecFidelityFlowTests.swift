@@ -100,7 +100,9 @@ struct SpecFidelityFlowTests {
         }
     }
 
-    /// Annex A, threeDSRequestorDecReqInd: absent means N, "do not use decoupled authentication".
+    /// Annex A, threeDSRequestorDecReqInd: absent means N, "do not use decoupled authentication"; the ACS that
+    /// would have used it answers U with transStatusReason 23 ("Decoupled Authentication required by ACS but not
+    /// requested by 3DS Requestor", a 2.2.0 code).
     @Test func decoupledIsAnsweredOnlyToARequestorThatAsksForIt() async throws {
         try await withHarness { harness in
             for (indicator, status) in [(nil, "U"), ("N", "U"), ("Y", "D")] as [(String?, String)] {
@@ -109,7 +111,7 @@ struct SpecFidelityFlowTests {
                 ])
                 let ares = try await harness.postMessage("/ds/areq", areq)
                 #expect(ares["transStatus"]?.stringValue == status, "\(indicator ?? "absent"): \(JSONWriter.string(ares))")
-                if status == "U" { #expect(ares["transStatusReason"]?.stringValue == "07") }
+                if status == "U" { #expect(ares["transStatusReason"]?.stringValue == "23") }
             }
         }
     }

@@ -79,13 +79,16 @@ struct ThreeDSServerGradingTests {
                 ("areq.device-data", ["sdkEncData": .string("not.a.jwe.at.all")], "fail", "sdkEncData"),
                 // The SDK specification's codes: a reason is RE01-RE04, a warning SW01-SW05; DV and DD are required.
                 ("areq.device-info", ["sdkEncData": try deviceData(#"{"DV":"1.4","DD":{"C001":"Android"},"DPNA":{"C010":"RE09"},"SW":[]}"#)], "fail", "RE09"),
-                ("areq.device-info", ["sdkEncData": try deviceData(#"{"DV":"1.4","DD":{"C001":"Android"},"SW":["jailbroken"]}"#)], "fail", "jailbroken"),
+                ("areq.device-info", ["sdkEncData": try deviceData(#"{"DV":"1.4","DD":{"C001":"Android"},"SW":[1]}"#)], "fail", "each warning is a string"),
+                ("areq.device-info", ["sdkEncData": try deviceData(#"{"DV":"1.4","DD":{"C001":"Android"},"SW":["VENDOR7"]}"#)], "warning", "VENDOR7"),
                 ("areq.device-info", ["sdkEncData": try deviceData(#"{"DD":{"C001":"Android"}}"#)], "fail", "DV"),
                 ("areq.device-info", ["sdkEncData": try deviceData(#"{"DV":"1.4","DD":{"osName":"Android"}}"#)], "warning", "osName"),
                 // Local time two hours east of Greenwich, written as if it were UTC.
                 ("areq.purchase-date", ["purchaseDate": .string(UTCTime.purchaseDate(Date().addingTimeInterval(7200)))], "fail", "1 h 59 min ahead"),
                 // The ephemeral key of the AReq sent above, in a new transaction.
                 ("areq.sdk-ephem-key", ["sdkEphemPubKey": reused["sdkEphemPubKey"]], "fail", "an SDK makes a new key pair"),
+                // The same SDK transaction sent again by its 3DS Server (after an HTTP failure, say): its key rightly comes again.
+                ("areq.sdk-ephem-key", ["sdkEphemPubKey": reused["sdkEphemPubKey"], "sdkTransID": reused["sdkTransID"]], "pass", "sent again"),
             ]
             for (check, changes, verdict, seen) in cases {
                 _ = try await harness.postMessage("/ds/areq", try appAReq(replacing: changes))

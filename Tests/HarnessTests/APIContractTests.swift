@@ -28,6 +28,8 @@ struct APIContractTests {
             // The live feed holds each request up to 10 s (a long poll); RunFlowTests read it.
             "--exclude-operation-id", "inspectorEvents",
         ], directory: NSTemporaryDirectory(), timeout: 600)
-        #expect(run.status == 0, "\(run.output.suffix(4000))")
+        // The failures section first (the request, the answer and which check broke), then the summary.
+        let failures = run.output.range(of: "FAILURES").map { String(run.output[$0.lowerBound...].prefix(6000)) } ?? ""
+        #expect(run.status == 0, "\(failures)\n…\n\(run.output.suffix(2000))")
     }
 }

@@ -86,6 +86,22 @@ struct RunTimingTests {
         #expect(runs.run(run.id)?.cases.allSatisfy { $0.transactions.count == 1 } == true)
     }
 
+    @Test func onlyThePartyUnderTestFailsItsCases() throws {
+        let runs = registry()
+        for (party, expected) in [(ConformanceCheck.Party.sdk, CaseVerdict.Status.passed), (.threeDSServer, .failed)] {
+            let run = try runs.start(suite("frictionless-y", party: party), name: nil, catalog: catalog)
+            let id = openTransaction("frictionless-y")
+            // The 3DS Server wrote local time: its failure, not the SDK's.
+            journal.check(id, .fail(.purchaseDate, "purchaseDate 2 h ahead"))
+            journal.end(id, because: "ARes Y")
+            let attached = try #require(runs.run(run.id))
+            let verdict = try #require(GradedRun(attached, journal: journal, now: clock.date).cases.first)
+            #expect(verdict.status == expected, "\(party): \(verdict.failures) \(verdict.warnings)")
+            if party == .sdk { #expect(verdict.warnings.first?.contains("not the party under test") == true) }
+            _ = runs.finish(run.id)
+        }
+    }
+
     @Test func theNewestOpenRunTakesTheTransactionAndAFullAttemptTakesNoMore() throws {
         let runs = registry()
         let older = try runs.start(suite("frictionless-y"), name: nil, catalog: catalog)

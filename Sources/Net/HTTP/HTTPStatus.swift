@@ -16,6 +16,7 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
     public static let badRequest = HTTPStatus(code: 400)
     public static let unauthorized = HTTPStatus(code: 401)
     public static let notFound = HTTPStatus(code: 404)
+    public static let conflict = HTTPStatus(code: 409)
     public static let methodNotAllowed = HTTPStatus(code: 405)
     public static let requestTimeout = HTTPStatus(code: 408)
     public static let payloadTooLarge = HTTPStatus(code: 413)

@@ -159,6 +159,7 @@ public final class DirectoryServer: Sendable {
             return answered(dsTransID, outOfRange(areq, dsTransID: dsTransID))
         }
         if areq.deviceChannel == "01" {
+            entry.record(.pass(.sdkParameters))
             do {
                 let (plaintext, information) = try deviceData(of: areq, scheme: scheme)
                 entry.add(from: .sdk, to: .directoryServer, type: "device data", body: plaintext,
@@ -210,6 +211,11 @@ public final class DirectoryServer: Sendable {
         journal.open(entry)
         journal.message(dsTransID, from: .threeDSServer, to: .directoryServer, type: MessageType.aReq.rawValue, body: body, isJSON: parsed != nil)
         journal.check(dsTransID, .fail(.areqElements, invalid.description))
+        // What the SDK made and the 3DS Server carried is the SDK's failure too (a run of either party sees its own).
+        let sdkViolations = invalid.violations.filter { AReqRules.sdkParameters.contains($0.field) }
+        if json["deviceChannel"]?.stringValue == DeviceChannel.app.rawValue, !sdkViolations.isEmpty {
+            journal.check(dsTransID, .fail(.sdkParameters, sdkViolations.map(\.description).joined(separator: "; ")))
+        }
         return answered(dsTransID, answer)
     }
 

@@ -57,7 +57,8 @@ struct RunFlowTests {
             let frictionless = try caseEntry(progress, "frictionless-y")
             #expect(frictionless["transactions"]?.arrayValue?.count == 1)
             #expect(verdict(frictionless, "areq.elements") == "pass" && verdict(frictionless, "areq.device-data") == "pass")
-            #expect(verdict(frictionless, "areq.device-info") == "pass" && verdict(frictionless, "areq.sdk-ephem-key") == "pass")
+            #expect(verdict(frictionless, "areq.device-info") == "pass" && verdict(frictionless, "areq.sdk-ephem-key") == "pass"
+                    && verdict(frictionless, "areq.sdk-parameters") == "pass")
             let challenge = try caseEntry(progress, "challenge-text")
             for check in ["creq.decrypts", "creq.ids", "creq.counter", "creq.elements", "challenge.end"] {
                 #expect(verdict(challenge, check) == "pass", "\(check)")

@@ -77,6 +77,8 @@ struct ThreeDSServerGradingTests {
                 ("areq.elements", ["mcc": nil], "fail", "201 mcc"),
                 ("areq.undefined-members", ["browserAcceptHeader": .string("text/html")], "warning", "browserAcceptHeader"),
                 ("areq.device-data", ["sdkEncData": .string("not.a.jwe.at.all")], "fail", "sdkEncData"),
+                // An sdkTransID that is not a UUID: the AReq is refused (the 3DS Server's areq.elements), and it is the SDK's failure too.
+                ("areq.sdk-parameters", ["sdkTransID": .string("not-a-uuid")], "fail", "sdkTransID"),
                 // The SDK specification's codes: a reason is RE01-RE04, a warning SW01-SW05; DV and DD are required.
                 ("areq.device-info", ["sdkEncData": try deviceData(#"{"DV":"1.4","DD":{"C001":"Android"},"DPNA":{"C010":"RE09"},"SW":[]}"#)], "fail", "RE09"),
                 ("areq.device-info", ["sdkEncData": try deviceData(#"{"DV":"1.4","DD":{"C001":"Android"},"SW":[1]}"#)], "fail", "each warning is a string"),

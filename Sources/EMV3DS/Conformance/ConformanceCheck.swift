@@ -7,6 +7,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
     case threeDSCompInd = "areq.three-ds-comp-ind"
     case deviceDataDecrypts = "areq.device-data"
     case deviceInformation = "areq.device-info"
+    case sdkParameters = "areq.sdk-parameters"
     case freshEphemeralKey = "areq.sdk-ephem-key"
     case aresErro = "ares.erro"
     case purchaseDate = "areq.purchase-date"
@@ -28,7 +29,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
     public var party: Party {
         switch self {
         case .areqElements, .areqUndefinedMembers, .threeDSCompInd, .aresErro, .purchaseDate, .browserCReqForm, .rresValid: .threeDSServer
-        case .deviceDataDecrypts, .deviceInformation, .freshEphemeralKey, .creqDecrypts, .creqIdentifiers, .creqCounter, .creqElements, .sdkErro, .challengeEnd: .sdk
+        case .deviceDataDecrypts, .deviceInformation, .sdkParameters, .freshEphemeralKey, .creqDecrypts, .creqIdentifiers, .creqCounter, .creqElements, .sdkErro, .challengeEnd: .sdk
         }
     }
 
@@ -40,6 +41,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .deviceDataDecrypts: "The SDK's device data (sdkEncData) decrypts with the DS key to a JSON object"
         case .deviceInformation: "The device data carries DV, DD, DPNA and SW as the SDK specification lays them out"
         case .freshEphemeralKey: "The SDK makes a new ephemeral key (sdkEphemPubKey) for every transaction"
+        case .sdkParameters: "The SDK's parameters in the AReq (sdkAppID, sdkTransID, sdkReferenceNumber, sdkEphemPubKey, sdkEncData) meet Annex A"
         case .aresErro: "The 3DS Server answers an ARes it cannot process with the Erro the specification names, and a valid ARes or an Erro with none"
         case .purchaseDate: "The AReq's purchaseDate is in UTC (not ahead of the DS's UTC clock)"
         case .browserCReqForm: "The 3DS Server's page posts the CReq to the acsURL as creq (base64url of a valid CReq of the transaction), with threeDSSessionData when it sends one"
@@ -61,6 +63,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .deviceDataDecrypts: "Core Spec, Annex A: sdkEncData; SDK Spec: device information"
         case .deviceInformation: "SDK Spec / EMV 3DS SDK Device Information: DV, DD, DPNA (RE01-RE04), SW (SW01-SW05)"
         case .freshEphemeralKey: "Core Spec, Annex A: sdkEphemPubKey (generated for each transaction); SDK Spec: ephemeral key pair"
+        case .sdkParameters: "Core Spec, Annex A: sdkAppID, sdkTransID (UUID), sdkReferenceNumber (1-32 characters), sdkEphemPubKey (P-256 JWK); SDK Spec: AuthenticationRequestParameters"
         case .aresErro: "Core Spec: 3DS Server ARes processing (an invalid ARes is answered with an Erro to the DS); Annex A: Erro, errorCode, errorComponent, errorDetail, errorMessageType"
         case .purchaseDate: "Core Spec, Annex A: purchaseDate (date and time of the purchase, expressed in UTC)"
         case .browserCReqForm: "Core Spec: browser challenge flow (CReq posted through the cardholder's browser); Annex A: CReq, threeDSSessionData"
@@ -85,6 +88,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .browserCReqForm: "Post a form to the ARes's acsURL with creq = base64url(JSON of the CReq: the transaction's messageVersion, threeDSServerTransID, acsTransID, challengeWindowSize) and, if you keep state that way, threeDSSessionData (at most 1024 characters)."
         case .rresValid: "Answer each RReq with an RRes carrying the RReq's messageVersion, threeDSServerTransID, acsTransID and dsTransID and resultsStatus, within the DS's time limit."
         case .deviceInformation: "Build the device data as {\"DV\": version, \"DD\": {parameter id: value}, \"DPNA\": {parameter id: RE01-RE04}, \"SW\": [SW01-SW05]}, with the identifiers and codes of the SDK specification."
+        case .sdkParameters: "Make sdkAppID once per installation and sdkTransID per transaction as canonical UUIDs (RFC 4122), keep sdkReferenceNumber as EMVCo assigned it (at most 32 characters), and give sdkEphemPubKey as a P-256 public JWK (kty EC, crv P-256, x, y)."
         case .freshEphemeralKey: "Generate the P-256 ephemeral key pair anew in each createTransaction, never cache or reuse it: the secure channel's key is derived from it."
         case .deviceDataDecrypts: "Encrypt the device data as a JWE to the DS certificate of the card's scheme (RSA-OAEP-256, or ECDH-ES with the DS id as PartyVInfo) with A128CBC-HS256 or A128GCM, over a JSON object."
         case .creqDecrypts: "Derive the secure channel's key from the ACS's ephemeral key with sdkReferenceNumber as PartyVInfo and encrypt each CReq as a JWE with kid = acsTransID and the ARes's enc."

@@ -5,6 +5,10 @@
 /// restricts", "based on DS rules") are optional here: a harness that refused them would be
 /// stricter than the specification.
 public enum AReqRules {
+    /// The AReq's elements the SDK makes (the EMVCo SDK's AuthenticationRequestParameters), which the
+    /// 3DS Server passes on: a violation among them is the SDK's too (`areq.sdk-parameters`).
+    public static let sdkParameters: Set<String> = ["sdkAppID", "sdkTransID", "sdkReferenceNumber", "sdkEphemPubKey", "sdkEncData"]
+
     private static let v210: Set<MessageVersion> = [.v2_1_0]
     private static let v220: Set<MessageVersion> = [.v2_2_0]
     private static let v231: Set<MessageVersion> = [.v2_3_1]
@@ -193,7 +197,8 @@ public enum AReqRules {
         FieldRule("taxId", .optional, .string(1...45), versions: v231),
         FieldRule("broadInfo", .optional, .object),
 
-        // The app channel.
+        // The app channel. The SDK makes sdkAppID, sdkTransID, sdkReferenceNumber, sdkEphemPubKey and sdkEncData
+        // (``sdkParameters``); the 3DS Server carries them.
         app("sdkAppID", .uuid),
         app("sdkTransID", .uuid),
         app("sdkReferenceNumber", .string(1...32)),

@@ -42,6 +42,9 @@ public final class AccessControlServer: Sendable {
     public let transactions: TransactionStore<Transaction>
     /// Loads of the 3DS Method page, by threeDSServerTransID: what a browser AReq's threeDSCompInd is checked against.
     let methodVisits = TransactionStore<ThreeDSMethodVisit>(capacity: ThreeDSMethodVisit.capacity)
+    /// Why the 3DS Method's form was refused, by the threeDSServerTransID it could still be read for:
+    /// graded on that transaction when its AReq comes (`method.data`).
+    let methodRefusals = TransactionStore<String>(capacity: ThreeDSMethodVisit.capacity)
     /// Where the ACS writes each CReq and CRes in plaintext and the checks of the SDK; nil when nobody reads them.
     let journal: Journal?
     let logger: Logger
@@ -79,6 +82,11 @@ public final class AccessControlServer: Sendable {
         var scenario = scenarios.scenario(for: TransactionFacts(areq), transaction: areq["dsTransID"])
         if areq.deviceChannel == DeviceChannel.browser.rawValue {
             journal?.check(areq["dsTransID"], threeDSCompIndCheck(areq, script: scenario.threeDSMethod))
+            if let refusal = methodRefusals.get(areq.threeDSServerTransID) {
+                journal?.check(areq["dsTransID"], .fail(.threeDSMethodData, refusal))
+            } else if methodVisits.get(areq.threeDSServerTransID) != nil {
+                journal?.check(areq["dsTransID"], .pass(.threeDSMethodData))
+            }
             // Under this scenario's name, whichever outcome threeDSCompInd gives it.
             scenario.outcome = scenario.outcome(threeDSCompInd: areq["threeDSCompInd"], in: scenarios.catalog)
         }

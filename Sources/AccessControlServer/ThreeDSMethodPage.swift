@@ -38,7 +38,11 @@ extension AccessControlServer {
         let name = request.queryItems["scenario"]
         let script = name.flatMap { scenarios.catalog.scenario(named: $0) }?.threeDSMethod ?? .standard
         let id: String, notificationURL: String
-        do throws(BrowserRefusal) { (id, notificationURL) = try Self.readMethodData(request) } catch { return Self.errorPage(error) }
+        do throws(BrowserRefusal) { (id, notificationURL) = try Self.readMethodData(request) } catch {
+            // Kept for the AReq, when the data still names its transaction.
+            if let id = Self.transactionID(in: request) { methodRefusals.put(id, error.reason) }
+            return Self.errorPage(error)
+        }
         methodVisits.put(id, ThreeDSMethodVisit(at: Date(), scenario: name, script: script, userAgent: request.headers["User-Agent"]))
         logger.debug("3DS Method", metadata: ["threeDSServerTransID": "\(id)", "scenario": "\(name ?? "-")"])
         let notice = Base64URL.encode(JSONWriter.write(.object([("threeDSServerTransID", .string(id))])))
@@ -52,6 +56,13 @@ extension AccessControlServer {
             </form>
             <script>setTimeout(function () { document.getElementById("notify").submit(); }, \(delay));</script>
             """))
+    }
+
+    /// The canonical threeDSServerTransID a refused form's data still carries, if any.
+    private static func transactionID(in request: HTTPRequest) -> String? {
+        guard let encoded = request.formFields?["threeDSMethodData"], let data = try? Base64URL.decodeObject(encoded).object,
+              let id = data["threeDSServerTransID"]?.stringValue, FieldFormat.isCanonicalUUID(id) else { return nil }
+        return id
     }
 
     /// The transaction id and notification URL the form carries, or a refusal naming what is wrong.

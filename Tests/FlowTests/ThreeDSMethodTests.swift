@@ -115,6 +115,25 @@ struct ThreeDSMethodTests {
         }
     }
 
+    /// The 3DS Method's form is the 3DS Server's page's doing: graded on the transaction when its AReq comes.
+    @Test func methodDataWithoutANotificationURLFailsMethodData() async throws {
+        try await withHarness { harness in
+            let prepared = try await prepare(harness, "4000000000001000")
+            let bad = Base64URL.encode(JSONWriter.write(.object([("threeDSServerTransID", prepared.id)])))
+            let refused = try await harness.postForm(try #require(prepared.methodURL), [("threeDSMethodData", bad)])
+            #expect(refused.status == .badRequest && refused.bodyText.contains("threeDSMethodNotificationURL"))
+            let record = try await authenticate(harness, "4000000000001000", prepared, .v2_2_0)
+            let check = try #require(try await journalCheck(harness, record, "method.data"))
+            #expect(check.verdict == "fail" && check.detail.contains("threeDSMethodNotificationURL"), "\(check)")
+
+            // The page posted as the 3DS Server's prepare answer says: passes.
+            let good = try await prepare(harness, "4000000000001000")
+            _ = try await methodPage(harness, good)
+            let passed = try await authenticate(harness, "4000000000001000", good, .v2_2_0)
+            #expect(try await journalCheck(harness, passed, "method.data")?.verdict == "pass")
+        }
+    }
+
     @Test func aClaimOfYWithoutTheMethodFailsTheCheck() async throws {
         try await withHarness { harness in
             // Not prepared: the page's own claim goes into the AReq, and the ACS never saw the method.
@@ -189,8 +208,13 @@ private func authenticate(_ harness: RunningHarness, _ pan: String, _ prepared: 
 
 /// The `areq.three-ds-comp-ind` check of the transaction's journal entry.
 private func compIndCheck(_ harness: RunningHarness, _ record: JSONValue) async throws -> (verdict: String, detail: String)? {
+    try await journalCheck(harness, record, "areq.three-ds-comp-ind")
+}
+
+/// The check `id` of the transaction's journal entry.
+private func journalCheck(_ harness: RunningHarness, _ record: JSONValue, _ id: String) async throws -> (verdict: String, detail: String)? {
     let dsTransID = try #require(record["dsTransID"]?.stringValue, "\(record)")
     let entry = try JSONReader.parse(try await harness.get("/inspector/transactions/\(dsTransID)").body).value
-    guard let check = entry["checks"]?.arrayValue?.first(where: { $0["id"]?.stringValue == "areq.three-ds-comp-ind" }) else { return nil }
+    guard let check = entry["checks"]?.arrayValue?.first(where: { $0["id"]?.stringValue == id }) else { return nil }
     return (check["verdict"]?.stringValue ?? "", check["detail"]?.stringValue ?? "")
 }

@@ -5,6 +5,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
     case areqElements = "areq.elements"
     case areqUndefinedMembers = "areq.undefined-members"
     case threeDSCompInd = "areq.three-ds-comp-ind"
+    case threeDSMethodData = "method.data"
     case deviceDataDecrypts = "areq.device-data"
     case deviceInformation = "areq.device-info"
     case sdkParameters = "areq.sdk-parameters"
@@ -28,7 +29,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
 
     public var party: Party {
         switch self {
-        case .areqElements, .areqUndefinedMembers, .threeDSCompInd, .aresErro, .purchaseDate, .browserCReqForm, .rresValid: .threeDSServer
+        case .areqElements, .areqUndefinedMembers, .threeDSCompInd, .threeDSMethodData, .aresErro, .purchaseDate, .browserCReqForm, .rresValid: .threeDSServer
         case .deviceDataDecrypts, .deviceInformation, .sdkParameters, .freshEphemeralKey, .creqDecrypts, .creqIdentifiers, .creqCounter, .creqElements, .sdkErro, .challengeEnd: .sdk
         }
     }
@@ -38,6 +39,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .areqElements: "The AReq's elements meet Annex A for its version and channel"
         case .areqUndefinedMembers: "The AReq carries no member its version and channel do not define"
         case .threeDSCompInd: "A browser AReq's threeDSCompInd says what came of the card range's 3DS Method"
+        case .threeDSMethodData: "The 3DS Method's form carries threeDSMethodData: base64url of {threeDSServerTransID, threeDSMethodNotificationURL}"
         case .deviceDataDecrypts: "The SDK's device data (sdkEncData) decrypts with the DS key to a JSON object"
         case .deviceInformation: "The device data carries DV, DD, DPNA and SW as the SDK specification lays them out"
         case .freshEphemeralKey: "The SDK makes a new ephemeral key (sdkEphemPubKey) for every transaction"
@@ -60,6 +62,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .areqElements: "Core Spec, Annex A: AReq data elements"
         case .areqUndefinedMembers: "Core Spec, Annex A: AReq data elements (inclusion per version and device channel)"
         case .threeDSCompInd: "Core Spec: 3DS Method; Annex A: threeDSCompInd, threeDSMethodURL"
+        case .threeDSMethodData: "Core Spec: 3DS Method (threeDSMethodData); Annex A: threeDSServerTransID, threeDSMethodNotificationURL"
         case .deviceDataDecrypts: "Core Spec, Annex A: sdkEncData; SDK Spec: device information"
         case .deviceInformation: "SDK Spec / EMV 3DS SDK Device Information: DV, DD, DPNA (RE01-RE04), SW (SW01-SW05)"
         case .freshEphemeralKey: "Core Spec, Annex A: sdkEphemPubKey (generated for each transaction); SDK Spec: ephemeral key pair"
@@ -83,6 +86,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .areqElements: "Build the AReq from Annex A's table for its messageVersion and deviceChannel (threeds-harness spec AReq --version V --channel C prints it); make a new threeDSServerTransID for every AReq, also when one is sent again after a refusal."
         case .areqUndefinedMembers: "Leave out members the version and channel do not define (a 2.1.0 AReq has no 2.2.0 fields; an app AReq no browser fields)."
         case .threeDSCompInd: "Set threeDSCompInd Y only when the 3DS Method's notification came within 10 s, N when it did not, U only when the card range has no threeDSMethodURL."
+        case .threeDSMethodData: "Post the form field threeDSMethodData = base64url(JSON {\"threeDSServerTransID\": the AReq's id, \"threeDSMethodNotificationURL\": an http(s) URL of at most 256 characters}) to the card range's threeDSMethodURL."
         case .aresErro: "Validate each ARes against Annex A before using it; when it fails, post an Erro to the DS (errorComponent S, errorMessageType ARes, the code the failure calls for, errorDetail naming the data element, the AReq's messageVersion and ids); never answer a valid ARes or an Erro with an Erro."
         case .purchaseDate: "Write purchaseDate from a UTC clock (YYYYMMDDHHMMSS in UTC), not the server's local time."
         case .browserCReqForm: "Post a form to the ARes's acsURL with creq = base64url(JSON of the CReq: the transaction's messageVersion, threeDSServerTransID, acsTransID, challengeWindowSize) and, if you keep state that way, threeDSSessionData (at most 1024 characters)."

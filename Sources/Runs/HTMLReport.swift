@@ -208,9 +208,7 @@ public enum HTMLReport {
             if let party = text(check["party"]) { out += " <span class=\"party\">\(escape(party))</span>" }
             out += "</td>"
             out += "<td class=\"ref\">\(escape(text(check["reference"]) ?? ""))</td>"
-            out += "<td class=\"detail\">\(escape(text(check["detail"]) ?? ""))"
-            if let fix = text(check["fix"]) { out += "<p class=\"fix\"><b>How to fix:</b> \(escape(fix))</p>" }
-            out += "</td>"
+            out += "<td class=\"detail\">\(escape(text(check["detail"]) ?? ""))</td>"
             if let id = text(check["dsTransID"]) {
                 // Short: a case's checks mostly share one transaction; the whole id is the tooltip.
                 let short = id.count > 13 ? String(id.prefix(8)) + "…" : id
@@ -219,6 +217,10 @@ public enum HTMLReport {
                 out += "<td></td>"
             }
             out += "</tr>\n"
+            // How to fix it, under the check across the table: a sentence too long for a column.
+            if let fix = text(check["fix"]) {
+                out += "<tr class=\"fix-row v-\(kind)\"><td></td><td colspan=\"5\"><b>How to fix:</b> \(escape(fix))</td></tr>\n"
+            }
         }
         out += "</tbody>\n</table>\n"
     }

@@ -85,9 +85,15 @@ public final class DirectoryServer: Sendable {
     public var transactionsStored: Int { transactions.stored }
     /// The `dsTransID` of each `threeDSServerTransID` seen, to refuse one used again.
     let serverTransIDs: TransactionStore<String>
-    /// The `dsTransID` of the newest SDK ephemeral keys seen (by their x coordinate): an SDK that
-    /// reuses its key does so in its next transactions, so the newest 10,000 are enough.
-    let ephemeralKeys = TransactionStore<String>(capacity: 10_000)
+    /// The transaction of each of the newest SDK ephemeral keys seen (by their x coordinate): an SDK
+    /// that reuses its key does so in its next transactions, so the newest 10,000 are enough.
+    let ephemeralKeys = TransactionStore<EphemeralKeyUse>(capacity: 10_000)
+
+    /// Where an ephemeral key was first seen.
+    struct EphemeralKeyUse: Sendable {
+        let sdkTransID: String
+        let dsTransID: String
+    }
     /// Where the DS writes each transaction's messages (both legs, the device data decrypted) and
     /// the checks of the AReq and RRes; nil when nobody reads them.
     let journal: Journal?
@@ -182,11 +188,10 @@ public final class DirectoryServer: Sendable {
         areq.set("dsReferenceNumber", .string(settings.referenceNumber))
         areq.set("dsURL", .string(endpoints.url("/ds/rreq")))
         let acsURL = scheme.acsURL ?? endpoints.url(ACSPaths.aReq)
+        let faults = scenario?.faults.on(.directoryServer) ?? []
         transactions.put(dsTransID, Transaction(ids: areq.ids, version: areq.version, channel: DeviceChannel(rawValue: areq.deviceChannel),
                                                 threeDSServerURL: areq["threeDSServerURL"] ?? "", acsURL: acsURL,
-                                                warnings: areq.warnings.map { "AReq: " + $0 }))
-        let faults = scenario?.faults.on(.directoryServer) ?? []
-        transactions.update(dsTransID) { $0.erroDue = ErroDue(answerSpoiltBy: faults) }
+                                                warnings: areq.warnings.map { "AReq: " + $0 }, erroDue: ErroDue(answerSpoiltBy: faults)))
         let answer = await relay(areq, to: acsURL)
         guard !faults.isEmpty, let json = try? JSONReader.parse(answer.body).value else { return answered(dsTransID, answer) }
         return answered(dsTransID, await FaultyAnswer.answer(json, faults: faults, from: .directoryServer),
@@ -271,11 +276,11 @@ public final class DirectoryServer: Sendable {
     private func freshKeyCheck(_ areq: AReq, dsTransID: String) -> CheckResult {
         guard let x = areq.json["sdkEphemPubKey"]?["x"]?.stringValue else { return .pass(.freshEphemeralKey) }
         let sdkTransID = areq.sdkTransID ?? ""
-        guard ephemeralKeys.insert(x, sdkTransID + " " + dsTransID) else {
-            let earlier = (ephemeralKeys.get(x) ?? "").split(separator: " ").map(String.init)
-            guard earlier.first != sdkTransID else { return .pass(.freshEphemeralKey, "the same SDK transaction sent again") }
-            return .fail(.freshEphemeralKey, "sdkEphemPubKey is the key of the earlier SDK transaction \(earlier.first ?? "?") (dsTransID \(earlier.last ?? "?")): "
-                                             + "an SDK makes a new key pair for every transaction")
+        guard ephemeralKeys.insert(x, EphemeralKeyUse(sdkTransID: sdkTransID, dsTransID: dsTransID)) else {
+            let earlier = ephemeralKeys.get(x)
+            guard earlier?.sdkTransID != sdkTransID else { return .pass(.freshEphemeralKey, "the same SDK transaction sent again") }
+            return .fail(.freshEphemeralKey, "sdkEphemPubKey is the key of the earlier SDK transaction \(earlier?.sdkTransID ?? "?") "
+                                             + "(dsTransID \(earlier?.dsTransID ?? "?")): an SDK makes a new key pair for every transaction")
         }
         return .pass(.freshEphemeralKey)
     }

@@ -100,7 +100,7 @@ public final class HarnessApp: Sendable {
             let templates = resolve(configuration.accessControlServer.pageTemplates)
             RunRoutes(runs: runs, journal: journal, scenarios: scenarios, reportStyle: RunRoutes.reportStyle(folder: templates)).register(on: &router)
             InspectorRoutes(journal: journal, page: InspectorPage(folder: templates)).register(on: &router)
-            DemoRoutes(templateFolder: resolve(configuration.accessControlServer.pageTemplates), scenarios: scenarios, threeDSServer: threeDSServer).register(on: &router)
+            DemoRoutes(templateFolder: templates, scenarios: scenarios, threeDSServer: threeDSServer).register(on: &router)
             let (threeDSServer, directoryServer, accessControlServer) = (threeDSServer, directoryServer, accessControlServer)
             RecordListRoute.register("/3ds-server/transactions", on: &router) { threeDSServer.transactions.newestJSON(limit: $0, where: $1) }
             RecordListRoute.register("/admin/ds/transactions", on: &router) { directoryServer.newestRecords(limit: $0, where: $1) }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import JSON
 import Net
+import Runs
 
 struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -79,8 +80,9 @@ struct RunCommand: AsyncParsableCommand {
             throw ValidationError("with a suite file, put only:, idleSeconds: and caseDeadlineSeconds: in the file")
         }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
-        for (value, option) in [(idle, "--idle"), (caseDeadline, "--case-deadline")] where value.map({ $0 < 1 || $0 > 86_400 }) == true {
-            throw ValidationError("\(option) must be from 1 to 86400 seconds")
+        let limits = TestRun.Timing.limits
+        for (value, option) in [(idle, "--idle"), (caseDeadline, "--case-deadline")] where value.map({ !limits.contains(TimeInterval($0)) }) == true {
+            throw ValidationError("\(option) must be from \(Int(limits.lowerBound)) to \(Int(limits.upperBound)) seconds")
         }
     }
 
@@ -124,17 +126,15 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     private func start(_ runs: RunClient, suite: String) async throws -> JSONValue {
-        var options: [(String, JSONValue?)] = [
-            ("idleSeconds", idle.map { .number(String($0)) }), ("caseDeadlineSeconds", caseDeadline.map { .number(String($0)) }),
-        ]
         if FileManager.default.fileExists(atPath: suite) {
             guard let file = FileManager.default.contents(atPath: suite) else { throw RunClient.Failure(description: "cannot read \(suite)") }
             return try await runs.start(Array(file), contentType: "application/yaml", name: name)
         }
-        options.insert(("suite", .string(suite)), at: 0)
-        options.append(("only", only.isEmpty ? nil : .array(only.map(JSONValue.string))))
-        options.append(("name", name.map(JSONValue.string)))
-        return try await runs.start(JSONWriter.write(.object(omittingAbsent: options)))
+        return try await runs.start(JSONWriter.write(.object(omittingAbsent: [
+            ("suite", .string(suite)), ("only", only.isEmpty ? nil : .array(only.map(JSONValue.string))),
+            ("idleSeconds", idle.map { .number(String($0)) }), ("caseDeadlineSeconds", caseDeadline.map { .number(String($0)) }),
+            ("name", name.map(JSONValue.string)),
+        ])))
     }
 
     /// What the command prints: lines for a person, or one JSON object a line for a script.

@@ -71,6 +71,8 @@ public struct GradedRun: Sendable {
         var open = false
         let attempt = runCase.graded
         let settled = finished || pastDeadline
+        // When what was due had to have come, in the failures' words.
+        let when = finished ? "when the run finished" : "by the case's deadline"
         if attempt.isEmpty, finished { problems.append("not attempted: no transaction for this scenario, version and channel while the run was open") }
         if runCase.overflow > 0 {
             problems.append("\(runCase.overflow) more transactions were not attached: an attempt takes at most \(RunCase.maxTransactionsPerAttempt)")
@@ -93,7 +95,7 @@ public struct GradedRun: Sendable {
             if let codes = runCase.threeDSServerErro, !results.contains(where: { $0.check == .aresErro }) {
                 if settled {
                     checks.append((dsTransID, .fail(.aresErro, "no Erro received about the ARes the scenario spoilt "
-                        + "(\(finished ? "when the run finished" : "by the case's deadline")): expected errorCode \(codes.joined(separator: " or "))")))
+                        + "(\(when)): expected errorCode \(codes.joined(separator: " or "))")))
                 } else {
                     open = true
                 }
@@ -102,7 +104,6 @@ public struct GradedRun: Sendable {
             if !ended, !results.contains(where: { $0.check == .challengeEnd }) { open = true }
             // What is due but never came is a failure once the run is finished or the case's deadline passed.
             if settled, !ended {
-                let when = finished ? "when the run finished" : "by the case's deadline"
                 if runCase.flow == "challenge", !results.contains(where: { $0.check == .challengeEnd }) {
                     // After a runtime error an SDK sends nothing more: silence is its right answer.
                     checks.append((dsTransID, runCase.sdkReport == "runtimeError"

@@ -88,14 +88,20 @@ public final class RunRegistry: JournalListener {
 
     /// The run, finished first if it has been idle too long.
     public func run(_ id: String) -> TestRun? {
-        endIdleRuns()
-        return state.withLock { $0.runs[id] }
+        let now = clock()
+        return state.withLock { registry in
+            closeIdleRuns(at: now, in: &registry)
+            return registry.runs[id]
+        }
     }
 
     /// Every run, newest first.
     public var all: [TestRun] {
-        endIdleRuns()
-        return state.withLock { Array($0.runs.values) }.sorted { $0.createdAt > $1.createdAt }
+        let now = clock()
+        return state.withLock { registry in
+            closeIdleRuns(at: now, in: &registry)
+            return Array(registry.runs.values)
+        }.sorted { $0.createdAt > $1.createdAt }
     }
 
     /// Finishes a run: no transaction is attached to it any more. Nil when there is no such run.
@@ -137,9 +143,9 @@ public final class RunRegistry: JournalListener {
     /// The case a transaction belongs to: the one its `X-Harness-Case` tag names, else the first
     /// case of the newest open run with its scenario, version and channel and no transaction yet.
     public func runCase(for entry: JournalEntry) -> JournalEntry.RunCase? {
-        endIdleRuns()
         let now = clock()
         let attached = state.withLock { registry -> (run: TestRun, caseID: String)? in
+            closeIdleRuns(at: now, in: &registry)
             let found: (run: TestRun, caseID: String)?
             if let tag = entry.caseTag {
                 found = Self.attachTagged(entry, tag: tag, at: now, in: &registry)
@@ -160,10 +166,7 @@ public final class RunRegistry: JournalListener {
         return state.withLock { registry in
             guard let run = registry.runs[runID] else { return "names no run (\(HarnessCaseHeader.name): RUN/CASE, ids from GET /admin/runs)" }
             guard run.state == .open else { return "names run \(runID), which is finished" }
-            let position = if let caseID { registry.indexes[runID]?.cases[caseID] } else {
-                run.cases.firstIndex { OpenRunIndex.key($0) == OpenRunIndex.key(entry.scenario ?? "", entry.version ?? "", entry.channel ?? "") }
-            }
-            guard let position else {
+            guard let position = Self.position(of: caseID, in: runID, for: entry, in: registry) else {
                 return caseID.map { "run \(runID) has no case \($0)" }
                     ?? "run \(runID) has no case of scenario \(entry.scenario ?? "none"), version \(entry.version ?? "none"), deviceChannel \(entry.channel ?? "none")"
             }
@@ -188,17 +191,16 @@ public final class RunRegistry: JournalListener {
 
     private static func attachTagged(_ entry: JournalEntry, tag: String, at now: Date, in registry: inout Registry) -> (run: TestRun, caseID: String)? {
         let (runID, caseID) = split(tag)
-        guard let index = registry.indexes[runID] else { return nil }
-        let position: Int?
-        if let caseID {
-            position = index.cases[caseID]
-        } else {
-            // The run named, the case its scenario, version and channel match.
-            let key = OpenRunIndex.key(entry.scenario ?? "", entry.version ?? "", entry.channel ?? "")
-            position = registry.runs[runID]?.cases.firstIndex { OpenRunIndex.key($0) == key }
-        }
-        guard let position else { return nil }
+        guard registry.indexes[runID] != nil, let position = position(of: caseID, in: runID, for: entry, in: registry) else { return nil }
         return attach(entry.dsTransID, to: position, of: runID, at: now, in: &registry)
+    }
+
+    /// Where the case a tag names stands in open run `runID`: the case `caseID`, or without one, the
+    /// case the entry's scenario, version and channel match.
+    private static func position(of caseID: String?, in runID: String, for entry: JournalEntry, in registry: Registry) -> Int? {
+        if let caseID { return registry.indexes[runID]?.cases[caseID] }
+        let key = OpenRunIndex.key(entry.scenario ?? "", entry.version ?? "", entry.channel ?? "")
+        return registry.runs[runID]?.cases.firstIndex { OpenRunIndex.key($0) == key }
     }
 
     private static func attach(_ dsTransID: String, to position: Int, of runID: String, at now: Date,
@@ -214,16 +216,12 @@ public final class RunRegistry: JournalListener {
         return (run, run.cases[position].id)
     }
 
-    /// Finishes the open runs idle past their time.
-    private func endIdleRuns() {
-        let now = clock()
-        state.withLock { registry in
-            let idle = registry.open.filter { registry.runs[$0].map { $0.idleUntil <= now } ?? true }
-            for id in idle {
-                let idleFor = registry.runs[id].map { Int($0.timing.idle) } ?? 0
-                Self.close(id, at: now, because: "idle: no transaction for \(idleFor) s", in: &registry)
-                if let run = registry.runs[id] { save(run) }
-            }
+    /// Finishes the open runs idle past their time: under the lock of whatever reads or attaches next.
+    private func closeIdleRuns(at now: Date, in registry: inout Registry) {
+        for id in registry.open where registry.runs[id].map({ $0.idleUntil <= now }) ?? true {
+            let idleFor = registry.runs[id].map { Int($0.timing.idle) } ?? 0
+            Self.close(id, at: now, because: "idle: no transaction for \(idleFor) s", in: &registry)
+            if let run = registry.runs[id] { save(run) }
         }
     }
 

@@ -25,6 +25,8 @@ public struct AccessControlServerSettings: Sendable {
     public var challengeTimeout: Double = 600
     /// The browser challenge's page templates; without them a browser challenge ends at once as U (reason 07).
     public var browserPages: BrowserChallengePages?
+    /// The clock the SDK's challenge timeout (`challenge.sdk-timeout`) is measured with; tests give one that jumps.
+    public var now: @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
 
     public init(schemes: [PaymentScheme], signers: [String: ACSSigningIdentity] = [:]) {
         self.schemes = schemes
@@ -126,6 +128,9 @@ public final class AccessControlServer: Sendable {
         if transaction.noCReqDue {
             // An SDK that rejects acsSignedContent ends there: the check passes unless a CReq comes.
             journal?.check(transaction.ids.dsTransID, .pass(.challengeEnd, "no CReq is due: the SDK must reject acsSignedContent (runtime error)"))
+        }
+        if case .challenge = plan, let minutes = areq["sdkMaxTimeout"].flatMap(Int.init) {
+            transaction.sdkTimeout = SDKTimeout(minutes: minutes, challengeStart: settings.now())
         }
         transactions.put(acsTransID, transaction)
         schedule(plan, for: acsTransID)

@@ -94,6 +94,7 @@ extension AccessControlServer {
         }
         let known = transaction.idsJSON
         let dsTransID = transaction.ids.dsTransID
+        if let late = transaction.sdkTimeout?.check(creqAt: settings.now()) { journal?.check(dsTransID, late) }
         if transaction.noCReqDue {
             journal?.check(dsTransID, .fail(.challengeEnd, "the SDK sent a CReq after a runtime error (acsSignedContent or a CRes it must reject)"))
         }
@@ -149,6 +150,7 @@ extension AccessControlServer {
     /// Claims the counter and takes the decision at once, so a replayed or concurrent CReq cannot pass.
     private func decide(_ opened: OpenedCReq) throws(ChallengeRefusal) -> ChallengeSession.Decision {
         let (creq, kid, known) = (opened.creq, opened.acsTransID, opened.known)
+        var oobContinuation: CheckResult?
         let step: Result<ChallengeSession.Decision, ChallengeRefusal>? = transactions.update(kid) { transaction in
             guard case .challenge(var state) = transaction.phase else {
                 return .failure(ChallengeRefusal("acsTransID", .transactionIDNotRecognised, Self.afterTheEnd, about: known,
@@ -160,6 +162,7 @@ extension AccessControlServer {
                                                  about: known, ends: kid, fails: .creqCounter))
             }
             state.nextCounter += 1
+            oobContinuation = state.session.oobContinuation(of: creq.action, isFirst: creq.counter == 0)
             let decision = state.session.handle(creq)
             transaction.phase = .challenge(state)
             if case .finish(let result) = decision {
@@ -172,6 +175,7 @@ extension AccessControlServer {
         }
         let decision = try step.get()
         journal?.check(opened.dsTransID, .pass(.creqCounter))
+        if let oobContinuation { journal?.check(opened.dsTransID, oobContinuation) }
         if case .finish(let result) = decision {
             let ending: ChallengeEnding = result.cancel.map { .cancelledBySDK($0.rawValue) } ?? .completed(result.transStatus.rawValue)
             journalChallengeEnd(opened.transaction, ending)
@@ -225,16 +229,19 @@ extension AccessControlServer {
                 transaction.sdkErroReceived = erro.errorCode
                 return transaction
             }
-            if let transaction { journalSDKErro(erro, body: body, of: transaction) }
+            // Erro 402 once sdkMaxTimeout has run out is the SDK's challenge timeout, not an Erro about a CRes.
+            let now = settings.now()
+            let timeout = erro.errorCode == .transactionTimedOut ? transaction?.sdkTimeout.flatMap { $0.isTimeout(erroAt: now) ? $0 : nil } : nil
+            if let transaction { journalSDKErro(erro, body: body, of: transaction, atTimeout: timeout?.passed(erroAt: now)) }
             await end(acsTransID, because: "Erro \(erro.errorCode.rawValue) from the SDK: \(erro.errorDescription)",
-                      cancel: erro.errorCode == .transactionTimedOut ? .timedOutAtSDK : .erroFromSDK, erro: erro)
+                      cancel: erro.errorCode == .transactionTimedOut ? .timedOutAtSDK : .erroFromSDK, erro: erro, atSDKTimeout: timeout != nil)
         }
         return .taken(erro)
     }
 
     /// Ends an open challenge after an error, and reports it; from 2.3.1 an RReq about an
     /// Erro carries it as `challengeErrorReporting`.
-    func end(_ acsTransID: String, because reason: String, cancel: ChallengeCancel, erro: ErroMessage? = nil) async {
+    func end(_ acsTransID: String, because reason: String, cancel: ChallengeCancel, erro: ErroMessage? = nil, atSDKTimeout: Bool = false) async {
         let ended: (interactions: Int, transaction: Transaction)? = transactions.update(acsTransID) { transaction in
             guard case .challenge(let state) = transaction.phase else { return nil }
             transaction.leaveChallenge(for: .ended(reason))
@@ -242,6 +249,7 @@ extension AccessControlServer {
         } ?? nil
         guard let (interactions, transaction) = ended else { return }
         switch cancel {
+        case .timedOutAtSDK where atSDKTimeout: journalChallengeEnd(transaction, .sdkTimedOut)
         case .erroFromSDK, .timedOutAtSDK: journalChallengeEnd(transaction, .erroFromSDK(erro?.errorCode.rawValue ?? "?"))
         case .erroToSDK: journalChallengeEnd(transaction, .erroToSDK(erro?.errorCode.rawValue ?? "?"))
         default: journalChallengeEnd(transaction, .timedOut)
@@ -289,6 +297,8 @@ enum ChallengeEnding {
     case erroToSDK(String)
     /// No CReq came in time (the ACS's limit).
     case timedOut
+    /// The SDK's Erro 402 at the AReq's sdkMaxTimeout: the cardholder did not finish in time.
+    case sdkTimedOut
 
     var description: String {
         switch self {
@@ -297,6 +307,7 @@ enum ChallengeEnding {
         case .erroFromSDK(let code): "ended by the SDK's Erro \(code)"
         case .erroToSDK(let code): "ended by the ACS's Erro \(code) about a CReq"
         case .timedOut: "timed out at the ACS"
+        case .sdkTimedOut: "ended by the SDK's challenge timeout (Erro 402 at sdkMaxTimeout)"
         }
     }
 }
@@ -313,6 +324,8 @@ extension AccessControlServer {
         case (.cancelled, .cancelledBySDK(let code)): code == ChallengeCancel.cardholderCancelled.rawValue
         // An SDK that meets a runtime error stops sending CReqs: the ACS's time limit is the right end.
         case (.runtimeError, .timedOut): true
+        // A cardholder who does not finish within sdkMaxTimeout: the SDK's timeout is the right end, unless a fault was due first.
+        case (.completed, .sdkTimedOut), (.cancelled, .sdkTimedOut), (.timedOut, .sdkTimedOut): transaction.expectedSDKErro == nil
         case (.protocolError, .timedOut): transaction.expectedSDKErro == nil
         default: false
         }
@@ -325,10 +338,15 @@ extension AccessControlServer {
     }
 
     /// Journals an SDK's Erro and checks it against the one due (and how soon it came after the last CRes).
-    func journalSDKErro(_ erro: ErroMessage, body: [UInt8], of transaction: Transaction) {
+    func journalSDKErro(_ erro: ErroMessage, body: [UInt8], of transaction: Transaction, atTimeout: CheckResult? = nil) {
         guard let journal else { return }
         let dsTransID = transaction.ids.dsTransID
         journal.message(dsTransID, from: .sdk, to: .accessControlServer, type: MessageType.erro.rawValue, body: body)
+        if let atTimeout, transaction.expectedSDKErro == nil {
+            journal.check(dsTransID, atTimeout)
+            journal.check(dsTransID, .pass(.sdkErro, "Erro 402 at the SDK's challenge timeout"))
+            return
+        }
         let delay = transaction.lastCResAt.map { ContinuousClock.now - $0 }
         let after = delay.map { " \(Int(($0 / .milliseconds(1)).rounded())) ms after the last CRes" } ?? ""
         switch transaction.expectedSDKErro {

@@ -86,6 +86,24 @@ public struct ChallengeSession: Sendable {
 
     private var currentStep: ChallengeStep? { stepIndex < script.steps.count ? script.steps[stepIndex] : nil }
 
+    /// `creq.oob-continue` of an app CReq, before it is handled: after an OOB screen (04) it continues,
+    /// cancels or asks to resend; `oobContinue` answers no text, select or HTML screen. Nil where neither
+    /// applies (the first CReq, the 2.3.1 screens that take both).
+    func oobContinuation(of action: CReq.Action, isFirst: Bool) -> CheckResult? {
+        guard !isFirst, let step = currentStep else { return nil }
+        let type = step.screen.uiType.available(in: version)
+        switch (type, action) {
+        case (.outOfBand, .oobContinue), (.outOfBand, .cancel), (.outOfBand, .resend):
+            return .pass(.oobContinuation)
+        case (.outOfBand, _):
+            return .fail(.oobContinuation, "the CReq after the out-of-band screen (acsUiType 04) carries \(action.elementName) instead of oobContinue")
+        case (.text, .oobContinue), (.singleSelect, .oobContinue), (.multiSelect, .oobContinue), (.html, .oobContinue):
+            return .fail(.oobContinuation, "oobContinue answers a screen of acsUiType \(type.rawValue), not an out-of-band one")
+        default:
+            return nil
+        }
+    }
+
     private mutating func pass() -> Decision {
         stepIndex += 1
         wrongAnswers = 0

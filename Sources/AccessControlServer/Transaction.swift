@@ -63,6 +63,8 @@ extension AccessControlServer {
         var noCReqDue = false
         /// When the last CRes went, to tell how soon an SDK's Erro about it came.
         var lastCResAt: ContinuousClock.Instant?
+        /// The app challenge's time limit at the SDK: the AReq's sdkMaxTimeout from the ARes.
+        var sdkTimeout: SDKTimeout?
         /// Erro messages from the DS about this transaction's ARes.
         var erroReceived: [String] = []
         /// Members of the AReq that its table does not define for its version or channel.

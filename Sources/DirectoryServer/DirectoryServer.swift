@@ -167,10 +167,13 @@ public final class DirectoryServer: Sendable {
         if areq.deviceChannel == "01" {
             entry.record(.pass(.sdkParameters))
             do {
-                let (plaintext, information) = try deviceData(of: areq, scheme: scheme)
+                let (plaintext, information, header) = try deviceData(of: areq, scheme: scheme)
                 entry.add(from: .sdk, to: .directoryServer, type: "device data", body: plaintext,
                           note: "sdkEncData, decrypted by the DS; passed to the ACS as deviceInfo")
                 entry.record(.pass(.deviceDataDecrypts))
+                let headerProblems = DeviceData.headerProblems(header)
+                entry.record(headerProblems.isEmpty ? .pass(.deviceDataHeader, "alg \(header.alg), enc \(header.enc)")
+                                                    : .fail(.deviceDataHeader, headerProblems.joined(separator: "; ")))
                 entry.record(Self.deviceInformationCheck(information))
                 entry.record(freshKeyCheck(areq, dsTransID: dsTransID))
                 areq.set("deviceInfo", .string(Base64URL.encode(plaintext)))
@@ -245,13 +248,13 @@ public final class DirectoryServer: Sendable {
     }
 
     /// The device data the SDK encrypted (JSON), decrypted with the scheme's DS key, and as read.
-    private func deviceData(of areq: AReq, scheme: PaymentScheme) throws(DeviceDataError) -> ([UInt8], JSONValue) {
+    private func deviceData(of areq: AReq, scheme: PaymentScheme) throws(DeviceDataError) -> ([UInt8], JSONValue, JWEHeader) {
         guard let keys = settings.keys[scheme.rid] else { throw DeviceDataError(reason: "no DS keys for \(scheme.rid)") }
-        let plaintext = try DeviceData.decrypt(areq["sdkEncData"] ?? "", keys: keys, directoryServerID: scheme.rid)
+        let (plaintext, header) = try DeviceData.open(areq["sdkEncData"] ?? "", keys: keys, directoryServerID: scheme.rid)
         guard let json = try? JSONReader.parse(plaintext).value, json.objectMembers != nil else {
             throw DeviceDataError(reason: "sdkEncData decrypts to something other than a JSON object")
         }
-        return (plaintext, json)
+        return (plaintext, json, header)
     }
 
     /// `areq.purchase-date`: a purchase is not in the future; a purchaseDate ahead of UTC is local

@@ -22,8 +22,18 @@ public enum DeviceInformation {
             if members.isEmpty { failures.append("DD has no parameter") }
             let oddNames = members.map(\.key).filter { !isIdentifier($0) }
             if !oddNames.isEmpty { warnings.append("DD names parameters outside the specification's identifiers (C001, A001, I001…): \(oddNames.prefix(5).joined(separator: ", "))") }
-            let nested = members.filter { $0.value.objectMembers != nil }.map(\.key)
-            if !nested.isEmpty { warnings.append("DD parameters given as objects: \(nested.prefix(5).joined(separator: ", "))") }
+            // Every value is a string, numbers and lists written as text (JudoKit's DD is a map of strings; Stripe's 3ds2sdk writes strings).
+            let notText = members.filter { $0.value.stringValue == nil }
+            if !notText.isEmpty {
+                failures.append("DD gives \(notText.prefix(5).map { "\($0.key) as \(JSONWriter.string($0.value))" }.joined(separator: ", ")): each value is a string")
+            }
+            // A parameter of the other platform: C001 names the platform, A identifiers are Android's, I identifiers iOS's.
+            let platform = members.first { $0.key == "C001" }?.value.stringValue
+            let foreign: Character? = platform == "Android" ? "I" : platform == "iOS" ? "A" : nil
+            let misplaced = members.map(\.key).filter { isIdentifier($0) && $0.first == foreign }
+            if let platform, !misplaced.isEmpty {
+                failures.append("DD of platform \(platform) (C001) gives \(misplaced.prefix(5).joined(separator: ", ")), identifiers of the other platform")
+            }
         default:
             failures.append("DD (the device parameters) is missing or not an object")
         }

@@ -34,9 +34,10 @@ public final class HarnessApp: Sendable {
     private let scenarioPath: String
 
     /// Builds the app; relative file paths in `configuration` are resolved against `baseDirectory`.
-    /// Fails, naming the file, when the test PKI or the scenario file cannot be read.
+    /// Fails, naming the file, when the test PKI or the scenario file cannot be read. `now` is the clock the ACS
+    /// measures an SDK's challenge timeout with (tests of sdkMaxTimeout give one that jumps minutes).
     public init(configuration: HarnessConfiguration, baseDirectory: String = FileManager.default.currentDirectoryPath,
-                logger: Logger = Logger(label: "harness")) throws {
+                logger: Logger = Logger(label: "harness"), now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }) throws {
         self.configuration = configuration
         self.logger = logger
         try configuration.checkAdminExposure(source: "configuration")
@@ -73,6 +74,7 @@ public final class HarnessApp: Sendable {
                                               logger: logger.named("ds"))
             var acsSettings = configuration.accessControlServerSettings(schemes: schemes, signers: signers)
             acsSettings.browserPages = try Self.browserPages(resolve(configuration.accessControlServer.pageTemplates))
+            acsSettings.now = now
             accessControlServer = AccessControlServer(settings: acsSettings,
                                                       scenarios: scenarios, peer: try peer(timeoutMs: 30_000), endpoints: endpoints,
                                                       capacity: capacity, archive: archive, inMemory: inMemory, journal: journal,

@@ -55,7 +55,7 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(name: .long, help: "CReq encryption: A128CBC-HS256 or A128GCM.")
     var encryption = "A128CBC-HS256"
 
-    @Option(name: .long, help: "Play a wrong SDK on purpose: withhold-erro (no Erro about a bad CRes) or repeat-counter (the second CReq repeats sdkCounterStoA 000).")
+    @Option(name: .long, help: "Play a wrong SDK on purpose: withhold-erro (no Erro about a bad CRes), repeat-counter (the second CReq repeats sdkCounterStoA 000) or oob-as-data-entry (an out-of-band screen answered with challengeDataEntry).")
     var misbehave: String?
 
     @Option(name: .long, help: "app (an app with a 3DS SDK) or browser (a checkout page). Repeatable; default app, or both with --all and --all-frictionless.")

@@ -98,6 +98,8 @@ public struct ChallengeRunner: Sendable {
         case withholdErro = "withhold-erro"
         /// Sends its second CReq with the first one's sdkCounterStoA again.
         case repeatCounter = "repeat-counter"
+        /// Answers an out-of-band screen with challengeDataEntry instead of oobContinue.
+        case oobAsDataEntry = "oob-as-data-entry"
     }
 
     public init(client: HTTPClient, trustAnchors: [Certificate], misbehaviour: Misbehaviour? = nil) {
@@ -160,6 +162,7 @@ public struct ChallengeRunner: Sendable {
                     continue
                 }
                 action = Self.action(for: answer, on: screen)
+                if misbehaviour == .oobAsDataEntry, case .oobContinue = action { action = .dataEntry(answer) }
             }
         }
         report.outcome = .protocolError("the challenge did not end within 100 CReqs")

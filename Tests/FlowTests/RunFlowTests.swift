@@ -97,6 +97,8 @@ struct RunFlowTests {
                 #expect(verdict(challenge, "creq.counter") == "fail", "\(JSONWriter.string(challenge))")
                 #expect(verdict(challenge, "challenge.end") == "fail")
                 #expect(try caseEntry(run, "frictionless-y")["status"]?.stringValue == "passed")
+            case .oobAsDataEntry:
+                Issue.record("the suite has no out-of-band screen: anOutOfBandScreenIsContinuedWithOOBContinue covers it")
             }
             let xml = try await harness.get("/admin/runs/\(id)/report.xml")
             #expect(xml.status == .ok && xml.headers.mediaType == "application/xml")
@@ -123,6 +125,25 @@ struct RunFlowTests {
             let entry = try caseEntry(run, "challenge-cancelled")
             #expect(verdict(entry, "challenge.end") == expected, "\(answers): \(JSONWriter.string(entry))")
             #expect(entry["transStatus"]?.stringValue == "N")
+        }
+    }
+
+    /// An out-of-band screen is continued with oobContinue: the SDK that sends the cardholder's "continue"
+    /// as challengeDataEntry instead fails creq.oob-continue (and its challenge ends N, not Y).
+    @Test(arguments: [(nil, "pass"), (ChallengeRunner.Misbehaviour.oobAsDataEntry, "fail")])
+    func anOutOfBandScreenIsContinuedWithOOBContinue(_ misbehaviour: ChallengeRunner.Misbehaviour?, _ expected: String) async throws {
+        try await withHarness { harness in
+            let suite = JSONValue.object([("name", .string("oob")), ("party", .string("sdk")),
+                                          ("scenarios", .array([.string("challenge-oob")])), ("versions", .array([.string("2.2.0")]))])
+            let id = try #require(try await start(harness, suite)["id"]?.stringValue)
+            let challenger = ChallengeRunner(client: harness.client, trustAnchors: harness.app.configuration.directoryServers.compactMap { try? pki.rootCertificate($0.rid) },
+                                             misbehaviour: misbehaviour)
+            _ = try await runTransaction(harness, pan: "4000000000140006", answers: ["continue"], challenger: challenger)
+            let entry = try caseEntry(try await graded(harness, id, finish: true), "challenge-oob")
+            #expect(verdict(entry, "creq.oob-continue") == expected, "\(JSONWriter.string(entry))")
+            #expect(entry["status"]?.stringValue == (expected == "pass" ? "passed" : "failed"))
+            let detail = entry["checks"]?.arrayValue?.first { $0["id"]?.stringValue == "creq.oob-continue" }?["detail"]?.stringValue
+            if expected == "fail" { #expect(detail?.contains("challengeDataEntry instead of oobContinue") == true, "\(detail ?? "")") }
         }
     }
 

@@ -22,7 +22,8 @@ final class RunningHarness: Sendable {
     let dataDirectory: String
     private let ownsDataDirectory: Bool
 
-    init(dataDirectory: String? = nil, configure: (inout HarnessConfiguration) -> Void = { _ in }) throws {
+    init(dataDirectory: String? = nil, configure: (inout HarnessConfiguration) -> Void = { _ in },
+         now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }) throws {
         var configuration = try HarnessConfiguration.load(path: repositoryRoot + "/config/harness.yaml")
         self.dataDirectory = dataDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("harness-data-\(UUID().uuidString)").path
         ownsDataDirectory = dataDirectory == nil
@@ -33,7 +34,7 @@ final class RunningHarness: Sendable {
         configuration.server.loops = 2
         (configuration.tls.certificate, configuration.tls.privateKey) = testTLSServer
         configure(&configuration)
-        app = try HarnessApp(configuration: configuration, baseDirectory: repositoryRoot, logger: silentLogger)
+        app = try HarnessApp(configuration: configuration, baseDirectory: repositoryRoot, logger: silentLogger, now: now)
         try app.start()
         baseURL = app.endpoints.baseURL
         client = try HTTPClient(group: clientGroup)
@@ -68,8 +69,9 @@ final class RunningHarness: Sendable {
 
 /// Runs `body` against a fresh harness and stops it, also when `body` throws.
 func withHarness(dataDirectory: String? = nil, configure: (inout HarnessConfiguration) -> Void = { _ in },
+                 now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now },
                  _ body: (RunningHarness) async throws -> Void) async throws {
-    let harness = try RunningHarness(dataDirectory: dataDirectory, configure: configure)
+    let harness = try RunningHarness(dataDirectory: dataDirectory, configure: configure, now: now)
     do { try await body(harness) } catch {
         harness.stop()
         throw error

@@ -8,6 +8,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
     case threeDSMethodData = "method.data"
     case deviceDataDecrypts = "areq.device-data"
     case deviceInformation = "areq.device-info"
+    case deviceDataHeader = "areq.sdk-enc-header"
     case sdkParameters = "areq.sdk-parameters"
     case freshEphemeralKey = "areq.sdk-ephem-key"
     case aresErro = "ares.erro"
@@ -20,6 +21,8 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
     case creqElements = "creq.elements"
     case sdkErro = "sdk.erro"
     case challengeEnd = "challenge.end"
+    case oobContinuation = "creq.oob-continue"
+    case sdkTimeout = "challenge.sdk-timeout"
 
     /// Who is judged: the SDK (through the app) or a 3DS Server talking to the DS.
     public enum Party: String, Sendable, CaseIterable {
@@ -30,7 +33,8 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
     public var party: Party {
         switch self {
         case .areqElements, .areqUndefinedMembers, .threeDSCompInd, .threeDSMethodData, .aresErro, .purchaseDate, .browserCReqForm, .rresValid: .threeDSServer
-        case .deviceDataDecrypts, .deviceInformation, .sdkParameters, .freshEphemeralKey, .creqDecrypts, .creqIdentifiers, .creqCounter, .creqElements, .sdkErro, .challengeEnd: .sdk
+        case .deviceDataDecrypts, .deviceInformation, .deviceDataHeader, .sdkParameters, .freshEphemeralKey, .creqDecrypts, .creqIdentifiers, .creqCounter,
+             .creqElements, .sdkErro, .challengeEnd, .oobContinuation, .sdkTimeout: .sdk
         }
     }
 
@@ -41,7 +45,8 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .threeDSCompInd: "A browser AReq's threeDSCompInd says what came of the card range's 3DS Method"
         case .threeDSMethodData: "The 3DS Method's form carries threeDSMethodData: base64url of {threeDSServerTransID, threeDSMethodNotificationURL}"
         case .deviceDataDecrypts: "The SDK's device data (sdkEncData) decrypts with the DS key to a JSON object"
-        case .deviceInformation: "The device data carries DV, DD, DPNA and SW as the SDK specification lays them out"
+        case .deviceInformation: "The device data carries DV, DD, DPNA and SW as the SDK specification lays them out, each DD value a string of the platform's identifiers"
+        case .deviceDataHeader: "The device data's JWE header uses the algorithms the SDK specification allows (RSA-OAEP-256 or ECDH-ES on P-256; A128CBC-HS256 or A128GCM)"
         case .freshEphemeralKey: "The SDK makes a new ephemeral key (sdkEphemPubKey) for every transaction"
         case .sdkParameters: "The SDK's parameters in the AReq (sdkAppID, sdkTransID, sdkReferenceNumber, sdkEphemPubKey, sdkEncData) meet Annex A"
         case .aresErro: "The 3DS Server answers an ARes it cannot process with the Erro the specification names, and a valid ARes or an Erro with none"
@@ -54,6 +59,8 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .creqElements: "Each CReq's elements meet Annex A"
         case .sdkErro: "The SDK sends the Erro the scenario's fault calls for, and no other"
         case .challengeEnd: "The SDK takes the challenge to the end the scenario expects"
+        case .oobContinuation: "After an out-of-band screen the SDK continues with oobContinue (or cancels, or asks to resend), and sends oobContinue after no other screen"
+        case .sdkTimeout: "The SDK ends a challenge not completed within the AReq's sdkMaxTimeout with Erro 402, and sends no CReq after it"
         }
     }
 
@@ -64,7 +71,8 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .threeDSCompInd: "Core Spec: 3DS Method; Annex A: threeDSCompInd, threeDSMethodURL"
         case .threeDSMethodData: "Core Spec: 3DS Method (threeDSMethodData); Annex A: threeDSServerTransID, threeDSMethodNotificationURL"
         case .deviceDataDecrypts: "Core Spec, Annex A: sdkEncData; SDK Spec: device information"
-        case .deviceInformation: "SDK Spec / EMV 3DS SDK Device Information: DV, DD, DPNA (RE01-RE04), SW (SW01-SW05)"
+        case .deviceInformation: "SDK Spec / EMV 3DS SDK Device Information: DV, DD (C/A/I identifiers, string values), DPNA (RE01-RE04), SW (SW01-SW05)"
+        case .deviceDataHeader: "SDK Spec: device data encryption (JWE with RSA-OAEP-256, or ECDH-ES with the DS id as PartyVInfo; A128CBC-HS256 or A128GCM); Core Spec, Annex A: sdkEncData"
         case .freshEphemeralKey: "Core Spec, Annex A: sdkEphemPubKey (generated for each transaction); SDK Spec: ephemeral key pair"
         case .sdkParameters: "Core Spec, Annex A: sdkAppID, sdkTransID (UUID), sdkReferenceNumber (1-32 characters), sdkEphemPubKey (P-256 JWK); SDK Spec: AuthenticationRequestParameters"
         case .aresErro: "Core Spec: 3DS Server ARes processing (an invalid ARes is answered with an Erro to the DS); Annex A: Erro, errorCode, errorComponent, errorDetail, errorMessageType"
@@ -77,6 +85,8 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .creqElements: "Core Spec, Annex A: CReq data elements"
         case .sdkErro: "Core Spec, Annex A: Erro message, errorCode"
         case .challengeEnd: "Core Spec: challenge flow (CReq/CRes, challengeCompletionInd, challengeCancel)"
+        case .oobContinuation: "Core Spec, Annex A: oobContinue (CReq after acsUiType 04), challengeCancel, resendChallenge"
+        case .sdkTimeout: "Core Spec, Annex A: sdkMaxTimeout; SDK Spec: challenge timeout (Erro 402 transaction timed out, timedout reported)"
         }
     }
 
@@ -91,7 +101,8 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .purchaseDate: "Write purchaseDate from a UTC clock (YYYYMMDDHHMMSS in UTC), not the server's local time."
         case .browserCReqForm: "Post a form to the ARes's acsURL with creq = base64url(JSON of the CReq: the transaction's messageVersion, threeDSServerTransID, acsTransID, challengeWindowSize) and, if you keep state that way, threeDSSessionData (at most 1024 characters)."
         case .rresValid: "Answer each RReq with an RRes carrying the RReq's messageVersion, threeDSServerTransID, acsTransID and dsTransID and resultsStatus, within the DS's time limit."
-        case .deviceInformation: "Build the device data as {\"DV\": version, \"DD\": {parameter id: value}, \"DPNA\": {parameter id: RE01-RE04}, \"SW\": [SW01-SW05]}, with the identifiers and codes of the SDK specification."
+        case .deviceInformation: "Build the device data as {\"DV\": version, \"DD\": {parameter id: value}, \"DPNA\": {parameter id: RE01-RE04}, \"SW\": [SW01-SW05]}, with the identifiers and codes of the SDK specification: every DD value a string (numbers and lists as text), A identifiers only on Android, I identifiers only on iOS."
+        case .deviceDataHeader: "Encrypt the device data with alg RSA-OAEP-256 to an RSA DS key or ECDH-ES (P-256 epk) to an EC one, and enc A128CBC-HS256 or A128GCM; not RSA-OAEP (SHA-1) or 256-bit content encryption."
         case .sdkParameters: "Make sdkAppID once per installation and sdkTransID per transaction as canonical UUIDs (RFC 4122), keep sdkReferenceNumber as EMVCo assigned it (at most 32 characters), and give sdkEphemPubKey as a P-256 public JWK (kty EC, crv P-256, x, y)."
         case .freshEphemeralKey: "Generate the P-256 ephemeral key pair anew in each createTransaction, never cache or reuse it: the secure channel's key is derived from it."
         case .deviceDataDecrypts: "Encrypt the device data as a JWE to the DS certificate of the card's scheme (RSA-OAEP-256, or ECDH-ES with the DS id as PartyVInfo) with A128CBC-HS256 or A128GCM, over a JSON object."
@@ -101,6 +112,8 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .creqElements: "Build each CReq from Annex A's CReq table for the version: one entry element per screen, challengeCancel codes the version defines."
         case .sdkErro: "Validate each CRes (decryption, counter, ids, elements); when it fails, post the Erro the failure calls for to the acsURL and end the challenge with a protocol error."
         case .challengeEnd: "Take the challenge to its end: the final CRes, the cardholder's cancel (challengeCancel), or a stop after an Erro or a runtime error; send nothing after the final CRes."
+        case .oobContinuation: "On an acsUiType 04 screen, send the next CReq with oobContinue true when the cardholder returns (or challengeCancel, or resendChallenge), never challengeDataEntry; on other screens never oobContinue."
+        case .sdkTimeout: "Start the challenge timer at the ARes with the timeout given (sdkMaxTimeout, at least 5 minutes); when it runs out, post Erro 402 to the acsURL, report timedout and send no further CReq."
         }
     }
 }

@@ -16,6 +16,19 @@ public struct CReq: Sendable {
         case resend
         /// An empty submit (`challengeNoEntry` "Y").
         case noEntry
+
+        /// The element that carries the action, as a report names it.
+        public var elementName: String {
+            switch self {
+            case .none: "no entry element"
+            case .dataEntry: "challengeDataEntry"
+            case .htmlDataEntry: "challengeHTMLDataEntry"
+            case .cancel: "challengeCancel"
+            case .oobContinue: "oobContinue"
+            case .resend: "resendChallenge"
+            case .noEntry: "challengeNoEntry"
+            }
+        }
     }
 
     public var messageVersion: MessageVersion

@@ -89,6 +89,19 @@ public final class DirectoryServer: Sendable {
     /// that reuses its key does so in its next transactions, so the newest 10,000 are enough.
     let ephemeralKeys = TransactionStore<EphemeralKeyUse>(capacity: 10_000)
 
+    /// The DS's card ranges with the changes made to them, by serial number (PReq `serialNum`).
+    let cardRanges = CardRangeLog()
+    /// What the DS remembers of each 3DS Server's PReqs, by `threeDSServerRefNumber`.
+    let preparations = TransactionStore<Preparation>(capacity: 10_000)
+
+    /// A 3DS Server's last PReq, and the checks of its PReqs, graded on its next AReq (a run's cases are AReqs).
+    struct Preparation: Sendable {
+        var lastAt: Date
+        /// The serial its last PRes gave; nil after an Erro 307, when every range must be asked for again.
+        var serial: String?
+        var pending: [CheckResult] = []
+    }
+
     /// Where an ephemeral key was first seen.
     struct EphemeralKeyUse: Sendable {
         let sdkTransID: String
@@ -120,6 +133,8 @@ public final class DirectoryServer: Sendable {
     public func register(on router: inout Router) {
         router.emv("/ds/areq", receives: .aReq) { request async in await self.authenticate(request) }
         router.emv("/ds/preq", receives: .pReq) { request in self.prepare(request) }
+        router.get("/admin/ds/card-ranges") { _, _ in self.cardRangeListing() }
+        router.post("/admin/ds/card-ranges") { request, _ in try self.changeCardRange(request) }
         router.emv("/ds/rreq", receives: .rReq) { request async in await self.results(request) }
         router.record("/admin/ds/transactions/{id}", "DS transaction") { self.transactions.json($0) }
     }
@@ -160,6 +175,8 @@ public final class DirectoryServer: Sendable {
         entry.record(areq.warnings.isEmpty ? .pass(.areqUndefinedMembers)
                                            : CheckResult(.areqUndefinedMembers, .warning, areq.warnings.joined(separator: "; ")))
         if let purchaseDate = areq["purchaseDate"] { entry.record(Self.purchaseDateCheck(purchaseDate, now: Date())) }
+        for check in preparationChecks(of: areq["threeDSServerRefNumber"]) { entry.record(check) }
+        entry.record(cardRangeCheck(areq))
         guard let scheme = settings.schemes.scheme(for: areq.acctNumber) else {
             journal?.open(entry)
             return answered(dsTransID, outOfRange(areq, dsTransID: dsTransID))
@@ -432,15 +449,134 @@ public final class DirectoryServer: Sendable {
 
     // MARK: PReq
 
+    /// Answers a PReq: without `serialNum` every range, with one the changes since it (`actionInd` A, M, D
+    /// in order; none when nothing changed), with one this DS never gave Erro 307; always the current serial.
     func prepare(_ request: HTTPRequest) -> HTTPResponse {
         let preq: PReq
         do { preq = try PReq(bytes: try request.emvMessageBody()) } catch { return .erro(error, from: .directoryServer) }
-        let ranges = settings.schemes.flatMap { scheme in
-            scheme.cardRanges.flatMap { cardRangeData($0, methodURL: scheme.acsURL == nil ? endpoints.url(ACSPaths.threeDSMethod) : nil) }
+        let now = Date()
+        let serial = cardRanges.serial
+        let earlier = preparations.get(preq.threeDSServerRefNumber)
+        let checks = Self.preparationChecks(preq, earlier: earlier, currentSerial: serial, now: now)
+        let ranges = preq.serialNum.map(cardRanges.changes(since:)) ?? cardRanges.current(base: configuredRanges())
+        // The newest checks are kept: a 3DS Server that sends no AReq keeps no more than ten.
+        preparations.put(preq.threeDSServerRefNumber, Preparation(lastAt: now, serial: ranges == nil ? nil : serial,
+                                                                  pending: Array(((earlier?.pending ?? []) + checks).suffix(10))))
+        guard let ranges else {
+            let reason = "is not a serial this DS gave (its serials start anew when it starts): send the PReq without serialNum for every range"
+            return .erro(InvalidMessage(Violation(field: "serialNum", code: .serialNumberNotValid, reason: reason), about: preq.json), from: .directoryServer)
         }
         let pres = PRes(messageVersion: preq.messageVersion, threeDSServerTransID: preq.threeDSServerTransID,
-                        dsTransID: TransactionIdentifier.make(), serialNum: preq.serialNum, cardRangeData: ranges)
+                        dsTransID: TransactionIdentifier.make(), serialNum: serial, cardRangeData: ranges)
         return .emv(pres.json)
+    }
+
+    /// The configured ranges, each scenario card with a 3DS Method of its own cut out.
+    private func configuredRanges() -> [CardRangeData] {
+        settings.schemes.flatMap { scheme in
+            scheme.cardRanges.flatMap { cardRangeData($0, methodURL: scheme.acsURL == nil ? endpoints.url(ACSPaths.threeDSMethod) : nil) }
+        }
+    }
+
+    /// How long a 3DS Server keeps its cached ranges at least: the specification asks for a PReq at most once an hour.
+    static let preparationInterval: TimeInterval = 3600
+
+    /// `preq.serial-number` and `preq.frequency` of a PReq, against the 3DS Server's PReq before it.
+    static func preparationChecks(_ preq: PReq, earlier: Preparation?, currentSerial: String, now: Date) -> [CheckResult] {
+        guard let earlier, let given = earlier.serial else { return [.pass(.preparationSerial), .pass(.preparationFrequency)] }
+        let serialCheck: CheckResult = preq.serialNum == nil
+            ? .fail(.preparationSerial, "a PReq without serialNum, though this DS's last PRes to the 3DS Server gave serial \(given): "
+                                        + "it asked for every range again instead of what changed")
+            : .pass(.preparationSerial)
+        let since = Int(now.timeIntervalSince(earlier.lastAt))
+        // A change of the ranges since its last PRes (a tester's, through /admin/ds/card-ranges) excuses an early PReq.
+        let frequencyCheck: CheckResult = since < Int(preparationInterval) && given == currentSerial
+            ? .fail(.preparationFrequency, "a PReq \(since) s after the 3DS Server's previous one, with no card-range change since: "
+                                           + "a PReq at most once an hour and at least once every 24 hours, not one per transaction")
+            : .pass(.preparationFrequency)
+        return [serialCheck, frequencyCheck]
+    }
+
+    /// The checks of the 3DS Server's PReqs since its last AReq, taken once.
+    private func preparationChecks(of threeDSServerRefNumber: String?) -> [CheckResult] {
+        guard let threeDSServerRefNumber else { return [] }
+        return preparations.update(threeDSServerRefNumber) { preparation in
+            defer { preparation.pending = [] }
+            return preparation.pending
+        } ?? []
+    }
+
+    /// `areq.card-range`: the card is in a range the DS's PRes holds now, in a version that range offers.
+    /// Only a change of the ranges can fail it: the configured ranges offer every version.
+    private func cardRangeCheck(_ areq: AReq) -> CheckResult {
+        guard cardRanges.hasChanges else { return .pass(.areqCardRange) }
+        let pan = areq.acctNumber
+        let serial = cardRanges.serial
+        let current = cardRanges.current(base: configuredRanges())
+        guard let range = current.first(where: { $0.contains(pan: pan) }) else {
+            guard configuredRanges().contains(where: { $0.contains(pan: pan) }) else { return .pass(.areqCardRange) }  // never enrolled: outOfRange answers
+            return .fail(.areqCardRange, "no card range of the DS holds \(CardNumber.masked(pan)) since a change (serial \(serial)): "
+                                         + "a 3DS Server sends no AReq for a card its ranges do not hold")
+        }
+        guard let versions = range.versions, versions.contains(areq.version) else {
+            let offered = range.versions.map { "\($0.lowerBound.rawValue) to \($0.upperBound.rawValue)" } ?? "no version"
+            return .fail(.areqCardRange, "messageVersion \(areq.version.rawValue) is not offered by the card's range \(range.startRange)-\(range.endRange) "
+                                         + "(\(offered), serial \(serial))")
+        }
+        return .pass(.areqCardRange)
+    }
+
+    /// `GET /admin/ds/card-ranges`: the ranges as a full PRes gives them now, with the serial.
+    private func cardRangeListing() -> HTTPResponse {
+        .emv(.object([("serialNum", .string(cardRanges.serial)),
+                      ("cardRangeData", .array(cardRanges.current(base: configuredRanges()).map { $0.json(version: .v2_2_0) }))]))
+    }
+
+    /// `POST /admin/ds/card-ranges`: a change the next PReqs get (`actionInd` A adds a range within a scheme
+    /// that overlaps none, M modifies and D deletes a range the listing gives, by its exact bounds).
+    private func changeCardRange(_ request: HTTPRequest) throws(HTTPError) -> HTTPResponse {
+        guard request.body.count <= 4096 else { throw HTTPError(.payloadTooLarge, "a card-range change is at most 4096 bytes") }
+        let json = try request.jsonBody()
+        guard let action = json["actionInd"]?.stringValue, ["A", "M", "D"].contains(action) else {
+            throw HTTPError(.badRequest, "actionInd must be A (add), M (modify) or D (delete)")
+        }
+        guard let start = json["startRange"]?.stringValue, let end = json["endRange"]?.stringValue, start.count == end.count,
+              (13...19).contains(start.count), (start + end).allSatisfy({ ("0"..."9").contains($0) }), start <= end else {
+            throw HTTPError(.badRequest, "startRange and endRange must be card numbers of one length (13-19 digits), startRange first")
+        }
+        func version(_ key: String, _ fallback: MessageVersion) throws(HTTPError) -> MessageVersion {
+            guard let text = json[key]?.stringValue else { return fallback }
+            guard let version = MessageVersion(rawValue: text) else {
+                throw HTTPError(.badRequest, "\(key) must be one of \(MessageVersion.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return version
+        }
+        let current = cardRanges.current(base: configuredRanges())
+        let existing = current.first { $0.startRange == start && $0.endRange == end }
+        var range = existing ?? CardRangeData(startRange: start, endRange: end, versions: MessageVersion.v2_1_0...MessageVersion.latest)
+        range.acsStartProtocolVersion = try version("acsStartProtocolVersion", range.acsStartProtocolVersion)
+        range.acsEndProtocolVersion = try version("acsEndProtocolVersion", range.acsEndProtocolVersion)
+        guard range.acsStartProtocolVersion <= range.acsEndProtocolVersion else {
+            throw HTTPError(.badRequest, "acsStartProtocolVersion must not be after acsEndProtocolVersion")
+        }
+        if json["threeDSMethodURL"] != nil { range.threeDSMethodURL = json["threeDSMethodURL"]?.stringValue }
+        range.actionInd = action
+        switch action {
+        case "A":
+            guard settings.schemes.scheme(for: start) != nil, settings.schemes.scheme(for: end) != nil else {
+                throw HTTPError(.badRequest, "the range must lie within a configured scheme's card ranges, for the DS to route its AReqs")
+            }
+            if let overlap = current.first(where: { $0.startRange <= end && start <= $0.endRange && $0.startRange.count == start.count }) {
+                throw HTTPError(.conflict, "the range overlaps \(overlap.startRange)-\(overlap.endRange): delete or modify that one")
+            }
+        default:
+            guard existing != nil else {
+                throw HTTPError(.notFound, "no card range \(start)-\(end): GET /admin/ds/card-ranges lists them by their exact bounds")
+            }
+        }
+        let serial = cardRanges.record(range)
+        logger.info("card range changed", metadata: ["actionInd": "\(action)", "range": "\(start)-\(end)", "serialNum": "\(serial)"])
+        return .emv(.object([("serialNum", .string(serial)), ("cardRangeData", range.json(version: .v2_2_0))]), status: .created)
     }
 
     /// A configured range as PRes card ranges, each with the harness ACS's 3DS Method URL

@@ -101,7 +101,8 @@ extension ThreeDSServerSettings: KeyTableDecodable {
     public static var keys: [TableKey<Self>] {
         [.key("referenceNumber", \.referenceNumber), .key("operatorID", \.operatorID), .key("requestorID", \.requestorID),
          .key("requestorName", \.requestorName), .key("requestorURL", \.requestorURL), .key("directoryServerURL", \.directoryServerURL),
-         .key("directoryServerTimeoutMs", \.directoryServerTimeoutMs), .key("acquirerBIN", \.acquirerBIN),
+         .key("directoryServerTimeoutMs", \.directoryServerTimeoutMs),
+         .key("cardRangeRefreshSeconds", \.cardRangeRefreshSeconds), .key("acquirerBIN", \.acquirerBIN),
          .key("acquirerMerchantID", \.acquirerMerchantID), .key("mcc", \.mcc), .key("merchantCountryCode", \.merchantCountryCode)]
     }
 }

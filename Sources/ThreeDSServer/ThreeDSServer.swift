@@ -3,6 +3,7 @@ import EMVCrypto
 import Foundation
 public import JOSE
 import JSON
+import Synchronization
 public import Logging
 public import Messaging
 public import Net
@@ -18,6 +19,8 @@ public struct ThreeDSServerSettings: Sendable, Equatable, Encodable {
     public var directoryServerURL: String?
     /// How long to wait for the DS's ARes.
     public var directoryServerTimeoutMs: UInt64 = 30_000
+    /// How long the DS's card ranges are cached before a PReq (with the last serialNum) refreshes them.
+    public var cardRangeRefreshSeconds: Double = 3600
     /// Merchant defaults for payment AReqs, overridable per request.
     public var acquirerBIN = "400551"
     public var acquirerMerchantID = "harness-merchant-1"
@@ -36,6 +39,8 @@ public final class ThreeDSServer: Sendable {
     public let transactions: TransactionStore<Transaction>
     /// Browser transactions between `prepare` and their authentication; in memory only, bounded.
     let preparedTransactions = TransactionStore<PreparedTransaction>(capacity: PreparedTransaction.capacity)
+    /// The DS's card ranges as the last PRes left them, with its serial: a PReq at most every cardRangeRefreshSeconds.
+    let cardRangeCache = Mutex<CardRangeCache?>(nil)
     let logger: Logger
     /// The DS id (RID) of the scheme a card number belongs to, as the 3DS Server is configured
     /// per Directory Server; nil when it knows none.

@@ -3,6 +3,7 @@ import EMVCrypto
 import JSON
 import Messaging
 import Net
+import Synchronization
 
 extension ThreeDSServer {
     /// `POST /3ds-server/versions` with `{"acctNumber": "…"}` (or `pan`): what a backend asks
@@ -56,14 +57,56 @@ extension ThreeDSServer {
             let digits = CardNumber.aligned(pan, toLength: start.count)
             return start <= digits && digits <= end
         }
+
+        /// A PRes's `cardRangeData` entry: `actionInd` A adds the range, M replaces it, D removes it (by its bounds).
+        struct Change {
+            let action: String
+            let range: PreparedRange
+
+            func apply(to ranges: inout [PreparedRange]) {
+                let same = { (other: PreparedRange) in other.start == range.start && other.end == range.end }
+                switch action {
+                case "D": ranges.removeAll(where: same)
+                default:
+                    ranges.removeAll(where: same)
+                    ranges.append(range)
+                }
+            }
+        }
     }
 
+    /// The card ranges as the last PRes left them.
+    struct CardRangeCache {
+        let ranges: [PreparedRange]
+        let serialNum: String?
+        let fetchedAt: ContinuousClock.Instant
+    }
+
+    /// The cached card ranges, refreshed by a PReq when older than `cardRangeRefreshSeconds`: with the last
+    /// serialNum the PRes gives what changed, applied in order; after Erro 307 every range is asked for again.
     private func cardRanges() async throws(HTTPError) -> [PreparedRange] {
+        let now = ContinuousClock.now
+        let cached = cardRangeCache.withLock { $0 }
+        if let cached, now - cached.fetchedAt < .seconds(settings.cardRangeRefreshSeconds) { return cached.ranges }
+        var ranges = cached?.serialNum != nil ? cached?.ranges ?? [] : []
+        var answer = try await prepare(serialNum: cached?.serialNum)
+        if answer == nil {  // Erro 307: the DS does not know the serial (it restarted), so every range is asked for again
+            ranges = []
+            answer = try await prepare(serialNum: nil)
+        }
+        guard let (serialNum, changes) = answer else { throw HTTPError(.badGateway, "the DS refused the PReq without serialNum: Erro 307") }
+        for change in changes { change.apply(to: &ranges) }
+        cardRangeCache.withLock { $0 = CardRangeCache(ranges: ranges, serialNum: serialNum, fetchedAt: now) }
+        return ranges
+    }
+
+    /// One PReq/PRes: the PRes's serial and card ranges, or nil for an Erro 307 (serial not valid).
+    private func prepare(serialNum: String?) async throws(HTTPError) -> (serialNum: String?, changes: [PreparedRange.Change])? {
         let version = MessageVersion.v2_2_0
         let preq = PreparationRules.pReq.build([
             ("messageType", .string(MessageType.pReq.rawValue)), ("messageVersion", .string(version.rawValue)),
             ("threeDSServerRefNumber", .string(settings.referenceNumber)), ("threeDSServerOperatorID", .string(settings.operatorID)),
-            ("threeDSServerTransID", .string(TransactionIdentifier.make())),
+            ("threeDSServerTransID", .string(TransactionIdentifier.make())), ("serialNum", .string(serialNum)),
         ], version: version)
         let answer: PeerAnswer<JSONValue>
         do {
@@ -74,18 +117,21 @@ extension ThreeDSServer {
             throw HTTPError(.badGateway, "no usable PRes from the DS at \(preparationURL): \(error.summary)")
         }
         guard case .message(let pres) = answer else {
-            guard case .erro(let erro) = answer else { return [] }
+            guard case .erro(let erro) = answer else { return (nil, []) }
+            if erro.errorCode == .serialNumberNotValid, serialNum != nil { return nil }
             throw HTTPError(.badGateway, "the DS answered the PReq with an Erro: \(erro.errorCode.rawValue) \(erro.errorDescription)")
         }
-        return (pres["cardRangeData"]?.arrayValue ?? []).compactMap { element in
+        let changes: [PreparedRange.Change] = (pres["cardRangeData"]?.arrayValue ?? []).compactMap { element in
             guard let start = element["startRange"]?.stringValue, let end = element["endRange"]?.stringValue, start.count == end.count,
                   let acsLow = element["acsStartProtocolVersion"]?.stringValue.flatMap(MessageVersion.init(rawValue:)),
                   let acsHigh = element["acsEndProtocolVersion"]?.stringValue.flatMap(MessageVersion.init(rawValue:)) else { return nil }
             let dsLow = element["dsStartProtocolVersion"]?.stringValue.flatMap(MessageVersion.init(rawValue:)) ?? acsLow
             let dsHigh = element["dsEndProtocolVersion"]?.stringValue.flatMap(MessageVersion.init(rawValue:)) ?? acsHigh
-            return PreparedRange(start: start, end: end, lowest: max(acsLow, dsLow), highest: min(acsHigh, dsHigh),
-                                 threeDSMethodURL: element["threeDSMethodURL"]?.stringValue)
+            let range = PreparedRange(start: start, end: end, lowest: max(acsLow, dsLow), highest: min(acsHigh, dsHigh),
+                                      threeDSMethodURL: element["threeDSMethodURL"]?.stringValue)
+            return PreparedRange.Change(action: element["actionInd"]?.stringValue ?? "A", range: range)
         }
+        return (pres["serialNum"]?.stringValue, changes)
     }
 
     /// The DS's PReq URL: the harness's own, or the configured DS URL with its last path

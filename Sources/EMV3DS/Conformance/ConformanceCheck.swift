@@ -15,6 +15,9 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
     case purchaseDate = "areq.purchase-date"
     case browserCReqForm = "creq.browser-form"
     case rresValid = "rres.valid"
+    case preparationSerial = "preq.serial-number"
+    case preparationFrequency = "preq.frequency"
+    case areqCardRange = "areq.card-range"
     case creqDecrypts = "creq.decrypts"
     case creqIdentifiers = "creq.ids"
     case creqCounter = "creq.counter"
@@ -32,7 +35,8 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
 
     public var party: Party {
         switch self {
-        case .areqElements, .areqUndefinedMembers, .threeDSCompInd, .threeDSMethodData, .aresErro, .purchaseDate, .browserCReqForm, .rresValid: .threeDSServer
+        case .areqElements, .areqUndefinedMembers, .threeDSCompInd, .threeDSMethodData, .aresErro, .purchaseDate, .browserCReqForm, .rresValid,
+             .preparationSerial, .preparationFrequency, .areqCardRange: .threeDSServer
         case .deviceDataDecrypts, .deviceInformation, .deviceDataHeader, .sdkParameters, .freshEphemeralKey, .creqDecrypts, .creqIdentifiers, .creqCounter,
              .creqElements, .sdkErro, .challengeEnd, .oobContinuation, .sdkTimeout: .sdk
         }
@@ -53,6 +57,9 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .purchaseDate: "The AReq's purchaseDate is in UTC (not ahead of the DS's UTC clock)"
         case .browserCReqForm: "The 3DS Server's page posts the CReq to the acsURL as creq (base64url of a valid CReq of the transaction), with threeDSSessionData when it sends one"
         case .rresValid: "The 3DS Server answers the RReq with a valid RRes that echoes its ids"
+        case .preparationSerial: "The 3DS Server's PReq carries the serialNum of the DS's last PRes, to get what changed, not every range again"
+        case .preparationFrequency: "The 3DS Server caches the card ranges: a PReq at most once an hour (sooner only after a change), not one per transaction"
+        case .areqCardRange: "The AReq is for a card in a range of the DS's last PRes, in a messageVersion that range offers"
         case .creqDecrypts: "Each CReq is a JWE that decrypts with the secure channel's key"
         case .creqIdentifiers: "Each CReq carries the transaction's messageVersion and ids"
         case .creqCounter: "sdkCounterStoA starts at 000 and rises by one with each CReq"
@@ -79,6 +86,9 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .purchaseDate: "Core Spec, Annex A: purchaseDate (date and time of the purchase, expressed in UTC)"
         case .browserCReqForm: "Core Spec: browser challenge flow (CReq posted through the cardholder's browser); Annex A: CReq, threeDSSessionData"
         case .rresValid: "Core Spec, Annex A: RRes data elements (threeDSServerTransID, acsTransID, dsTransID as in the RReq)"
+        case .preparationSerial: "Core Spec: PReq/PRes processing; Annex A: serialNum, cardRangeData.actionInd"
+        case .preparationFrequency: "Core Spec: PReq/PRes processing (a PReq at least once every 24 hours, at most once an hour)"
+        case .areqCardRange: "Core Spec: 3DS Server AReq processing (card range cache, version selection); Annex A: messageVersion, cardRangeData"
         case .creqDecrypts: "Core Spec, Annex A: CReq; app-based secure channel (JWE, sdkReferenceNumber as PartyVInfo)"
         case .creqIdentifiers: "Core Spec, Annex A: messageVersion, threeDSServerTransID, acsTransID, sdkTransID"
         case .creqCounter: "Core Spec, Annex A: sdkCounterStoA"
@@ -100,6 +110,9 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .aresErro: "Validate each ARes against Annex A before using it; when it fails, post an Erro to the DS (errorComponent S, errorMessageType ARes, the code the failure calls for, errorDetail naming the data element, the AReq's messageVersion and ids); never answer a valid ARes or an Erro with an Erro."
         case .purchaseDate: "Write purchaseDate from a UTC clock (YYYYMMDDHHMMSS in UTC), not the server's local time."
         case .browserCReqForm: "Post a form to the ARes's acsURL with creq = base64url(JSON of the CReq: the transaction's messageVersion, threeDSServerTransID, acsTransID, challengeWindowSize) and, if you keep state that way, threeDSSessionData (at most 1024 characters)."
+        case .preparationSerial: "Keep the serialNum of each PRes and send it in the next PReq; apply the cardRangeData it returns in order (A add, M modify, D delete); after Erro 307 ask once without serialNum."
+        case .preparationFrequency: "Cache the card ranges and refresh them on a timer (hourly to daily) with the serialNum, not before each transaction."
+        case .areqCardRange: "Look the card up in the cached ranges before the AReq: send none for a card no range holds, and choose the highest messageVersion the range's ACS and DS versions both offer."
         case .rresValid: "Answer each RReq with an RRes carrying the RReq's messageVersion, threeDSServerTransID, acsTransID and dsTransID and resultsStatus, within the DS's time limit."
         case .deviceInformation: "Build the device data as {\"DV\": version, \"DD\": {parameter id: value}, \"DPNA\": {parameter id: RE01-RE04}, \"SW\": [SW01-SW05]}, with the identifiers and codes of the SDK specification: every DD value a string (numbers and lists as text), A identifiers only on Android, I identifiers only on iOS."
         case .deviceDataHeader: "Encrypt the device data with alg RSA-OAEP-256 to an RSA DS key or ECDH-ES (P-256 epk) to an EC one, and enc A128CBC-HS256 or A128GCM; not RSA-OAEP (SHA-1) or 256-bit content encryption."

@@ -4,13 +4,18 @@ public import JSON
 public struct PReq: Sendable {
     public let messageVersion: MessageVersion
     public let threeDSServerTransID: String
+    /// Who asks: the 3DS Server's EMVCo reference number.
+    public let threeDSServerRefNumber: String
     public let serialNum: String?
+    public let json: JSONValue
 
     /// Reads and validates a PReq.
     public init(bytes: [UInt8]) throws(InvalidMessage) {
         let envelope = try MessageEnvelope.read(bytes, rules: PreparationRules.pReq)
+        json = envelope.json
         messageVersion = envelope.version
         threeDSServerTransID = envelope.json["threeDSServerTransID"]?.stringValue ?? ""
+        threeDSServerRefNumber = envelope.json["threeDSServerRefNumber"]?.stringValue ?? ""
         serialNum = envelope.json["serialNum"]?.stringValue
     }
 }

@@ -1,0 +1,142 @@
+import EMV3DS
+import Foundation
+import Harness
+import JSON
+import Net
+import Testing
+import ThreeDSServer
+
+/// PReq/PRes by serial number, and what the DS grades of a 3DS Server's PReqs: the serialNum of its last
+/// PRes (`preq.serial-number`), a cache rather than a PReq per transaction (`preq.frequency`), and AReqs
+/// only for cards and versions the ranges offer now (`areq.card-range`). The PReq checks are graded on the
+/// 3DS Server's next AReq, the unit of a run's cases. (/n software's 3-D Secure V2 documentation of
+/// RequestCardRanges and CardRange describes the same serial-number and actionInd use.)
+@Suite("Card ranges by serial number, and the 3DS Server's PReqs graded")
+struct PreparationTests {
+    static func preq(_ refNumber: String = "3DS_LOA_SER_TEST_020200_00001", serialNum: String? = nil) -> JSONValue {
+        .object(omittingAbsent: [
+            ("messageType", .string("PReq")), ("messageVersion", .string("2.2.0")), ("threeDSServerRefNumber", .string(refNumber)),
+            ("threeDSServerTransID", .string(UUID().uuidString.lowercased())), ("serialNum", serialNum.map(JSONValue.string)),
+        ])
+    }
+
+    /// The range of the DS's listing that holds `pan`.
+    func range(_ harness: RunningHarness, holding pan: String) async throws -> JSONValue {
+        let listing = try JSONReader.parse(try await harness.get("/admin/ds/card-ranges").body).value
+        return try #require(listing["cardRangeData"]?.arrayValue?.first { range in
+            guard let start = range["startRange"]?.stringValue, let end = range["endRange"]?.stringValue else { return false }
+            let card = String(pan.prefix(start.count))
+            return start <= card && card <= end
+        })
+    }
+
+    func change(_ harness: RunningHarness, _ action: String, _ range: JSONValue, _ extra: [(String, JSONValue)] = []) async throws -> HTTPResponse {
+        let body = JSONValue.object([("actionInd", .string(action)), ("startRange", range["startRange"] ?? .null),
+                                     ("endRange", range["endRange"] ?? .null)] + extra)
+        return try await harness.post("/admin/ds/card-ranges", JSONWriter.write(body))
+    }
+
+    /// The checks the DS recorded on the newest AReq of `refNumber` for `pan` in `version`.
+    func checks(_ harness: RunningHarness, refNumber: String, pan: String = "4000000000001000",
+                version: MessageVersion = .v2_2_0) async throws -> [String: (verdict: String, detail: String)] {
+        _ = try await harness.postMessage("/ds/areq", try appAReq(pan: pan, version: version, replacing: ["threeDSServerRefNumber": .string(refNumber)]))
+        let list = try JSONReader.parse(try await harness.get("/inspector/transactions?limit=1").body).value
+        let id = try #require(list["transactions"]?.arrayValue?.first?["dsTransID"]?.stringValue)
+        let entry = try JSONReader.parse(try await harness.get("/inspector/transactions/\(id)").body).value
+        var found: [String: (String, String)] = [:]
+        for check in entry["checks"]?.arrayValue ?? [] {
+            guard let name = check["id"]?.stringValue, found[name]?.0 != "fail" else { continue }
+            found[name] = (check["verdict"]?.stringValue ?? "", check["detail"]?.stringValue ?? "")
+        }
+        return found
+    }
+
+    @Test func theDSGivesEveryRangeThenWhatChangedSinceASerialAndRefusesAnUnknownSerial() async throws {
+        try await withHarness { harness in
+            let full = try await harness.postMessage("/ds/preq", Self.preq())
+            let serial = try #require(full["serialNum"]?.stringValue)
+            #expect((full["cardRangeData"]?.arrayValue?.count ?? 0) > 3 && full["cardRangeData"]?.arrayValue?.allSatisfy { $0["actionInd"] == .string("A") } == true)
+            // Nothing changed: no cardRangeData, the same serial.
+            let same = try await harness.postMessage("/ds/preq", Self.preq(serialNum: serial))
+            #expect(same["serialNum"]?.stringValue == serial && same["cardRangeData"] == nil, "\(JSONWriter.string(same))")
+
+            let mastercard = try await range(harness, holding: "5100000000000008")
+            #expect(try await change(harness, "D", mastercard).status == .created)
+            let visa = try await range(harness, holding: "4000000000001000")
+            let modified = try await change(harness, "M", visa, [("acsEndProtocolVersion", .string("2.1.0"))])
+            #expect(modified.status == .created)
+            let newSerial = try #require(try JSONReader.parse(modified.body).value["serialNum"]?.stringValue)
+            #expect(newSerial != serial)
+            // The changes since the first serial, in order: D then M.
+            let delta = try await harness.postMessage("/ds/preq", Self.preq(serialNum: serial))
+            let entries = delta["cardRangeData"]?.arrayValue ?? []
+            #expect(entries.map { $0["actionInd"]?.stringValue ?? "" } == ["D", "M"] && delta["serialNum"]?.stringValue == newSerial, "\(JSONWriter.string(delta))")
+            #expect(entries.last?["acsEndProtocolVersion"]?.stringValue == "2.1.0" && entries.first?["startRange"] == mastercard["startRange"])
+            // Added back: A.
+            #expect(try await change(harness, "A", mastercard).status == .created)
+            // A serial this DS never gave: Erro 307 naming serialNum.
+            let erro = try await harness.postMessage("/ds/preq", Self.preq(serialNum: "0-99"))
+            #expect(erro["messageType"]?.stringValue == "Erro" && erro["errorCode"]?.stringValue == "307" && erro["errorDetail"]?.stringValue == "serialNum",
+                    "\(JSONWriter.string(erro))")
+            // Bad changes are refused with the reason.
+            #expect(try await change(harness, "D", .object([("startRange", .string("4111111111111111")), ("endRange", .string("4111111111111112"))])).status == .notFound)
+            #expect(try await change(harness, "A", visa).status == .conflict)
+            #expect(try await change(harness, "X", visa).status == .badRequest)
+        }
+    }
+
+    @Test func a3DSServerThatAsksForEveryRangeBeforeEachTransactionFailsSerialAndFrequency() async throws {
+        try await withHarness { harness in
+            let buggy = "3DS_LOA_SER_BUGS_020200_00001"
+            _ = try await harness.postMessage("/ds/preq", Self.preq(buggy))
+            let first = try await checks(harness, refNumber: buggy)
+            #expect(first["preq.serial-number"]?.verdict == "pass" && first["preq.frequency"]?.verdict == "pass", "\(first)")
+            _ = try await harness.postMessage("/ds/preq", Self.preq(buggy))
+            let second = try await checks(harness, refNumber: buggy)
+            #expect(second["preq.serial-number"]?.verdict == "fail" && second["preq.serial-number"]?.detail.contains("without serialNum") == true, "\(second)")
+            #expect(second["preq.frequency"]?.verdict == "fail" && second["preq.frequency"]?.detail.contains("not one per transaction") == true, "\(second)")
+            // Graded once: the AReq after carries no PReq check.
+            #expect(try await checks(harness, refNumber: buggy)["preq.frequency"] == nil)
+        }
+    }
+
+    @Test func a3DSServerThatRefreshesWithItsSerialAfterAChangePasses() async throws {
+        try await withHarness { harness in
+            let good = "3DS_LOA_SER_GOOD_020200_00001"
+            let pres = try await harness.postMessage("/ds/preq", Self.preq(good))
+            #expect(try await change(harness, "D", try await range(harness, holding: "5100000000000008")).status == .created)
+            _ = try await harness.postMessage("/ds/preq", Self.preq(good, serialNum: pres["serialNum"]?.stringValue))
+            let found = try await checks(harness, refNumber: good)
+            #expect(found["preq.serial-number"]?.verdict == "pass" && found["preq.frequency"]?.verdict == "pass", "\(found)")
+        }
+    }
+
+    @Test func anAReqForADeletedRangeOrAVersionItNoLongerOffersFailsCardRange() async throws {
+        try await withHarness { harness in
+            let ref = "3DS_LOA_SER_CACH_020200_00001"
+            #expect(try await checks(harness, refNumber: ref)["areq.card-range"]?.verdict == "pass")
+            let visa = try await range(harness, holding: "4000000000001000")
+            #expect(try await change(harness, "M", visa, [("acsEndProtocolVersion", .string("2.1.0"))]).status == .created)
+            let modified = try await checks(harness, refNumber: ref)
+            #expect(modified["areq.card-range"]?.verdict == "fail" && modified["areq.card-range"]?.detail.contains("2.2.0 is not offered") == true, "\(modified)")
+            #expect(try await checks(harness, refNumber: ref, version: .v2_1_0)["areq.card-range"]?.verdict == "pass")
+            #expect(try await change(harness, "D", try await range(harness, holding: "5100000000000008")).status == .created)
+            let deleted = try await checks(harness, refNumber: ref, pan: "5100000000000008")
+            #expect(deleted["areq.card-range"]?.verdict == "fail" && deleted["areq.card-range"]?.detail.contains("no card range") == true, "\(deleted)")
+        }
+    }
+
+    /// The harness's own 3DS Server caches the ranges: two card lookups make one PReq, and its AReqs pass the PReq
+    /// checks. Without its cache (cardRangeRefreshSeconds 0) it is the 3DS Server that asks before each transaction.
+    @Test(arguments: [(3600.0, "pass"), (0.0, "fail")])
+    func theHarnesss3DSServerCachesTheRanges(_ refresh: Double, _ expected: String) async throws {
+        try await withHarness(configure: { $0.threeDSServer.cardRangeRefreshSeconds = refresh }) { harness in
+            for _ in 0..<2 {
+                let response = try await harness.post("/3ds-server/versions", JSONWriter.write(.object([("acctNumber", .string("4000000000001000"))])))
+                #expect(response.status == .ok, "\(response.bodyText)")
+            }
+            let found = try await checks(harness, refNumber: harness.app.configuration.threeDSServer.referenceNumber)
+            #expect(found["preq.frequency"]?.verdict == expected && found["preq.serial-number"]?.verdict == "pass", "\(found)")
+        }
+    }
+}

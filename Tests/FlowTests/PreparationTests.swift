@@ -41,14 +41,7 @@ struct PreparationTests {
                 version: MessageVersion = .v2_2_0) async throws -> [String: (verdict: String, detail: String)] {
         _ = try await harness.postMessage("/ds/areq", try appAReq(pan: pan, version: version, replacing: ["threeDSServerRefNumber": .string(refNumber)]))
         let list = try JSONReader.parse(try await harness.get("/inspector/transactions?limit=1").body).value
-        let id = try #require(list["transactions"]?.arrayValue?.first?["dsTransID"]?.stringValue)
-        let entry = try JSONReader.parse(try await harness.get("/inspector/transactions/\(id)").body).value
-        var found: [String: (String, String)] = [:]
-        for check in entry["checks"]?.arrayValue ?? [] {
-            guard let name = check["id"]?.stringValue, found[name]?.0 != "fail" else { continue }
-            found[name] = (check["verdict"]?.stringValue ?? "", check["detail"]?.stringValue ?? "")
-        }
-        return found
+        return try await harness.checkVerdicts(try #require(list["transactions"]?.arrayValue?.first?["dsTransID"]?.stringValue))
     }
 
     @Test func theDSGivesEveryRangeThenWhatChangedSinceASerialAndRefusesAnUnknownSerial() async throws {

@@ -18,13 +18,7 @@ struct SDKTimeoutTests {
     }
 
     func checks(_ harness: RunningHarness, _ dsTransID: String) async throws -> [String: (verdict: String, detail: String)] {
-        let entry = try JSONReader.parse(try await harness.get("/inspector/transactions/\(dsTransID)").body).value
-        var found: [String: (String, String)] = [:]
-        for check in entry["checks"]?.arrayValue ?? [] {
-            guard let id = check["id"]?.stringValue, found[id]?.0 != "fail" else { continue }
-            found[id] = (check["verdict"]?.stringValue ?? "", check["detail"]?.stringValue ?? "")
-        }
-        return found
+        try await harness.checkVerdicts(dsTransID)
     }
 
     @Test func anSDKThatKeepsSendingCReqsPastSDKMaxTimeoutFails() async throws {

@@ -65,6 +65,17 @@ final class RunningHarness: Sendable {
     }
 
     func get(_ path: String) async throws -> HTTPResponse { try await client.get(baseURL + path) }
+
+    /// Each check of a transaction's journal entry by id: its verdict and detail, a failure winning over a pass.
+    func checkVerdicts(_ dsTransID: String) async throws -> [String: (verdict: String, detail: String)] {
+        let entry = try JSONReader.parse(try await get("/inspector/transactions/\(dsTransID)").body).value
+        var found: [String: (verdict: String, detail: String)] = [:]
+        for check in entry["checks"]?.arrayValue ?? [] {
+            guard let id = check["id"]?.stringValue, found[id]?.verdict != "fail" else { continue }
+            found[id] = (check["verdict"]?.stringValue ?? "", check["detail"]?.stringValue ?? "")
+        }
+        return found
+    }
 }
 
 /// Runs `body` against a fresh harness and stops it, also when `body` throws.

@@ -230,11 +230,10 @@ extension AccessControlServer {
                 return transaction
             }
             // Erro 402 once sdkMaxTimeout has run out is the SDK's challenge timeout, not an Erro about a CRes.
-            let now = settings.now()
-            let timeout = erro.errorCode == .transactionTimedOut ? transaction?.sdkTimeout.flatMap { $0.isTimeout(erroAt: now) ? $0 : nil } : nil
-            if let transaction { journalSDKErro(erro, body: body, of: transaction, atTimeout: timeout?.passed(erroAt: now)) }
+            let atTimeout = erro.errorCode == .transactionTimedOut ? transaction?.sdkTimeout?.check(erro402At: settings.now()) : nil
+            if let transaction { journalSDKErro(erro, body: body, of: transaction, atTimeout: atTimeout) }
             await end(acsTransID, because: "Erro \(erro.errorCode.rawValue) from the SDK: \(erro.errorDescription)",
-                      cancel: erro.errorCode == .transactionTimedOut ? .timedOutAtSDK : .erroFromSDK, erro: erro, atSDKTimeout: timeout != nil)
+                      cancel: erro.errorCode == .transactionTimedOut ? .timedOutAtSDK : .erroFromSDK, erro: erro, atSDKTimeout: atTimeout != nil)
         }
         return .taken(erro)
     }

@@ -20,11 +20,12 @@ struct SDKTimeout: Sendable {
                                   + "the SDK ends the challenge at its timeout with Erro 402 and sends no CReq after it")
     }
 
-    /// Whether an Erro 402 at `now` is the SDK's challenge timeout, not a CRes it waited for in vain.
-    func isTimeout(erroAt now: ContinuousClock.Instant) -> Bool { now - challengeStart >= limit - Self.grace }
-
-    func passed(erroAt now: ContinuousClock.Instant) -> CheckResult {
-        .pass(.sdkTimeout, "Erro 402 \(Self.text(now - challengeStart)) after the ARes, at the AReq's sdkMaxTimeout \(minutes) min")
+    /// `challenge.sdk-timeout` of an Erro 402 at `now`: a pass when it is the SDK's challenge timeout, nil when it
+    /// came before (an Erro about a CRes the SDK waited for in vain).
+    func check(erro402At now: ContinuousClock.Instant) -> CheckResult? {
+        let elapsed = now - challengeStart
+        guard elapsed >= limit - Self.grace else { return nil }
+        return .pass(.sdkTimeout, "Erro 402 \(Self.text(elapsed)) after the ARes, at the AReq's sdkMaxTimeout \(minutes) min")
     }
 
     static func text(_ duration: Duration) -> String {

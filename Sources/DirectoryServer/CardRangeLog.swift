@@ -33,8 +33,6 @@ final class CardRangeLog: Sendable {
         return number <= changes.withLock({ $0.last?.serial ?? 0 }) ? number : nil
     }
 
-    func knows(_ serial: String) -> Bool { number(serial) != nil }
-
     /// Every range as it stands: `base` (the configured ranges) with the changes applied in order.
     func current(base: [CardRangeData]) -> [CardRangeData] {
         changes.withLock { changes in
@@ -58,11 +56,6 @@ final class CardRangeLog: Sendable {
         })
     }
 
-    /// Whether a change after `serial` touches the range holding `pan` (as the 3DS Server's cache would hold it).
-    func changed(since serial: String, pan: String) -> Bool {
-        (changes(since: serial) ?? []).contains { $0.contains(pan: pan) }
-    }
-
     static func apply(_ change: CardRangeData, to ranges: inout [CardRangeData]) {
         let same = { (range: CardRangeData) in range.startRange == change.startRange && range.endRange == change.endRange }
         var added = change
@@ -76,11 +69,8 @@ final class CardRangeLog: Sendable {
 }
 
 extension CardRangeData {
-    /// Whether `pan` is in the range (compared at the range's length).
-    func contains(pan: String) -> Bool {
-        let card = CardNumber.aligned(pan, toLength: startRange.count)
-        return card.count == startRange.count && startRange <= card && card <= endRange
-    }
+    /// Whether `pan` is in the range.
+    func contains(pan: String) -> Bool { CardNumber.isIn(pan, from: startRange, to: endRange) }
 
     /// The versions the range offers: those both its ACS and the DS speak.
     var versions: ClosedRange<MessageVersion>? {

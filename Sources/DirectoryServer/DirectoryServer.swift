@@ -175,7 +175,7 @@ public final class DirectoryServer: Sendable {
         entry.record(areq.warnings.isEmpty ? .pass(.areqUndefinedMembers)
                                            : CheckResult(.areqUndefinedMembers, .warning, areq.warnings.joined(separator: "; ")))
         if let purchaseDate = areq["purchaseDate"] { entry.record(Self.purchaseDateCheck(purchaseDate, now: Date())) }
-        for check in preparationChecks(of: areq["threeDSServerRefNumber"]) { entry.record(check) }
+        for check in pendingPreparationChecks(of: areq["threeDSServerRefNumber"]) { entry.record(check) }
         entry.record(cardRangeCheck(areq))
         guard let scheme = settings.schemes.scheme(for: areq.acctNumber) else {
             journal?.open(entry)
@@ -498,7 +498,7 @@ public final class DirectoryServer: Sendable {
     }
 
     /// The checks of the 3DS Server's PReqs since its last AReq, taken once.
-    private func preparationChecks(of threeDSServerRefNumber: String?) -> [CheckResult] {
+    private func pendingPreparationChecks(of threeDSServerRefNumber: String?) -> [CheckResult] {
         guard let threeDSServerRefNumber else { return [] }
         return preparations.update(threeDSServerRefNumber) { preparation in
             defer { preparation.pending = [] }
@@ -512,9 +512,9 @@ public final class DirectoryServer: Sendable {
         guard cardRanges.hasChanges else { return .pass(.areqCardRange) }
         let pan = areq.acctNumber
         let serial = cardRanges.serial
-        let current = cardRanges.current(base: configuredRanges())
-        guard let range = current.first(where: { $0.contains(pan: pan) }) else {
-            guard configuredRanges().contains(where: { $0.contains(pan: pan) }) else { return .pass(.areqCardRange) }  // never enrolled: outOfRange answers
+        let configured = configuredRanges()
+        guard let range = cardRanges.current(base: configured).first(where: { $0.contains(pan: pan) }) else {
+            guard configured.contains(where: { $0.contains(pan: pan) }) else { return .pass(.areqCardRange) }  // never enrolled: outOfRange answers
             return .fail(.areqCardRange, "no card range of the DS holds \(CardNumber.masked(pan)) since a change (serial \(serial)): "
                                          + "a 3DS Server sends no AReq for a card its ranges do not hold")
         }

@@ -14,6 +14,12 @@ public enum CardNumber {
         return sum % 10 == 0
     }
 
+    /// Whether `pan` lies between the bounds of a card range (two card numbers of one length), compared at that length.
+    public static func isIn(_ pan: String, from start: String, to end: String) -> Bool {
+        let card = aligned(pan, toLength: start.count)
+        return start <= card && card <= end
+    }
+
     /// The card number as a PRes range's bounds of `length` digits compare it: cut to them, or
     /// padded with zeros (bounds are PAN-length numbers, 16 digits for most schemes).
     public static func aligned(_ pan: String, toLength length: Int) -> String {

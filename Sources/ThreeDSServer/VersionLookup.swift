@@ -53,10 +53,7 @@ extension ThreeDSServer {
         /// Every version from the lowest to the highest, oldest first.
         var versions: [MessageVersion] { MessageVersion.allCases.filter { $0 >= lowest && $0 <= highest } }
 
-        func contains(pan: String) -> Bool {
-            let digits = CardNumber.aligned(pan, toLength: start.count)
-            return start <= digits && digits <= end
-        }
+        func contains(pan: String) -> Bool { CardNumber.isIn(pan, from: start, to: end) }
 
         /// A PRes's `cardRangeData` entry: `actionInd` A adds the range, M replaces it, D removes it (by its bounds).
         struct Change {

@@ -6,12 +6,21 @@ public enum CardNumber {
     public static func isLuhnValid(_ pan: String) -> Bool {
         let digits = pan.utf8.map { Int($0) - 0x30 }
         guard !digits.isEmpty, digits.allSatisfy({ (0...9).contains($0) }) else { return false }
-        let sum = digits.reversed().enumerated().reduce(0) { sum, element in
+        return luhnSum(digits, doublingFirst: false) % 10 == 0
+    }
+
+    /// The digit that makes `digits` followed by it pass the Luhn check (`digits` are all 0-9).
+    public static func luhnCheckDigit(for digits: String) -> Int {
+        (10 - luhnSum(digits.utf8.map { Int($0) - 0x30 }, doublingFirst: true) % 10) % 10
+    }
+
+    /// The Luhn sum, from the last digit: every second one doubled, the last one when `doublingFirst`.
+    private static func luhnSum(_ digits: [Int], doublingFirst: Bool) -> Int {
+        digits.reversed().enumerated().reduce(0) { sum, element in
             let (offset, digit) = element
-            guard offset % 2 == 1 else { return sum + digit }
+            guard (offset % 2 == 1) != doublingFirst else { return sum + digit }
             return sum + (digit * 2 > 9 ? digit * 2 - 9 : digit * 2)
         }
-        return sum % 10 == 0
     }
 
     /// Whether `pan` lies between the bounds of a card range (two card numbers of one length), compared at that length.

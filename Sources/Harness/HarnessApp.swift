@@ -55,7 +55,7 @@ public final class HarnessApp: Sendable {
         self.archive = archive
         // A journal entry holds every message of its transaction (several KiB): memory keeps the newest, the store all.
         journal = Journal(capacity: min(configuration.maxTransactions, Self.transactionsInMemory), archive: archive)
-        runs = RunRegistry(archive: archive)
+        runs = RunRegistry(archive: archive, issuedCards: scenarios.issuedCards)
         journal.setListener(runs)
         let loops = EventLoopGroup(loopCount: configuration.loopCount)
         group = loops

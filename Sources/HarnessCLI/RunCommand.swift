@@ -11,9 +11,9 @@ struct RunCommand: AsyncParsableCommand {
         discussion: """
             --suite sdk-app (an SDK in an app), 3ds-server or 3ds-server-browser (a 3DS Server sending AReqs to this DS), \
             or a YAML file (name, party: sdk | 3ds-server, scenarios, versions, channels). The harness answers the cases: \
-            for each, the PAN to use and the answers to type. A transaction is attached to a case by the X-Harness-Case \
-            header (RUN/CASE, or RUN) on its AReq or authentication request, else to the first case of its scenario, \
-            version and channel that has none. With --wait, the command shows progress until every case has ended (or \
+            for each, the card to use and the answers to type. A transaction is attached to a case by the X-Harness-Case \
+            header (RUN/CASE, or RUN) on its AReq or authentication request, else by the card issued to the case, else \
+            to the first case of its scenario, version and channel that has none. With --wait, the command shows progress until every case has ended (or \
             --timeout), finishes the run (cases not attempted fail), writes the reports asked for. In CI, start the run \
             (--output json prints its id first), run your tests with X-Harness-Case, then `run --id ID --finish --junit F`.
 
@@ -147,7 +147,7 @@ struct RunCommand: AsyncParsableCommand {
             switch format {
             case .json:
                 let cases: [JSONValue] = (run["cases"]?.arrayValue ?? []).map { entry in
-                    .object(omittingAbsent: [("id", entry["id"]), ("pan", entry["pan"]), ("answers", entry["answers"]),
+                    .object(omittingAbsent: [("id", entry["id"]), ("card", entry["card"]), ("pan", entry["pan"]), ("answers", entry["answers"]),
                                              ("harnessCase", .string("\(id)/\(entry["id"]?.stringValue ?? "")"))])
                 }
                 emit([("event", .string("started")), ("id", .string(id)), ("name", run["name"]), ("party", run["suite"]?["party"]),
@@ -156,9 +156,10 @@ struct RunCommand: AsyncParsableCommand {
                 print("run \(id): \(run["name"]?.stringValue ?? "") (\(run["suite"]?["name"]?.stringValue ?? "?"), party \(run["suite"]?["party"]?.stringValue ?? "?"))")
                 for entry in run["cases"]?.arrayValue ?? [] {
                     let answers = (entry["answers"]?.arrayValue ?? []).compactMap(\.stringValue)
-                    print("  \(entry["id"]?.stringValue ?? "?"): PAN \(entry["pan"]?.stringValue ?? "?")" + (answers.isEmpty ? "" : ", answers \(answers.joined(separator: "; "))"))
+                    print("  \(entry["id"]?.stringValue ?? "?"): card \(entry["card"]?.stringValue ?? entry["pan"]?.stringValue ?? "?")"
+                          + (answers.isEmpty ? "" : ", answers \(answers.joined(separator: "; "))"))
                 }
-                print("tag each transaction: X-Harness-Case: \(id)/CASE (or \(id) alone)")
+                print("bind each transaction by its case's card, or tag it: X-Harness-Case: \(id)/CASE (or \(id) alone)")
                 print("progress: \(url)/admin/runs/\(id)   reports: \(reports).{xml,json,html}   inspector: \(url)/inspector")
             }
         }

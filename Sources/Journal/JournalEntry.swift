@@ -44,6 +44,8 @@ public struct JournalEntry: ArchivableRecord {
     public let maskedPAN: String
     /// The card number as the messages carry it, to mask it in them as the record is written; never shown.
     private let pan: String?
+    /// The card number, to bind the transaction to the run case it was issued to; never shown.
+    public var cardNumber: String? { pan }
     public let version: String?
     /// `deviceChannel`: 01 app, 02 browser, 03 3RI.
     public let channel: String?

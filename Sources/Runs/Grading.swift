@@ -86,7 +86,7 @@ public struct GradedRun: Sendable {
             let seen = (entry.summary["scenario"]?.stringValue, entry.summary["messageVersion"]?.stringValue, entry.summary["deviceChannel"]?.stringValue)
             if seen != (runCase.scenario, runCase.version, runCase.channel.deviceChannel) {
                 problems.append("transaction \(dsTransID) is of scenario \(seen.0 ?? "none"), version \(seen.1 ?? "none"), deviceChannel \(seen.2 ?? "none"), "
-                                + "not this case's: use the case's PAN \(runCase.pan) in \(runCase.version) (\(runCase.channel.rawValue))")
+                                + "not this case's: use the case's card \(runCase.card ?? runCase.pan) in \(runCase.version) (\(runCase.channel.rawValue))")
             }
             let results = entry.checks
             checks += results.map { (dsTransID, $0) }

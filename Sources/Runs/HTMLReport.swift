@@ -124,7 +124,7 @@ public enum HTMLReport {
 
     // MARK: - Cases
 
-    private static let columns = "<span>Status</span><span>Scenario</span><span>Version</span><span>Channel</span><span>PAN</span><span>Flow → transStatus</span><span class=\"num\">Txns</span>"
+    private static let columns = "<span>Status</span><span>Scenario</span><span>Version</span><span>Channel</span><span>Card</span><span>Flow → transStatus</span><span class=\"num\">Txns</span>"
 
     private static func cases(_ items: [JSONValue], into out: inout String) {
         out += "<main>\n<h2>Cases <span class=\"muted\">(\(items.count))</span></h2>\n"
@@ -160,7 +160,7 @@ public enum HTMLReport {
         out += "<span class=\"scenario\">\(escape(text(item["scenario"]) ?? "—"))</span>"
         out += "<span>\(escape(text(item["messageVersion"]) ?? "—"))</span>"
         out += "<span>\(escape(text(item["channel"]) ?? "—"))</span>"
-        out += "<span class=\"mono\">\(escape(text(item["pan"]) ?? "—"))</span>"
+        out += "<span class=\"mono\">\(escape(text(item["card"]) ?? text(item["pan"]) ?? "—"))</span>"
         var flow = escape(text(item["flow"]) ?? "—")
         if let transStatus = text(item["transStatus"]) { flow += " → <strong class=\"mono\">\(escape(transStatus))</strong>" }
         if let sdkErro = text(item["sdkErro"]) { flow += " <span class=\"muted\">(SDK Erro \(escape(sdkErro)))</span>" }

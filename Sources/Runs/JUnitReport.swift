@@ -32,7 +32,7 @@ public enum JUnitReport {
             case .passed:
                 break
             }
-            let out = (["PAN \(runCase.pan)", "transactions: " + (runCase.transactions.isEmpty ? "none" : runCase.transactions.joined(separator: ", "))]
+            let out = (["card \(runCase.card ?? runCase.pan)", "transactions: " + (runCase.transactions.isEmpty ? "none" : runCase.transactions.joined(separator: ", "))]
                        + verdict.warnings.map { "warning " + $0 }).joined(separator: "\n")
             xml += "\n      <system-out>" + escape(out) + "</system-out>\n    </testcase>\n"
         }

@@ -12,7 +12,11 @@ public struct RunCase: Sendable, Equatable {
     public let scenario: String
     public let version: String
     public let channel: Suite.Channel
+    /// The scenario's card: a transaction on it attaches to the first waiting case of the scenario.
     public let pan: String
+    /// The card issued to this case: a transaction on it attaches to this case and no other (nil
+    /// for a scenario that scripts the 3DS Method, whose method URL is its own card's range).
+    public internal(set) var card: String?
     public let answers: [String]
     /// "frictionless", "challenge" or "decoupled": the scenario's flow in this version.
     public let flow: String
@@ -87,7 +91,7 @@ public struct RunCase: Sendable, Equatable {
     public var json: JSONValue {
         .object(omittingAbsent: [
             ("id", .string(id)), ("scenario", .string(scenario)), ("messageVersion", .string(version)), ("channel", .string(channel.rawValue)),
-            ("pan", .string(pan)), ("answers", answers.isEmpty ? nil : .array(answers.map(JSONValue.string))),
+            ("pan", .string(pan)), ("card", .string(card)), ("answers", answers.isEmpty ? nil : .array(answers.map(JSONValue.string))),
             ("flow", .string(flow)), ("transStatus", .string(transStatus)), ("sdkErro", .string(sdkErro)),
             ("threeDSServerErro", threeDSServerErro.map { .array($0.map(JSONValue.string)) }),
             ("sdkReport", .string(sdkReport)), ("expectation", .string(expectation)), ("transactions", .array(transactions.map(JSONValue.string))),
@@ -106,6 +110,7 @@ public struct RunCase: Sendable, Equatable {
         self.version = version
         self.channel = channel
         self.pan = pan
+        card = json["card"]?.stringValue
         if case .array(let items)? = json["answers"] { answers = items.compactMap(\.stringValue) } else { answers = [] }
         self.flow = flow
         self.transStatus = transStatus

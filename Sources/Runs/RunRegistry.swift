@@ -17,6 +17,7 @@ public final class RunRegistry: JournalListener {
     private let state: Mutex<Registry>
     private let archive: (any TransactionArchive)?
     private let clock: @Sendable () -> Date
+    private let issuedCards: IssuedCards?
     public static let role = "run"
     /// At most this many runs are kept in memory (the oldest finished ones go first); a run holds
     /// a few hundred cases and the ids of their transactions.
@@ -27,6 +28,14 @@ public final class RunRegistry: JournalListener {
         /// The open runs, newest first: the scenario fallback gives a transaction to the newest.
         var open: [String] = []
         var indexes: [String: OpenRunIndex] = [:]
+        /// Card issued to a case → its run and the case's position, for every run kept.
+        var cards: [String: (run: String, position: Int)] = [:]
+
+        mutating func keep(cardsOf run: TestRun) {
+            for (position, runCase) in run.cases.enumerated() {
+                if let card = runCase.card { cards[card] = (run.id, position) }
+            }
+        }
     }
 
     /// What attaching needs of an open run.
@@ -52,14 +61,20 @@ public final class RunRegistry: JournalListener {
 
     }
 
-    public init(archive: (any TransactionArchive)?, clock: @escaping @Sendable () -> Date = Date.init) {
+    /// `issuedCards`: where the cards issued to cases are told to the scenario source (nil: no card is issued).
+    public init(archive: (any TransactionArchive)?, issuedCards: IssuedCards? = nil, clock: @escaping @Sendable () -> Date = Date.init) {
         self.archive = archive
         self.clock = clock
+        self.issuedCards = issuedCards
         var registry = Registry()
         let kept = archive?.recent(role: Self.role, limit: Self.capacity).compactMap { record in
             (try? JSONReader.parse(record.json).value).flatMap(TestRun.init(json:))
         } ?? []
-        for run in kept { registry.runs[run.id] = run }
+        for run in kept {
+            registry.runs[run.id] = run
+            registry.keep(cardsOf: run)
+            for runCase in run.cases { if let card = runCase.card { issuedCards?.restore(card, for: runCase.scenario) } }
+        }
         for run in kept.sorted(by: { $0.createdAt > $1.createdAt }) where run.state == .open {
             registry.open.append(run.id)
             registry.indexes[run.id] = OpenRunIndex(run)
@@ -69,20 +84,30 @@ public final class RunRegistry: JournalListener {
 
     /// Starts a run of `suite` over `catalog`'s scenarios.
     public func start(_ suite: Suite, name: String?, catalog: ScenarioCatalog, timing: TestRun.Timing = .default) throws(SuiteError) -> TestRun {
-        let cases = try suite.cases(from: catalog)
+        var cases = try suite.cases(from: catalog)
+        if let issuedCards {
+            // A scenario that scripts the 3DS Method has it from its own card's range: its cases keep that card.
+            for index in cases.indices where catalog.scenario(named: cases[index].scenario)?.threeDSMethod == .standard {
+                cases[index].card = issuedCards.issue(like: cases[index].pan, for: cases[index].scenario) { catalog.scenario(for: $0).pan == $0 }
+            }
+        }
         let id = UUID().uuidString.lowercased()
         let now = clock()
         let run = TestRun(id: id, name: name ?? "\(suite.name) \(UTCTime.iso8601(now))", suite: suite, createdAt: now, cases: cases, timing: timing)
-        state.withLock { registry in
+        let withdrawn = state.withLock { registry -> [String] in
             registry.runs[id] = run
             registry.open.insert(id, at: 0)
             registry.indexes[id] = OpenRunIndex(run)
-            if registry.runs.count > Self.capacity,
-               let oldest = registry.runs.values.filter({ $0.state == .finished }).min(by: { $0.createdAt < $1.createdAt }) {
-                registry.runs[oldest.id] = nil
-            }
+            registry.keep(cardsOf: run)
             save(run)
+            guard registry.runs.count > Self.capacity,
+                  let oldest = registry.runs.values.filter({ $0.state == .finished }).min(by: { $0.createdAt < $1.createdAt }) else { return [] }
+            registry.runs[oldest.id] = nil
+            let cards = oldest.cases.compactMap(\.card)
+            for card in cards { registry.cards[card] = nil }
+            return cards
         }
+        issuedCards?.withdraw(withdrawn)
         return run
     }
 
@@ -140,8 +165,9 @@ public final class RunRegistry: JournalListener {
         return run
     }
 
-    /// The case a transaction belongs to: the one its `X-Harness-Case` tag names, else the first
-    /// case of the newest open run with its scenario, version and channel and no transaction yet.
+    /// The case a transaction belongs to: the one its `X-Harness-Case` tag names, else the one its
+    /// card was issued to, else the first case of the newest open run with its scenario, version
+    /// and channel and no transaction yet.
     public func runCase(for entry: JournalEntry) -> JournalEntry.RunCase? {
         let now = clock()
         let attached = state.withLock { registry -> (run: TestRun, caseID: String)? in
@@ -149,6 +175,9 @@ public final class RunRegistry: JournalListener {
             let found: (run: TestRun, caseID: String)?
             if let tag = entry.caseTag {
                 found = Self.attachTagged(entry, tag: tag, at: now, in: &registry)
+            } else if let pan = entry.cardNumber, let issued = registry.cards[pan] {
+                // A finished run's card attaches nowhere, as a tag naming it would not.
+                found = registry.indexes[issued.run] == nil ? nil : Self.attach(entry.dsTransID, to: issued.position, of: issued.run, at: now, in: &registry)
             } else {
                 found = Self.attachByScenario(entry, at: now, in: &registry)
             }

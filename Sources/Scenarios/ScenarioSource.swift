@@ -11,6 +11,7 @@ import Synchronization
 public final class ScenarioSource: Sendable {
     private let current: Mutex<ScenarioCatalog>
     public let pins = PinBoard()
+    public let issuedCards = IssuedCards()
     private let chosen = Mutex(Remembered())
     private static let remembered = 10_000
 
@@ -52,7 +53,13 @@ public final class ScenarioSource: Sendable {
     }
 
     private func choose(_ facts: TransactionFacts) -> Scenario {
-        pins.take(pan: facts.pan, sdkTransID: facts.sdkTransID) ?? catalog.scenario(for: facts)
+        pins.take(pan: facts.pan, sdkTransID: facts.sdkTransID) ?? unpinned(facts)
+    }
+
+    /// The scenario without pins: a card issued to a run's case stands for the case's scenario.
+    public func unpinned(_ facts: TransactionFacts) -> Scenario {
+        let catalog = catalog
+        return issuedCards.scenario(of: facts.pan).flatMap(catalog.scenario(named:)) ?? catalog.scenario(for: facts)
     }
 }
 

@@ -82,7 +82,8 @@ struct RunBindingTests {
             _ = try await transaction(harness, pan: "4000000000003006", tag: "\(id)/frictionless-y/2.2.0/app")
             let failed = try onlyCase(try await run(harness, id))
             #expect(failed["status"]?.stringValue == "failed")
-            #expect(failed["problems"]?.arrayValue?.first?.stringValue?.contains("use the case's PAN 4000000000001000") == true, "\(JSONWriter.string(failed))")
+            let card = try #require(failed["card"]?.stringValue)
+            #expect(failed["problems"]?.arrayValue?.first?.stringValue?.contains("use the case's card \(card)") == true, "\(JSONWriter.string(failed))")
 
             // No body: every failed case is retried; the retry's verdict counts, the first attempt is kept.
             let retried = try await harness.post("/admin/runs/\(id)/retry", [])
@@ -103,6 +104,34 @@ struct RunBindingTests {
             let unknown = try await harness.post("/admin/runs/\(id)/retry", Array(#"{"cases":["nope/2.2.0/app"]}"#.utf8))
             #expect(unknown.status == .badRequest && unknown.bodyText.contains("no case nope/2.2.0/app"))
             #expect(try await harness.post("/admin/runs/missing/retry", []).status == .notFound)
+        }
+    }
+
+    @Test func aCardIssuedToACaseBindsItsTransactionsToThatCaseAlone() async throws {
+        try await withHarness { harness in
+            let older = try await start(harness, Self.suite(["frictionless-y"]))
+            let newer = try await start(harness, Self.suite(["frictionless-y"]))
+            let olderCase = try onlyCase(try await run(harness, older))
+            let card = try #require(olderCase["card"]?.stringValue)
+            // Like the scenario's card: its first six digits and length, and a valid check digit.
+            #expect(card != "4000000000001000" && card.hasPrefix("400000") && card.count == 16 && CardNumber.isLuhnValid(card))
+            // The scenario's card would go to the newest run; the issued one goes to its case, every time.
+            let first = try await transaction(harness, pan: card)
+            #expect(first.transStatus == "Y", "the card stands for its case's scenario")
+            _ = try await transaction(harness, pan: card)
+            #expect(try onlyCase(try await run(harness, older))["transactions"]?.arrayValue?.count == 2)
+            #expect(try onlyCase(try await run(harness, newer))["transactions"]?.arrayValue?.isEmpty == true)
+            // A scenario that scripts the 3DS Method has it from its own card's range: no card is issued to it.
+            let methodRun = try await start(harness, .object([("name", .string("method")), ("party", .string("3ds-server")),
+                                                              ("scenarios", .array([.string("method-slow"), .string("frictionless-y")])),
+                                                              ("versions", .array([.string("2.2.0")])), ("channels", .array([.string("browser")]))]))
+            let cards = try #require(try await run(harness, methodRun)["cases"]?.arrayValue).map { ($0["scenario"]?.stringValue, $0["card"]?.stringValue) }
+            #expect(cards.count == 2 && cards.allSatisfy { ($0.0 == "method-slow") == ($0.1 == nil) }, "\(cards)")
+            // Once the run is finished its card binds nothing; it still plays its scenario.
+            _ = try await harness.post("/admin/runs/\(older)/finish", [])
+            #expect(try await transaction(harness, pan: card).transStatus == "Y")
+            #expect(try onlyCase(try await run(harness, older))["transactions"]?.arrayValue?.count == 2)
+            #expect(try onlyCase(try await run(harness, newer))["transactions"]?.arrayValue?.isEmpty == true)
         }
     }
 

@@ -53,6 +53,8 @@ public final class DirectoryServer: Sendable {
         var resultsRelayed = false
         /// The Erro the 3DS Server owes about the DS's answer: required when the scenario's faults spoilt the ARes.
         var erroDue = ErroDue.forbidden
+        /// The scenario's faults on the RReq the DS relays to the 3DS Server.
+        var resultsFaults: [Fault] = []
 
         var archivedJSON: [UInt8] { JSONWriter.write(json) }
 
@@ -211,7 +213,8 @@ public final class DirectoryServer: Sendable {
         let faults = scenario?.faults.on(.directoryServer) ?? []
         transactions.put(dsTransID, Transaction(ids: areq.ids, version: areq.version, channel: DeviceChannel(rawValue: areq.deviceChannel),
                                                 threeDSServerURL: areq["threeDSServerURL"] ?? "", acsURL: acsURL,
-                                                warnings: areq.warnings.map { "AReq: " + $0 }, erroDue: ErroDue(answerSpoiltBy: faults)))
+                                                warnings: areq.warnings.map { "AReq: " + $0 }, erroDue: ErroDue(answerSpoiltBy: faults),
+                                                resultsFaults: scenario?.faults.on(.results) ?? []))
         let answer = await relay(areq, to: acsURL)
         guard !faults.isEmpty, let json = try? JSONReader.parse(answer.body).value else { return answered(dsTransID, answer) }
         return answered(dsTransID, await FaultyAnswer.answer(json, faults: faults, from: .directoryServer),
@@ -368,7 +371,7 @@ public final class DirectoryServer: Sendable {
         }
         record(dsTransID, "received from the 3DS Server: Erro \(erro.errorCode.rawValue) (\(erro.errorDetail))")
         journal?.message(dsTransID, from: .threeDSServer, to: .directoryServer, erro.json)
-        journal?.check(dsTransID, Self.aresErroCheck(erro, due: transaction.erroDue, version: transaction.version))
+        journal?.check(dsTransID, Self.erroCheck(erro, due: transaction.erroDue, about: .aRes, version: transaction.version))
         journal?.end(dsTransID, because: "Erro \(erro.errorCode.rawValue) from the 3DS Server")
         guard let acsURL = transaction.acsURL else { return taken }  // the DS answered this AReq itself
         var forwarded = erro
@@ -379,27 +382,28 @@ public final class DirectoryServer: Sendable {
         return taken
     }
 
-    /// The 3DS Server's Erro about the DS's answer, against what that answer called for.
-    static func aresErroCheck(_ erro: ErroMessage, due: ErroDue, version: MessageVersion) -> CheckResult {
+    /// The 3DS Server's Erro about what the DS sent it (its answer, an ARes; or an RReq), against what that message called for.
+    static func erroCheck(_ erro: ErroMessage, due: ErroDue, about message: MessageType, version: MessageVersion) -> CheckResult {
+        let check: ConformanceCheck = message == .rReq ? .rreqErro : .aresErro
         let seen = "Erro \(erro.errorCode.rawValue) (errorComponent \(erro.errorComponent.rawValue), errorMessageType \(erro.errorMessageType ?? "none"), "
             + "errorDetail \"\(erro.errorDetail)\")"
         switch due {
         case .forbidden:
-            return .fail(.aresErro, "\(seen) received, but the DS's answer was a valid ARes or an Erro: nothing was due (an Erro is never answered with an Erro)")
+            return .fail(check, "\(seen) received, but the DS's \(message.rawValue) was valid or an Erro: nothing was due (an Erro is never answered with an Erro)")
         case .ungraded:
-            return .pass(.aresErro, "\(seen) received about an answer that never arrived whole; allowed, not required")
+            return .pass(check, "\(seen) received about an answer that never arrived whole; allowed, not required")
         case .required(let codes, let field):
             var problems: [String] = []
             if !codes.contains(erro.errorCode) { problems.append("errorCode \(erro.errorCode.rawValue), expected \(codes.map(\.rawValue).joined(separator: " or "))") }
             if erro.errorComponent != .threeDSServer { problems.append("errorComponent \(erro.errorComponent.rawValue), expected S (the 3DS Server)") }
-            // An answer not read as a message (101) may leave its type unnamed; one that was read is named ARes.
+            // A message not read as one (101) may leave its type unnamed; one that was read is named.
             let typeKnown = codes != [.messageNotRecognised]
-            if erro.errorMessageType.map({ $0 != MessageType.aRes.rawValue }) ?? typeKnown {
-                problems.append("errorMessageType \(erro.errorMessageType ?? "absent"), expected ARes")
+            if erro.errorMessageType.map({ $0 != message.rawValue }) ?? typeKnown {
+                problems.append("errorMessageType \(erro.errorMessageType ?? "absent"), expected \(message.rawValue)")
             }
             if erro.messageVersion != version.rawValue { problems.append("messageVersion \(erro.messageVersion), expected the AReq's \(version.rawValue)") }
             if let field, !erro.errorDetail.contains(field) { problems.append("errorDetail does not name \(field), the data element at fault") }
-            return problems.isEmpty ? .pass(.aresErro, "\(seen) received") : .fail(.aresErro, "\(seen) received: " + problems.joined(separator: "; "))
+            return problems.isEmpty ? .pass(check, "\(seen) received") : .fail(check, "\(seen) received: " + problems.joined(separator: "; "))
         }
     }
 
@@ -641,10 +645,16 @@ public final class DirectoryServer: Sendable {
         }
         let dsTransID = rreq.dsTransID
         journal?.message(dsTransID, from: .accessControlServer, to: .directoryServer, type: MessageType.rReq.rawValue, body: body)
-        journal?.message(dsTransID, from: .directoryServer, to: .threeDSServer, type: MessageType.rReq.rawValue, body: body, note: "relayed as received")
+        // The scenario's faults on the RReq leg spoil what goes to the 3DS Server: it owes an Erro about it.
+        let faults = transaction.resultsFaults
+        let sent = faults.isEmpty ? body : faults.write(rreq.json).bytes
+        let erroDue = ErroDue(answerSpoiltBy: faults)
+        journal?.message(dsTransID, from: .directoryServer, to: .threeDSServer, type: MessageType.rReq.rawValue, body: sent,
+                         note: faults.isEmpty ? "relayed as received" : "as the scenario's faults on the RReq leg made it: " + faults.map(\.name).joined(separator: ", "),
+                         isJSON: !faults.contains(.malformedJSON))
         journal?.update(dsTransID) { $0.transStatus = rreq.transStatus.rawValue }
         do {
-            let answer = try await peer.exchange(bytes: body, url: transaction.threeDSServerURL) { bytes throws(InvalidMessage) in
+            let answer = try await peer.exchange(bytes: sent, url: transaction.threeDSServerURL) { bytes throws(InvalidMessage) in
                 (bytes, try RRes(bytes: bytes, channel: transaction.channel).ids)
             }
             switch answer {
@@ -652,22 +662,30 @@ public final class DirectoryServer: Sendable {
                 journal?.message(dsTransID, from: .threeDSServer, to: .directoryServer, type: MessageType.rRes.rawValue, body: rres.0)
                 journal?.message(dsTransID, from: .directoryServer, to: .accessControlServer, type: MessageType.rRes.rawValue, body: rres.0,
                                  note: "relayed as received")
-                let unechoed = [("threeDSServerTransID", rres.1.threeDSServerTransID, rreq.threeDSServerTransID), ("acsTransID", rres.1.acsTransID, rreq.acsTransID),
-                                ("dsTransID", rres.1.dsTransID, rreq.dsTransID)].filter { $0.1 != $0.2 }
-                journal?.check(dsTransID, unechoed.isEmpty ? .pass(.rresValid)
-                    : .fail(.rresValid, unechoed.map { "\($0.0) \($0.1 ?? "absent") is not the RReq's \($0.2 ?? "absent")" }.joined(separator: "; ")))
+                if let codes = erroDue.codes {
+                    journal?.check(dsTransID, .fail(.rreqErro, "an RRes answered the RReq the scenario spoilt (\(faults.map(\.name).joined(separator: ", "))): "
+                                                    + "expected Erro \(codes.joined(separator: " or "))" + (erroDue.field.map { " naming \($0)" } ?? "")))
+                } else {
+                    let unechoed = [("threeDSServerTransID", rres.1.threeDSServerTransID, rreq.threeDSServerTransID), ("acsTransID", rres.1.acsTransID, rreq.acsTransID),
+                                    ("dsTransID", rres.1.dsTransID, rreq.dsTransID)].filter { $0.1 != $0.2 }
+                    journal?.check(dsTransID, unechoed.isEmpty ? .pass(.rresValid)
+                        : .fail(.rresValid, unechoed.map { "\($0.0) \($0.1 ?? "absent") is not the RReq's \($0.2 ?? "absent")" }.joined(separator: "; ")))
+                }
                 journal?.end(dsTransID, because: "RRes relayed")
                 return .emv(bytes: rres.0, exchange: MessageExchange(answered: .rRes, ids: rres.1))
             case .erro(let erro):
                 record(rreq.dsTransID, "relayed from the 3DS Server to the ACS: Erro \(erro.errorCode.rawValue) about the RReq")
                 journal?.message(dsTransID, from: .threeDSServer, to: .directoryServer, erro.json)
                 journal?.message(dsTransID, from: .directoryServer, to: .accessControlServer, erro.json, note: "relayed")
+                journal?.check(dsTransID, faults.isEmpty
+                    ? .fail(.rresValid, "Erro \(erro.errorCode.rawValue) (\(erro.errorDetail)) answered a valid RReq: expected an RRes")
+                    : Self.erroCheck(erro, due: erroDue, about: .rReq, version: transaction.version))
                 journal?.end(dsTransID, because: "Erro \(erro.errorCode.rawValue) from the 3DS Server about the RReq")
                 return .emv(erro.json)
             }
         } catch {
             logger.warning("3DS Server gave no usable RRes", metadata: ["reason": "\(error)"])
-            journal?.check(dsTransID, .fail(.rresValid, "\(error)"))
+            journal?.check(dsTransID, .fail(faults.isEmpty ? .rresValid : .rreqErro, (faults.isEmpty ? "no usable RRes: " : "no usable answer: ") + "\(error)"))
             journal?.end(dsTransID, because: "no usable RRes from the 3DS Server")
             if case .invalid(_, let invalid) = error { return await refuse(invalid, of: rreq.dsTransID, transaction, about: "RRes") }
             var erro = ErroMessage(messageVersion: rreq.messageVersion.rawValue, errorCode: .systemConnectionFailure,

@@ -1,9 +1,10 @@
 public import EMV3DS
 
-/// What the receiver of an answer must send back about it: a 3DS Server that receives an ARes it
-/// cannot process answers the DS with an Erro naming what is wrong (Core Specification: "the
-/// 3DS Server shall send an Error Message to the DS" after a failed ARes validation); one that
-/// receives a valid ARes, or an Erro, sends none (an Erro is never answered with an Erro).
+/// What the receiver of a message must send back about it: a 3DS Server that receives an ARes
+/// (or an RReq) it cannot process answers the DS with an Erro naming what is wrong (Core
+/// Specification: "the 3DS Server shall send an Error Message to the DS" after a failed
+/// validation); one that receives a valid ARes, or an Erro, sends none (an Erro is never
+/// answered with an Erro).
 public enum ErroDue: Sendable, Equatable {
     /// An Erro with one of these codes, `errorDetail` naming `field` when one is given.
     case required([ErrorCode], field: String?)
@@ -22,6 +23,12 @@ public enum ErroDue: Sendable, Equatable {
     public var codes: [String]? {
         guard case .required(let codes, _) = self else { return nil }
         return codes.map(\.rawValue)
+    }
+
+    /// The data element the Erro's `errorDetail` must name, when one is.
+    public var field: String? {
+        guard case .required(_, let field) = self else { return nil }
+        return field
     }
 }
 

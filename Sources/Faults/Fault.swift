@@ -8,12 +8,15 @@ public enum FaultLeg: String, Sendable, CaseIterable {
     case accessControlServer = "acs"
     /// What the ACS sends the SDK: `acsSignedContent` (through the ARes) and the CRes: tests an SDK.
     case sdk
+    /// The RReq the DS relays to the 3DS Server: tests a 3DS Server.
+    case results = "rreq"
 
     public var title: String {
         switch self {
         case .directoryServer: "DS to 3DS Server"
         case .accessControlServer: "ACS to DS"
         case .sdk: "ACS to SDK"
+        case .results: "DS to 3DS Server (RReq)"
         }
     }
 }
@@ -64,9 +67,11 @@ public enum Fault: Sendable, Equatable {
     /// The legs where this fault means something.
     public var legs: Set<FaultLeg> {
         switch self {
-        case .latency, .noAnswer, .closeMidResponse, .erro, .httpStatus, .contentType, .malformedJSON,
-             .missingField, .emptyField, .messageVersion, .wrongTransactionID, .swappedTransactionIDs, .criticalExtension:
+        // The RReq is a request: its content can be spoilt, not the way it is answered.
+        case .malformedJSON, .missingField, .emptyField, .messageVersion, .wrongTransactionID, .swappedTransactionIDs, .criticalExtension:
             Set(FaultLeg.allCases)
+        case .latency, .noAnswer, .closeMidResponse, .erro, .httpStatus, .contentType:
+            [.directoryServer, .accessControlServer, .sdk]
         case .wrongCounter, .repeatedCounter, .selectInfoShape, .signedContent, .cresEncryption:
             [.sdk]
         }

@@ -110,6 +110,10 @@ public struct GradedRun: Sendable {
                         ? .pass(.challengeEnd, "no CReq since the runtime error the scenario causes")
                         : .fail(.challengeEnd, "the challenge had not ended \(when)")))
                 }
+                if let codes = runCase.resultsErro, !results.contains(where: { $0.check == .rreqErro }) {
+                    checks.append((dsTransID, .fail(.rreqErro, "no RReq reached the 3DS Server \(when) (the challenge did not end): "
+                        + "the spoilt RReq it must answer with Erro \(codes.joined(separator: " or ")) was never sent")))
+                }
                 if let due = runCase.sdkErro, !results.contains(where: { $0.check == .sdkErro }) {
                     checks.append((dsTransID, .fail(.sdkErro, "Erro \(due) not received \(when)")))
                 }

@@ -25,6 +25,8 @@ public struct RunCase: Sendable, Equatable {
     public let sdkErro: String?
     /// The Erro codes a correct 3DS Server sends the DS about the ARes the scenario's faults spoil (any one of them).
     public let threeDSServerErro: [String]?
+    /// The Erro codes a correct 3DS Server answers the RReq the scenario's faults spoil with (any one of them).
+    public let resultsErro: [String]?
     /// How a correct SDK reports the challenge (completed, cancelled, protocolError, timedOut, runtimeError).
     public let sdkReport: String?
     /// What a correct party does, in words.
@@ -85,6 +87,8 @@ public struct RunCase: Sendable, Equatable {
         sdkErro = flow == "challenge" ? scenario.expectation?.sdkErro?.rawValue : nil
         sdkReport = flow == "challenge" ? scenario.expectation?.sdk?.rawValue : nil
         threeDSServerErro = ErroDue(answerSpoiltBy: scenario.faults.on(.directoryServer)).codes
+        // Only a challenge or a decoupled authentication ends in an RReq.
+        resultsErro = flow == "frictionless" ? nil : ErroDue(answerSpoiltBy: scenario.faults.on(.results)).codes
         expectation = scenario.expectation?.text
     }
 
@@ -94,6 +98,7 @@ public struct RunCase: Sendable, Equatable {
             ("pan", .string(pan)), ("card", .string(card)), ("answers", answers.isEmpty ? nil : .array(answers.map(JSONValue.string))),
             ("flow", .string(flow)), ("transStatus", .string(transStatus)), ("sdkErro", .string(sdkErro)),
             ("threeDSServerErro", threeDSServerErro.map { .array($0.map(JSONValue.string)) }),
+            ("resultsErro", resultsErro.map { .array($0.map(JSONValue.string)) }),
             ("sdkReport", .string(sdkReport)), ("expectation", .string(expectation)), ("transactions", .array(transactions.map(JSONValue.string))),
             ("attempt", attempt > 1 ? .number(String(attempt)) : nil), ("attemptStart", attemptStart > 0 ? .number(String(attemptStart)) : nil),
             ("lastAttachedAtMs", lastAttachedAt.map { .number(String(Int64($0.timeIntervalSince1970 * 1000))) }),
@@ -117,6 +122,7 @@ public struct RunCase: Sendable, Equatable {
         sdkErro = json["sdkErro"]?.stringValue
         sdkReport = json["sdkReport"]?.stringValue
         threeDSServerErro = json["threeDSServerErro"]?.arrayValue?.compactMap(\.stringValue)
+        resultsErro = json["resultsErro"]?.arrayValue?.compactMap(\.stringValue)
         expectation = json["expectation"]?.stringValue
         if case .array(let items)? = json["transactions"] { transactions = items.compactMap(\.stringValue) }
         attempt = json["attempt"]?.numberText.flatMap { Int($0) } ?? 1

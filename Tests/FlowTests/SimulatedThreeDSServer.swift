@@ -4,6 +4,7 @@ import Foundation
 import JSON
 import Messaging
 import Net
+import Synchronization
 
 /// A 3DS Server under test, as a team would write one against the docs: it posts AReqs straight
 /// to the harness's DS (tagged with their run case), reads each answer with the protocol model,
@@ -21,20 +22,33 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
         case rresWithWrongAcsTransID
         /// Sends an AReq again with the same threeDSServerTransID.
         case reusesThreeDSServerTransID
+        /// Answers every RReq with an RRes, without validating it or looking its transaction up.
+        case rresToEveryRReq
+        /// Refuses a valid RReq with an Erro (a validation table stricter than Annex A).
+        case erroAboutValidRReq
+        /// Answers the RReq after ``slowRResDelay``, past the DS's time limit in the test that sets it lower.
+        case slowRRes
     }
 
     let bugs: Set<Bug>
+    static let slowRResDelay = Duration.milliseconds(1500)
     private let harness: RunningHarness
     private let group = EventLoopGroup(loopCount: 1)
     private var server: HTTPServer!
     private var resultsURL: String { "http://127.0.0.1:\(server.httpPort ?? 0)/rreq" }
+    /// What the RReq rules read of each ARes (decoupled or not), by the threeDSServerTransID of its AReq: an RReq naming another is refused.
+    private let sent = Mutex([String: JSONValue]())
 
     init(_ harness: RunningHarness, bugs: Set<Bug> = []) throws {
         self.harness = harness
         self.bugs = bugs
         var router = Router()
-        router.post("/rreq") { [unowned self] request, _ in
+        router.post("/rreq") { [unowned self] (request, _) async throws -> HTTPResponse in
+            if self.bugs.contains(.slowRRes) { try await Task.sleep(for: Self.slowRResDelay) }
             let rreq = try JSONReader.parse(request.body).value
+            if !self.bugs.contains(.rresToEveryRReq), let refusal = self.refusal(of: request.body, rreq) {
+                return HTTPResponse(headers: ["Content-Type": "application/json"], body: JSONWriter.write(refusal.json))
+            }
             var rres = JSONValue.object([
                 ("messageType", .string("RRes")), ("messageVersion", rreq["messageVersion"] ?? .null),
                 ("threeDSServerTransID", rreq["threeDSServerTransID"] ?? .null), ("acsTransID", rreq["acsTransID"] ?? .null),
@@ -46,6 +60,23 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
         server = try HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", httpPort: 0, httpsPort: nil, tls: nil),
                                 router: router, group: group, logger: silentLogger)
         try server.start()
+    }
+
+    /// The Erro an RReq calls for: one naming a transaction this server never began (301), or one Annex A refuses.
+    private func refusal(of body: [UInt8], _ rreq: JSONValue) -> ErroMessage? {
+        let invalid: InvalidMessage
+        let ares = rreq["threeDSServerTransID"]?.stringValue.flatMap { id in sent.withLock { $0[id] } }
+        if bugs.contains(.erroAboutValidRReq) {
+            invalid = InvalidMessage(Violation(field: "interactionCounter", code: .formatInvalid, reason: "a stricter table"), about: rreq)
+        } else if let ares {
+            do { _ = try RReq(bytes: body, channel: .app, ares: ares); return nil } catch { invalid = error }
+        } else {
+            invalid = InvalidMessage(Violation(field: "threeDSServerTransID", code: .transactionIDNotRecognised, reason: "names no AReq of this 3DS Server"),
+                                     about: rreq)
+        }
+        var erro = invalid.erro(from: .threeDSServer)
+        erro.errorMessageType = "RReq"
+        return erro
     }
 
     func stop() {
@@ -67,6 +98,7 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
     }
 
     private func send(_ areq: JSONValue, tag: String?) async throws -> (answer: PeerAnswer<JSONValue>?, erro: ErroMessage?) {
+        if let id = areq["threeDSServerTransID"]?.stringValue { sent.withLock { $0[id] = .null } }
         let url = harness.baseURL + "/ds/areq"
         let peer = EMVPeer(client: harness.client)
         let headers: HTTPHeaders = tag.map { [HarnessCaseHeader.name: $0] } ?? [:]
@@ -93,6 +125,9 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
                 if bugs.contains(.sameErroCodeForEverything) { refusal.errorCode = .formatInvalid }
                 erro = refusal
             }
+        }
+        if case .message(let ares)? = answer, let id = areq["threeDSServerTransID"]?.stringValue {
+            sent.withLock { $0[id] = ResultsRules.aresContext(ares) }
         }
         if let erro { _ = await peer.notify(erro, url: url) }
         return (answer, erro)

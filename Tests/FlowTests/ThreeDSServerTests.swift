@@ -123,7 +123,7 @@ struct ThreeDSServerTests {
             #expect(Array(names.prefix(16)) == ["frictionless-y", "frictionless-a", "frictionless-n", "frictionless-r", "frictionless-u", "frictionless-i",
                                                 "challenge-text", "challenge-single-select", "challenge-multi-select", "challenge-oob", "challenge-html",
                                                 "challenge-whitelisting", "challenge-two-steps", "challenge-information", "challenge-cancelled", "decoupled"])
-            #expect(names.filter { $0.hasPrefix("fault-") }.count == 45)
+            #expect(names.filter { $0.hasPrefix("fault-") }.count == 47)
             // Every scenario has a PAN but those selected by a trigger; every fault says what a correct client does.
             for scenario in scenarios {
                 if scenario["trigger"] != nil { continue }

@@ -15,6 +15,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
     case purchaseDate = "areq.purchase-date"
     case browserCReqForm = "creq.browser-form"
     case rresValid = "rres.valid"
+    case rreqErro = "rreq.erro"
     case preparationSerial = "preq.serial-number"
     case preparationFrequency = "preq.frequency"
     case areqCardRange = "areq.card-range"
@@ -36,7 +37,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
     public var party: Party {
         switch self {
         case .areqElements, .areqUndefinedMembers, .threeDSCompInd, .threeDSMethodData, .aresErro, .purchaseDate, .browserCReqForm, .rresValid,
-             .preparationSerial, .preparationFrequency, .areqCardRange: .threeDSServer
+             .rreqErro, .preparationSerial, .preparationFrequency, .areqCardRange: .threeDSServer
         case .deviceDataDecrypts, .deviceInformation, .deviceDataHeader, .sdkParameters, .freshEphemeralKey, .creqDecrypts, .creqIdentifiers, .creqCounter,
              .creqElements, .sdkErro, .challengeEnd, .oobContinuation, .sdkTimeout: .sdk
         }
@@ -57,6 +58,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .purchaseDate: "The AReq's purchaseDate is in UTC (not ahead of the DS's UTC clock)"
         case .browserCReqForm: "The 3DS Server's page posts the CReq to the acsURL as creq (base64url of a valid CReq of the transaction), with threeDSSessionData when it sends one"
         case .rresValid: "The 3DS Server answers the RReq with a valid RRes that echoes its ids"
+        case .rreqErro: "The 3DS Server answers an RReq it cannot process (one naming a transaction it does not have, one missing a required element) with the Erro the specification names, not an RRes"
         case .preparationSerial: "The 3DS Server's PReq carries the serialNum of the DS's last PRes, to get what changed, not every range again"
         case .preparationFrequency: "The 3DS Server caches the card ranges: a PReq at most once an hour (sooner only after a change), not one per transaction"
         case .areqCardRange: "The AReq is for a card in a range of the DS's last PRes, in a messageVersion that range offers"
@@ -86,6 +88,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .purchaseDate: "Core Spec, Annex A: purchaseDate (date and time of the purchase, expressed in UTC)"
         case .browserCReqForm: "Core Spec: browser challenge flow (CReq posted through the cardholder's browser); Annex A: CReq, threeDSSessionData"
         case .rresValid: "Core Spec, Annex A: RRes data elements (threeDSServerTransID, acsTransID, dsTransID as in the RReq)"
+        case .rreqErro: "Core Spec: 3DS Server RReq processing (an RReq that fails validation, or names a transaction the 3DS Server does not know, is answered with an Erro); Annex A: Erro, errorCode 301, 201, 203"
         case .preparationSerial: "Core Spec: PReq/PRes processing; Annex A: serialNum, cardRangeData.actionInd"
         case .preparationFrequency: "Core Spec: PReq/PRes processing (a PReq at least once every 24 hours, at most once an hour)"
         case .areqCardRange: "Core Spec: 3DS Server AReq processing (card range cache, version selection); Annex A: messageVersion, cardRangeData"
@@ -114,6 +117,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .preparationFrequency: "Cache the card ranges and refresh them on a timer (hourly to daily) with the serialNum, not before each transaction."
         case .areqCardRange: "Look the card up in the cached ranges before the AReq: send none for a card no range holds, and choose the highest messageVersion the range's ACS and DS versions both offer."
         case .rresValid: "Answer each RReq with an RRes carrying the RReq's messageVersion, threeDSServerTransID, acsTransID and dsTransID and resultsStatus, within the DS's time limit."
+        case .rreqErro: "Validate each RReq against Annex A and look its threeDSServerTransID up before answering; when either fails, answer with an Erro (errorComponent S, errorMessageType RReq, the code the failure calls for: 301 for an unknown transaction, 201 for a missing element, errorDetail naming the data element) instead of an RRes, and do not take the result."
         case .deviceInformation: "Build the device data as {\"DV\": version, \"DD\": {parameter id: value}, \"DPNA\": {parameter id: RE01-RE04}, \"SW\": [SW01-SW05]}, with the identifiers and codes of the SDK specification: every DD value a string (numbers and lists as text), A identifiers only on Android, I identifiers only on iOS."
         case .deviceDataHeader: "Encrypt the device data with alg RSA-OAEP-256 to an RSA DS key or ECDH-ES (P-256 epk) to an EC one, and enc A128CBC-HS256 or A128GCM; not RSA-OAEP (SHA-1) or 256-bit content encryption."
         case .sdkParameters: "Make sdkAppID once per installation and sdkTransID per transaction as canonical UUIDs (RFC 4122), keep sdkReferenceNumber as EMVCo assigned it (at most 32 characters), and give sdkEphemPubKey as a P-256 public JWK (kty EC, crv P-256, x, y)."

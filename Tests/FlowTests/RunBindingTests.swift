@@ -135,6 +135,22 @@ struct RunBindingTests {
         }
     }
 
+    @Test func anIssuedCardStillBindsItsCaseAfterARestart() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("harness-cards-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        var id = "", card = ""
+        try await withHarness(dataDirectory: data) { harness in
+            id = try await start(harness, Self.suite(["frictionless-n"]))
+            card = try #require(try onlyCase(try await run(harness, id))["card"]?.stringValue)
+        }
+        try await withHarness(dataDirectory: data) { harness in
+            // The run and its card are read back: the card plays N and goes to the case.
+            #expect(try await transaction(harness, pan: card).transStatus == "N")
+            let attached = try onlyCase(try await run(harness, id))
+            #expect(attached["transactions"]?.arrayValue?.count == 1 && attached["status"]?.stringValue == "passed", "\(JSONWriter.string(attached))")
+        }
+    }
+
     @Test func aSubsetRunsOnlyTheCasesNamed() async throws {
         try await withHarness { harness in
             let response = try await harness.post("/admin/runs", JSONWriter.write(.object([

@@ -111,7 +111,7 @@ public struct GradedRun: Sendable {
                         : .fail(.challengeEnd, "the challenge had not ended \(when)")))
                 }
                 if let codes = runCase.resultsErro, !results.contains(where: { $0.check == .rreqErro }) {
-                    checks.append((dsTransID, .fail(.rreqErro, "no RReq reached the 3DS Server \(when) (the challenge did not end): "
+                    checks.append((dsTransID, .fail(.rreqErro, "no RReq reached the 3DS Server \(when) (the challenge or decoupled authentication did not end): "
                         + "the spoilt RReq it must answer with Erro \(codes.joined(separator: " or ")) was never sent")))
                 }
                 if let due = runCase.sdkErro, !results.contains(where: { $0.check == .sdkErro }) {

@@ -31,9 +31,12 @@ public final class RunRegistry: JournalListener {
         /// Card issued to a case → its run and the case's position, for every run kept.
         var cards: [String: (run: String, position: Int)] = [:]
 
-        mutating func keep(cardsOf run: TestRun) {
+        /// Indexes the run's cards; `issuedCards` is told of them too when they are read back.
+        mutating func keep(cardsOf run: TestRun, restoringIn issuedCards: IssuedCards? = nil) {
             for (position, runCase) in run.cases.enumerated() {
-                if let card = runCase.card { cards[card] = (run.id, position) }
+                guard let card = runCase.card else { continue }
+                cards[card] = (run.id, position)
+                issuedCards?.restore(card, for: runCase.scenario)
             }
         }
     }
@@ -72,8 +75,7 @@ public final class RunRegistry: JournalListener {
         } ?? []
         for run in kept {
             registry.runs[run.id] = run
-            registry.keep(cardsOf: run)
-            for runCase in run.cases { if let card = runCase.card { issuedCards?.restore(card, for: runCase.scenario) } }
+            registry.keep(cardsOf: run, restoringIn: issuedCards)
         }
         for run in kept.sorted(by: { $0.createdAt > $1.createdAt }) where run.state == .open {
             registry.open.append(run.id)

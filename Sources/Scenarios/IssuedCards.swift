@@ -19,16 +19,11 @@ public final class IssuedCards: Sendable {
     /// card range and scheme take it), that passes the Luhn check and that neither `isTaken` nor
     /// an earlier issue claims.
     public func issue(like pan: String, for scenario: String, unless isTaken: (String) -> Bool) -> String {
-        var generator = SystemRandomNumberGenerator()
-        return issue(like: pan, for: scenario, unless: isTaken, using: &generator)
-    }
-
-    func issue(like pan: String, for scenario: String, unless isTaken: (String) -> Bool, using generator: inout some RandomNumberGenerator) -> String {
         let prefix = String(pan.prefix(6))
         let middle = max(pan.count - prefix.count - 1, 1)
         return cards.withLock { cards in
             while true {
-                let body = prefix + String((0..<middle).map { _ in Character(String(Int.random(in: 0...9, using: &generator))) })
+                let body = prefix + String((0..<middle).map { _ in Character(String(Int.random(in: 0...9))) })
                 let card = body + String(CardNumber.luhnCheckDigit(for: body))
                 if cards[card] == nil, !isTaken(card) {
                     cards[card] = scenario

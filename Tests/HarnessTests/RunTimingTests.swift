@@ -61,6 +61,18 @@ struct RunTimingTests {
         #expect(verdict.status == .failed && verdict.failures == ["challenge.end: the challenge had not ended by the case's deadline"], "\(verdict.failures)")
     }
 
+    @Test func aSpoiltRReqThatNeverReachedThe3DSServerFailsAtTheDeadline() throws {
+        let runs = registry()
+        let run = try runs.start(suite("fault-rreq-missing-field"), name: nil, catalog: catalog,
+                                 timing: TestRun.Timing(idle: 600, caseDeadline: 30))
+        _ = openTransaction("fault-rreq-missing-field")
+        clock.advance(31)
+        let attached = try #require(runs.run(run.id))
+        let verdict = try #require(GradedRun(attached, journal: journal, now: clock.date).cases.first)
+        #expect(verdict.status == .failed && verdict.failures.first?.hasPrefix("rreq.erro: no RReq reached the 3DS Server by the case's deadline") == true,
+                "\(verdict.failures)")
+    }
+
     @Test func aRunIdlePastItsTimeFinishesItselfAndAttachesNothingMore() throws {
         let runs = registry()
         let run = try runs.start(suite("frictionless-y"), name: nil, catalog: catalog, timing: TestRun.Timing(idle: 60, caseDeadline: 30))

@@ -3,6 +3,7 @@ public import EMVCrypto
 import Faults
 import Foundation
 import JOSE
+import Synchronization
 import JSON
 public import Logging
 public import Messaging
@@ -95,6 +96,10 @@ public final class DirectoryServer: Sendable {
     let cardRanges = CardRangeLog()
     /// What the DS remembers of each 3DS Server's PReqs, by `threeDSServerRefNumber`.
     let preparations = TransactionStore<Preparation>(capacity: 10_000)
+    /// The `threeDSServerRefNumber` of each PReq answered, by its `threeDSServerTransID`: an Erro about a PRes names no more.
+    let preparationSenders = TransactionStore<String>(capacity: 10_000)
+    /// Faults the next PRes answers take (`POST /admin/ds/pres-faults`): a PReq carries no card to pick a scenario by.
+    let presFaults = Mutex<PResFaults?>(nil)
 
     /// A 3DS Server's last PReq, and the checks of its PReqs, graded on its next AReq (a run's cases are AReqs).
     struct Preparation: Sendable {
@@ -102,6 +107,23 @@ public final class DirectoryServer: Sendable {
         /// The serial its last PRes gave; nil after an Erro 307, when every range must be asked for again.
         var serial: String?
         var pending: [CheckResult] = []
+        /// The Erro due about the DS's last answer to a PReq whose faults were armed, until the 3DS Server's Erro or next AReq.
+        var owed: OwedErro?
+    }
+
+    /// What a 3DS Server owes about an answer to its PReq that the armed faults made.
+    struct OwedErro: Sendable {
+        let threeDSServerTransID: String
+        let due: ErroDue
+        let version: MessageVersion
+        let faults: String
+    }
+
+    /// The armed PRes faults: the next `remaining` PReqs (of one 3DS Server, when named) are answered with them.
+    struct PResFaults: Sendable {
+        let faults: [Fault]
+        var remaining: Int
+        let threeDSServerRefNumber: String?
     }
 
     /// Where an ephemeral key was first seen.
@@ -134,8 +156,10 @@ public final class DirectoryServer: Sendable {
 
     public func register(on router: inout Router) {
         router.emv("/ds/areq", receives: .aReq) { request async in await self.authenticate(request) }
-        router.emv("/ds/preq", receives: .pReq) { request in self.prepare(request) }
+        router.emv("/ds/preq", receives: .pReq) { request async in await self.prepare(request) }
         router.get("/admin/ds/card-ranges") { _, _ in self.cardRangeListing() }
+        router.get("/admin/ds/pres-faults") { _, _ in self.presFaultListing() }
+        router.post("/admin/ds/pres-faults") { request, _ in try self.armPResFaults(request) }
         router.post("/admin/ds/card-ranges") { request, _ in try self.changeCardRange(request) }
         router.emv("/ds/rreq", receives: .rReq) { request async in await self.results(request) }
         router.record("/admin/ds/transactions/{id}", "DS transaction") { self.transactions.json($0) }
@@ -382,9 +406,13 @@ public final class DirectoryServer: Sendable {
         return taken
     }
 
-    /// The 3DS Server's Erro about what the DS sent it (its answer, an ARes; or an RReq), against what that message called for.
+    /// The 3DS Server's Erro about what the DS sent it (its answer, an ARes or a PRes; or an RReq), against what that message called for.
     static func erroCheck(_ erro: ErroMessage, due: ErroDue, about message: MessageType, version: MessageVersion) -> CheckResult {
-        let check: ConformanceCheck = message == .rReq ? .rreqErro : .aresErro
+        let check: ConformanceCheck = switch message {
+        case .rReq: .rreqErro
+        case .pRes: .presErro
+        default: .aresErro
+        }
         let seen = "Erro \(erro.errorCode.rawValue) (errorComponent \(erro.errorComponent.rawValue), errorMessageType \(erro.errorMessageType ?? "none"), "
             + "errorDetail \"\(erro.errorDetail)\")"
         switch due {
@@ -455,7 +483,9 @@ public final class DirectoryServer: Sendable {
 
     /// Answers a PReq: without `serialNum` every range, with one the changes since it (`actionInd` A, M, D
     /// in order; none when nothing changed), with one this DS never gave Erro 307; always the current serial.
-    func prepare(_ request: HTTPRequest) -> HTTPResponse {
+    /// The armed PRes faults spoil the answer; an Erro the 3DS Server posts here about it is graded (`pres.erro`).
+    func prepare(_ request: HTTPRequest) async -> HTTPResponse {
+        if let erro = request.erroMessage { return preparationErro(erro) }
         let preq: PReq
         do { preq = try PReq(bytes: try request.emvMessageBody()) } catch { return .erro(error, from: .directoryServer) }
         let now = Date()
@@ -463,16 +493,46 @@ public final class DirectoryServer: Sendable {
         let earlier = preparations.get(preq.threeDSServerRefNumber)
         let checks = Self.preparationChecks(preq, earlier: earlier, currentSerial: serial, now: now)
         let ranges = preq.serialNum.map(cardRanges.changes(since:)) ?? cardRanges.current(base: configuredRanges())
-        // The newest checks are kept: a 3DS Server that sends no AReq keeps no more than ten.
-        preparations.put(preq.threeDSServerRefNumber, Preparation(lastAt: now, serial: ranges == nil ? nil : serial,
-                                                                  pending: Array(((earlier?.pending ?? []) + checks).suffix(10))))
-        guard let ranges else {
+        let answer: JSONValue
+        if let ranges {
+            answer = PRes(messageVersion: preq.messageVersion, threeDSServerTransID: preq.threeDSServerTransID,
+                          dsTransID: TransactionIdentifier.make(), serialNum: serial, cardRangeData: ranges).json
+        } else {
             let reason = "is not a serial this DS gave (its serials start anew when it starts): send the PReq without serialNum for every range"
-            return .erro(InvalidMessage(Violation(field: "serialNum", code: .serialNumberNotValid, reason: reason), about: preq.json), from: .directoryServer)
+            answer = InvalidMessage(Violation(field: "serialNum", code: .serialNumberNotValid, reason: reason), about: preq.json)
+                .erro(from: .directoryServer).json
         }
-        let pres = PRes(messageVersion: preq.messageVersion, threeDSServerTransID: preq.threeDSServerTransID,
-                        dsTransID: TransactionIdentifier.make(), serialNum: serial, cardRangeData: ranges)
-        return .emv(pres.json)
+        let faults = takePResFaults(for: preq.threeDSServerRefNumber)
+        let owed = faults.isEmpty ? nil : OwedErro(threeDSServerTransID: preq.threeDSServerTransID, due: ErroDue(answerSpoiltBy: faults),
+                                                   version: preq.messageVersion,
+                                                   faults: faults.map(\.name).joined(separator: ", "))
+        preparationSenders.put(preq.threeDSServerTransID, preq.threeDSServerRefNumber)
+        // A PRes the faults spoilt or held back is none the 3DS Server could keep: its next PReq is judged against the one before.
+        let given = faults.isEmpty ? (at: now, serial: ranges == nil ? nil : serial) : (at: earlier?.lastAt ?? now, serial: earlier?.serial)
+        // The newest checks are kept: a 3DS Server that sends no AReq keeps no more than ten.
+        preparations.put(preq.threeDSServerRefNumber, Preparation(lastAt: given.at, serial: given.serial,
+                                                                  pending: Array(((earlier?.pending ?? []) + checks).suffix(10)), owed: owed))
+        guard !faults.isEmpty else { return .emv(answer) }
+        logger.info("PRes spoilt by the armed faults", metadata: ["faults": "\(owed?.faults ?? "")", "threeDSServerTransID": "\(preq.threeDSServerTransID)"])
+        return await FaultyAnswer.answer(answer, faults: faults, from: .directoryServer)
+    }
+
+    /// An Erro from a 3DS Server about the DS's answer to its PReq, graded against what that answer called for
+    /// (`pres.erro`, on the 3DS Server's next AReq). Erro messages are not answered with a message.
+    private func preparationErro(_ erro: ErroMessage) -> HTTPResponse {
+        let taken = HTTPResponse.taken(erro)
+        guard let id = erro.threeDSServerTransID, let sender = preparationSenders.get(id) else {
+            logger.info("Erro from a 3DS Server names no PReq of this DS", metadata: ["errorCode": "\(erro.errorCode.rawValue)"])
+            return taken
+        }
+        preparations.update(sender) { preparation in
+            let due = preparation.owed.flatMap { $0.threeDSServerTransID == id ? $0 : nil }
+            // A PRes the faults left alone was valid: nothing was due.
+            let check = Self.erroCheck(erro, due: due?.due ?? .forbidden, about: .pRes, version: due?.version ?? .v2_2_0)
+            if due != nil { preparation.owed = nil }
+            preparation.pending = Array((preparation.pending + [check]).suffix(10))
+        }
+        return taken
     }
 
     /// The configured ranges, each scenario card with a 3DS Method of its own cut out.
@@ -501,13 +561,67 @@ public final class DirectoryServer: Sendable {
         return [serialCheck, frequencyCheck]
     }
 
-    /// The checks of the 3DS Server's PReqs since its last AReq, taken once.
+    /// The checks of the 3DS Server's PReqs since its last AReq, taken once; an Erro still owed about a spoilt PRes fails `pres.erro`.
     private func pendingPreparationChecks(of threeDSServerRefNumber: String?) -> [CheckResult] {
         guard let threeDSServerRefNumber else { return [] }
         return preparations.update(threeDSServerRefNumber) { preparation in
-            defer { preparation.pending = [] }
-            return preparation.pending
+            defer { preparation.pending = []; preparation.owed = nil }
+            guard let owed = preparation.owed, let codes = owed.due.codes else { return preparation.pending }
+            let naming = owed.due.field.map { ", errorDetail naming \($0)" } ?? ""
+            return preparation.pending + [.fail(.presErro, "no Erro came about the PRes the DS spoilt (\(owed.faults)) for the PReq \(owed.threeDSServerTransID) "
+                                                         + "before this AReq: an Erro \(codes.joined(separator: " or "))\(naming) was due, posted to the DS's PReq URL")]
         } ?? []
+    }
+
+    // MARK: PRes faults
+
+    /// The armed faults for the next PReq of `threeDSServerRefNumber`, taken once; none when none are armed for it.
+    private func takePResFaults(for threeDSServerRefNumber: String) -> [Fault] {
+        presFaults.withLock { armed in
+            guard var current = armed, current.threeDSServerRefNumber.map({ $0 == threeDSServerRefNumber }) ?? true else { return [] }
+            current.remaining -= 1
+            armed = current.remaining > 0 ? current : nil
+            return current.faults
+        }
+    }
+
+    /// `POST /admin/ds/pres-faults` with `{"faults": [{"fault": "missing-field", "value": "dsTransID"}], "count": 1,
+    /// "threeDSServerRefNumber": "…"}`: the next `count` PReqs (of that 3DS Server, when named) are answered with
+    /// these faults, written as a scenario's; `count` 0 disarms. The faults a DS answer takes: content, timing, transport.
+    private func armPResFaults(_ request: HTTPRequest) throws(HTTPError) -> HTTPResponse {
+        guard request.body.count <= 4096 else { throw HTTPError(.payloadTooLarge, "armed PRes faults are at most 4096 bytes") }
+        let json = try request.jsonBody()
+        let count = json["count"].map { $0.numberText.flatMap { Int($0) } } ?? 1
+        guard let count, (0...1000).contains(count) else { throw HTTPError(.badRequest, "count must be 0 (disarm) to 1000 PReqs") }
+        var faults: [Fault] = []
+        for (index, entry) in (json["faults"]?.arrayValue ?? []).enumerated() {
+            guard let name = entry["fault"]?.stringValue else { throw HTTPError(.badRequest, "faults[\(index)].fault is required: a fault name as in scenario files") }
+            let fault: Fault
+            do { fault = try Fault(name: name, value: entry["value"]?.stringValue) } catch {
+                throw HTTPError(.badRequest, "faults[\(index)]: \(error)")
+            }
+            // A PRes is the DS's answer to the 3DS Server, as an ARes is: the faults of that leg.
+            guard fault.legs.contains(.directoryServer) else {
+                throw HTTPError(.badRequest, "faults[\(index)]: \(fault.name) is not a fault of a DS answer (it belongs to the \(fault.legs.map(\.rawValue).sorted().joined(separator: ", ")) leg)")
+            }
+            faults.append(fault)
+        }
+        guard count == 0 || !faults.isEmpty else { throw HTTPError(.badRequest, "faults must name at least one fault (or count 0 to disarm)") }
+        let refNumber = json["threeDSServerRefNumber"]?.stringValue
+        presFaults.withLock { $0 = count == 0 ? nil : PResFaults(faults: faults, remaining: count, threeDSServerRefNumber: refNumber) }
+        logger.info("PRes faults armed", metadata: ["faults": "\(faults.map(\.name))", "count": "\(count)"])
+        return .emv(presFaultJSON(), status: count == 0 ? .ok : .created)
+    }
+
+    /// `GET /admin/ds/pres-faults`: what the next PReqs will be answered with.
+    private func presFaultListing() -> HTTPResponse { .emv(presFaultJSON()) }
+
+    private func presFaultJSON() -> JSONValue {
+        let armed = presFaults.withLock { $0 }
+        return .object(omittingAbsent: [
+            ("faults", .array((armed?.faults ?? []).map { .string($0.name) })), ("remaining", .number(String(armed?.remaining ?? 0))),
+            ("threeDSServerRefNumber", .string(armed?.threeDSServerRefNumber)),
+        ])
     }
 
     /// `areq.card-range`: the card is in a range the DS's PRes holds now, in a version that range offers.
@@ -669,7 +783,7 @@ public final class DirectoryServer: Sendable {
                     let unechoed = [("threeDSServerTransID", rres.1.threeDSServerTransID, rreq.threeDSServerTransID), ("acsTransID", rres.1.acsTransID, rreq.acsTransID),
                                     ("dsTransID", rres.1.dsTransID, rreq.dsTransID)].filter { $0.1 != $0.2 }
                     journal?.check(dsTransID, unechoed.isEmpty ? .pass(.rresValid)
-                        : .fail(.rresValid, unechoed.map { "\($0.0) \($0.1 ?? "absent") is not the RReq's \($0.2 ?? "absent")" }.joined(separator: "; ")))
+                        : .fail(.rresValid, unechoed.map { "\($0.0) \($0.1 ?? "absent") is not the RReq's \($0.2)" }.joined(separator: "; ")))
                 }
                 journal?.end(dsTransID, because: "RRes relayed")
                 return .emv(bytes: rres.0, exchange: MessageExchange(answered: .rRes, ids: rres.1))

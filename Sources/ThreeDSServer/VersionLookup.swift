@@ -1,6 +1,7 @@
 import EMV3DS
 import EMVCrypto
 import JSON
+import Logging
 import Messaging
 import Net
 import Synchronization
@@ -111,6 +112,15 @@ extension ThreeDSServer {
                 try MessageEnvelope.read(bytes, rules: PreparationRules.pRes, request: preq).json
             }
         } catch {
+            // A PRes that fails validation is answered with an Erro to the DS; the cached ranges stay as they were.
+            if case .invalid(_, let invalid) = error {
+                var erro = invalid.erro(from: .threeDSServer)
+                erro.messageVersion = version.rawValue
+                erro.threeDSServerTransID = preq["threeDSServerTransID"]?.stringValue
+                if let failure = await peer.notify(erro, url: preparationURL) {
+                    logger.warning("the Erro about an invalid PRes did not reach the DS", metadata: ["reason": "\(failure)"])
+                }
+            }
             throw HTTPError(.badGateway, "no usable PRes from the DS at \(preparationURL): \(error.summary)")
         }
         guard case .message(let pres) = answer else {

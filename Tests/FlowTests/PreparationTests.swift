@@ -1,4 +1,5 @@
 import EMV3DS
+import Messaging
 import Foundation
 import Harness
 import JSON
@@ -130,6 +131,123 @@ struct PreparationTests {
             }
             let found = try await checks(harness, refNumber: harness.app.configuration.threeDSServer.referenceNumber)
             #expect(found["preq.frequency"]?.verdict == expected && found["preq.serial-number"]?.verdict == "pass", "\(found)")
+        }
+    }
+
+    // MARK: PRes faults (pres.erro)
+
+    /// Arms faults for the next PReq of `refNumber`.
+    func arm(_ harness: RunningHarness, _ faults: [(String, String?)], for refNumber: String? = nil, count: Int = 1) async throws -> HTTPResponse {
+        let body = JSONValue.object(omittingAbsent: [
+            ("faults", .array(faults.map { .object(omittingAbsent: [("fault", .string($0.0)), ("value", .string($0.1))]) })),
+            ("count", .number(String(count))), ("threeDSServerRefNumber", .string(refNumber)),
+        ])
+        return try await harness.post("/admin/ds/pres-faults", JSONWriter.write(body))
+    }
+
+    /// A simulated 3DS Server's PReq: the PRes validated as a correct 3DS Server does, and when it fails, the
+    /// Erro a correct one posts to the DS (`erroCode` replaces its code: a 3DS Server that names the wrong one).
+    func prepare(_ harness: RunningHarness, _ refNumber: String, validates: Bool, erroCode: String? = nil) async throws {
+        let preq = Self.preq(refNumber)
+        let bytes = try await harness.post("/ds/preq", JSONWriter.write(preq)).body
+        guard validates else { return }
+        do {
+            _ = try MessageEnvelope.read(bytes, rules: PreparationRules.pRes, request: preq)
+        } catch {
+            var erro = error.erro(from: .threeDSServer).json
+            erro.set("threeDSServerTransID", preq["threeDSServerTransID"])
+            if let erroCode { erro.set("errorCode", .string(erroCode)) }
+            #expect(try await harness.post("/ds/preq", JSONWriter.write(erro)).status == .ok)
+        }
+    }
+
+    @Test func a3DSServerThatKeepsASpoiltPResFailsPResErroAndOneThatAnswersItWithTheErroPasses() async throws {
+        try await withHarness { harness in
+            let spoilt = [("missing-field", Optional("dsEndProtocolVersion"))]
+            let buggy = "3DS_LOA_SER_KEEP_020200_00001"
+            #expect(try await arm(harness, spoilt, for: buggy).status == .created)
+            try await prepare(harness, buggy, validates: false)
+            let kept = try await checks(harness, refNumber: buggy)
+            #expect(kept["pres.erro"]?.verdict == "fail" && kept["pres.erro"]?.detail.contains("no Erro came") == true
+                    && kept["pres.erro"]?.detail.contains("201, errorDetail naming dsEndProtocolVersion") == true, "\(kept)")
+
+            let good = "3DS_LOA_SER_GOOD_020200_00002"
+            #expect(try await arm(harness, spoilt, for: good).status == .created)
+            try await prepare(harness, good, validates: true)
+            let answered = try await checks(harness, refNumber: good)
+            #expect(answered["pres.erro"]?.verdict == "pass", "\(answered)")
+            // The refused PRes gave nothing to keep: the PReq after it, without serialNum, is no fault.
+            try await prepare(harness, good, validates: true)
+            let again = try await checks(harness, refNumber: good)
+            #expect(again["preq.serial-number"]?.verdict == "pass" && again["pres.erro"] == nil, "\(again)")
+
+            let wrongCode = "3DS_LOA_SER_CODE_020200_00001"
+            #expect(try await arm(harness, spoilt, for: wrongCode).status == .created)
+            try await prepare(harness, wrongCode, validates: true, erroCode: "203")
+            let coded = try await checks(harness, refNumber: wrongCode)
+            #expect(coded["pres.erro"]?.verdict == "fail" && coded["pres.erro"]?.detail.contains("errorCode 203, expected 201") == true, "\(coded)")
+        }
+    }
+
+    @Test func a3DSServerThatAnswersAValidPResOrTheDSsErroWithAnErroFailsPResErro() async throws {
+        try await withHarness { harness in
+            // Every PRes refused: a 3DS Server whose validation is wrong.
+            let refusesAll = "3DS_LOA_SER_ERRO_020200_00001"
+            let preq = Self.preq(refusesAll)
+            _ = try await harness.postMessage("/ds/preq", preq)
+            let erro = InvalidMessage(Violation(field: "cardRangeData", code: .formatInvalid, reason: "refused"), about: preq).erro(from: .threeDSServer)
+            var json = erro.json
+            json.set("threeDSServerTransID", preq["threeDSServerTransID"])
+            json.set("errorMessageType", .string("PRes"))
+            #expect(try await harness.post("/ds/preq", JSONWriter.write(json)).status == .ok)
+            let valid = try await checks(harness, refNumber: refusesAll)
+            #expect(valid["pres.erro"]?.verdict == "fail" && valid["pres.erro"]?.detail.contains("nothing was due") == true, "\(valid)")
+
+            // The DS answers the PReq with an Erro: a correct 3DS Server takes it (an Erro is never answered with an Erro).
+            let taker = "3DS_LOA_SER_TAKE_020200_00001"
+            #expect(try await arm(harness, [("erro", "403")], for: taker).status == .created)
+            let answer = try await harness.postMessage("/ds/preq", Self.preq(taker))
+            #expect(answer["messageType"]?.stringValue == "Erro" && answer["errorCode"]?.stringValue == "403", "\(JSONWriter.string(answer))")
+            let taken = try await checks(harness, refNumber: taker)
+            #expect(taken["pres.erro"] == nil, "\(taken)")
+        }
+    }
+
+    /// The harness's own 3DS Server refuses a spoilt PRes with the Erro, keeps no ranges from it, and asks again.
+    @Test func theHarnesss3DSServerAnswersASpoiltPResWithAnErroAndAsksAgain() async throws {
+        try await withHarness { harness in
+            let ref = harness.app.configuration.threeDSServer.referenceNumber
+            #expect(try await arm(harness, [("missing-field", "dsTransID")]).status == .created)
+            let lookup = { try await harness.post("/3ds-server/versions", JSONWriter.write(.object([("acctNumber", .string("4000000000001000"))]))) }
+            let refused = try await lookup()
+            #expect(refused.status == .badGateway && refused.bodyText.contains("dsTransID"), "\(refused.bodyText)")
+            #expect(try await lookup().status == .ok)
+            let found = try await checks(harness, refNumber: ref)
+            #expect(found["pres.erro"]?.verdict == "pass" && found["preq.serial-number"]?.verdict == "pass" && found["preq.frequency"]?.verdict == "pass", "\(found)")
+        }
+    }
+
+    @Test func armedPResFaultsAreTakenByTheNamed3DSServerAndCountedDownAndBadOnesRefused() async throws {
+        try await withHarness { harness in
+            #expect(try await arm(harness, [("latency", "10"), ("malformed-json", nil)], for: "3DS_LOA_SER_ONLY_020200_00001", count: 2).status == .created)
+            // Another 3DS Server's PReq is answered as ever.
+            #expect(try await harness.postMessage("/ds/preq", Self.preq("3DS_LOA_SER_ELSE_020200_00001"))["messageType"]?.stringValue == "PRes")
+            for remaining in [1, 0] {
+                let answer = try await harness.post("/ds/preq", JSONWriter.write(Self.preq("3DS_LOA_SER_ONLY_020200_00001")))
+                #expect((try? JSONReader.parse(answer.body)) == nil, "\(answer.bodyText)")
+                let listing = try JSONReader.parse(try await harness.get("/admin/ds/pres-faults").body).value
+                #expect(listing["remaining"]?.numberText == String(remaining), "\(JSONWriter.string(listing))")
+            }
+            #expect(try await harness.postMessage("/ds/preq", Self.preq("3DS_LOA_SER_ONLY_020200_00001"))["messageType"]?.stringValue == "PRes")
+            for (faults, reason) in [([("wrong-counter", nil)], "not a fault of a DS answer"), ([("no-such-fault", nil)], "is not one of"),
+                                     ([("latency", "x")], "milliseconds"), ([], "at least one fault")] as [([(String, String?)], String)] {
+                let refused = try await arm(harness, faults)
+                #expect(refused.status == .badRequest && refused.bodyText.contains(reason), "\(refused.bodyText)")
+            }
+            #expect(try await arm(harness, [("latency", "10")], count: 5000).status == .badRequest)
+            #expect(try await arm(harness, [("latency", "10")]).status == .created)
+            #expect(try await arm(harness, [], count: 0).status == .ok)
+            #expect(try await harness.postMessage("/ds/preq", Self.preq())["messageType"]?.stringValue == "PRes")
         }
     }
 }

@@ -85,6 +85,8 @@ public final class HarnessApp: Sendable {
                                           tokenDirectoryServer: { rid, key in sdkConfigurations[rid]?.tokenStyle(key) },
                                           logger: logger.named("3ds-server"))
             var router = Self.baseRoutes()
+            // Answers wait for the records they made to be written, when the durability asks for it.
+            if let archive, archive.durability != .behind { router.answerGate = { await archive.written() } }
             router.get("/admin/memory", Self.memoryRoute(threeDSServer, directoryServer, accessControlServer, journal))
             router.get("/metrics", Self.metricsRoute(metrics, archive, threeDSServer, directoryServer, accessControlServer))
             if let token = configuration.admin.token {
@@ -123,7 +125,8 @@ public final class HarnessApp: Sendable {
         let retention = SQLiteArchive.Retention(maxRecords: configuration.store.maxRecords,
                                                 maxAgeSeconds: Int64(configuration.store.maxAgeDays * 86_400), keptRoles: [RunRegistry.role])
         do {
-            return try SQLiteArchive(path: path, retention: retention, onLoss: { lost, reason in
+            return try SQLiteArchive(path: path, retention: retention, durability: StoreDurability(rawValue: configuration.store.durability) ?? .behind,
+                                     onLoss: { lost, reason in
                 logger.error("transaction records not stored", metadata: ["lost": "\(lost)", "reason": "\(reason)"])
             })
         } catch {

@@ -3,6 +3,7 @@ public import Foundation
 public import JOSE
 public import Net
 public import ThreeDSServer
+import Store
 import Yams
 
 /// The harness configuration file (`config/harness.yaml`). Every key is optional;
@@ -79,6 +80,8 @@ public struct HarnessConfiguration: Sendable, Equatable {
         public var maxRecords = 1_000_000
         /// Records older than this go.
         public var maxAgeDays = 30.0
+        /// When a record is on disk against the answer that made it: `behind`, `answered` or `synced` (``StoreDurability``).
+        public var durability = StoreDurability.behind.rawValue
         public init() {}
     }
 
@@ -209,6 +212,9 @@ public struct HarnessConfiguration: Sendable, Equatable {
         guard maxTransactions > 0 else { throw Invalid("maxTransactions: at least 1") }
         guard !dataDirectory.isEmpty else { throw Invalid("dataDirectory: a folder, not empty") }
         guard store.maxRecords > 0 else { throw Invalid("store.maxRecords: at least 1") }
+        guard StoreDurability(rawValue: store.durability) != nil else {
+            throw Invalid("store.durability: \"\(store.durability)\" is not \(StoreDurability.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
         guard ["text", "json"].contains(logging.format) else {
             throw Invalid("logging.format: \"\(logging.format)\" is not text or json")
         }
@@ -330,7 +336,8 @@ extension HarnessConfiguration.Admin: KeyTableDecodable {
 }
 
 extension HarnessConfiguration.Store: KeyTableDecodable {
-    public static var keys: [TableKey<Self>] { [.key("enabled", \.enabled), .key("maxRecords", \.maxRecords), .key("maxAgeDays", \.maxAgeDays)] }
+    public static var keys: [TableKey<Self>] { [.key("enabled", \.enabled), .key("maxRecords", \.maxRecords), .key("maxAgeDays", \.maxAgeDays),
+                                            .key("durability", \.durability)] }
 }
 
 extension HarnessConfiguration.Logging: KeyTableDecodable {

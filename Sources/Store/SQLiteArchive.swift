@@ -35,9 +35,14 @@ public final class SQLiteArchive: TransactionArchive {
         var writing: [Key: @Sendable () -> [UInt8]] = [:]
         var status = ArchiveStatus()
         var closing = false
+        /// Saves taken so far, and how many of them are written (or lost): what ``written()`` waits on.
+        var saved: UInt64 = 0
+        var settled: UInt64 = 0
+        var waiters: [(upTo: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     public let path: String
+    public let durability: StoreDurability
     private let retention: Retention
     private let maxPending: Int
     private let queue = Mutex(Queue())
@@ -57,7 +62,8 @@ public final class SQLiteArchive: TransactionArchive {
 
     /// How long the writer lets changes gather after the first: a record is on disk this much
     /// later than in memory at most (plus the write), and a batch holds what came meanwhile.
-    static let batchWindowSeconds = 0.25
+    /// None when answers wait for their writes: what came during a write is the next batch.
+    static func batchWindowSeconds(_ durability: StoreDurability) -> Double { durability == .behind ? 0.25 : 0 }
 
     /// The schema this code reads and writes (`PRAGMA user_version`). 2: records in a rowid
     /// table, appended in the order written, found by a unique index on (role, id). Version 1 kept
@@ -69,10 +75,11 @@ public final class SQLiteArchive: TransactionArchive {
     /// Opens (creating it and its folder when missing) the archive at `path`. Fails, saying
     /// why, when the file cannot be created or read, or is another program's database.
     /// `pageLimit` caps the file at that many pages (4 KiB each), as a full disk would: for tests.
-    public init(path: String, retention: Retention, maxPending: Int = 50_000, pageLimit: Int? = nil,
+    public init(path: String, retention: Retention, durability: StoreDurability = .behind, maxPending: Int = 50_000, pageLimit: Int? = nil,
                 now: @escaping @Sendable () -> Int64 = SQLiteArchive.wallClock,
                 onLoss: @escaping @Sendable (Int, String) -> Void = { _, _ in }) throws(SQLiteError) {
         self.path = path
+        self.durability = durability
         self.now = now
         self.retention = retention
         self.maxPending = maxPending
@@ -85,6 +92,8 @@ public final class SQLiteArchive: TransactionArchive {
         }
         let writer = try SQLiteConnection(path: path)
         try Self.prepareSchema(writer, path: path)
+        // Each commit flushed to the disk before it returns: what `synced` promises.
+        if durability == .synced { try writer.execute("PRAGMA synchronous = FULL") }
         if let pageLimit { try writer.execute("PRAGMA max_page_count = \(pageLimit)") }
         reader = Mutex(try SQLiteConnection(path: path, readOnly: true))
         // An insert, and an update when the record is there: two statements rather than one upsert,
@@ -155,6 +164,7 @@ public final class SQLiteArchive: TransactionArchive {
             }
             let wasEmpty = queue.pending.isEmpty
             queue.pending[key] = encode
+            queue.saved += 1
             return (true, wasEmpty, 0)
         }
         if accepted {
@@ -203,6 +213,29 @@ public final class SQLiteArchive: TransactionArchive {
         }
     }
 
+    public func written() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let waiting = queue.withLock { queue -> Bool in
+                guard queue.settled < queue.saved, !queue.closing else { return false }
+                queue.waiters.append((queue.saved, continuation))
+                return true
+            }
+            if !waiting { continuation.resume() }
+        }
+    }
+
+    /// Resumes the answers waiting for saves up to `upTo`, now written or lost (all of them when closing).
+    private func settle(upTo: UInt64, all: Bool = false) {
+        let ready = queue.withLock { queue in
+            queue.settled = max(queue.settled, upTo)
+            let settled = queue.settled
+            let ready = queue.waiters.filter { all || $0.upTo <= settled }
+            queue.waiters.removeAll { all || $0.upTo <= settled }
+            return ready
+        }
+        for waiter in ready { waiter.continuation.resume() }
+    }
+
     public func close(timeoutSeconds: Double = 10) {
         let first = queue.withLock { queue in
             defer { queue.closing = true }
@@ -232,19 +265,21 @@ public final class SQLiteArchive: TransactionArchive {
         while true {
             // Wakes for work, or once a second for retention and to see a close; then lets a
             // batch gather: one commit per window, not one per record, is what keeps the store cheap.
-            if wake.wait(timeout: .now() + 1) == .success, !queue.withLock({ $0.closing }) {
-                Thread.sleep(forTimeInterval: Self.batchWindowSeconds)
+            let window = Self.batchWindowSeconds(durability)
+            if wake.wait(timeout: .now() + 1) == .success, window > 0, !queue.withLock({ $0.closing }) {
+                Thread.sleep(forTimeInterval: window)
             }
-            let (batch, closing) = queue.withLock { queue in
+            let (batch, upTo, closing) = queue.withLock { queue in
                 defer { queue.pending.removeAll(keepingCapacity: true) }
                 queue.writing = queue.pending
-                return (queue.pending, queue.closing)
+                return (queue.pending, queue.saved, queue.closing)
             }
             if !batch.isEmpty {
                 removable += writeBatch(batch, with: writer)
                 writesSinceRetention += batch.count
                 queue.withLock { $0.writing = [:] }
             }
+            settle(upTo: upTo)
             if writesSinceRetention >= 10_000 || ContinuousClock.now - lastRetention > .seconds(60) || closing {
                 applyRetention(writer.connection, removable: &removable)
                 lastRetention = .now
@@ -253,6 +288,7 @@ public final class SQLiteArchive: TransactionArchive {
             // Closing was read in the lock that emptied the queue, and no save is taken after it.
             if closing { break }
         }
+        settle(upTo: .max, all: true)
         finished.signal()
     }
 

@@ -29,6 +29,18 @@ public struct ArchiveStatus: Sendable, Equatable {
     public var lastError: String?
 }
 
+/// When a saved record is on disk, against the answer that made it (`store.durability`).
+public enum StoreDurability: String, Sendable, CaseIterable {
+    /// Written behind the answers, in batches: a record is on disk up to the batch window (250 ms) and
+    /// its write later; a `kill -9` in between loses it. The cheapest, and the default.
+    case behind
+    /// The answer waits until the records it made are written (in the operating system's hands):
+    /// what was answered survives the harness's crash, not the machine's.
+    case answered
+    /// As `answered`, and each write flushed to the disk (`fsync`): what was answered survives the machine's crash too.
+    case synced
+}
+
 /// Where transaction records outlive the process. Saving never blocks: records are queued,
 /// made into JSON and written in batches off the caller's thread (write-behind). One small
 /// protocol, so that a server database can stand where SQLite stands.
@@ -41,8 +53,19 @@ public protocol TransactionArchive: Sendable {
     /// The newest records of `role`, newest first.
     func recent(role: String, limit: Int) -> [ArchivedRecord]
     var status: ArchiveStatus { get }
+    /// When a saved record is on disk, against the answer that made it.
+    var durability: StoreDurability { get }
+    /// Returns once every record saved before the call is written (or lost, or the archive closed):
+    /// what an answer waits for unless the durability is `behind`.
+    func written() async
     /// Writes what is queued (within `timeoutSeconds`) and closes; later saves are lost.
     func close(timeoutSeconds: Double)
+}
+
+extension TransactionArchive {
+    /// An archive that says nothing of its writes is written behind the answers.
+    public var durability: StoreDurability { .behind }
+    public func written() async {}
 }
 
 /// A record type a role keeps and the archive can write.

@@ -46,6 +46,22 @@ struct StoreTests {
         #expect(archive.record(role: "acs", id: "t1") == nil)
     }
 
+    /// What an answer waits for with `store.durability: answered`: every record saved before the call, committed.
+    @Test func writtenReturnsOnceWhatWasSavedBeforeIsCommitted() async throws {
+        let directory = folder()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let archive = try SQLiteArchive(path: directory + "/harness.sqlite", retention: .init(maxRecords: 100, maxAgeSeconds: 86_400),
+                                        durability: .answered)
+        defer { archive.close(timeoutSeconds: 10) }
+        await archive.written()  // nothing saved: at once
+        for id in 0..<20 { archive.save(role: "ds", id: "t\(id)", record(id)) }
+        await archive.written()
+        #expect(archive.status.written == 20 && archive.status.pending == 0, "\(archive.status)")
+        archive.save(role: "ds", id: "t0", { Array(#"{"id":"0","changed":true}"#.utf8) })
+        await archive.written()
+        #expect(archive.status.written == 21, "\(archive.status)")
+    }
+
     /// The writer's thread carries its name to the kernel, so that `top -H`, `perf` and
     /// `bench/run store` can tell its CPU and bytes from the loops'.
     @Test func theWriterRunsOnAThreadNamedForIt() throws {

@@ -29,6 +29,10 @@ public struct Router: Sendable {
         case notFound
     }
 
+    /// Awaited after the handler of a request that may change state (any method but GET and HEAD)
+    /// and before its answer is sent: the store's writes of what the handler did (`store.durability`).
+    public var answerGate: (@Sendable () async -> Void)?
+
     /// Checks run before any route under a first path segment (`/admin/...`), found or not.
     private var guards: [Substring: RequestGuard] = [:]
 

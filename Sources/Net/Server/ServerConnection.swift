@@ -126,16 +126,37 @@ final class ServerConnection {
             let context = RequestContext(parameters: parameters, loop: channel.loop, peer: peer,
                                          clientCertificateSubject: clientCertificateSubject,
                                          isSecure: channel.tls != nil, logger: shared.logger)
-            switch handler {
-            case .sync(let handle):
+            switch (handler, gate(of: request)) {
+            case (.sync(let handle), nil):
                 respond(run { try handle(request, context) }, to: message)
-            case .async(let handle):
-                let loop = channel.loop
-                // The task runs on this connection's loop, so `self` is only touched there.
-                let pending = PendingResponse(connection: LoopBound(self, on: loop), message: message)
-                Self.startTask(on: loop, handle, request, context, then: pending)
+            case (.sync(let handle), let gate?):
+                startTask(Self.gated({ request, context in try handle(request, context) }, by: gate), request, context, message)
+            case (.async(let handle), let gate):
+                startTask(gate.map { Self.gated(handle, by: $0) } ?? handle, request, context, message)
             }
         }
+    }
+
+    /// The router's answer gate, for a request that may change state.
+    private func gate(of request: HTTPRequest) -> (@Sendable () async -> Void)? {
+        request.method == .get || request.method == .head ? nil : shared.router.answerGate
+    }
+
+    /// `handle`, its answer (or its error) held until `gate` returns.
+    private static func gated(_ handle: @escaping AsyncHandler, by gate: @escaping @Sendable () async -> Void) -> AsyncHandler {
+        { request, context in
+            let result: Result<HTTPResponse, any Error>
+            do { result = .success(try await handle(request, context)) } catch { result = .failure(error) }
+            await gate()
+            return try result.get()
+        }
+    }
+
+    private func startTask(_ handle: @escaping AsyncHandler, _ request: HTTPRequest, _ context: RequestContext, _ message: ParsedMessage) {
+        let loop = channel.loop
+        // The task runs on this connection's loop, so `self` is only touched there.
+        let pending = PendingResponse(connection: LoopBound(self, on: loop), message: message)
+        Self.startTask(on: loop, handle, request, context, then: pending)
     }
 
     private static func startTask(on loop: EventLoop, _ handle: @escaping AsyncHandler, _ request: HTTPRequest,

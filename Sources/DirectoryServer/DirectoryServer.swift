@@ -258,7 +258,7 @@ public final class DirectoryServer: Sendable {
         ids.dsTransID = dsTransID
         var entry = JournalEntry(dsTransID: dsTransID, ids: ids, pan: pan, version: json["messageVersion"]?.stringValue,
                                  channel: json["deviceChannel"]?.stringValue,
-                                 scenario: pan.map { scenarios?.unpinned(TransactionFacts(pan: $0)).name } ?? nil)
+                                 scenario: pan.map { scenarios?.unpinned(TransactionFacts(pan: $0), drawing: false).name } ?? nil)
         entry.caseTag = request.harnessCase
         journal.open(entry)
         journal.message(dsTransID, from: .threeDSServer, to: .directoryServer, type: MessageType.aReq.rawValue, body: body, isJSON: parsed != nil)

@@ -88,7 +88,7 @@ public final class HarnessApp: Sendable {
             // Answers wait for the records they made to be written, when the durability asks for it.
             if let archive, archive.durability != .behind { router.answerGate = { await archive.written() } }
             router.get("/admin/memory", Self.memoryRoute(threeDSServer, directoryServer, accessControlServer, journal))
-            router.get("/metrics", Self.metricsRoute(metrics, archive, threeDSServer, directoryServer, accessControlServer))
+            router.get("/metrics", Self.metricsRoute(metrics, archive, scenarios.loadMix, threeDSServer, directoryServer, accessControlServer))
             if let token = configuration.admin.token {
                 // The inspector shows decrypted messages: the same token guards it.
                 router.guardPaths(under: "admin", BearerToken(token).check)
@@ -97,6 +97,7 @@ public final class HarnessApp: Sendable {
             SDKConfigRoutes(configurations: configuration.directoryServers.compactMap { sdkConfigurations[$0.rid] },
                             tlsRootPath: pki.directory + "/tls/root-ca.pem", token: configuration.sdkConfigToken?.value,
                             endpoints: endpoints).register(on: &router)
+            LoadMixRoutes(scenarios: scenarios).register(on: &router)
             AdminRoutes(scenarios: scenarios, reloader: ScenarioReloader(path: scenarioPath, shownPath: configuration.scenarios, scenarios: scenarios)).register(on: &router)
             threeDSServer.register(on: &router)
             directoryServer.register(on: &router)
@@ -206,13 +207,13 @@ public final class HarnessApp: Sendable {
     }
 
     /// `GET /metrics`: the Prometheus text exposition format.
-    private static func metricsRoute(_ metrics: HarnessMetrics, _ archive: (any TransactionArchive)?, _ threeDSServer: ThreeDSServer,
+    private static func metricsRoute(_ metrics: HarnessMetrics, _ archive: (any TransactionArchive)?, _ loadMix: LoadMixBoard, _ threeDSServer: ThreeDSServer,
                                      _ directoryServer: DirectoryServer, _ accessControlServer: AccessControlServer) -> SyncHandler {
         { _, _ in
             let body = metrics.exposition(storedTransactions: [("3ds-server", threeDSServer.transactions.count),
                                                                ("ds", directoryServer.transactionCount),
                                                                ("acs", accessControlServer.transactions.count)],
-                                          archive: archive?.status)
+                                          archive: archive?.status, loadMix: loadMix.summary)
             return HTTPResponse(headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"], body: body)
         }
     }

@@ -1,7 +1,9 @@
 import EMV3DS
+import Faults
 import Messaging
 public import Net
 import Prometheus
+public import Scenarios
 public import Store
 import Synchronization
 
@@ -24,6 +26,8 @@ public final class HarnessMetrics: HTTPServerObserver {
     private let stored: SeriesCache<String, Gauge>
     private let archived: SeriesCache<String, Gauge>
     private let archivePending: Gauge
+    private let loadDrawn: SeriesCache<String, Gauge>
+    private let loadLatency: SeriesCache<LoadLatencySeries, Gauge>
 
     /// Upper bounds of the latency buckets: a frictionless AReq takes about a millisecond, a
     /// scripted `latency` fault or a slow peer up to the roles' timeouts.
@@ -57,6 +61,14 @@ public final class HarnessMetrics: HTTPServerObserver {
                                                      + "write failed) and removed (retention) since start"), labels: [("outcome", outcome)])
         }
         archivePending = registry.makeGauge(descriptor: Self.name("archive_pending", "records", "Records waiting to be written to the durable store"))
+        loadDrawn = SeriesCache { scenario in
+            registry.makeGauge(descriptor: Self.name("load_mix_drawn", "transactions", "Transactions the load mix in force gave each scenario "
+                                                     + "(a scenario of the catalog: a bounded set)"), labels: [("scenario", scenario)])
+        }
+        loadLatency = SeriesCache { key in
+            registry.makeGauge(descriptor: Self.name("load_latency_added", "seconds", "The latency the load mix added on each leg: the median "
+                                                     + "and 99th percentile of the newest 10,000"), labels: [("leg", key.leg), ("quantile", key.quantile)])
+        }
         stored = SeriesCache { role in
             registry.makeGauge(descriptor: Self.name("store", "transactions", "Transactions each role keeps in memory now"), labels: [("role", role)])
         }
@@ -84,8 +96,15 @@ public final class HarnessMetrics: HTTPServerObserver {
     }
 
     /// The text exposition format, with the gauges of what is kept read now.
-    public func exposition(storedTransactions: [(role: String, count: Int)], archive: ArchiveStatus?) -> [UInt8] {
+    public func exposition(storedTransactions: [(role: String, count: Int)], archive: ArchiveStatus?, loadMix: LoadMixBoard.Summary? = nil) -> [UInt8] {
         for (role, count) in storedTransactions { stored[role].set(Int64(count)) }
+        if let loadMix {
+            for (scenario, count) in loadMix.byScenario { loadDrawn[scenario].set(Int64(count)) }
+            for (leg, added) in loadMix.latency {
+                loadLatency[LoadLatencySeries(leg: leg.rawValue, quantile: "0.5")].set(Double(added.p50) / 1000)
+                loadLatency[LoadLatencySeries(leg: leg.rawValue, quantile: "0.99")].set(Double(added.p99) / 1000)
+            }
+        }
         if let archive {
             for (outcome, count) in [("written", archive.written), ("lost", archive.lost), ("removed", archive.removed)] {
                 archived[outcome].set(Int64(count))
@@ -107,6 +126,7 @@ public final class HarnessMetrics: HTTPServerObserver {
     }
     private struct MessageSeries: Hashable { let role, received, answer, transStatus: String }
     private struct ErroSeries: Hashable { let role, direction, code: String }
+    private struct LoadLatencySeries: Hashable { let leg, quantile: String }
 }
 
 /// The series of one metric family by a small key, made on first use.

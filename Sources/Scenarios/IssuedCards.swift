@@ -1,4 +1,4 @@
-public import EMV3DS
+import EMV3DS
 import Synchronization
 
 /// Cards issued to the cases of test runs. A transaction on one gets the scenario of its case,

@@ -12,6 +12,8 @@ public final class ScenarioSource: Sendable {
     private let current: Mutex<ScenarioCatalog>
     public let pins = PinBoard()
     public let issuedCards = IssuedCards()
+    /// A load test's mix of scenarios, when one is in force.
+    public let loadMix = LoadMixBoard()
     private let chosen = Mutex(Remembered())
     private static let remembered = 10_000
 
@@ -56,10 +58,15 @@ public final class ScenarioSource: Sendable {
         pins.take(pan: facts.pan, sdkTransID: facts.sdkTransID) ?? unpinned(facts)
     }
 
-    /// The scenario without pins: a card issued to a run's case stands for the case's scenario.
-    public func unpinned(_ facts: TransactionFacts) -> Scenario {
+    /// The scenario without pins: a card issued to a run's case stands for the case's scenario; a
+    /// load mix in force draws the scenario of a card of its range (or of one no scenario names),
+    /// unless `drawing` is false (a refused AReq's, named in the journal, plays nothing).
+    public func unpinned(_ facts: TransactionFacts, drawing: Bool = true) -> Scenario {
         let catalog = catalog
-        return issuedCards.scenario(of: facts.pan).flatMap(catalog.scenario(named:)) ?? catalog.scenario(for: facts)
+        if let issued = issuedCards.scenario(of: facts.pan).flatMap(catalog.scenario(named:)) { return issued }
+        let scripted = catalog.scenario(for: facts)
+        guard drawing else { return scripted }
+        return loadMix.scenario(pan: facts.pan, scripted: scripted, catalog: catalog) ?? scripted
     }
 }
 

@@ -1,0 +1,171 @@
+public import Faults
+import Foundation
+import Synchronization
+
+/// A load test's mix: the scenarios the cards of a range (or the cards no scenario names) play, by
+/// weight, with a latency drawn per leg: e.g. 80 % frictionless Y, 10 % a text challenge, 5 % N,
+/// 3 % a DS Erro, 2 % an ACS timeout, the ACS answering in 40 ms at the median and 400 ms at p99.
+/// Deterministic under its seed: the n-th transaction drawn gets the same scenario and latencies
+/// in every run with the same seed.
+public struct LoadMix: Sendable, Equatable {
+    public struct Share: Sendable, Equatable {
+        public let scenario: String
+        public let weight: Double
+        public init(scenario: String, weight: Double) {
+            self.scenario = scenario
+            self.weight = weight
+        }
+    }
+
+    public let shares: [Share]
+    public let seed: UInt64
+    /// The cards the mix plays for, by bounds of equal length; nil: the cards whose scenario is the default one.
+    public let cardRange: (start: String, end: String)?
+    /// The latency added to the answer on each leg that has one: `ds` (the DS's ARes to the 3DS Server) and `acs` (the ACS's to the DS).
+    public let latency: [FaultLeg: LatencyDistribution]
+
+    /// The legs a latency can be added on: the two answers of an authentication.
+    public static let latencyLegs: [FaultLeg] = [.directoryServer, .accessControlServer]
+    /// At most this many scenarios in a mix.
+    public static let maxShares = 64
+
+    public init(shares: [Share], seed: UInt64, cardRange: (start: String, end: String)? = nil,
+                latency: [FaultLeg: LatencyDistribution] = [:]) {
+        self.shares = shares
+        self.seed = seed
+        self.cardRange = cardRange
+        self.latency = latency
+    }
+
+    public static func == (lhs: LoadMix, rhs: LoadMix) -> Bool {
+        lhs.shares == rhs.shares && lhs.seed == rhs.seed && lhs.cardRange?.start == rhs.cardRange?.start
+            && lhs.cardRange?.end == rhs.cardRange?.end && lhs.latency == rhs.latency
+    }
+
+    /// What the `index`th transaction drawn plays: a share's scenario, and the milliseconds added per leg.
+    public func draw(_ index: UInt64) -> (share: Int, latencyMs: [FaultLeg: Int]) {
+        let total = shares.reduce(0) { $0 + $1.weight }
+        var point = Self.unit(seed, index, 0) * total
+        var share = shares.count - 1
+        for (offset, candidate) in shares.enumerated() {
+            if point < candidate.weight { share = offset; break }
+            point -= candidate.weight
+        }
+        var latencyMs: [FaultLeg: Int] = [:]
+        for (number, leg) in Self.latencyLegs.enumerated() {
+            guard let distribution = latency[leg] else { continue }
+            latencyMs[leg] = distribution.sample(Self.unit(seed, index, UInt64(1 + 2 * number)), Self.unit(seed, index, UInt64(2 + 2 * number)))
+        }
+        return (share, latencyMs)
+    }
+
+    /// A uniform number in [0, 1) for draw `index`'s `stream`: SplitMix64 of the three, so that any
+    /// index can be drawn without the ones before it.
+    static func unit(_ seed: UInt64, _ index: UInt64, _ stream: UInt64) -> Double {
+        var z = seed &+ index &* 0x9E37_79B9_7F4A_7C15 &+ stream &* 0xD1B5_4A32_D192_ED03
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        z ^= z >> 31
+        return Double(z >> 11) * 0x1p-53
+    }
+}
+
+/// How a leg's added latency is spread, in milliseconds.
+public enum LatencyDistribution: Sendable, Equatable {
+    case fixed(Int)
+    case uniform(min: Int, max: Int)
+    /// Log-normal through the two percentiles: what response times look like (a long right tail).
+    case percentiles(p50: Int, p99: Int)
+
+    /// The most a leg waits: what a `latency` fault allows.
+    public static let maxMs = 600_000
+
+    /// A sample from two uniform numbers in [0, 1).
+    func sample(_ u1: Double, _ u2: Double) -> Int {
+        let value: Double = switch self {
+        case .fixed(let milliseconds): Double(milliseconds)
+        case .uniform(let low, let high): Double(low) + u1 * Double(high - low + 1)
+        case .percentiles(let p50, let p99):
+            // Box-Muller's normal z; z at p99 is 2.3263.
+            exp(log(Double(p50)) + (log(Double(p99)) - log(Double(p50))) / 2.326_347_874 * sqrt(-2 * log(1 - u1)) * cos(2 * .pi * u2))
+        }
+        return min(Self.maxMs, max(0, Int(value)))
+    }
+}
+
+/// The mix in force, if any, and what it has drawn: `POST`, `GET` and `DELETE /admin/load-mix`.
+public final class LoadMixBoard: Sendable {
+    private struct State {
+        var mix: LoadMix?
+        var drawn: UInt64 = 0
+        var byScenario: [String: Int] = [:]
+        /// The newest latencies added per leg (a ring of `kept`): what the summary's percentiles read.
+        var recent: [FaultLeg: [Int]] = [:]
+        var recentNext: [FaultLeg: Int] = [:]
+    }
+
+    private let state = Mutex(State())
+    static let kept = 10_000
+
+    public init() {}
+
+    /// Puts `mix` in force, counting anew from its first draw.
+    public func start(_ mix: LoadMix) { state.withLock { $0 = State(mix: mix) } }
+
+    /// Ends the mix; what it drew, as the summary gives it.
+    public func stop() -> Summary {
+        state.withLock { state in
+            defer { state = State() }
+            return Self.summary(state)
+        }
+    }
+
+    /// The scenario the mix gives a transaction on `pan` whose scripted scenario is `scripted`: one drawn,
+    /// with the leg latencies as `latency` faults; nil when no mix is in force or the card is not the mix's.
+    func scenario(pan: String, scripted: Scenario, catalog: ScenarioCatalog) -> Scenario? {
+        state.withLock { state -> Scenario? in
+            guard let mix = state.mix else { return nil }
+            if let range = mix.cardRange {
+                guard pan.count == range.start.count, range.start <= pan, pan <= range.end else { return nil }
+            } else if scripted.name != catalog.fallback.name {
+                return nil
+            }
+            let (share, latencyMs) = mix.draw(state.drawn)
+            state.drawn += 1
+            guard var scenario = catalog.scenario(named: mix.shares[share].scenario) else { return nil }  // reloaded away
+            state.byScenario[scenario.name, default: 0] += 1
+            for (leg, milliseconds) in latencyMs.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                scenario.faults.append(FaultInjection(.latency(milliseconds: milliseconds), on: leg))
+                let at = state.recentNext[leg, default: 0]
+                if state.recent[leg, default: []].count < Self.kept { state.recent[leg, default: []].append(milliseconds) } else { state.recent[leg]?[at] = milliseconds }
+                state.recentNext[leg] = (at + 1) % Self.kept
+            }
+            return scenario
+        }
+    }
+
+    /// What the mix in force has drawn.
+    public var summary: Summary { state.withLock { Self.summary($0) } }
+
+    public struct Summary: Sendable, Equatable {
+        public let mix: LoadMix?
+        public let drawn: UInt64
+        public let byScenario: [String: Int]
+        /// Per leg: how many of the newest latencies are counted, their median and 99th percentile (ms).
+        public let latency: [FaultLeg: (count: Int, p50: Int, p99: Int)]
+
+        public static func == (lhs: Summary, rhs: Summary) -> Bool {
+            lhs.mix == rhs.mix && lhs.drawn == rhs.drawn && lhs.byScenario == rhs.byScenario
+                && lhs.latency.mapValues { [$0.count, $0.p50, $0.p99] } == rhs.latency.mapValues { [$0.count, $0.p50, $0.p99] }
+        }
+    }
+
+    private static func summary(_ state: State) -> Summary {
+        let latency = state.recent.mapValues { samples -> (count: Int, p50: Int, p99: Int) in
+            let sorted = samples.sorted()
+            func percentile(_ p: Double) -> Int { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int((p * Double(sorted.count)).rounded(.up)) - 1)] }
+            return (sorted.count, percentile(0.5), percentile(0.99))
+        }
+        return Summary(mix: state.mix, drawn: state.drawn, byScenario: state.byScenario, latency: latency)
+    }
+}

@@ -19,6 +19,8 @@ let package = Package(
         .systemLibrary(name: "CLibUV", pkgConfig: "libuv", providers: [.apt(["libuv1-dev"])]),
         .systemLibrary(name: "CHTTPParser", providers: [.apt(["libhttp-parser-dev"])]),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        // PostgreSQL's client library, for the shared store of several instances (its asynchronous API on a libuv poll handle).
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .target(
             name: "COpenSSL",
             linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
@@ -41,8 +43,8 @@ let package = Package(
         // Scripted outcomes, and the transaction records the roles keep.
         .target(name: "Scenarios", dependencies: ["EMV3DS", "Faults", "JSON"]),
         // Transaction records: the bounded in-memory cache each role keeps, and the durable
-        // archive behind it (SQLite, written off the loops).
-        .target(name: "Store", dependencies: ["CSQLite"]),
+        // archive behind it (SQLite, or PostgreSQL shared by several instances; written off the loops).
+        .target(name: "Store", dependencies: ["CSQLite", "CLibPQ", "Net"]),
         // Each transaction as the roles saw it together: messages (decrypted), checks of the
         // party under test, its run case; what the inspector and the run reports read.
         .target(name: "Journal", dependencies: ["EMV3DS", "JSON", "Store"]),
@@ -52,7 +54,7 @@ let package = Package(
         .target(
             name: "Net",
             dependencies: [
-                "CLibUV", "CHTTPParser", "COpenSSL", "JSON",
+                "CLibUV", "CHTTPParser", "COpenSSL", "CLibPQ", "JSON",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -125,11 +125,20 @@ public final class HarnessApp: Sendable {
         guard configuration.store.enabled else { return nil }
         let retention = SQLiteArchive.Retention(maxRecords: configuration.store.maxRecords,
                                                 maxAgeSeconds: Int64(configuration.store.maxAgeDays * 86_400), keptRoles: [RunRegistry.role])
+        let durability = StoreDurability(rawValue: configuration.store.durability) ?? .behind
+        let onLoss: @Sendable (Int, String) -> Void = { lost, reason in
+            logger.error("transaction records not stored", metadata: ["lost": "\(lost)", "reason": "\(reason)"])
+        }
+        if configuration.store.backend == "postgres", let url = configuration.store.url?.value {
+            do {
+                return try PostgresArchive(url: url, retention: retention, durability: durability, onLoss: onLoss)
+            } catch {
+                throw ConfigurationError.invalid(source: "store.url", reason: "cannot open the store: \(error) (start the database, "
+                                                 + "correct store.url, or set store.backend: sqlite)")
+            }
+        }
         do {
-            return try SQLiteArchive(path: path, retention: retention, durability: StoreDurability(rawValue: configuration.store.durability) ?? .behind,
-                                     onLoss: { lost, reason in
-                logger.error("transaction records not stored", metadata: ["lost": "\(lost)", "reason": "\(reason)"])
-            })
+            return try SQLiteArchive(path: path, retention: retention, durability: durability, onLoss: onLoss)
         } catch {
             throw ConfigurationError.invalid(source: "dataDirectory",
                                              reason: "cannot open the store \(path): \(error) (make the folder writable, choose another dataDirectory, or set store.enabled: false)")

@@ -82,6 +82,11 @@ public struct HarnessConfiguration: Sendable, Equatable {
         public var maxAgeDays = 30.0
         /// When a record is on disk against the answer that made it: `behind`, `answered` or `synced` (``StoreDurability``).
         public var durability = StoreDurability.behind.rawValue
+        /// `sqlite` (one instance: `harness.sqlite` in the data directory) or `postgres` (shared by several, at `url`).
+        public var backend = "sqlite"
+        /// The PostgreSQL database of `backend: postgres`: `postgresql://user:password@host:port/database` (libpq's URI or
+        /// key=value form); a secret, as it may hold a password.
+        public var url: ConfigurationSecret?
         public init() {}
     }
 
@@ -212,6 +217,10 @@ public struct HarnessConfiguration: Sendable, Equatable {
         guard maxTransactions > 0 else { throw Invalid("maxTransactions: at least 1") }
         guard !dataDirectory.isEmpty else { throw Invalid("dataDirectory: a folder, not empty") }
         guard store.maxRecords > 0 else { throw Invalid("store.maxRecords: at least 1") }
+        guard ["sqlite", "postgres"].contains(store.backend) else { throw Invalid("store.backend: \"\(store.backend)\" is not sqlite or postgres") }
+        guard store.backend != "postgres" || !(store.url?.value ?? "").isEmpty else {
+            throw Invalid("store.url: required with store.backend postgres (postgresql://user@host:port/database)")
+        }
         guard StoreDurability(rawValue: store.durability) != nil else {
             throw Invalid("store.durability: \"\(store.durability)\" is not \(StoreDurability.allCases.map(\.rawValue).joined(separator: ", "))")
         }
@@ -337,7 +346,7 @@ extension HarnessConfiguration.Admin: KeyTableDecodable {
 
 extension HarnessConfiguration.Store: KeyTableDecodable {
     public static var keys: [TableKey<Self>] { [.key("enabled", \.enabled), .key("maxRecords", \.maxRecords), .key("maxAgeDays", \.maxAgeDays),
-                                            .key("durability", \.durability)] }
+                                            .key("durability", \.durability), .key("backend", \.backend), .key("url", \.url)] }
 }
 
 extension HarnessConfiguration.Logging: KeyTableDecodable {

@@ -23,29 +23,14 @@ public final class SQLiteArchive: TransactionArchive {
 
         /// The SQL condition of the records retention may remove.
         var removable: String {
-            keptRoles.isEmpty ? "1" : "role NOT IN (" + keptRoles.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: ",") + ")"
+            keptRoles.isEmpty ? "TRUE" : "role NOT IN (" + keptRoles.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: ",") + ")"
         }
-    }
-
-    private struct Key: Hashable { let role, id: String }
-    private struct Queue {
-        var pending: [Key: @Sendable () -> [UInt8]] = [:]
-        /// The batch being written: with `pending`, what `record` reads before the file, so that a
-        /// record is found as last saved even before it is on disk.
-        var writing: [Key: @Sendable () -> [UInt8]] = [:]
-        var status = ArchiveStatus()
-        var closing = false
-        /// Saves taken so far, and how many of them are written (or lost): what ``written()`` waits on.
-        var saved: UInt64 = 0
-        var settled: UInt64 = 0
-        var waiters: [(upTo: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     public let path: String
     public let durability: StoreDurability
     private let retention: Retention
-    private let maxPending: Int
-    private let queue = Mutex(Queue())
+    private let queue: WriteQueue
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let reader: Mutex<SQLiteConnection>
@@ -82,7 +67,7 @@ public final class SQLiteArchive: TransactionArchive {
         self.durability = durability
         self.now = now
         self.retention = retention
-        self.maxPending = maxPending
+        queue = WriteQueue(maxPending: maxPending)
         self.onLoss = onLoss
         let folder = (path as NSString).deletingLastPathComponent
         if !folder.isEmpty {
@@ -156,27 +141,16 @@ public final class SQLiteArchive: TransactionArchive {
     }
 
     public func save(role: String, id: String, _ encode: @escaping @Sendable () -> [UInt8]) {
-        let (accepted, wasEmpty, lost) = queue.withLock { queue -> (Bool, Bool, Int) in
-            let key = Key(role: role, id: id)
-            guard !queue.closing, queue.pending.count < maxPending || queue.pending[key] != nil else {
-                queue.status.lost += 1
-                return (false, false, queue.status.lost)
-            }
-            let wasEmpty = queue.pending.isEmpty
-            queue.pending[key] = encode
-            queue.saved += 1
-            return (true, wasEmpty, 0)
-        }
+        let (accepted, wasEmpty, lost) = queue.save(WriteQueue.Key(role: role, id: id), encode)
         if accepted {
             if wasEmpty { wake.signal() }
         } else if lost == 1 || lost % 1000 == 0 {
-            onLoss(lost, "the store's queue is full (\(maxPending) records waiting) or it is closed")
+            onLoss(lost, "the store's queue is full (\(queue.maxPending) records waiting) or it is closed")
         }
     }
 
     public func record(role: String, id: String) -> ArchivedRecord? {
-        let key = Key(role: role, id: id)
-        if let unwritten = queue.withLock({ $0.pending[key] ?? $0.writing[key] }) {
+        if let unwritten = queue.unwritten(WriteQueue.Key(role: role, id: id)) {
             return ArchivedRecord(role: role, id: id, updated: now(), json: unwritten())
         }
         return reader.withLock { connection in
@@ -205,43 +179,12 @@ public final class SQLiteArchive: TransactionArchive {
         }
     }
 
-    public var status: ArchiveStatus {
-        queue.withLock { queue in
-            var status = queue.status
-            status.pending = queue.pending.count
-            return status
-        }
-    }
+    public var status: ArchiveStatus { queue.status }
 
-    public func written() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let waiting = queue.withLock { queue -> Bool in
-                guard queue.settled < queue.saved, !queue.closing else { return false }
-                queue.waiters.append((queue.saved, continuation))
-                return true
-            }
-            if !waiting { continuation.resume() }
-        }
-    }
-
-    /// Resumes the answers waiting for saves up to `upTo`, now written or lost (all of them when closing).
-    private func settle(upTo: UInt64, all: Bool = false) {
-        let ready = queue.withLock { queue in
-            queue.settled = max(queue.settled, upTo)
-            let settled = queue.settled
-            let ready = queue.waiters.filter { all || $0.upTo <= settled }
-            queue.waiters.removeAll { all || $0.upTo <= settled }
-            return ready
-        }
-        for waiter in ready { waiter.continuation.resume() }
-    }
+    public func written() async { await queue.written() }
 
     public func close(timeoutSeconds: Double = 10) {
-        let first = queue.withLock { queue in
-            defer { queue.closing = true }
-            return !queue.closing
-        }
-        guard first else { return }
+        guard queue.close() else { return }
         wake.signal()
         if finished.wait(timeout: .now() + timeoutSeconds) == .timedOut {
             onLoss(status.pending, "the store did not finish writing within \(timeoutSeconds) s of shutdown")
@@ -260,26 +203,22 @@ public final class SQLiteArchive: TransactionArchive {
         do throws(SQLiteError) {
             removable = try writer.connection.integer("SELECT count(*) FROM transactions WHERE \(retention.removable)")
         } catch {
-            queue.withLock { $0.status.lastError = "counting the records: \(error)" }
+            queue.failed("counting the records: \(error)")
         }
         while true {
             // Wakes for work, or once a second for retention and to see a close; then lets a
             // batch gather: one commit per window, not one per record, is what keeps the store cheap.
             let window = Self.batchWindowSeconds(durability)
-            if wake.wait(timeout: .now() + 1) == .success, window > 0, !queue.withLock({ $0.closing }) {
+            if wake.wait(timeout: .now() + 1) == .success, window > 0, !queue.isClosing {
                 Thread.sleep(forTimeInterval: window)
             }
-            let (batch, upTo, closing) = queue.withLock { queue in
-                defer { queue.pending.removeAll(keepingCapacity: true) }
-                queue.writing = queue.pending
-                return (queue.pending, queue.saved, queue.closing)
-            }
+            let (batch, upTo, closing) = queue.takeBatch()
             if !batch.isEmpty {
                 removable += writeBatch(batch, with: writer)
                 writesSinceRetention += batch.count
-                queue.withLock { $0.writing = [:] }
+                queue.batchDone()
             }
-            settle(upTo: upTo)
+            queue.settle(upTo: upTo)
             if writesSinceRetention >= 10_000 || ContinuousClock.now - lastRetention > .seconds(60) || closing {
                 applyRetention(writer.connection, removable: &removable)
                 lastRetention = .now
@@ -288,12 +227,12 @@ public final class SQLiteArchive: TransactionArchive {
             // Closing was read in the lock that emptied the queue, and no save is taken after it.
             if closing { break }
         }
-        settle(upTo: .max, all: true)
+        queue.settle(upTo: .max, all: true)
         finished.signal()
     }
 
     /// Writes `batch` in one transaction; returns how many records it added that retention may remove.
-    private func writeBatch(_ batch: [Key: @Sendable () -> [UInt8]], with writer: WriterConnection) -> Int64 {
+    private func writeBatch(_ batch: WriteQueue.Batch, with writer: WriterConnection) -> Int64 {
         let now = now()
         let connection = writer.connection
         do throws(SQLiteError) {
@@ -311,15 +250,11 @@ public final class SQLiteArchive: TransactionArchive {
                 }
             }
             try connection.execute("COMMIT")
-            queue.withLock { $0.status.written += batch.count }
+            queue.counted(written: batch.count)
             return added
         } catch {
             try? connection.execute("ROLLBACK")
-            let lost = queue.withLock { queue in
-                queue.status.lost += batch.count
-                queue.status.lastError = error.description
-                return queue.status.lost
-            }
+            let lost = queue.lost(batch.count, because: error.description)
             onLoss(lost, error.isFull ? "the disk (or the store's page limit) is full: \(error)" : "\(error)")
             return 0
         }
@@ -330,7 +265,7 @@ public final class SQLiteArchive: TransactionArchive {
     private func applyRetention(_ connection: SQLiteConnection, removable: inout Int64) {
         let cutoff = now() - retention.maxAgeSeconds * 1000
         var removed: Int64 = 0
-        defer { if removed > 0 { queue.withLock { $0.status.removed += Int(removed) } } }
+        defer { if removed > 0 { queue.counted(removed: Int(removed)) } }
         do throws(SQLiteError) {
             let aged = try connection.prepare("DELETE FROM transactions WHERE updated < ?1 AND \(retention.removable)")
             try aged.bind(.integer(cutoff))
@@ -349,7 +284,7 @@ public final class SQLiteArchive: TransactionArchive {
                 removable -= connection.changes
             }
         } catch {
-            queue.withLock { $0.status.lastError = "retention: \(error)" }
+            queue.failed("retention: \(error)")
         }
     }
 }

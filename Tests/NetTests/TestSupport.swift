@@ -34,33 +34,6 @@ enum TestCerts {
     static var server: TLSConfiguration { TLSConfiguration(certificateChainFile: serverChain, privateKeyFile: serverKey) }
 }
 
-/// A loopback port bound and not listening, held until `close`: a connection to it is refused,
-/// and no other test's server can be given it meanwhile (a listener closed to free its port can
-/// see that port taken by the next server a parallel test starts).
-final class RefusingPort {
-    private let fd: Int32
-    let port: Int
-
-    init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard fd >= 0, bound else {
-            if fd >= 0 { Foundation.close(fd) }
-            throw POSIXError(.EADDRNOTAVAIL)
-        }
-        self.fd = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    deinit { Foundation.close(fd) }
-}
-
 /// A blocking TCP socket for sending raw, possibly malformed, bytes.
 final class RawSocket {
     let fd: Int32

@@ -35,8 +35,12 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     /// Per-loop read buffer: reads are consumed synchronously in the read callback.
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
-    init(index: Int) {
+    /// The kernel's name of the loop's thread.
+    private let threadName: String
+
+    init(index: Int, threadName: String? = nil) {
         self.index = index
+        self.threadName = threadName ?? "uv-loop-\(index)"
         uvLoop = .allocate(capacity: 1)
         uv_loop_init(uvLoop)
         wakeup = .allocate(capacity: 1)
@@ -84,7 +88,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
             // The kernel's name of the thread (what `top -H`, `perf` and /proc show), set from the thread
             // itself: Foundation applies a name only to the current thread, and before this the thread
             // showed as Dispatch's.
-            Thread.current.name = "uv-loop-\(index)"
+            Thread.current.name = threadName
             pthread_setspecific(EventLoop.currentKey, Unmanaged.passUnretained(self).toOpaque())
             ready.signal()
             uv_run(uvLoop, UV_RUN_DEFAULT)

@@ -13,10 +13,11 @@ public final class EventLoopGroup: Sendable {
     private let nextIndex = Atomic<UInt>(0)
     private let stopped = Atomic<Bool>(false)
 
-    /// Starts `loopCount` loops (default: one per core), each on its own thread.
-    public init(loopCount: Int? = nil) {
+    /// Starts `loopCount` loops (default: one per core), each on its own thread, named
+    /// `threadName` (`uv-loop-N` by default) for `top -H`, `perf` and /proc.
+    public init(loopCount: Int? = nil, threadName: String? = nil) {
         _ = Self.raiseOpenFileLimit
-        loops = (0..<max(1, loopCount ?? ProcessInfo.processInfo.activeProcessorCount)).map { EventLoop(index: $0) }
+        loops = (0..<max(1, loopCount ?? ProcessInfo.processInfo.activeProcessorCount)).map { EventLoop(index: $0, threadName: threadName) }
         loops.forEach { $0.start() }
     }
 

@@ -1,0 +1,266 @@
+import CLibPQ
+import Foundation
+public import Net
+import Synchronization
+
+/// The shared ``TransactionArchive``: one PostgreSQL database that several harness instances
+/// write to and read from (`store.backend: postgres`, `store.url`).
+///
+/// Writes go as the embedded store's do: queued (a record saved again before its write is written
+/// once, as last saved), then written in batches by a connection of its own on a loop of its own
+/// (the thread `store-writer`), through libpq's asynchronous API on a libuv poll handle, so no
+/// loop that serves requests waits for the database. Each batch is one upsert per 500 records.
+/// Reads (a record no longer in memory: `GET …/transactions/{id}`, the inspector) are one query
+/// on a second connection, made on the caller's thread, as the embedded store's reads of its file are.
+public final class PostgresArchive: TransactionArchive {
+    /// What the writer's loop alone touches.
+    private final class Writer: @unchecked Sendable {
+        var connection: PostgresConnection?
+        var flushing = false
+        var removable: Int64 = 0
+        var writesSinceRetention = 0
+        var lastRetention = ContinuousClock.now
+    }
+
+    public let durability: StoreDurability
+    private let url: String
+    private let retention: SQLiteArchive.Retention
+    private let queue: WriteQueue
+    private let reader: Mutex<PostgresReader>
+    private let group: EventLoopGroup
+    private let loop: EventLoop
+    private let writer = Writer()
+    private let drained = DispatchSemaphore(value: 0)
+    private let onLoss: @Sendable (Int, String) -> Void
+    private let now: @Sendable () -> Int64
+
+    /// The schema this code reads and writes (`harness_schema.version`).
+    static let schemaVersion = 1
+    /// Records per upsert statement: 4 parameters each, well under PostgreSQL's 65,535.
+    static let rowsPerStatement = 500
+
+    /// Connects to `url`, makes the schema when the database has none, and refuses one of another
+    /// version, saying why. Blocks the caller while it does (at start, before anything is served).
+    public init(url: String, retention: SQLiteArchive.Retention, durability: StoreDurability = .behind, maxPending: Int = 50_000,
+                now: @escaping @Sendable () -> Int64 = SQLiteArchive.wallClock,
+                onLoss: @escaping @Sendable (Int, String) -> Void = { _, _ in }) throws(PostgresError) {
+        self.url = url
+        self.retention = retention
+        self.durability = durability
+        queue = WriteQueue(maxPending: maxPending)
+        self.now = now
+        self.onLoss = onLoss
+        let connection = try PostgresReader(url: url)
+        try Self.prepareSchema(connection)
+        // The records retention may remove, counted once here and then kept up to date, as the embedded store does.
+        let counted = try connection.query("SELECT count(*) FROM transactions WHERE \(retention.removable)")
+        reader = Mutex(connection)
+        group = EventLoopGroup(loopCount: 1, threadName: SQLiteArchive.writerThreadName)
+        loop = group.loops[0]
+        writer.removable = counted.first?.first.flatMap { $0 }.flatMap { Int64($0) } ?? 0
+    }
+
+    /// The schema made or checked under an advisory lock, so that instances starting together make it once.
+    private static func prepareSchema(_ connection: PostgresReader) throws(PostgresError) {
+        _ = try connection.query("SELECT pg_advisory_lock(7210331)")
+        defer { _ = try? connection.query("SELECT pg_advisory_unlock(7210331)") }
+        _ = try connection.query("CREATE TABLE IF NOT EXISTS harness_schema (version integer NOT NULL)")
+        let versions = try connection.query("SELECT version FROM harness_schema").compactMap { $0.first ?? nil }.compactMap { Int($0) }
+        switch versions {
+        case []:
+            _ = try connection.query("""
+                CREATE TABLE IF NOT EXISTS transactions (
+                    role text NOT NULL, id text NOT NULL, updated bigint NOT NULL, record text NOT NULL, PRIMARY KEY (role, id));
+                CREATE INDEX IF NOT EXISTS transactions_by_time ON transactions (updated);
+                INSERT INTO harness_schema (version) VALUES (\(schemaVersion))
+                """)
+        case [schemaVersion]:
+            break
+        default:
+            throw PostgresError(operation: "open the store", message: "schema version \(versions.map(String.init).joined(separator: ", ")); "
+                                + "this harness reads \(schemaVersion): use another database, or a harness of that version")
+        }
+    }
+
+    public func save(role: String, id: String, _ encode: @escaping @Sendable () -> [UInt8]) {
+        let (accepted, wasEmpty, lost) = queue.save(WriteQueue.Key(role: role, id: id), encode)
+        if accepted {
+            if wasEmpty { loop.execute { self.kick() } }
+        } else if lost == 1 || lost % 1000 == 0 {
+            onLoss(lost, "the store's queue is full (\(queue.maxPending) records waiting) or it is closed")
+        }
+    }
+
+    public func record(role: String, id: String) -> ArchivedRecord? {
+        if let unwritten = queue.unwritten(WriteQueue.Key(role: role, id: id)) {
+            return ArchivedRecord(role: role, id: id, updated: now(), json: unwritten())
+        }
+        let rows = reader.withLock { try? $0.query("SELECT updated, record FROM transactions WHERE role = $1 AND id = $2", [role, id]) }
+        guard let row = rows?.first, let updated = row[0].flatMap({ Int64($0) }), let record = row[1] else { return nil }
+        return ArchivedRecord(role: role, id: id, updated: updated, json: Array(record.utf8))
+    }
+
+    public func recent(role: String, limit: Int) -> [ArchivedRecord] {
+        let rows = reader.withLock {
+            try? $0.query("SELECT id, updated, record FROM transactions WHERE role = $1 ORDER BY updated DESC LIMIT $2", [role, String(max(0, limit))])
+        } ?? []
+        return rows.compactMap { row in
+            guard let id = row[0], let updated = row[1].flatMap({ Int64($0) }), let record = row[2] else { return nil }
+            return ArchivedRecord(role: role, id: id, updated: updated, json: Array(record.utf8))
+        }
+    }
+
+    public var status: ArchiveStatus { queue.status }
+
+    public func written() async { await queue.written() }
+
+    public func close(timeoutSeconds: Double = 10) {
+        guard queue.close() else { return }
+        loop.execute { self.kick() }
+        if drained.wait(timeout: .now() + timeoutSeconds) == .timedOut {
+            onLoss(status.pending, "the store did not finish writing within \(timeoutSeconds) s of shutdown")
+        }
+        queue.settle(upTo: .max, all: true)
+        loop.execute { self.writer.connection?.close() }
+        group.shutdown()
+        reader.withLock { $0.close() }
+    }
+
+    // MARK: The writer's loop
+
+    /// Starts writing unless a write is under way (which takes what came meanwhile when it ends).
+    private func kick() {
+        guard !writer.flushing else { return }
+        writer.flushing = true
+        Task(executorPreference: loop) { await self.writeWhatIsQueued() }
+    }
+
+    private func writeWhatIsQueued() async {
+        let window = SQLiteArchive.batchWindowSeconds(durability)
+        if window > 0, !queue.isClosing { try? await Task.sleep(for: .seconds(window)) }
+        while true {
+            let (batch, upTo, closing) = queue.takeBatch()
+            if !batch.isEmpty { await write(batch) }
+            queue.batchDone()
+            queue.settle(upTo: upTo)
+            if writer.writesSinceRetention >= 10_000 || ContinuousClock.now - writer.lastRetention > .seconds(60) || closing {
+                await applyRetention()
+            }
+            if batch.isEmpty {
+                writer.flushing = false
+                if closing { drained.signal() }
+                return
+            }
+        }
+    }
+
+    /// Writes `batch` in one transaction; counts it written, or lost with the reason.
+    private func write(_ batch: WriteQueue.Batch) async {
+        let stamp = String(now())
+        let records = batch.map { (key: $0.key, json: String(decoding: $0.value(), as: UTF8.self)) }
+        do throws(PostgresError) {
+            let connection = try await openConnection()
+            let chunks = stride(from: 0, to: records.count, by: Self.rowsPerStatement).map { records[$0..<min($0 + Self.rowsPerStatement, records.count)] }
+            if chunks.count > 1 { _ = try await connection.query("BEGIN") }
+            var added: Int64 = 0
+            for chunk in chunks {
+                let values = chunk.indices.map { index in
+                    let base = (index - chunk.startIndex) * 4
+                    return "($\(base + 1), $\(base + 2), $\(base + 3), $\(base + 4))"
+                }.joined(separator: ", ")
+                let parameters: [String?] = chunk.flatMap { [$0.key.role, $0.key.id, stamp, $0.json] }
+                let rows = try await connection.query("""
+                    INSERT INTO transactions (role, id, updated, record) VALUES \(values)
+                    ON CONFLICT (role, id) DO UPDATE SET updated = EXCLUDED.updated, record = EXCLUDED.record
+                    RETURNING role, (xmax = 0) AS inserted
+                    """, parameters)
+                added += Int64(rows.rows.filter { $0[1] == "t" && !retention.keptRoles.contains($0[0] ?? "") }.count)
+            }
+            if chunks.count > 1 { _ = try await connection.query("COMMIT") }
+            writer.removable += added
+            writer.writesSinceRetention += batch.count
+            queue.counted(written: batch.count)
+        } catch {
+            // A connection that failed is dropped: the next batch makes a new one.
+            writer.connection?.close()
+            writer.connection = nil
+            let lost = queue.lost(batch.count, because: error.description)
+            onLoss(lost, "\(error)")
+        }
+    }
+
+    private func openConnection() async throws(PostgresError) -> PostgresConnection {
+        if let connection = writer.connection { return connection }
+        let connection = try await PostgresConnection.connect(url, on: loop)
+        // The server keeps what it acknowledged across the harness's crash; `synced` waits for its disk too.
+        _ = try await connection.query("SET synchronous_commit = \(durability == .synced ? "on" : "off")")
+        writer.connection = connection
+        return connection
+    }
+
+    /// Removes records older than the maximum age, then the oldest past the maximum count.
+    private func applyRetention() async {
+        writer.lastRetention = .now
+        writer.writesSinceRetention = 0
+        do throws(PostgresError) {
+            let connection = try await openConnection()
+            let aged = try await connection.query("DELETE FROM transactions WHERE updated < $1 AND \(retention.removable)",
+                                                  [String(now() - retention.maxAgeSeconds * 1000)])
+            var removed = Int64(aged.affected)
+            writer.removable -= removed
+            let excess = writer.removable - Int64(retention.maxRecords)
+            if excess > 0 {
+                let oldest = try await connection.query("""
+                    DELETE FROM transactions WHERE ctid IN \
+                    (SELECT ctid FROM transactions WHERE \(retention.removable) ORDER BY updated LIMIT $1)
+                    """, [String(excess)])
+                removed += Int64(oldest.affected)
+                writer.removable -= Int64(oldest.affected)
+            }
+            if removed > 0 { queue.counted(removed: Int(removed)) }
+        } catch {
+            queue.failed("retention: \(error)")
+        }
+    }
+}
+
+/// A blocking libpq connection: the schema at start, and reads on the caller's thread. Used under
+/// the archive's lock only: `@unchecked` for that.
+final class PostgresReader: @unchecked Sendable {
+    private var connection: OpaquePointer?
+
+    init(url: String) throws(PostgresError) {
+        let connection = PQconnectdb(url)
+        guard let connection, PQstatus(connection) == CONNECTION_OK else {
+            let message = connection.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
+            PQfinish(connection)
+            throw PostgresError(operation: "connect", message: message)
+        }
+        self.connection = connection
+    }
+
+    /// The rows of `sql` (several statements when there are no parameters), as text.
+    func query(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> [[String?]] {
+        guard let connection else { throw PostgresError(operation: "query", message: "the connection is closed") }
+        let copies = parameters.map { $0.map { strdup($0) } ?? nil }
+        defer { copies.forEach { free($0) } }
+        let values = copies.map { $0.map { UnsafePointer($0) } }
+        guard let result = parameters.isEmpty ? PQexec(connection, sql) : PQexecParams(connection, sql, Int32(values.count), nil, values, nil, nil, 0) else {
+            throw PostgresError(operation: "query", message: String(cString: PQerrorMessage(connection)))
+        }
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK else {
+            throw PostgresError(operation: "query", message: String(cString: PQresultErrorMessage(result)),
+                                sqlState: PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) })
+        }
+        return (0..<PQntuples(result)).map { row in
+            (0..<PQnfields(result)).map { column in PQgetisnull(result, row, column) == 1 ? nil : String(cString: PQgetvalue(result, row, column)) }
+        }
+    }
+
+    func close() {
+        PQfinish(connection)
+        connection = nil
+    }
+}

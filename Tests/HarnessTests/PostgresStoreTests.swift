@@ -1,0 +1,112 @@
+import Foundation
+import Net
+import Store
+import Testing
+import TestSupport
+
+/// The shared store on PostgreSQL (Debian's server, started in a temporary directory by each test):
+/// libpq's asynchronous API on a libuv loop, the archive several instances write and read, its schema.
+@Suite("PostgreSQL store", .serialized)
+struct PostgresStoreTests {
+    private static let retention = SQLiteArchive.Retention(maxRecords: 1000, maxAgeSeconds: 86_400)
+
+    @Test(.enabled(if: TemporaryPostgres.missing == nil, Comment(rawValue: TemporaryPostgres.missing ?? "")))
+    func aConnectionRunsQueriesInOrderOnItsLoopAndSaysWhatTheServerRefused() async throws {
+        let server = try TemporaryPostgres()
+        defer { server.stop() }
+        let group = EventLoopGroup(loopCount: 1)
+        defer { group.shutdown() }
+        let connection = try await PostgresConnection.connect(server.url, on: group.loops[0])
+        // Asked for at once, answered in order.
+        async let first = connection.query("SELECT $1::int + 1 AS n", ["41"])
+        async let second = connection.query("SELECT $1::text IS NULL, 'b'", [nil])
+        let (one, two) = try await (first, second)
+        #expect(one.rows == [["42"]] && one.columns == ["n"])
+        #expect(two.rows == [["t", "b"]])
+        do {
+            _ = try await connection.query("SELECT * FROM no_such_table")
+            Issue.record("a query of a missing table succeeded")
+        } catch {
+            #expect(error.sqlState == "42P01" && error.description.contains("no_such_table"), "\(error)")
+        }
+        // An error leaves the connection usable; several statements give the last one's rows.
+        #expect(try await connection.query("CREATE TABLE t (a int); INSERT INTO t VALUES (1), (2); SELECT count(*) FROM t").rows == [["2"]])
+        #expect(try await connection.query("DELETE FROM t WHERE a > $1", ["0"]).affected == 2)
+        // The server gone: the query fails, it does not hang.
+        server.stop()
+        await #expect(throws: PostgresError.self) { try await connection.query("SELECT 1") }
+        await #expect(throws: PostgresError.self) { try await PostgresConnection.connect(server.url, on: group.loops[0]) }
+    }
+
+    @Test(.enabled(if: TemporaryPostgres.missing == nil, Comment(rawValue: TemporaryPostgres.missing ?? "")))
+    func whatOneInstanceWritesAnotherReadsAndARestartKeeps() async throws {
+        let server = try TemporaryPostgres()
+        defer { server.stop() }
+        let one = try PostgresArchive(url: server.url, retention: Self.retention, durability: .answered)
+        let other = try PostgresArchive(url: server.url, retention: Self.retention)
+        for id in 0..<1200 { one.save(role: "ds", id: "t\(id)", { Array(#"{"id":"\#(id)"}"#.utf8) }) }
+        one.save(role: "ds", id: "t3", { Array(#"{"id":"3","changed":true}"#.utf8) })
+        await one.written()
+        #expect(one.status.written >= 1200 && one.status.lost == 0, "\(one.status)")
+        // Read by the other instance from the database, not from a queue.
+        #expect(other.record(role: "ds", id: "t3")?.json == Array(#"{"id":"3","changed":true}"#.utf8))
+        #expect(other.record(role: "acs", id: "t3") == nil)
+        #expect(other.recent(role: "ds", limit: 5).count == 5)
+        #expect(try server.psql("SELECT count(*) FROM transactions") == "1200")
+        one.close(timeoutSeconds: 10)
+        other.close(timeoutSeconds: 10)
+        let reopened = try PostgresArchive(url: server.url, retention: Self.retention)
+        defer { reopened.close(timeoutSeconds: 10) }
+        #expect(reopened.record(role: "ds", id: "t1199")?.json == Array(#"{"id":"1199"}"#.utf8))
+    }
+
+    @Test(.enabled(if: TemporaryPostgres.missing == nil, Comment(rawValue: TemporaryPostgres.missing ?? "")))
+    func aDatabaseOfAnotherSchemaVersionIsRefusedSayingWhy() throws {
+        let server = try TemporaryPostgres()
+        defer { server.stop() }
+        try PostgresArchive(url: server.url, retention: Self.retention).close(timeoutSeconds: 10)
+        _ = try server.psql("UPDATE harness_schema SET version = 9")
+        #expect {
+            try PostgresArchive(url: server.url, retention: Self.retention)
+        } throws: { error in
+            "\(error)".contains("schema version 9; this harness reads 1")
+        }
+        #expect(throws: PostgresError.self) { try PostgresArchive(url: "postgresql://harness@127.0.0.1:1/none", retention: Self.retention) }
+    }
+
+    /// Two `serve` processes on one database: a transaction answered by the first is read from the
+    /// second, and after a `kill -9` of the first every answered transaction is still there.
+    @Test(.enabled(if: TemporaryPostgres.missing == nil, Comment(rawValue: TemporaryPostgres.missing ?? "")))
+    func twoInstancesShareTheirRecordsAndAKill9LosesNothingAnswered() throws {
+        let server = try TemporaryPostgres()
+        defer { server.stop() }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("shared-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let config = folder + "/harness.yaml"
+        try "store:\n  backend: postgres\n  url: \(server.url)\n  durability: answered\n".write(toFile: config, atomically: true, encoding: .utf8)
+        func serve() throws -> (ChildProcess, port: Int) {
+            let serve = try ChildProcess(harnessBinary, ["serve", "--config", config, "--data-directory", folder + "/data",
+                                                         "--http-port", "0", "--https-port", "0", "--loops", "1"], directory: repositoryRoot)
+            let log = serve.awaitOutput { $0.contains("listening") ? $0 : nil } ?? ""
+            return (serve, log.range(of: "http=127.0.0.1:").map { Int(log[$0.upperBound...].prefix { $0.isNumber }) ?? 0 } ?? 0)
+        }
+        let (first, port) = try serve()
+        let (second, otherPort) = try serve()
+        defer { second.signal(SIGTERM); _ = second.wait() }
+        try #require(port > 0 && otherPort > 0, "\(first.output) \(second.output)")
+        let simulate = try ChildProcess.run(harnessBinary, ["simulate", "--url", "http://127.0.0.1:\(port)", "--all-frictionless"], timeout: 120)
+        first.signal(SIGKILL)
+        _ = first.wait()
+        #expect(simulate.status == 0, "\(simulate.output.suffix(2000))")
+        let ids = simulate.output.split(separator: "\n").compactMap { line -> String? in
+            line.hasPrefix("  ") && line.contains(": 3DS Server") ? String(line.dropFirst(2).prefix(36)) : nil
+        }
+        #expect(ids.count == 72)
+        let missing = try ids.filter { id in
+            try ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10",
+                                                   "http://127.0.0.1:\(otherPort)/3ds-server/transactions/\(id)"]).output != "200"
+        }
+        #expect(missing.isEmpty, "\(missing.count) of \(ids.count) answered transactions cannot be read from the other instance")
+    }
+}

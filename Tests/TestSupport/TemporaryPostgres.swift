@@ -1,0 +1,65 @@
+import Foundation
+
+/// A PostgreSQL server of Debian's package in a temporary directory, on a free loopback port, as an
+/// unprivileged user (the `postgres` account when the tests run as root: the server refuses root).
+/// Made with `initdb` and `pg_ctl` for one suite; `stop()` removes it.
+public final class TemporaryPostgres: @unchecked Sendable {
+    public let url: String
+    private let directory: String
+    private let binaries: String
+
+    /// Why the PostgreSQL tests are skipped on this machine, or nil when they can run.
+    public static let missing: String? = {
+        guard binariesDirectory != nil else { return "PostgreSQL's server (Debian's postgresql) is not installed: the PostgreSQL store tests are skipped" }
+        if getuid() == 0, getpwnam("postgres") == nil { return "no postgres account to run the server as (we are root): the PostgreSQL store tests are skipped" }
+        return nil
+    }()
+
+    /// /usr/lib/postgresql/NN/bin of the newest installed server.
+    private static let binariesDirectory: String? = {
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
+        return versions.compactMap(Int.init).sorted().last.map { "/usr/lib/postgresql/\($0)/bin" }
+            .flatMap { FileManager.default.isExecutableFile(atPath: $0 + "/initdb") ? $0 : nil }
+    }()
+
+    /// Starts a server; fails with the failing command's output.
+    public init() throws {
+        guard let binaries = Self.binariesDirectory else { throw Failure("no PostgreSQL server installed") }
+        self.binaries = binaries
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("postgres-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        if getuid() == 0 { try FileManager.default.setAttributes([.ownerAccountName: "postgres"], ofItemAtPath: directory) }
+        let port = try Self.freePort()
+        url = "postgresql://harness@127.0.0.1:\(port)/postgres"
+        try run(binaries + "/initdb", ["-D", directory + "/data", "-A", "trust", "-U", "harness", "-E", "UTF8", "--no-sync"])
+        try run(binaries + "/pg_ctl", ["-D", directory + "/data", "-l", directory + "/log", "-w", "start",
+                                       "-o", "-k \(directory) -c listen_addresses=127.0.0.1 -p \(port) -c fsync=off"])
+    }
+
+    /// Stops the server at once (as a crash would) or cleanly, and removes its files.
+    public func stop(immediately: Bool = true) {
+        _ = try? run(binaries + "/pg_ctl", ["-D", directory + "/data", "-m", immediately ? "immediate" : "fast", "-w", "stop"])
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Runs `psql -c sql` against the server: for a test to look at the database itself.
+    public func psql(_ sql: String) throws -> String {
+        let result = try ChildProcess.run("/usr/bin/psql", [url, "-A", "-t", "-c", sql])
+        guard result.status == 0 else { throw Failure("psql \(sql): \(result.output)") }
+        return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private func run(_ executable: String, _ arguments: [String]) throws {
+        let command = getuid() == 0 ? ("/usr/sbin/runuser", ["-u", "postgres", "--", executable] + arguments) : (executable, arguments)
+        let result = try ChildProcess.run(command.0, command.1, directory: directory, timeout: 60)
+        guard result.status == 0 else { throw Failure("\(executable) \(arguments.joined(separator: " ")): \(result.output)") }
+    }
+
+    /// A loopback port free now: held by a bound socket, then let go for the server to take.
+    private static func freePort() throws -> Int { try RefusingPort().port }
+
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+        init(_ description: String) { self.description = description }
+    }
+}

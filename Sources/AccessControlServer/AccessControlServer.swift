@@ -69,7 +69,7 @@ public final class AccessControlServer: Sendable {
         router.emv("/acs/challenge", receives: .cReq) { request async in await self.challenge(request) }
         registerBrowserChallenge(on: &router)
         registerThreeDSMethod(on: &router)
-        router.record("/admin/acs/transactions/{id}", "ACS transaction") { self.transactions.json($0) }
+        router.record("/admin/acs/transactions/{id}", "ACS transaction") { await self.transactions.json($0) }
     }
 
     // MARK: AReq

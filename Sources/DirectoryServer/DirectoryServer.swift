@@ -150,8 +150,8 @@ public final class DirectoryServer: Sendable {
     }
 
     /// The JSON of the newest records `include` accepts (memory, then the store): `GET /admin/ds/transactions`.
-    public func newestRecords(limit: Int, where include: ([UInt8]) -> Bool) -> [[UInt8]] {
-        transactions.newestJSON(limit: limit, where: include)
+    public func newestRecords(limit: Int, where include: ([UInt8]) -> Bool) async -> [[UInt8]] {
+        await transactions.newestJSON(limit: limit, where: include)
     }
 
     public func register(on router: inout Router) {
@@ -162,7 +162,7 @@ public final class DirectoryServer: Sendable {
         router.post("/admin/ds/pres-faults") { request, _ in try self.armPResFaults(request) }
         router.post("/admin/ds/card-ranges") { request, _ in try self.changeCardRange(request) }
         router.emv("/ds/rreq", receives: .rReq) { request async in await self.results(request) }
-        router.record("/admin/ds/transactions/{id}", "DS transaction") { self.transactions.json($0) }
+        router.record("/admin/ds/transactions/{id}", "DS transaction") { await self.transactions.json($0) }
     }
 
     // MARK: AReq

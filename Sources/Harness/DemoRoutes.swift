@@ -48,8 +48,8 @@ struct DemoRoutes: Sendable {
             guard templates.webView != nil else { throw HTTPError(.notFound, templates.missing(DemoTemplates.webViewFile)) }
             return webView(order, request)
         }
-        router.get(Self.returnPath) { request, _ in
-            do throws(HTTPError) { return try returnRedirect(request.queryItems) } catch { return Self.refusal(error) }
+        router.get(Self.returnPath) { request, _ async in
+            do throws(HTTPError) { return try await returnRedirect(request.queryItems) } catch { return Self.refusal(error) }
         }
     }
 
@@ -83,7 +83,7 @@ struct DemoRoutes: Sendable {
     /// 303 to the returnURL with `summaryStatus` (the transaction's transStatus, or `error`) and
     /// the id (under `returnIdParameter`), as the notification redirects after a challenge; with `error=`
     /// (the page's flow failed before it had an outcome), `summaryStatus=error` and the reason.
-    private func returnRedirect(_ query: [String: String]) throws(HTTPError) -> HTTPResponse {
+    private func returnRedirect(_ query: [String: String]) async throws(HTTPError) -> HTTPResponse {
         let returnURL = try WebViewOrder.returnURL(query["returnURL"])
         let idParameter = try WebViewOrder.returnIdParameter(query["returnIdParameter"])
         let id = query["threeDSServerTransID"].flatMap { $0.isEmpty ? nil : $0 }
@@ -95,7 +95,7 @@ struct DemoRoutes: Sendable {
             extra = [("error", String(error.prefix(300)))]
         } else {
             guard let id else { throw HTTPError(.badRequest, "threeDSServerTransID is required (or error, when the flow failed before it had a transaction)") }
-            guard let bytes = threeDSServer.transactions.json(id), let record = try? JSONReader.parse(bytes).value else {
+            guard let bytes = await threeDSServer.transactions.json(id), let record = try? JSONReader.parse(bytes).value else {
                 throw HTTPError(.notFound, "no transaction \(id) at this 3DS Server: authenticate first")
             }
             status = record["transStatus"]?.stringValue ?? "error"

@@ -107,9 +107,9 @@ public final class HarnessApp: Sendable {
             InspectorRoutes(journal: journal, page: InspectorPage(folder: templates)).register(on: &router)
             DemoRoutes(templateFolder: templates, scenarios: scenarios, threeDSServer: threeDSServer).register(on: &router)
             let (threeDSServer, directoryServer, accessControlServer) = (threeDSServer, directoryServer, accessControlServer)
-            RecordListRoute.register("/3ds-server/transactions", on: &router) { threeDSServer.transactions.newestJSON(limit: $0, where: $1) }
-            RecordListRoute.register("/admin/ds/transactions", on: &router) { directoryServer.newestRecords(limit: $0, where: $1) }
-            RecordListRoute.register("/admin/acs/transactions", on: &router) { accessControlServer.transactions.newestJSON(limit: $0, where: $1) }
+            RecordListRoute.register("/3ds-server/transactions", on: &router) { await threeDSServer.transactions.newestJSON(limit: $0, where: $1) }
+            RecordListRoute.register("/admin/ds/transactions", on: &router) { await directoryServer.newestRecords(limit: $0, where: $1) }
+            RecordListRoute.register("/admin/acs/transactions", on: &router) { await accessControlServer.transactions.newestJSON(limit: $0, where: $1) }
             server = try HTTPServer(configuration: configuration.serverConfiguration(baseDirectory: baseDirectory),
                                     router: router, group: group, logger: logger,
                                     observer: Observers(all: [metrics, MessageLog(logger: logger.named("messages"))]))

@@ -19,17 +19,17 @@ struct InspectorRoutes {
             guard let html = page.html else { throw HTTPError(.notFound, page.missing ?? "the inspector's page is missing") }
             return HTTPResponse(headers: ["Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-cache"], body: html)
         }
-        router.get("/inspector/transactions") { request, _ in
+        router.get("/inspector/transactions") { request, _ async throws in
             let query = request.queryItems
             let limit = try Self.limit(query["limit"])
             let filter = Journal.Filter(pan: query["pan"].nonEmpty, scenario: query["scenario"].nonEmpty, status: query["status"].nonEmpty,
                                         run: query["run"].nonEmpty)
             let cursor = journal.sequence
-            return .json(.object([("transactions", .array(journal.list(limit: limit, filter: filter))), ("cursor", .number(String(cursor)))]))
+            return .json(.object([("transactions", .array(await journal.list(limit: limit, filter: filter))), ("cursor", .number(String(cursor)))]))
         }
-        router.get("/inspector/transactions/{id}") { _, context in
+        router.get("/inspector/transactions/{id}") { _, context async throws in
             let id = try context.parameter("id")
-            guard let entry = journal.json(id) else { throw HTTPError(.notFound, "no transaction \(id) in the journal (its dsTransID)") }
+            guard let entry = await journal.json(id) else { throw HTTPError(.notFound, "no transaction \(id) in the journal (its dsTransID)") }
             return .json(entry)
         }
         router.get("/inspector/events") { request, _ async throws in try await events(request) }
@@ -68,12 +68,12 @@ struct InspectorRoutes {
 /// filtered by card (`pan`: the whole number, its masked form, or its last four digits) and `status`
 /// (a transStatus, or the record's state or phase).
 struct RecordListRoute {
-    static func register(_ path: String, on router: inout Router, newest: @escaping @Sendable (Int, ([UInt8]) -> Bool) -> [[UInt8]]) {
-        router.get(path) { request, _ in
+    static func register(_ path: String, on router: inout Router, newest: @escaping @Sendable (Int, ([UInt8]) -> Bool) async -> [[UInt8]]) {
+        router.get(path) { request, _ async throws in
             let query = request.queryItems
             let limit = try InspectorRoutes.limit(query["limit"])
             let filter = Journal.Filter(pan: query["pan"].nonEmpty, status: query["status"].nonEmpty)
-            let records = newest(limit) { bytes in
+            let records = await newest(limit) { bytes in
                 guard let json = try? JSONReader.parse(bytes).value else { return false }
                 return filter.accepts(record: json)
             }

@@ -26,22 +26,24 @@ struct RunRoutes {
 
     func register(on router: inout Router) {
         router.post("/admin/runs") { request, _ in try start(request) }
-        router.get("/admin/runs") { _, _ in
-            .json(.object([("runs", .array(runs.all.map { GradedRun($0, journal: journal).listing }))]))
+        router.get("/admin/runs") { _, _ async in
+            var listings: [JSONValue] = []
+            for run in runs.all { listings.append(await GradedRun.graded(run, journal: journal).listing) }
+            return .json(.object([("runs", .array(listings))]))
         }
-        router.get("/admin/runs/{id}") { _, context in .json(try graded(context).json) }
-        router.post("/admin/runs/{id}/finish") { _, context in
+        router.get("/admin/runs/{id}") { _, context async throws in .json(try await graded(context).json) }
+        router.post("/admin/runs/{id}/finish") { _, context async throws in
             let id = try context.parameter("id")
             guard let run = runs.finish(id) else { throw HTTPError(.notFound, "no run \(id)") }
-            return .json(GradedRun(run, journal: journal).json)
+            return .json(await GradedRun.graded(run, journal: journal).json)
         }
-        router.post("/admin/runs/{id}/retry") { request, context in try retry(request, context) }
-        router.get("/admin/runs/{id}/{report}") { _, context in
+        router.post("/admin/runs/{id}/retry") { request, context async throws in try await retry(request, context) }
+        router.get("/admin/runs/{id}/{report}") { _, context async throws in
             let name = try context.parameter("report")
             guard ["report.xml", "report.json", "report.html"].contains(name) else {
                 throw HTTPError(.notFound, "no report \(name): report.xml (JUnit), report.json or report.html")
             }
-            let report = try graded(context)
+            let report = try await graded(context)
             switch name {
             case "report.xml": return .document(JUnitReport.render(report), type: "application/xml; charset=utf-8")
             case "report.html":
@@ -54,10 +56,10 @@ struct RunRoutes {
         }
     }
 
-    private func graded(_ context: RequestContext) throws -> GradedRun {
+    private func graded(_ context: RequestContext) async throws -> GradedRun {
         let id = try context.parameter("id")
         guard let run = runs.run(id) else { throw HTTPError(.notFound, "no run \(id) (GET /admin/runs lists them)") }
-        return GradedRun(run, journal: journal)
+        return await GradedRun.graded(run, journal: journal)
     }
 
     /// `{"suite": "sdk-app" | "3ds-server" | {name, party, scenarios, versions, channels}, "name": "…"}`,
@@ -121,12 +123,12 @@ struct RunRoutes {
 
     /// `{"cases": ["challenge-text/2.2.0/app", …]}`, or no body: every failed case. Each starts a
     /// new attempt (the retry's verdict counts); a finished run opens again.
-    func retry(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
+    func retry(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
         let id = try context.parameter("id")
         guard let run = runs.run(id) else { throw HTTPError(.notFound, "no run \(id) (GET /admin/runs lists them)") }
         var caseIDs: [String]
         if request.body.isEmpty {
-            caseIDs = GradedRun(run, journal: journal).cases.filter { $0.status == .failed }.map(\.runCase.id)
+            caseIDs = await GradedRun.graded(run, journal: journal).cases.filter { $0.status == .failed }.map(\.runCase.id)
             guard !caseIDs.isEmpty else { throw HTTPError(.conflict, "run \(id) has no failed case to retry: name the cases ({\"cases\": [\"scenario/version/channel\"]})") }
         } else {
             guard request.body.count <= Self.maxBodyBytes else { throw HTTPError(.payloadTooLarge, "a retry request is at most \(Self.maxBodyBytes) bytes") }
@@ -139,7 +141,7 @@ struct RunRoutes {
         let retried: TestRun?
         do { retried = try runs.retry(id, cases: caseIDs) } catch { throw HTTPError(.badRequest, error.description) }
         guard let retried else { throw HTTPError(.notFound, "no run \(id)") }
-        return .json(GradedRun(retried, journal: journal).json)
+        return .json(await GradedRun.graded(retried, journal: journal).json)
     }
 
     /// A YAML suite file (`name`, `party`, `scenarios`, …, optionally under `suite:` beside `name:`) as the JSON request.

@@ -102,18 +102,29 @@ public final class Journal: Sendable {
     public var memoryBound: Int { entries.capacity }
 
     /// The entry's JSON: from memory, else from the archive (an entry of an earlier process).
-    public func json(_ dsTransID: String) -> JSONValue? {
+    public func json(_ dsTransID: String) async -> JSONValue? {
         if let entry = entries.get(dsTransID) { return entry.json }
-        return archive?.record(role: Self.role, id: dsTransID).flatMap { try? JSONReader.parse($0.json).value }.map(JournalEntry.expanded)
+        return await archive?.record(role: Self.role, id: dsTransID).flatMap { try? JSONReader.parse($0.json).value }.map(JournalEntry.expanded)
     }
 
-    /// What grading reads of an entry: its summary, checks and whether it has ended. From memory
-    /// as it stands (nothing written or parsed), else from the store.
-    public func outline(_ dsTransID: String) -> (summary: JSONValue, checks: [CheckResult], ended: Bool)? {
-        if let entry = entries.get(dsTransID) { return (entry.summary, entry.checks, entry.state == .ended) }
-        guard let json = archive?.record(role: Self.role, id: dsTransID).flatMap({ try? JSONReader.parse($0.json).value }) else { return nil }
-        return (Self.summary(ofRecord: json), (json["checks"]?.arrayValue ?? []).compactMap(CheckResult.init(json:)),
-                json["state"]?.stringValue == JournalEntry.State.ended.rawValue)
+    /// What grading reads of an entry: its summary, checks and whether it has ended.
+    public typealias Outline = (summary: JSONValue, checks: [CheckResult], ended: Bool)
+
+    /// The outline of an entry in memory, as it stands (nothing written or parsed).
+    public func outline(_ dsTransID: String) -> Outline? {
+        entries.get(dsTransID).map { ($0.summary, $0.checks, $0.state == .ended) }
+    }
+
+    /// The outlines of those of `dsTransIDs` that memory no longer holds, from the store.
+    public func storedOutlines(_ dsTransIDs: [String]) async -> [String: Outline] {
+        guard let archive else { return [:] }
+        var found: [String: Outline] = [:]
+        for id in dsTransIDs where entries.get(id) == nil {
+            guard let json = await archive.record(role: Self.role, id: id).flatMap({ try? JSONReader.parse($0.json).value }) else { continue }
+            found[id] = (Self.summary(ofRecord: json), (json["checks"]?.arrayValue ?? []).compactMap(CheckResult.init(json:)),
+                         json["state"]?.stringValue == JournalEntry.State.ended.rawValue)
+        }
+        return found
     }
 
     /// A stored entry's summary: the record without its checks and messages.
@@ -151,11 +162,11 @@ public final class Journal: Sendable {
     }
 
     /// The newest entries' summaries, newest first: memory, then the archive for what memory no longer has.
-    public func list(limit: Int, filter: Filter = Filter()) -> [JSONValue] {
+    public func list(limit: Int, filter: Filter = Filter()) async -> [JSONValue] {
         var found = entries.newest(limit: limit) { filter.accepts($0.summary) }.map(\.record.summary)
         guard found.count < limit, let archive else { return found }
         let seen = Set(found.compactMap { $0["dsTransID"]?.stringValue })
-        for record in archive.recent(role: Self.role, limit: max(limit * 4, 200)) where !seen.contains(record.id) {
+        for record in await archive.recent(role: Self.role, limit: max(limit * 4, 200)) where !seen.contains(record.id) {
             guard found.count < limit, let json = try? JSONReader.parse(record.json).value else { continue }
             let summary = Self.summary(ofRecord: json)
             if filter.accepts(summary) { found.append(summary) }

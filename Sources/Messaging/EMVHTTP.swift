@@ -168,10 +168,10 @@ extension Violation {
 extension Router {
     /// `GET path`, a path ending in `{id}`: the record `lookup` finds by that id, as JSON, or
     /// 404 naming `what` ("DS transaction").
-    public mutating func record(_ path: String, _ what: String, _ lookup: @escaping @Sendable (String) -> [UInt8]?) {
-        get(path) { _, context in
+    public mutating func record(_ path: String, _ what: String, _ lookup: @escaping @Sendable (String) async -> [UInt8]?) {
+        get(path) { _, context async throws in
             let id = try context.parameter("id")
-            guard let record = lookup(id) else { throw HTTPError(.notFound, "no \(what) \(id)") }
+            guard let record = await lookup(id) else { throw HTTPError(.notFound, "no \(what) \(id)") }
             return HTTPResponse(headers: ["Content-Type": "application/json"], body: record)
         }
     }

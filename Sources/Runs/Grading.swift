@@ -54,17 +54,25 @@ public struct GradedRun: Sendable {
 
     public func count(_ status: CaseVerdict.Status) -> Int { cases.count { $0.status == status } }
 
-    /// Grades each case of `run` from the journal, as it stands at `now`.
-    public init(_ run: TestRun, journal: Journal, now: Date = Date()) {
+    /// Grades each case of `run` from the journal as it stands at `now`: its entries in memory, and `stored`,
+    /// those read from the store (``graded(_:journal:now:)`` reads them).
+    public init(_ run: TestRun, journal: Journal, now: Date = Date(), stored: [String: Journal.Outline] = [:]) {
         self.run = run
         cases = run.cases.map { runCase in
             // A case is settled when the run is, or when its deadline has passed: what was due and has not come fails.
             let pastDeadline = runCase.lastAttachedAt.map { now.timeIntervalSince($0) >= run.timing.caseDeadline } ?? false
-            return Self.grade(runCase, party: run.suite.party, finished: run.state == .finished, pastDeadline: pastDeadline, journal: journal)
+            return Self.grade(runCase, party: run.suite.party, finished: run.state == .finished, pastDeadline: pastDeadline,
+                              outline: { journal.outline($0) ?? stored[$0] })
         }
     }
 
-    static func grade(_ runCase: RunCase, party: ConformanceCheck.Party, finished: Bool, pastDeadline: Bool, journal: Journal) -> CaseVerdict {
+    /// `run` graded, its transactions that have left memory read from the store first (awaited, not waited for).
+    public static func graded(_ run: TestRun, journal: Journal, now: Date = Date()) async -> GradedRun {
+        GradedRun(run, journal: journal, now: now, stored: await journal.storedOutlines(run.cases.flatMap(\.graded)))
+    }
+
+    static func grade(_ runCase: RunCase, party: ConformanceCheck.Party, finished: Bool, pastDeadline: Bool,
+                      outline: (String) -> Journal.Outline?) -> CaseVerdict {
         var checks: [(String, CheckResult)] = []
         var problems: [String] = []
         var summaries: [JSONValue] = []
@@ -78,7 +86,7 @@ public struct GradedRun: Sendable {
             problems.append("\(runCase.overflow) more transactions were not attached: an attempt takes at most \(RunCase.maxTransactionsPerAttempt)")
         }
         for dsTransID in attempt {
-            guard let entry = journal.outline(dsTransID) else {
+            guard let entry = outline(dsTransID) else {
                 problems.append("transaction \(dsTransID): its record is no longer kept")
                 continue
             }
@@ -113,6 +121,11 @@ public struct GradedRun: Sendable {
                 if let codes = runCase.resultsErro, !results.contains(where: { $0.check == .rreqErro }) {
                     checks.append((dsTransID, .fail(.rreqErro, "no RReq reached the 3DS Server \(when) (the challenge or decoupled authentication did not end): "
                         + "the spoilt RReq it must answer with Erro \(codes.joined(separator: " or ")) was never sent")))
+                }
+                // The RReq comes after the scenario's delay; an RRes the DS never saw leaves nothing to pass.
+                if runCase.awaitsResults, runCase.resultsErro == nil, !results.contains(where: { $0.check == .rresValid }) {
+                    checks.append((dsTransID, .fail(.rresValid, "the decoupled authentication had not ended \(when): no RRes to its RReq reached the DS "
+                        + "(the ACS sends the RReq after the scenario's delay; answer it within directoryServer.acsTimeoutMs)")))
                 }
                 if let due = runCase.sdkErro, !results.contains(where: { $0.check == .sdkErro }) {
                     checks.append((dsTransID, .fail(.sdkErro, "Erro \(due) not received \(when)")))

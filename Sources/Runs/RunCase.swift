@@ -27,6 +27,8 @@ public struct RunCase: Sendable, Equatable {
     public let threeDSServerErro: [String]?
     /// The Erro codes a correct 3DS Server answers the RReq the scenario's faults spoil with (any one of them).
     public let resultsErro: [String]?
+    /// A decoupled authentication whose RReq the ACS sends after its delay: the case is not done without its RRes.
+    public let awaitsResults: Bool
     /// How a correct SDK reports the challenge (completed, cancelled, protocolError, timedOut, runtimeError).
     public let sdkReport: String?
     /// What a correct party does, in words.
@@ -89,6 +91,7 @@ public struct RunCase: Sendable, Equatable {
         threeDSServerErro = ErroDue(answerSpoiltBy: scenario.faults.on(.directoryServer)).codes
         // Only a challenge or a decoupled authentication ends in an RReq.
         resultsErro = flow == "frictionless" ? nil : ErroDue(answerSpoiltBy: scenario.faults.on(.results)).codes
+        if case .decoupled(let script) = plan { awaitsResults = script.delay != nil } else { awaitsResults = false }
         expectation = scenario.expectation?.text
     }
 
@@ -98,7 +101,7 @@ public struct RunCase: Sendable, Equatable {
             ("pan", .string(pan)), ("card", .string(card)), ("answers", answers.isEmpty ? nil : .array(answers.map(JSONValue.string))),
             ("flow", .string(flow)), ("transStatus", .string(transStatus)), ("sdkErro", .string(sdkErro)),
             ("threeDSServerErro", threeDSServerErro.map { .array($0.map(JSONValue.string)) }),
-            ("resultsErro", resultsErro.map { .array($0.map(JSONValue.string)) }),
+            ("resultsErro", resultsErro.map { .array($0.map(JSONValue.string)) }), ("awaitsResults", awaitsResults ? .bool(true) : nil),
             ("sdkReport", .string(sdkReport)), ("expectation", .string(expectation)), ("transactions", .array(transactions.map(JSONValue.string))),
             ("attempt", attempt > 1 ? .number(String(attempt)) : nil), ("attemptStart", attemptStart > 0 ? .number(String(attemptStart)) : nil),
             ("lastAttachedAtMs", lastAttachedAt.map { .number(String(Int64($0.timeIntervalSince1970 * 1000))) }),
@@ -123,6 +126,7 @@ public struct RunCase: Sendable, Equatable {
         sdkReport = json["sdkReport"]?.stringValue
         threeDSServerErro = json["threeDSServerErro"]?.arrayValue?.compactMap(\.stringValue)
         resultsErro = json["resultsErro"]?.arrayValue?.compactMap(\.stringValue)
+        awaitsResults = json["awaitsResults"] == .bool(true)
         expectation = json["expectation"]?.stringValue
         if case .array(let items)? = json["transactions"] { transactions = items.compactMap(\.stringValue) }
         attempt = json["attempt"]?.numberText.flatMap { Int($0) } ?? 1

@@ -70,7 +70,7 @@ public final class RunRegistry: JournalListener {
         self.clock = clock
         self.issuedCards = issuedCards
         var registry = Registry()
-        let kept = archive?.recent(role: Self.role, limit: Self.capacity).compactMap { record in
+        let kept = archive?.recentAtStart(role: Self.role, limit: Self.capacity).compactMap { record in
             (try? JSONReader.parse(record.json).value).flatMap(TestRun.init(json:))
         } ?? []
         for run in kept {

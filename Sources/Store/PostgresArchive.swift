@@ -10,8 +10,8 @@ import Synchronization
 /// once, as last saved), then written in batches by a connection of its own on a loop of its own
 /// (the thread `store-writer`), through libpq's asynchronous API on a libuv poll handle, so no
 /// loop that serves requests waits for the database. Each batch is one upsert per 500 records.
-/// Reads (a record no longer in memory: `GET …/transactions/{id}`, the inspector) are one query
-/// on a second connection, made on the caller's thread, as the embedded store's reads of its file are.
+/// Reads (a record no longer in memory: `GET …/transactions/{id}`, the inspector, a run's grading)
+/// are awaited on a second connection on the same loop; only the start blocks (schema, runs kept).
 public final class PostgresArchive: TransactionArchive {
     /// What the writer's loop alone touches.
     private final class Writer: @unchecked Sendable {
@@ -26,7 +26,9 @@ public final class PostgresArchive: TransactionArchive {
     private let url: String
     private let retention: SQLiteArchive.Retention
     private let queue: WriteQueue
+    /// The blocking connection of the start: the schema, and the runs kept (``recentAtStart(role:limit:)``).
     private let reader: Mutex<PostgresReader>
+    private let readConnection = Mutex<PostgresConnection?>(nil)
     private let group: EventLoopGroup
     private let loop: EventLoop
     private let writer = Writer()
@@ -91,22 +93,57 @@ public final class PostgresArchive: TransactionArchive {
         }
     }
 
-    public func record(role: String, id: String) -> ArchivedRecord? {
+    public func record(role: String, id: String) async -> ArchivedRecord? {
         if let unwritten = queue.unwritten(WriteQueue.Key(role: role, id: id)) {
             return ArchivedRecord(role: role, id: id, updated: now(), json: unwritten())
         }
-        let rows = reader.withLock { try? $0.query("SELECT updated, record FROM transactions WHERE role = $1 AND id = $2", [role, id]) }
+        let rows = await read("SELECT updated, record FROM transactions WHERE role = $1 AND id = $2", [role, id])
         guard let row = rows?.first, let updated = row[0].flatMap({ Int64($0) }), let record = row[1] else { return nil }
         return ArchivedRecord(role: role, id: id, updated: updated, json: Array(record.utf8))
     }
 
-    public func recent(role: String, limit: Int) -> [ArchivedRecord] {
-        let rows = reader.withLock {
-            try? $0.query("SELECT id, updated, record FROM transactions WHERE role = $1 ORDER BY updated DESC LIMIT $2", [role, String(max(0, limit))])
-        } ?? []
-        return rows.compactMap { row in
+    public func recent(role: String, limit: Int) async -> [ArchivedRecord] {
+        Self.records(role, await read(Self.recentQuery, [role, String(max(0, limit))]) ?? [])
+    }
+
+    public func recentAtStart(role: String, limit: Int) -> [ArchivedRecord] {
+        Self.records(role, reader.withLock { try? $0.query(Self.recentQuery, [role, String(max(0, limit))]) } ?? [])
+    }
+
+    private static let recentQuery = "SELECT id, updated, record FROM transactions WHERE role = $1 ORDER BY updated DESC LIMIT $2"
+
+    private static func records(_ role: String, _ rows: [[String?]]) -> [ArchivedRecord] {
+        rows.compactMap { row in
             guard let id = row[0], let updated = row[1].flatMap({ Int64($0) }), let record = row[2] else { return nil }
             return ArchivedRecord(role: role, id: id, updated: updated, json: Array(record.utf8))
+        }
+    }
+
+    /// The rows of a read, through the connection reads share (on the store's loop: awaited, so no
+    /// serving loop waits); nil when the database cannot answer. Made at the first read, again after a failure.
+    private func read(_ sql: String, _ parameters: [String?]) async -> [[String?]]? {
+        do throws(PostgresError) {
+            let connection: PostgresConnection
+            if let existing = readConnection.withLock({ $0 }) {
+                connection = existing
+            } else {
+                let made = try await PostgresConnection.connect(url, on: loop)
+                connection = readConnection.withLock { current in
+                    guard let current else { current = made; return made }
+                    made.close()  // another read made one meanwhile
+                    return current
+                }
+            }
+            do {
+                return try await connection.query(sql, parameters).rows
+            } catch {
+                readConnection.withLock { if $0 === connection { $0 = nil } }
+                connection.close()
+                throw error
+            }
+        } catch {
+            queue.failed("read: \(error)")
+            return nil
         }
     }
 
@@ -122,6 +159,7 @@ public final class PostgresArchive: TransactionArchive {
         }
         queue.settle(upTo: .max, all: true)
         loop.execute { self.writer.connection?.close() }
+        readConnection.withLock { $0?.close() }
         group.shutdown()
         reader.withLock { $0.close() }
     }

@@ -149,7 +149,12 @@ public final class SQLiteArchive: TransactionArchive {
         }
     }
 
-    public func record(role: String, id: String) -> ArchivedRecord? {
+    // A read of the file holds its caller for a page read or two: the same on a loop as off it.
+    public func record(role: String, id: String) async -> ArchivedRecord? { readRecord(role: role, id: id) }
+    public func recent(role: String, limit: Int) async -> [ArchivedRecord] { readRecent(role: role, limit: limit) }
+    public func recentAtStart(role: String, limit: Int) -> [ArchivedRecord] { readRecent(role: role, limit: limit) }
+
+    func readRecord(role: String, id: String) -> ArchivedRecord? {
         if let unwritten = queue.unwritten(WriteQueue.Key(role: role, id: id)) {
             return ArchivedRecord(role: role, id: id, updated: now(), json: unwritten())
         }
@@ -165,7 +170,7 @@ public final class SQLiteArchive: TransactionArchive {
         }
     }
 
-    public func recent(role: String, limit: Int) -> [ArchivedRecord] {
+    func readRecent(role: String, limit: Int) -> [ArchivedRecord] {
         reader.withLock { connection in
             var records: [ArchivedRecord] = []
             do {

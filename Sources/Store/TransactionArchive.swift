@@ -48,10 +48,13 @@ public protocol TransactionArchive: Sendable {
     /// Queues the record of (`role`, `id`); `encode` makes its JSON later, on the writer's thread.
     /// A record queued again before it is written is written once, as last queued.
     func save(role: String, id: String, _ encode: @escaping @Sendable () -> [UInt8])
-    /// The record as last written (records still queued are the caller's, in memory).
-    func record(role: String, id: String) -> ArchivedRecord?
+    /// The record as last written (records still queued are the caller's, in memory). Awaited,
+    /// so that a database's answer never holds the loop that asks.
+    func record(role: String, id: String) async -> ArchivedRecord?
     /// The newest records of `role`, newest first.
-    func recent(role: String, limit: Int) -> [ArchivedRecord]
+    func recent(role: String, limit: Int) async -> [ArchivedRecord]
+    /// The same, blocking the caller: at start only (the test runs kept), before anything is served.
+    func recentAtStart(role: String, limit: Int) -> [ArchivedRecord]
     var status: ArchiveStatus { get }
     /// When a saved record is on disk, against the answer that made it.
     var durability: StoreDurability { get }

@@ -148,15 +148,15 @@ public final class TransactionStore<Record: Sendable>: Sendable {
 extension TransactionStore where Record: ArchivableRecord {
     /// The record's JSON: from memory, else as the archive last wrote it (a transaction of an
     /// earlier run, or one evicted from memory).
-    public func json(_ id: String) -> [UInt8]? {
+    public func json(_ id: String) async -> [UInt8]? {
         if let record = get(id) { return record.archivedJSON }
         guard let archiving else { return nil }
-        return archiving.archive.record(role: archiving.role, id: id)?.json
+        return await archiving.archive.record(role: archiving.role, id: id)?.json
     }
 
     /// The JSON of up to `limit` records, newest first, that `include` accepts: memory, then the
     /// archive for records memory no longer holds. At most `scanLimit` records of each are looked at.
-    public func newestJSON(limit: Int, scanLimit: Int = 10_000, where include: ([UInt8]) -> Bool) -> [[UInt8]] {
+    public func newestJSON(limit: Int, scanLimit: Int = 10_000, where include: ([UInt8]) -> Bool) async -> [[UInt8]] {
         var found: [(id: String, json: [UInt8])] = []
         for (id, record) in newest(limit: scanLimit) where found.count < limit {
             let json = record.archivedJSON
@@ -164,7 +164,7 @@ extension TransactionStore where Record: ArchivableRecord {
         }
         guard found.count < limit, let archiving else { return found.map(\.json) }
         let seen = Set(found.map(\.id))
-        for record in archiving.archive.recent(role: archiving.role, limit: scanLimit) where found.count < limit && !seen.contains(record.id) {
+        for record in await archiving.archive.recent(role: archiving.role, limit: scanLimit) where found.count < limit && !seen.contains(record.id) {
             if include(record.json) { found.append((record.id, record.json)) }
         }
         return found.map(\.json)

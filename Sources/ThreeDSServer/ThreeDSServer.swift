@@ -73,7 +73,7 @@ public final class ThreeDSServer: Sendable {
         router.post(Self.notificationPath) { request, _ in self.challengeNotified(request) }
         EMVCoProfile(server: self).register(on: &router)
         TokenProfile(server: self).register(on: &router)
-        router.record("/3ds-server/transactions/{id}", "transaction") { self.transactions.json($0) }
+        router.record("/3ds-server/transactions/{id}", "transaction") { await self.transactions.json($0) }
         router.emv("/3ds-server/rreq", receives: .rReq) { request in self.results(request) }
     }
 

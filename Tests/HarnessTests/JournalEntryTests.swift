@@ -14,10 +14,11 @@ final class DictionaryArchive: TransactionArchive {
         let json = encode()
         records.withLock { $0[role + "/" + id] = json }
     }
-    func record(role: String, id: String) -> ArchivedRecord? {
+    func record(role: String, id: String) async -> ArchivedRecord? {
         records.withLock { $0[role + "/" + id] }.map { ArchivedRecord(role: role, id: id, updated: 0, json: $0) }
     }
-    func recent(role: String, limit: Int) -> [ArchivedRecord] { [] }
+    func recent(role: String, limit: Int) async -> [ArchivedRecord] { [] }
+    func recentAtStart(role: String, limit: Int) -> [ArchivedRecord] { [] }
     var status: ArchiveStatus { ArchiveStatus() }
     func close(timeoutSeconds: Double) {}
     func stored(_ id: String) -> String { String(decoding: records.withLock { $0["journal/" + id] } ?? [], as: UTF8.self) }
@@ -65,10 +66,10 @@ struct JournalEntryTests {
         #expect(storage(messages[2].body) != storage(messages[0].body))
     }
 
-    @Test func theStoredEntryReadsBackWholeAfterARestart() throws {
+    @Test func theStoredEntryReadsBackWholeAfterARestart() async throws {
         let archive = DictionaryArchive()
-        let inMemory = try #require(journal(archive).json("d1"))
-        let restarted = try #require(Journal(capacity: 10, archive: archive).json("d1"))
+        let inMemory = try #require(await journal(archive).json("d1"))
+        let restarted = try #require(await Journal(capacity: 10, archive: archive).json("d1"))
         #expect(restarted == inMemory)
         let messages = try #require(restarted["messages"]?.arrayValue)
         #expect(messages.count == 3)

@@ -49,15 +49,15 @@ struct PostgresStoreTests {
         await one.written()
         #expect(one.status.written >= 1200 && one.status.lost == 0, "\(one.status)")
         // Read by the other instance from the database, not from a queue.
-        #expect(other.record(role: "ds", id: "t3")?.json == Array(#"{"id":"3","changed":true}"#.utf8))
-        #expect(other.record(role: "acs", id: "t3") == nil)
-        #expect(other.recent(role: "ds", limit: 5).count == 5)
+        #expect(await other.record(role: "ds", id: "t3")?.json == Array(#"{"id":"3","changed":true}"#.utf8))
+        #expect(await other.record(role: "acs", id: "t3") == nil)
+        #expect(await other.recent(role: "ds", limit: 5).count == 5)
         #expect(try server.psql("SELECT count(*) FROM transactions") == "1200")
         one.close(timeoutSeconds: 10)
         other.close(timeoutSeconds: 10)
         let reopened = try PostgresArchive(url: server.url, retention: Self.retention)
         defer { reopened.close(timeoutSeconds: 10) }
-        #expect(reopened.record(role: "ds", id: "t1199")?.json == Array(#"{"id":"1199"}"#.utf8))
+        #expect(await reopened.record(role: "ds", id: "t1199")?.json == Array(#"{"id":"1199"}"#.utf8))
     }
 
     @Test(.enabled(if: TemporaryPostgres.missing == nil, Comment(rawValue: TemporaryPostgres.missing ?? "")))

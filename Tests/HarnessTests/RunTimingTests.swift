@@ -61,6 +61,20 @@ struct RunTimingTests {
         #expect(verdict.status == .failed && verdict.failures == ["challenge.end: the challenge had not ended by the case's deadline"], "\(verdict.failures)")
     }
 
+    /// A decoupled case whose RReq was scripted but whose RRes never reached the DS (a 3DS Server that does not
+    /// answer, with a deadline shorter than the DS's wait) fails rres.valid; one whose RReq is never sent passes.
+    @Test func aDecoupledCaseWithoutItsRResFailsAtTheDeadline() throws {
+        let runs = registry()
+        let run = try runs.start(suite("decoupled"), name: nil, catalog: catalog, timing: TestRun.Timing(idle: 600, caseDeadline: 30))
+        _ = openTransaction("decoupled")
+        let attached = try #require(runs.run(run.id))
+        #expect(GradedRun(attached, journal: journal, now: clock.date).cases.first?.status == .running)
+        clock.advance(31)
+        let verdict = try #require(GradedRun(attached, journal: journal, now: clock.date).cases.first)
+        #expect(verdict.status == .failed && verdict.failures.first?.hasPrefix("rres.valid: the decoupled authentication had not ended by the case's deadline") == true,
+                "\(verdict.failures)")
+    }
+
     @Test func aSpoiltRReqThatNeverReachedThe3DSServerFailsAtTheDeadline() throws {
         let runs = registry()
         let run = try runs.start(suite("fault-rreq-missing-field"), name: nil, catalog: catalog,

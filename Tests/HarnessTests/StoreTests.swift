@@ -15,7 +15,7 @@ struct StoreTests {
         { Array(#"{"id":"\#(id)","pad":""#.utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: bytes) + Array(#""}"#.utf8) }
     }
 
-    @Test func whatIsSavedIsReadBackAfterItCloses() throws {
+    @Test func whatIsSavedIsReadBackAfterItCloses() async throws {
         let directory = folder()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/nested/harness.sqlite"  // folders are made
@@ -27,23 +27,23 @@ struct StoreTests {
 
         let reopened = try SQLiteArchive(path: path, retention: .init(maxRecords: 100, maxAgeSeconds: 86_400))
         defer { reopened.close(timeoutSeconds: 10) }
-        #expect(reopened.record(role: "ds", id: "t3")?.json == Array(#"{"id":"3","changed":true}"#.utf8))
-        #expect(reopened.record(role: "acs", id: "t3") == nil)
-        #expect(reopened.recent(role: "ds", limit: 100).count == 10)
+        #expect(await reopened.record(role: "ds", id: "t3")?.json == Array(#"{"id":"3","changed":true}"#.utf8))
+        #expect(await reopened.record(role: "acs", id: "t3") == nil)
+        #expect(await reopened.recent(role: "ds", limit: 100).count == 10)
     }
 
     /// A record that left memory is read from the store, so the store answers with what was last
     /// saved even before its writer has put it on disk.
-    @Test func aRecordIsReadAsLastSavedBeforeItIsWritten() throws {
+    @Test func aRecordIsReadAsLastSavedBeforeItIsWritten() async throws {
         let directory = folder()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let archive = try SQLiteArchive(path: directory + "/harness.sqlite", retention: .init(maxRecords: 100, maxAgeSeconds: 86_400))
         defer { archive.close(timeoutSeconds: 10) }
         archive.save(role: "ds", id: "t1", record(1))
-        #expect(archive.record(role: "ds", id: "t1")?.json == record(1)())
+        #expect(await archive.record(role: "ds", id: "t1")?.json == record(1)())
         archive.save(role: "ds", id: "t1", { Array(#"{"id":"1","changed":true}"#.utf8) })
-        #expect(archive.record(role: "ds", id: "t1")?.json == Array(#"{"id":"1","changed":true}"#.utf8))
-        #expect(archive.record(role: "acs", id: "t1") == nil)
+        #expect(await archive.record(role: "ds", id: "t1")?.json == Array(#"{"id":"1","changed":true}"#.utf8))
+        #expect(await archive.record(role: "acs", id: "t1") == nil)
     }
 
     /// What an answer waits for with `store.durability: answered`: every record saved before the call, committed.
@@ -80,7 +80,7 @@ struct StoreTests {
         #expect(names().contains(SQLiteArchive.writerThreadName))
     }
 
-    @Test func retentionKeepsTheNewestWithinTheCountAndTheAge() throws {
+    @Test func retentionKeepsTheNewestWithinTheCountAndTheAge() async throws {
         let file = ClockedFile(folder())
         defer { file.remove() }
         func open() throws -> SQLiteArchive { try file.open(.init(maxRecords: 5, maxAgeSeconds: 3_600)) }
@@ -95,7 +95,7 @@ struct StoreTests {
         #expect(second.status.removed == 3)
 
         let kept = try open()
-        let ids = Set(kept.recent(role: "3ds-server", limit: 100).map(\.id))
+        let ids = Set(await kept.recent(role: "3ds-server", limit: 100).map(\.id))
         kept.close(timeoutSeconds: 10)
         #expect(ids.count == 5 && ids.isSuperset(of: ["new0", "new1", "new2", "new3"]), "\(ids)")
 
@@ -104,12 +104,12 @@ struct StoreTests {
         let later = try open()
         later.close(timeoutSeconds: 10)
         #expect(later.status.removed == 5)
-        #expect(try open().recent(role: "3ds-server", limit: 100).isEmpty)
+        #expect(try await open().recent(role: "3ds-server", limit: 100).isEmpty)
     }
 
     /// Retention counts records as they are added, not with a scan: a record saved again is
     /// still one record, and the roles it keeps (test runs) are not counted.
-    @Test func retentionCountsARecordSavedAgainOnceAndKeptRolesNotAtAll() throws {
+    @Test func retentionCountsARecordSavedAgainOnceAndKeptRolesNotAtAll() async throws {
         let file = ClockedFile(folder())
         defer { file.remove() }
         func open() throws -> SQLiteArchive { try file.open(.init(maxRecords: 3, maxAgeSeconds: 3_600, keptRoles: ["run"])) }
@@ -133,10 +133,10 @@ struct StoreTests {
 
         let kept = try open()
         defer { kept.close(timeoutSeconds: 10) }
-        let ids = Set(kept.recent(role: "ds", limit: 100).map(\.id))
+        let ids = Set(await kept.recent(role: "ds", limit: 100).map(\.id))
         #expect(ids.count == 3 && ids.isSuperset(of: ["a", "d"]), "\(ids)")
-        #expect(kept.record(role: "ds", id: "a")?.json == Array(#"{"id":"a","again":true}"#.utf8))
-        #expect(kept.recent(role: "run", limit: 100).count == 5)
+        #expect(await kept.record(role: "ds", id: "a")?.json == Array(#"{"id":"a","again":true}"#.utf8))
+        #expect(await kept.recent(role: "run", limit: 100).count == 5)
     }
 
     @Test func aFullDiskIsACountedLossNotACrashNorAHang() throws {
@@ -206,7 +206,7 @@ struct StoreTests {
         }
     }
 
-    @Test func aFileOfTheFirstSchemaIsMovedOverWithItsRecords() throws {
+    @Test func aFileOfTheFirstSchemaIsMovedOverWithItsRecords() async throws {
         let directory = folder()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -223,14 +223,14 @@ struct StoreTests {
             """, path])
         #expect(made.status == 0, "\(made.output)")
         let archive = try SQLiteArchive(path: path, retention: .init(maxRecords: 10, maxAgeSeconds: 86_400 * 365 * 100))
-        #expect(archive.record(role: "run", id: "r1") == ArchivedRecord(role: "run", id: "r1", updated: 1000, json: Array(#"{"id":"r1"}"#.utf8)))
+        #expect(await archive.record(role: "run", id: "r1") == ArchivedRecord(role: "run", id: "r1", updated: 1000, json: Array(#"{"id":"r1"}"#.utf8)))
         archive.save(role: "run", id: "r1") { Array(#"{"id":"r1","finished":true}"#.utf8) }
         archive.close(timeoutSeconds: 10)
         #expect(archive.status.written == 1)
         let reopened = try SQLiteArchive(path: path, retention: .init(maxRecords: 10, maxAgeSeconds: 86_400 * 365 * 100))
         defer { reopened.close(timeoutSeconds: 10) }
-        #expect(reopened.record(role: "run", id: "r1")?.json == Array(#"{"id":"r1","finished":true}"#.utf8))
-        #expect(reopened.recent(role: "run", limit: 5).count == 1)
+        #expect(await reopened.record(role: "run", id: "r1")?.json == Array(#"{"id":"r1","finished":true}"#.utf8))
+        #expect(await reopened.recent(role: "run", limit: 5).count == 1)
     }
 }
 

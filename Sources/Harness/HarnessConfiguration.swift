@@ -85,7 +85,7 @@ public struct HarnessConfiguration: Sendable, Equatable {
         /// `sqlite` (one instance: `harness.sqlite` in the data directory) or `postgres` (shared by several, at `url`).
         public var backend = "sqlite"
         /// The PostgreSQL database of `backend: postgres`: `postgresql://user:password@host:port/database` (libpq's URI or
-        /// key=value form); a secret, as it may hold a password.
+        /// key=value form); a secret, as it may hold a password. THREEDS_HARNESS_STORE_URL overrides it (`serve`).
         public var url: ConfigurationSecret?
         public init() {}
     }
@@ -218,8 +218,8 @@ public struct HarnessConfiguration: Sendable, Equatable {
         guard !dataDirectory.isEmpty else { throw Invalid("dataDirectory: a folder, not empty") }
         guard store.maxRecords > 0 else { throw Invalid("store.maxRecords: at least 1") }
         guard ["sqlite", "postgres"].contains(store.backend) else { throw Invalid("store.backend: \"\(store.backend)\" is not sqlite or postgres") }
-        guard store.backend != "postgres" || !(store.url?.value ?? "").isEmpty else {
-            throw Invalid("store.url: required with store.backend postgres (postgresql://user@host:port/database)")
+        guard store.backend != "postgres" || !(store.url?.value ?? Self.environmentStoreURL ?? "").isEmpty else {
+            throw Invalid("store.url: required with store.backend postgres (postgresql://user@host:port/database, or THREEDS_HARNESS_STORE_URL)")
         }
         guard StoreDurability(rawValue: store.durability) != nil else {
             throw Invalid("store.durability: \"\(store.durability)\" is not \(StoreDurability.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -272,6 +272,9 @@ public struct HarnessConfiguration: Sendable, Equatable {
 
     /// `THREEDS_HARNESS_SDK_CONFIG_TOKEN`, when set and not empty: it overrides `sdkConfigToken`.
     public static var environmentSDKConfigToken: String? { environmentValue("THREEDS_HARNESS_SDK_CONFIG_TOKEN") }
+
+    /// `THREEDS_HARNESS_STORE_URL`, when set and not empty: it overrides `store.url` (a password is better there than in a file).
+    public static var environmentStoreURL: String? { environmentValue("THREEDS_HARNESS_STORE_URL") }
 
     private static func environmentValue(_ name: String) -> String? {
         ProcessInfo.processInfo.environment[name].flatMap { $0.isEmpty ? nil : $0 }

@@ -43,6 +43,7 @@ struct ServeCommand: ParsableCommand {
         // A secret is better in the environment than in a file or on the command line.
         if let token = HarnessConfiguration.environmentAdminToken { configuration.admin.token = token }
         if let token = HarnessConfiguration.environmentSDKConfigToken { configuration.sdkConfigToken = ConfigurationSecret(token) }
+        if let url = HarnessConfiguration.environmentStoreURL { configuration.store.url = ConfigurationSecret(url) }
         guard let level = LogLevelName.parse(configuration.logging.level) else {
             throw ValidationError("log level \(configuration.logging.level) is not one of \(LogLevelName.all.joined(separator: ", "))")
         }

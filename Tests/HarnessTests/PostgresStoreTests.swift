@@ -83,16 +83,18 @@ struct PostgresStoreTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("shared-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let config = folder + "/harness.yaml"
-        try "store:\n  backend: postgres\n  url: \(server.url)\n  durability: answered\n".write(toFile: config, atomically: true, encoding: .utf8)
-        func serve() throws -> (ChildProcess, port: Int) {
-            let serve = try ChildProcess(harnessBinary, ["serve", "--config", config, "--data-directory", folder + "/data",
-                                                         "--http-port", "0", "--https-port", "0", "--loops", "1"], directory: repositoryRoot)
+        // The first instance has the URL in its file, the second in the environment (a container's way).
+        let inFile = folder + "/harness.yaml", fromEnvironment = folder + "/from-environment.yaml"
+        try "store:\n  backend: postgres\n  url: \(server.url)\n  durability: answered\n".write(toFile: inFile, atomically: true, encoding: .utf8)
+        try "store:\n  backend: postgres\n  durability: answered\n".write(toFile: fromEnvironment, atomically: true, encoding: .utf8)
+        func serve(_ config: String, environment: [String] = []) throws -> (ChildProcess, port: Int) {
+            let serve = try ChildProcess("/usr/bin/env", environment + [harnessBinary, "serve", "--config", config, "--data-directory", folder + "/data",
+                                                                        "--http-port", "0", "--https-port", "0", "--loops", "1"], directory: repositoryRoot)
             let log = serve.awaitOutput { $0.contains("listening") ? $0 : nil } ?? ""
             return (serve, log.range(of: "http=127.0.0.1:").map { Int(log[$0.upperBound...].prefix { $0.isNumber }) ?? 0 } ?? 0)
         }
-        let (first, port) = try serve()
-        let (second, otherPort) = try serve()
+        let (first, port) = try serve(inFile)
+        let (second, otherPort) = try serve(fromEnvironment, environment: ["THREEDS_HARNESS_STORE_URL=\(server.url)"])
         defer { second.signal(SIGTERM); _ = second.wait() }
         try #require(port > 0 && otherPort > 0, "\(first.output) \(second.output)")
         let simulate = try ChildProcess.run(harnessBinary, ["simulate", "--url", "http://127.0.0.1:\(port)", "--all-frictionless"], timeout: 120)

@@ -29,6 +29,8 @@ public final class PostgresArchive: TransactionArchive {
     /// The blocking connection of the start: the schema, and the runs kept (``recentAtStart(role:limit:)``).
     private let reader: Mutex<PostgresReader>
     private let readConnection = Mutex<PostgresConnection?>(nil)
+    /// Set when the store closes: no connection is made after it (the loop is stopping).
+    private let gaveUp = Atomic<Bool>(false)
     private let group: EventLoopGroup
     private let loop: EventLoop
     private let writer = Writer()
@@ -122,6 +124,7 @@ public final class PostgresArchive: TransactionArchive {
     /// The rows of a read, through the connection reads share (on the store's loop: awaited, so no
     /// serving loop waits); nil when the database cannot answer. Made at the first read, again after a failure.
     private func read(_ sql: String, _ parameters: [String?]) async -> [[String?]]? {
+        guard !gaveUp.load(ordering: .relaxed) else { return nil }
         do throws(PostgresError) {
             let connection: PostgresConnection
             if let existing = readConnection.withLock({ $0 }) {
@@ -137,8 +140,11 @@ public final class PostgresArchive: TransactionArchive {
             do {
                 return try await connection.query(sql, parameters).rows
             } catch {
-                readConnection.withLock { if $0 === connection { $0 = nil } }
-                connection.close()
+                // A lost connection is made anew by the next read; an SQL error leaves it (and the reads queued on it) be.
+                if error.isConnectionLoss {
+                    readConnection.withLock { if $0 === connection { $0 = nil } }
+                    connection.close()
+                }
                 throw error
             }
         } catch {
@@ -157,9 +163,13 @@ public final class PostgresArchive: TransactionArchive {
         if drained.wait(timeout: .now() + timeoutSeconds) == .timedOut {
             onLoss(status.pending, "the store did not finish writing within \(timeoutSeconds) s of shutdown")
         }
+        gaveUp.store(true, ordering: .relaxed)
         queue.settle(upTo: .max, all: true)
         loop.execute { self.writer.connection?.close() }
-        readConnection.withLock { $0?.close() }
+        readConnection.withLock { connection in
+            connection?.close()
+            connection = nil
+        }
         group.shutdown()
         reader.withLock { $0.close() }
     }
@@ -184,7 +194,8 @@ public final class PostgresArchive: TransactionArchive {
             if writer.writesSinceRetention >= 10_000 || ContinuousClock.now - writer.lastRetention > .seconds(60) || closing {
                 await applyRetention()
             }
-            if batch.isEmpty {
+            // A save whose kick came while this write was waiting (for retention, say) found it busy: look again.
+            if batch.isEmpty, queue.status.pending == 0 {
                 writer.flushing = false
                 if closing { drained.signal() }
                 return
@@ -192,11 +203,29 @@ public final class PostgresArchive: TransactionArchive {
         }
     }
 
-    /// Writes `batch` in one transaction; counts it written, or lost with the reason.
+    /// Writes `batch` in one transaction, once more on a new connection when the connection was lost
+    /// (a server restarted meanwhile); counts it written, or lost with the reason.
     private func write(_ batch: WriteQueue.Batch) async {
-        let stamp = String(now())
         let records = batch.map { (key: $0.key, json: String(decoding: $0.value(), as: UTF8.self)) }
-        do throws(PostgresError) {
+        for attempt in 1...2 {
+            do throws(PostgresError) {
+                try await write(records)
+                queue.counted(written: batch.count)
+                return
+            } catch {
+                // A connection that failed is dropped: the next write makes a new one.
+                writer.connection?.close()
+                writer.connection = nil
+                if attempt == 1, error.isConnectionLoss, !gaveUp.load(ordering: .relaxed) { continue }
+                onLoss(queue.lost(batch.count, because: error.description), "\(error)")
+                return
+            }
+        }
+    }
+
+    private func write(_ records: [(key: WriteQueue.Key, json: String)]) async throws(PostgresError) {
+        let stamp = String(now())
+        do {
             let connection = try await openConnection()
             let chunks = stride(from: 0, to: records.count, by: Self.rowsPerStatement).map { records[$0..<min($0 + Self.rowsPerStatement, records.count)] }
             if chunks.count > 1 { _ = try await connection.query("BEGIN") }
@@ -216,19 +245,13 @@ public final class PostgresArchive: TransactionArchive {
             }
             if chunks.count > 1 { _ = try await connection.query("COMMIT") }
             writer.removable += added
-            writer.writesSinceRetention += batch.count
-            queue.counted(written: batch.count)
-        } catch {
-            // A connection that failed is dropped: the next batch makes a new one.
-            writer.connection?.close()
-            writer.connection = nil
-            let lost = queue.lost(batch.count, because: error.description)
-            onLoss(lost, "\(error)")
+            writer.writesSinceRetention += records.count
         }
     }
 
     private func openConnection() async throws(PostgresError) -> PostgresConnection {
         if let connection = writer.connection { return connection }
+        guard !gaveUp.load(ordering: .relaxed) else { throw PostgresError(operation: "write", message: "the store is closed") }
         let connection = try await PostgresConnection.connect(url, on: loop)
         // The server keeps what it acknowledged across the harness's crash; `synced` waits for its disk too.
         _ = try await connection.query("SET synchronous_commit = \(durability == .synced ? "on" : "off")")
@@ -300,5 +323,16 @@ final class PostgresReader: @unchecked Sendable {
     func close() {
         PQfinish(connection)
         connection = nil
+    }
+
+    deinit { PQfinish(connection) }
+}
+
+extension PostgresError {
+    /// The connection is gone (its SQLSTATE class 08, the server shutting down 57P0x, or libpq's own
+    /// failure without one): a new connection may succeed where this one failed.
+    var isConnectionLoss: Bool {
+        guard let sqlState else { return true }
+        return sqlState.hasPrefix("08") || sqlState.hasPrefix("57P0")
     }
 }

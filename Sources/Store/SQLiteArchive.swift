@@ -193,6 +193,7 @@ public final class SQLiteArchive: TransactionArchive {
         wake.signal()
         if finished.wait(timeout: .now() + timeoutSeconds) == .timedOut {
             onLoss(status.pending, "the store did not finish writing within \(timeoutSeconds) s of shutdown")
+            queue.settle(upTo: .max, all: true)  // no answer waits for a writer that gave up
         }
     }
 

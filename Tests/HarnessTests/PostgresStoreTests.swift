@@ -60,6 +60,33 @@ struct PostgresStoreTests {
         #expect(await reopened.record(role: "ds", id: "t1199")?.json == Array(#"{"id":"1199"}"#.utf8))
     }
 
+    /// A server that restarts between two batches: the writer's connection is gone, the next batch is
+    /// written on a new one (nothing lost); a query the server does not answer in time fails, it does not hang.
+    @Test(.enabled(if: TemporaryPostgres.missing == nil, Comment(rawValue: TemporaryPostgres.missing ?? "")))
+    func aServerRestartLosesNoBatchAndASilentServerFailsAQueryInTime() async throws {
+        let server = try TemporaryPostgres()
+        defer { server.stop() }
+        let archive = try PostgresArchive(url: server.url, retention: Self.retention, durability: .answered)
+        defer { archive.close(timeoutSeconds: 10) }
+        archive.save(role: "ds", id: "before", { Array(#"{"id":"before"}"#.utf8) })
+        await archive.written()
+        try server.restart()
+        archive.save(role: "ds", id: "after", { Array(#"{"id":"after"}"#.utf8) })
+        await archive.written()
+        #expect(archive.status.written == 2 && archive.status.lost == 0, "\(archive.status)")
+        #expect(try server.psql("SELECT count(*) FROM transactions") == "2")
+
+        let group = EventLoopGroup(loopCount: 1)
+        defer { group.shutdown() }
+        let connection = try await PostgresConnection.connect(server.url, on: group.loops[0], timeoutMilliseconds: 300)
+        do {
+            _ = try await connection.query("SELECT pg_sleep(5)")
+            Issue.record("a query past its time limit succeeded")
+        } catch {
+            #expect(error.description.contains("no answer from the server within 300 ms"), "\(error)")
+        }
+    }
+
     @Test(.enabled(if: TemporaryPostgres.missing == nil, Comment(rawValue: TemporaryPostgres.missing ?? "")))
     func aDatabaseOfAnotherSchemaVersionIsRefusedSayingWhy() throws {
         let server = try TemporaryPostgres()

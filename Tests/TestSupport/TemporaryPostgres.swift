@@ -7,6 +7,8 @@ public final class TemporaryPostgres: @unchecked Sendable {
     public let url: String
     private let directory: String
     private let binaries: String
+    /// The server's options: its socket folder, address and port.
+    private var options = ""
 
     /// Why the PostgreSQL tests are skipped on this machine, or nil when they can run.
     public static let missing: String? = {
@@ -32,8 +34,15 @@ public final class TemporaryPostgres: @unchecked Sendable {
         let port = try Self.freePort()
         url = "postgresql://harness@127.0.0.1:\(port)/postgres"
         try run(binaries + "/initdb", ["-D", directory + "/data", "-A", "trust", "-U", "harness", "-E", "UTF8", "--no-sync"])
-        try run(binaries + "/pg_ctl", ["-D", directory + "/data", "-l", directory + "/log", "-w", "start",
-                                       "-o", "-k \(directory) -c listen_addresses=127.0.0.1 -p \(port) -c fsync=off"])
+        options = "-k \(directory) -c listen_addresses=127.0.0.1 -p \(port) -c fsync=off"
+        try run(binaries + "/pg_ctl", ["-D", directory + "/data", "-l", directory + "/log", "-w", "start", "-o", options])
+    }
+
+    /// Stops the server (cleanly: its connections are closed, what it acknowledged is kept) and starts
+    /// it again on the same port and files.
+    public func restart() throws {
+        try run(binaries + "/pg_ctl", ["-D", directory + "/data", "-m", "fast", "-w", "stop"])
+        try run(binaries + "/pg_ctl", ["-D", directory + "/data", "-l", directory + "/log", "-w", "start", "-o", options])
     }
 
     /// Stops the server at once (as a crash would) or cleanly, and removes its files.

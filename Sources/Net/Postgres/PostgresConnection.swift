@@ -41,6 +41,9 @@ public final class PostgresConnection: LoopHandleOwner, @unchecked Sendable {
     private var waiting: [Query] = []
     private var running: Query?
     private var broken: PostgresError?
+    /// The connection attempt's or the running query's time limit: a server that does not answer fails it, not hangs it.
+    private var deadline: LoopTimer?
+    private let timeoutMilliseconds: UInt64
 
     private struct Query {
         let sql: String
@@ -49,11 +52,15 @@ public final class PostgresConnection: LoopHandleOwner, @unchecked Sendable {
         var last: Result<PostgresRows, PostgresError>?
     }
 
-    private init(loop: EventLoop) { self.loop = loop }
+    private init(loop: EventLoop, timeoutMilliseconds: UInt64) {
+        self.loop = loop
+        self.timeoutMilliseconds = timeoutMilliseconds
+    }
 
     /// Connects to `url` (`postgresql://user@host:port/database`, or libpq's `key=value` form) on `loop`.
-    public static func connect(_ url: String, on loop: EventLoop) async throws(PostgresError) -> PostgresConnection {
-        let connection = PostgresConnection(loop: loop)
+    /// `timeoutMilliseconds` bounds the connection and each query (libpq's own connect_timeout does not act here).
+    public static func connect(_ url: String, on loop: EventLoop, timeoutMilliseconds: UInt64 = 30_000) async throws(PostgresError) -> PostgresConnection {
+        let connection = PostgresConnection(loop: loop, timeoutMilliseconds: timeoutMilliseconds)
         let result = await withCheckedContinuation { (done: CheckedContinuation<Result<Void, PostgresError>, Never>) in
             loop.execute { connection.start(url, done) }
         }
@@ -70,9 +77,11 @@ public final class PostgresConnection: LoopHandleOwner, @unchecked Sendable {
         return try result.get()
     }
 
-    /// Fails what waits and closes the connection; idempotent.
+    /// Fails what waits and closes the connection; idempotent. On the loop at once (a loop that is
+    /// stopping runs no job handed to it later).
     public func close() {
-        loop.execute { self.fail(PostgresError(operation: "close", message: "the connection was closed")) }
+        let closed = PostgresError(operation: "close", message: "the connection was closed")
+        if loop.inLoop { fail(closed) } else { loop.execute { self.fail(closed) } }
     }
 
     // MARK: On the loop
@@ -84,6 +93,7 @@ public final class PostgresConnection: LoopHandleOwner, @unchecked Sendable {
             return fail(PostgresError(operation: "connect", message: connection.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"))
         }
         PQsetnonblocking(connection, 1)
+        startDeadline("connect")
         // libpq's sequence starts as if its poll had asked to write.
         advanceConnect(PGRES_POLLING_WRITING)
     }
@@ -94,7 +104,8 @@ public final class PostgresConnection: LoopHandleOwner, @unchecked Sendable {
         case PGRES_POLLING_OK:
             let done = connecting
             connecting = nil
-            watch(for: 0)
+            stopDeadline()
+            watchWhileIdle()
             done?.resume(returning: .success(()))
             startNext()
         case PGRES_POLLING_READING: watch(for: Int32(UV_READABLE.rawValue))
@@ -107,14 +118,19 @@ public final class PostgresConnection: LoopHandleOwner, @unchecked Sendable {
     private func watch(for events: Int32) {
         guard let connection else { return }
         let socket = PQsocket(connection)
+        guard socket >= 0 else { return fail(PostgresError(operation: "poll", message: String(cString: PQerrorMessage(connection)))) }
         if socket != polledSocket, let old = poll {
             uv_poll_stop(old)
             closeOwnedHandle(old)
             poll = nil
         }
-        if poll == nil, socket >= 0 {
+        if poll == nil {
             let handle = UnsafeMutablePointer<uv_poll_t>.allocate(capacity: 1)
-            uv_poll_init(loop.uvLoop, handle, socket)
+            let initialised = uv_poll_init(loop.uvLoop, handle, socket)
+            guard initialised == 0 else {
+                handle.deallocate()
+                return fail(PostgresError(operation: "poll", message: String(cString: uv_strerror(initialised))))
+            }
             attach(self, to: handle)
             poll = handle
             polledSocket = socket
@@ -128,10 +144,42 @@ public final class PostgresConnection: LoopHandleOwner, @unchecked Sendable {
 
     private func ready(status: Int32, events: Int32) {
         guard let connection else { return }
-        if connecting != nil { return advanceConnect(PQconnectPoll(connection)) }
-        guard status >= 0 else { return fail(PostgresError(operation: "poll", message: String(cString: uv_strerror(status)))) }
+        if connecting != nil {
+            // libpq may close and reopen the socket in its next step: the poll must not be watching it then.
+            if let poll { uv_poll_stop(poll) }
+            return advanceConnect(PQconnectPoll(connection))
+        }
+        guard status >= 0 else {
+            let libpq = String(cString: PQerrorMessage(connection))
+            return fail(PostgresError(operation: "poll", message: libpq.isEmpty ? String(cString: uv_strerror(status)) : libpq))
+        }
+        guard running != nil else { return idleInput() }
         if events & Int32(UV_WRITABLE.rawValue) != 0 { flush() }
         if events & Int32(UV_READABLE.rawValue) != 0 { read() }
+    }
+
+    /// Between queries the socket is watched too: a server that closed the connection (a restart,
+    /// an idle timeout) is seen now, not by the next query.
+    private func watchWhileIdle() { watch(for: Int32(UV_READABLE.rawValue)) }
+
+    private func idleInput() {
+        guard let connection else { return }
+        if PQconsumeInput(connection) == 0 || PQstatus(connection) == CONNECTION_BAD {
+            fail(PostgresError(operation: "read", message: String(cString: PQerrorMessage(connection)), sqlState: "08006"))
+        }
+    }
+
+    private func startDeadline(_ operation: String) {
+        let milliseconds = timeoutMilliseconds
+        deadline?.close()
+        deadline = loop.scheduleTimer(after: milliseconds) { [weak self] in
+            self?.fail(PostgresError(operation: operation, message: "no answer from the server within \(milliseconds) ms", sqlState: "08006"))
+        }
+    }
+
+    private func stopDeadline() {
+        deadline?.close()
+        deadline = nil
     }
 
     private func enqueue(_ query: Query) {
@@ -144,6 +192,7 @@ public final class PostgresConnection: LoopHandleOwner, @unchecked Sendable {
         guard running == nil, connecting == nil, let connection, !waiting.isEmpty else { return }
         let query = waiting.removeFirst()
         running = query
+        startDeadline("query")
         let sent: Int32 = query.parameters.isEmpty
             ? PQsendQuery(connection, query.sql)
             : withCStrings(query.parameters) { values in
@@ -166,21 +215,28 @@ public final class PostgresConnection: LoopHandleOwner, @unchecked Sendable {
     private func read() {
         guard let connection, running != nil else { return }
         guard PQconsumeInput(connection) == 1 else {
-            return fail(PostgresError(operation: "read", message: String(cString: PQerrorMessage(connection))))
+            return fail(PostgresError(operation: "read", message: String(cString: PQerrorMessage(connection)), sqlState: "08006"))
         }
         while PQisBusy(connection) == 0 {
             guard let result = PQgetResult(connection) else {
                 // No more results: the query is done.
                 let query = running
                 running = nil
+                stopDeadline()
                 query?.done.resume(returning: query?.last ?? .failure(PostgresError(operation: "query", message: "no result")))
-                watch(for: 0)
+                watchWhileIdle()
                 return startNext()
             }
-            defer { PQclear(result) }
+            let status = PQresultStatus(result)
+            let rows = Self.rows(of: result)
+            PQclear(result)
+            // COPY is not spoken here: it would keep the connection in its own sub-protocol.
+            if status == PGRES_COPY_IN || status == PGRES_COPY_OUT || status == PGRES_COPY_BOTH {
+                return fail(PostgresError(operation: "query", message: "COPY is not supported by this client"))
+            }
             // The first error stands; rows are the last statement's.
             if case .failure = running?.last { continue }
-            running?.last = Self.rows(of: result)
+            running?.last = rows
         }
     }
 
@@ -204,6 +260,7 @@ public final class PostgresConnection: LoopHandleOwner, @unchecked Sendable {
     /// Fails the connection attempt, the running query and those waiting, and closes the connection.
     private func fail(_ error: PostgresError) {
         broken = broken ?? error
+        stopDeadline()
         connecting?.resume(returning: .failure(error))
         connecting = nil
         running?.done.resume(returning: .failure(error))

@@ -32,6 +32,8 @@ public final class HarnessApp: Sendable {
     public let runs: RunRegistry
     private let logger: Logger
     private let scenarioPath: String
+    /// The roles' calls to each other without a socket (`server.roleCalls: in-process`); nil: over HTTP.
+    private let inProcessCalls: InProcessCalls?
 
     /// Builds the app; relative file paths in `configuration` are resolved against `baseDirectory`.
     /// Fails, naming the file, when the test PKI or the scenario file cannot be read. `now` is the clock the ACS
@@ -40,6 +42,7 @@ public final class HarnessApp: Sendable {
                 logger: Logger = Logger(label: "harness"), now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }) throws {
         self.configuration = configuration
         self.logger = logger
+        inProcessCalls = configuration.server.roleCalls == "in-process" ? InProcessCalls() : nil
         try configuration.checkAdminExposure(source: "configuration")
         func resolve(_ path: String) -> String { path.hasPrefix("/") ? path : baseDirectory + "/" + path }
         let pki = TestPKI(directory: resolve(configuration.pkiDirectory))
@@ -61,9 +64,11 @@ public final class HarnessApp: Sendable {
         group = loops
         do {
             let clientTLS = Self.clientTLS(configuration.tls, pki: pki, resolve: resolve)
+            let inProcess = inProcessCalls
             // One client per role: each waits for its peers as long as its role does.
             func peer(timeoutMs: UInt64) throws -> EMVPeer {
-                EMVPeer(client: try HTTPClient(group: loops, configuration: HTTPClientConfiguration(tls: clientTLS, readTimeoutMilliseconds: timeoutMs)))
+                EMVPeer(client: try HTTPClient(group: loops, configuration: HTTPClientConfiguration(tls: clientTLS, readTimeoutMilliseconds: timeoutMs)),
+                        inProcess: inProcess)
             }
             let capacity = configuration.maxTransactions
             // With the store on, each role keeps in memory its transactions under way and its newest settled ones; the store, all.
@@ -245,6 +250,9 @@ public final class HarnessApp: Sendable {
         } else if let secureBase {
             endpoints.setBaseURL(secureBase)
         }
+        // The roles' calls to these bases are answered in process.
+        let plainBase = server.httpPort.map { "http://\(host):\($0)" }
+        inProcessCalls?.serve(server, at: [plainBase.map { ($0, false) }, secureBase.map { ($0, true) }].compactMap { $0 })
         if configuration.tls.plainHTTPBypassesMutualTLS(configuration.server) {
             logger.warning("mutual TLS is required on HTTPS, but plain HTTP serves every route, /admin too, without a certificate",
                            metadata: ["http": "\(configuration.server.host):\(server.httpPort ?? 0)",

@@ -20,6 +20,9 @@ public struct HarnessConfiguration: Sendable, Equatable {
         public var requestTimeoutMs: UInt64 = 10_000
         public var idleTimeoutMs: UInt64 = 60_000
         public var shutdownGraceMs: UInt64 = 10_000
+        /// How the roles of this process call each other: `http` (over the loopback, as to any peer) or
+        /// `in-process` (no socket: the same route, bytes and faults). A role at an outside URL uses HTTP either way.
+        public var roleCalls = "http"
         public init() {}
     }
 
@@ -224,6 +227,9 @@ public struct HarnessConfiguration: Sendable, Equatable {
         guard StoreDurability(rawValue: store.durability) != nil else {
             throw Invalid("store.durability: \"\(store.durability)\" is not \(StoreDurability.allCases.map(\.rawValue).joined(separator: ", "))")
         }
+        guard ["http", "in-process"].contains(server.roleCalls) else {
+            throw Invalid("server.roleCalls: \"\(server.roleCalls)\" is not http or in-process")
+        }
         guard ["text", "json"].contains(logging.format) else {
             throw Invalid("logging.format: \"\(logging.format)\" is not text or json")
         }
@@ -331,7 +337,7 @@ extension HarnessConfiguration.Server: KeyTableDecodable {
     public static var keys: [TableKey<Self>] {
         [.key("host", \.host), .key("httpPort", \.httpPort), .key("httpsPort", \.httpsPort), .key("loops", \.loops),
          .key("maxHeaderBytes", \.maxHeaderBytes), .key("maxBodyBytes", \.maxBodyBytes), .key("requestTimeoutMs", \.requestTimeoutMs),
-         .key("idleTimeoutMs", \.idleTimeoutMs), .key("shutdownGraceMs", \.shutdownGraceMs)]
+         .key("idleTimeoutMs", \.idleTimeoutMs), .key("shutdownGraceMs", \.shutdownGraceMs), .key("roleCalls", \.roleCalls)]
     }
 }
 

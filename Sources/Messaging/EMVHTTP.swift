@@ -68,11 +68,25 @@ public enum PeerFailure: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// Sends EMV messages to other parties over HTTP(S) and reads their answers.
+/// Sends EMV messages to other parties over HTTP(S) and reads their answers; to a role of this
+/// process in process, when `inProcess` is given (the same route, bytes and faults, no socket).
 public struct EMVPeer: Sendable {
     public let client: HTTPClient
+    public let inProcess: InProcessCalls?
 
-    public init(client: HTTPClient) { self.client = client }
+    public init(client: HTTPClient, inProcess: InProcessCalls? = nil) {
+        self.client = client
+        self.inProcess = inProcess
+    }
+
+    /// POSTs `body` to `url`: in process when it is this process's, else over HTTP.
+    private func post(_ url: String, body: [UInt8], headers: HTTPHeaders = [:]) async throws(HTTPClientError) -> HTTPResponse {
+        if let inProcess, let answer = try await inProcess.post(url, body: body, contentType: "application/json", headers: headers,
+                                                                 readTimeoutMilliseconds: client.configuration.readTimeoutMilliseconds) {
+            return answer
+        }
+        return try await client.post(url, body: body, headers: headers)
+    }
 
     /// Posts `message` to `url` and reads the answer with `read`, or as an `Erro`.
     public func exchange<Message: Sendable>(_ message: JSONValue, url: String,
@@ -84,7 +98,7 @@ public struct EMVPeer: Sendable {
     public func exchange<Message: Sendable>(bytes: [UInt8], url: String, headers: HTTPHeaders = [:],
                                             read: ([UInt8]) throws(InvalidMessage) -> Message) async throws(PeerFailure) -> PeerAnswer<Message> {
         let response: HTTPResponse
-        do { response = try await client.post(url, body: bytes, headers: headers) } catch {
+        do { response = try await post(url, body: bytes, headers: headers) } catch {
             throw .unreachable(url: url, error)
         }
         guard (200..<300).contains(response.status.code) else {
@@ -110,7 +124,7 @@ extension EMVPeer {
     /// else why not, for the transaction record.
     public func notify(_ erro: ErroMessage, url: String) async -> String? {
         do {
-            let response = try await client.post(url, body: JSONWriter.write(erro.json))
+            let response = try await post(url, body: JSONWriter.write(erro.json))
             return (200..<300).contains(response.status.code) ? nil : "HTTP \(response.status.code)"
         } catch {
             return "\(error)"

@@ -1,0 +1,98 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// Where this process's roles call each other without a socket. A POST to one of the server's own
+/// base URLs is answered by its router in process: the same route, guards, handler, answer gate and
+/// metrics as over HTTP, the same bytes and headers. A fault on the way reaches the caller as its
+/// HTTP client would have seen it: an answer withheld is a read time-out after the client's limit,
+/// a connection cut mid-answer is a closed connection.
+public final class InProcessCalls: Sendable {
+    private struct Target {
+        var server: HTTPServer?
+        var bases: [(prefix: String, isSecure: Bool)] = []
+    }
+
+    private let target = Mutex(Target())
+
+    public init() {}
+
+    /// Answers the calls with `server`, reached at `bases` (its plain and TLS base URLs, no trailing slash).
+    public func serve(_ server: HTTPServer, at bases: [(prefix: String, isSecure: Bool)]) {
+        target.withLock { $0 = Target(server: server, bases: bases) }
+    }
+
+    /// The answer to a POST of `body` to `url` when `url` is this process's; nil when it is not (the caller uses HTTP).
+    public func post(_ url: String, body: [UInt8], contentType: String, headers: HTTPHeaders,
+                     readTimeoutMilliseconds: UInt64) async throws(HTTPClientError) -> HTTPResponse? {
+        let found = target.withLock { target -> (HTTPServer, String, Bool)? in
+            guard let server = target.server else { return nil }
+            for base in target.bases where url.hasPrefix(base.prefix) {
+                let rest = String(url.dropFirst(base.prefix.count))
+                // The base's own port or path, not a longer one that shares its prefix (":8080" and ":80801").
+                guard rest.isEmpty || rest.hasPrefix("/") || rest.hasPrefix("?") else { continue }
+                return (server, rest.isEmpty ? "/" : rest, base.isSecure)
+            }
+            return nil
+        }
+        guard let (server, path, isSecure) = found else { return nil }
+        var requestHeaders = headers
+        requestHeaders.set("Content-Type", contentType)
+        requestHeaders.set("Content-Length", String(body.count))
+        let response = await server.answer(HTTPRequest(method: .post, target: path, headers: requestHeaders, body: body), isSecure: isSecure)
+        switch response.delivery {
+        case .complete:
+            return response
+        case .withheld:
+            try? await Task.sleep(for: .milliseconds(readTimeoutMilliseconds))
+            throw .readTimedOut(milliseconds: readTimeoutMilliseconds)
+        case .cut:
+            throw .connectionClosed(reason: "the connection closed in the middle of the answer")
+        }
+    }
+}
+
+extension HTTPServer {
+    /// Answers `request` as a connection of this server would, without one.
+    func answer(_ request: HTTPRequest, isSecure: Bool) async -> HTTPResponse {
+        let started = ContinuousClock.now
+        let router = shared.router
+        let resolution = router.resolve(request.method, path: request.path)
+        var route = AnsweredRequest.unmatched
+        var response: HTTPResponse
+        if let refusal = router.refusal(of: request) {
+            response = refusal.response
+        } else {
+            switch resolution {
+            case .notFound:
+                response = HTTPError(.notFound, "no route for \(request.path)").response
+            case .methodNotAllowed(let allowed):
+                let allow = allowed.map(\.rawValue).joined(separator: ", ")
+                response = HTTPError(.methodNotAllowed, "\(request.method) is not allowed on \(request.path); use \(allow)", headers: ["Allow": allow]).response
+            case .found(let handler, let parameters, let pattern):
+                route = pattern
+                // Handlers run on a loop (they may set timers on it): the caller's, or the next one.
+                let loop = EventLoop.current ?? group.next()
+                let context = RequestContext(parameters: parameters, loop: loop, peer: "in-process", clientCertificateSubject: nil,
+                                             isSecure: isSecure, logger: shared.logger)
+                do {
+                    response = try await withTaskExecutorPreference(loop) {
+                        switch handler {
+                        case .sync(let handle): try handle(request, context)
+                        case .async(let handle): try await handle(request, context)
+                        }
+                    }
+                } catch let error as HTTPError {
+                    response = error.response
+                } catch {
+                    shared.logger.error("handler failed", metadata: ["peer": "in-process", "error": "\(error)"])
+                    response = HTTPError(.internalServerError, "internal error; the harness log has the details").response
+                }
+                if request.method != .get, request.method != .head, let gate = router.answerGate { await gate() }
+            }
+        }
+        shared.observer?.answered(AnsweredRequest(route: route, method: request.method, status: response.status,
+                                                  duration: .now - started, annotation: response.annotation))
+        return response
+    }
+}

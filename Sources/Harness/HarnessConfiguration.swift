@@ -20,9 +20,9 @@ public struct HarnessConfiguration: Sendable, Equatable {
         public var requestTimeoutMs: UInt64 = 10_000
         public var idleTimeoutMs: UInt64 = 60_000
         public var shutdownGraceMs: UInt64 = 10_000
-        /// How the roles of this process call each other: `http` (over the loopback, as to any peer) or
-        /// `in-process` (no socket: the same route, bytes and faults). A role at an outside URL uses HTTP either way.
-        public var roleCalls = "http"
+        /// How the roles of this process call each other: `in-process` (no socket: the same route, bytes and
+        /// faults) or `http` (over the loopback, as to any peer). A role at an outside URL uses HTTP either way.
+        public var roleCalls = "in-process"
         public init() {}
     }
 

@@ -33,7 +33,7 @@ final class RunningHarness: Sendable {
         configuration.server.httpsPort = nil
         configuration.server.loops = 2
         (configuration.tls.certificate, configuration.tls.privateKey) = testTLSServer
-        // `./harness test` runs these tests a second time with the roles calling each other in process.
+        // `./harness test` runs these tests a second time with the roles calling each other over HTTP.
         if let calls = ProcessInfo.processInfo.environment["THREEDS_HARNESS_TEST_ROLE_CALLS"] { configuration.server.roleCalls = calls }
         configure(&configuration)
         app = try HarnessApp(configuration: configuration, baseDirectory: repositoryRoot, logger: silentLogger, now: now)

@@ -1,7 +1,7 @@
-public import EMV3DS
-public import EMVCrypto
+import EMV3DS
+import EMVCrypto
 import Foundation
-public import JOSE
+import JOSE
 import JSON
 import Net
 

@@ -28,6 +28,8 @@ public final class HarnessMetrics: HTTPServerObserver {
     private let archivePending: Gauge
     private let loadDrawn: SeriesCache<String, Gauge>
     private let loadLatency: SeriesCache<LoadLatencySeries, Gauge>
+    /// The scenarios and legs a load mix has shown: a later mix, or none, sets theirs to 0 rather than leave them stale.
+    private let loadSeriesShown = Mutex<(scenarios: Set<String>, legs: Set<String>)>(([], []))
 
     /// Upper bounds of the latency buckets: a frictionless AReq takes about a millisecond, a
     /// scripted `latency` fault or a slow peer up to the roles' timeouts.
@@ -99,10 +101,16 @@ public final class HarnessMetrics: HTTPServerObserver {
     public func exposition(storedTransactions: [(role: String, count: Int)], archive: ArchiveStatus?, loadMix: LoadMixBoard.Summary? = nil) -> [UInt8] {
         for (role, count) in storedTransactions { stored[role].set(Int64(count)) }
         if let loadMix {
-            for (scenario, count) in loadMix.byScenario { loadDrawn[scenario].set(Int64(count)) }
-            for (leg, added) in loadMix.latency {
-                loadLatency[LoadLatencySeries(leg: leg.rawValue, quantile: "0.5")].set(Double(added.p50) / 1000)
-                loadLatency[LoadLatencySeries(leg: leg.rawValue, quantile: "0.99")].set(Double(added.p99) / 1000)
+            let legs = Dictionary(uniqueKeysWithValues: loadMix.latency.map { ($0.key.rawValue, $0.value) })
+            let shown = loadSeriesShown.withLock { shown in
+                shown.scenarios.formUnion(loadMix.byScenario.keys)
+                shown.legs.formUnion(legs.keys)
+                return shown
+            }
+            for scenario in shown.scenarios { loadDrawn[scenario].set(Int64(loadMix.byScenario[scenario] ?? 0)) }
+            for leg in shown.legs {
+                loadLatency[LoadLatencySeries(leg: leg, quantile: "0.5")].set(Double(legs[leg]?.p50 ?? 0) / 1000)
+                loadLatency[LoadLatencySeries(leg: leg, quantile: "0.99")].set(Double(legs[leg]?.p99 ?? 0) / 1000)
             }
         }
         if let archive {

@@ -57,6 +57,8 @@ struct LoadMixTests {
             #expect(ended["drawn"]?.numberText == "20" && ended["active"] == .bool(true))
             for _ in 0..<3 { #expect(try await harness.postMessage("/ds/areq", try appAReq(pan: "4111111111111111"))["transStatus"]?.stringValue == "Y") }
             #expect(try JSONReader.parse(try await harness.get("/admin/load-mix").body).value["active"] == .bool(false))
+            // Nothing in force: the gauges say 0, not the last mix's counts.
+            #expect(try await harness.get("/metrics").bodyText.contains(#"threeds_load_mix_drawn_transactions{scenario="frictionless-n"} 0"#))
         }
     }
 

@@ -3,7 +3,6 @@ public import EMVCrypto
 import Faults
 import Foundation
 import JOSE
-import Synchronization
 import JSON
 public import Logging
 public import Messaging
@@ -11,6 +10,7 @@ public import Net
 public import Journal
 public import Scenarios
 public import Store
+import Synchronization
 
 /// What the DS answers for a PAN outside every card range.
 public enum OutOfRangeAnswer: Sendable, Equatable {

@@ -7,7 +7,7 @@ import Synchronization
 /// 3 % a DS Erro, 2 % an ACS timeout, the ACS answering in 40 ms at the median and 400 ms at p99.
 /// Deterministic under its seed: the n-th transaction drawn gets the same scenario and latencies
 /// in every run with the same seed.
-public struct LoadMix: Sendable, Equatable {
+public struct LoadMix: Sendable {
     public struct Share: Sendable, Equatable {
         public let scenario: String
         public let weight: Double
@@ -35,11 +35,6 @@ public struct LoadMix: Sendable, Equatable {
         self.seed = seed
         self.cardRange = cardRange
         self.latency = latency
-    }
-
-    public static func == (lhs: LoadMix, rhs: LoadMix) -> Bool {
-        lhs.shares == rhs.shares && lhs.seed == rhs.seed && lhs.cardRange?.start == rhs.cardRange?.start
-            && lhs.cardRange?.end == rhs.cardRange?.end && lhs.latency == rhs.latency
     }
 
     /// What the `index`th transaction drawn plays: a share's scenario, and the milliseconds added per leg.
@@ -147,17 +142,12 @@ public final class LoadMixBoard: Sendable {
     /// What the mix in force has drawn.
     public var summary: Summary { state.withLock { Self.summary($0) } }
 
-    public struct Summary: Sendable, Equatable {
+    public struct Summary: Sendable {
         public let mix: LoadMix?
         public let drawn: UInt64
         public let byScenario: [String: Int]
         /// Per leg: how many of the newest latencies are counted, their median and 99th percentile (ms).
         public let latency: [FaultLeg: (count: Int, p50: Int, p99: Int)]
-
-        public static func == (lhs: Summary, rhs: Summary) -> Bool {
-            lhs.mix == rhs.mix && lhs.drawn == rhs.drawn && lhs.byScenario == rhs.byScenario
-                && lhs.latency.mapValues { [$0.count, $0.p50, $0.p99] } == rhs.latency.mapValues { [$0.count, $0.p50, $0.p99] }
-        }
     }
 
     private static func summary(_ state: State) -> Summary {

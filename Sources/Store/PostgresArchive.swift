@@ -184,7 +184,7 @@ public final class PostgresArchive: TransactionArchive {
     }
 
     private func writeWhatIsQueued() async {
-        let window = SQLiteArchive.batchWindowSeconds(durability)
+        let window = durability.batchWindowSeconds
         if window > 0, !queue.isClosing { try? await Task.sleep(for: .seconds(window)) }
         while true {
             let (batch, upTo, closing) = queue.takeBatch()
@@ -225,28 +225,26 @@ public final class PostgresArchive: TransactionArchive {
 
     private func write(_ records: [(key: WriteQueue.Key, json: String)]) async throws(PostgresError) {
         let stamp = String(now())
-        do {
-            let connection = try await openConnection()
-            let chunks = stride(from: 0, to: records.count, by: Self.rowsPerStatement).map { records[$0..<min($0 + Self.rowsPerStatement, records.count)] }
-            if chunks.count > 1 { _ = try await connection.query("BEGIN") }
-            var added: Int64 = 0
-            for chunk in chunks {
-                let values = chunk.indices.map { index in
-                    let base = (index - chunk.startIndex) * 4
-                    return "($\(base + 1), $\(base + 2), $\(base + 3), $\(base + 4))"
-                }.joined(separator: ", ")
-                let parameters: [String?] = chunk.flatMap { [$0.key.role, $0.key.id, stamp, $0.json] }
-                let rows = try await connection.query("""
-                    INSERT INTO transactions (role, id, updated, record) VALUES \(values)
-                    ON CONFLICT (role, id) DO UPDATE SET updated = EXCLUDED.updated, record = EXCLUDED.record
-                    RETURNING role, (xmax = 0) AS inserted
-                    """, parameters)
-                added += Int64(rows.rows.filter { $0[1] == "t" && !retention.keptRoles.contains($0[0] ?? "") }.count)
-            }
-            if chunks.count > 1 { _ = try await connection.query("COMMIT") }
-            writer.removable += added
-            writer.writesSinceRetention += records.count
+        let connection = try await openConnection()
+        let chunks = stride(from: 0, to: records.count, by: Self.rowsPerStatement).map { records[$0..<min($0 + Self.rowsPerStatement, records.count)] }
+        if chunks.count > 1 { _ = try await connection.query("BEGIN") }
+        var added: Int64 = 0
+        for chunk in chunks {
+            let values = chunk.indices.map { index in
+                let base = (index - chunk.startIndex) * 4
+                return "($\(base + 1), $\(base + 2), $\(base + 3), $\(base + 4))"
+            }.joined(separator: ", ")
+            let parameters: [String?] = chunk.flatMap { [$0.key.role, $0.key.id, stamp, $0.json] }
+            let rows = try await connection.query("""
+                INSERT INTO transactions (role, id, updated, record) VALUES \(values)
+                ON CONFLICT (role, id) DO UPDATE SET updated = EXCLUDED.updated, record = EXCLUDED.record
+                RETURNING role, (xmax = 0) AS inserted
+                """, parameters)
+            added += Int64(rows.rows.filter { $0[1] == "t" && !retention.keptRoles.contains($0[0] ?? "") }.count)
         }
+        if chunks.count > 1 { _ = try await connection.query("COMMIT") }
+        writer.removable += added
+        writer.writesSinceRetention += records.count
     }
 
     private func openConnection() async throws(PostgresError) -> PostgresConnection {

@@ -45,10 +45,6 @@ public final class SQLiteArchive: TransactionArchive {
     /// The writer thread's name, as /proc/PID/task/TID/comm shows it.
     public static let writerThreadName = "store-writer"
 
-    /// How long the writer lets changes gather after the first: a record is on disk this much
-    /// later than in memory at most (plus the write), and a batch holds what came meanwhile.
-    /// None when answers wait for their writes: what came during a write is the next batch.
-    static func batchWindowSeconds(_ durability: StoreDurability) -> Double { durability == .behind ? 0.25 : 0 }
 
     /// The schema this code reads and writes (`PRAGMA user_version`). 2: records in a rowid
     /// table, appended in the order written, found by a unique index on (role, id). Version 1 kept
@@ -214,7 +210,7 @@ public final class SQLiteArchive: TransactionArchive {
         while true {
             // Wakes for work, or once a second for retention and to see a close; then lets a
             // batch gather: one commit per window, not one per record, is what keeps the store cheap.
-            let window = Self.batchWindowSeconds(durability)
+            let window = durability.batchWindowSeconds
             if wake.wait(timeout: .now() + 1) == .success, window > 0, !queue.isClosing {
                 Thread.sleep(forTimeInterval: window)
             }

@@ -39,6 +39,11 @@ public enum StoreDurability: String, Sendable, CaseIterable {
     case answered
     /// As `answered`, and each write flushed to the disk (`fsync`): what was answered survives the machine's crash too.
     case synced
+
+    /// How long a writer lets changes gather after the first: a record is on disk this much later than in memory at
+    /// most (plus the write), and a batch holds what came meanwhile. None when answers wait for their writes:
+    /// what came during a write is the next batch.
+    var batchWindowSeconds: Double { self == .behind ? 0.25 : 0 }
 }
 
 /// Where transaction records outlive the process. Saving never blocks: records are queued,

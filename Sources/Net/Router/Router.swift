@@ -29,9 +29,38 @@ public struct Router: Sendable {
         case notFound
     }
 
+    /// Where a request goes, `route` as metrics name it (``AnsweredRequest/unmatched`` when none matched).
+    enum Routing {
+        /// Refused by a guard, or no route takes it: this is the answer.
+        case answer(HTTPResponse, route: String)
+        case handler(RouteHandler, parameters: [String: String], route: String)
+    }
+
+    /// The guards, then the route: what a connection and an in-process call both do with a request.
+    func routing(_ request: HTTPRequest) -> Routing {
+        let resolution = resolve(request.method, path: request.path)
+        let route = if case .found(_, _, let route) = resolution { route } else { AnsweredRequest.unmatched }
+        if let refusal = refusal(of: request) { return .answer(refusal.response, route: route) }
+        switch resolution {
+        case .notFound:
+            return .answer(HTTPError(.notFound, "no route for \(request.path)").response, route: route)
+        case .methodNotAllowed(let allowed):
+            let allow = allowed.map(\.rawValue).joined(separator: ", ")
+            return .answer(HTTPError(.methodNotAllowed, "\(request.method) is not allowed on \(request.path); use \(allow)",
+                                     headers: ["Allow": allow]).response, route: route)
+        case .found(let handler, let parameters, _):
+            return .handler(handler, parameters: parameters, route: route)
+        }
+    }
+
     /// Awaited after the handler of a request that may change state (any method but GET and HEAD)
     /// and before its answer is sent: the store's writes of what the handler did (`store.durability`).
     public var answerGate: (@Sendable () async -> Void)?
+
+    /// The answer gate for `request`: none for one that changes nothing.
+    func gate(of request: HTTPRequest) -> (@Sendable () async -> Void)? {
+        request.method == .get || request.method == .head ? nil : answerGate
+    }
 
     /// Checks run before any route under a first path segment (`/admin/...`), found or not.
     private var guards: [Substring: RequestGuard] = [:]

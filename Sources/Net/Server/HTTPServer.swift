@@ -8,6 +8,14 @@ final class ServerShared: Sendable {
     let router: Router
     let logger: Logger
     let observer: (any HTTPServerObserver)?
+    /// The answer for a handler's error: an HTTPError as it is; anything else is a 500 that
+    /// names no internals (paths, URLs, library messages): those go to the log.
+    func response(for error: Error, peer: String) -> HTTPResponse {
+        if let error = error as? HTTPError { return error.response }
+        logger.error("handler failed", metadata: ["peer": "\(peer)", "error": "\(error)"])
+        return HTTPError(.internalServerError, "internal error; the harness log has the details").response
+    }
+
     /// Connections from these ports are this process's roles calling each other.
     let ownClientPorts: OwnClientPorts
     /// Read on every response: an atomic, not a lock.

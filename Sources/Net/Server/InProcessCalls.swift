@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import Synchronization
 
 /// Where this process's roles call each other without a socket. A POST to one of the server's own
@@ -56,40 +55,28 @@ extension HTTPServer {
     /// Answers `request` as a connection of this server would, without one.
     func answer(_ request: HTTPRequest, isSecure: Bool) async -> HTTPResponse {
         let started = ContinuousClock.now
-        let router = shared.router
-        let resolution = router.resolve(request.method, path: request.path)
-        var route = AnsweredRequest.unmatched
         var response: HTTPResponse
-        if let refusal = router.refusal(of: request) {
-            response = refusal.response
-        } else {
-            switch resolution {
-            case .notFound:
-                response = HTTPError(.notFound, "no route for \(request.path)").response
-            case .methodNotAllowed(let allowed):
-                let allow = allowed.map(\.rawValue).joined(separator: ", ")
-                response = HTTPError(.methodNotAllowed, "\(request.method) is not allowed on \(request.path); use \(allow)", headers: ["Allow": allow]).response
-            case .found(let handler, let parameters, let pattern):
-                route = pattern
-                // Handlers run on a loop (they may set timers on it): the caller's, or the next one.
-                let loop = EventLoop.current ?? group.next()
-                let context = RequestContext(parameters: parameters, loop: loop, peer: "in-process", clientCertificateSubject: nil,
-                                             isSecure: isSecure, logger: shared.logger)
-                do {
-                    response = try await withTaskExecutorPreference(loop) {
-                        switch handler {
-                        case .sync(let handle): try handle(request, context)
-                        case .async(let handle): try await handle(request, context)
-                        }
+        let route: String
+        switch shared.router.routing(request) {
+        case .answer(let answer, let pattern):
+            (response, route) = (answer, pattern)
+        case .handler(let handler, let parameters, let pattern):
+            route = pattern
+            // Handlers run on a loop (they may set timers on it): the caller's, or the next one.
+            let loop = EventLoop.current ?? group.next()
+            let context = RequestContext(parameters: parameters, loop: loop, peer: "in-process", clientCertificateSubject: nil,
+                                         isSecure: isSecure, logger: shared.logger)
+            do {
+                response = try await withTaskExecutorPreference(loop) {
+                    switch handler {
+                    case .sync(let handle): try handle(request, context)
+                    case .async(let handle): try await handle(request, context)
                     }
-                } catch let error as HTTPError {
-                    response = error.response
-                } catch {
-                    shared.logger.error("handler failed", metadata: ["peer": "in-process", "error": "\(error)"])
-                    response = HTTPError(.internalServerError, "internal error; the harness log has the details").response
                 }
-                if request.method != .get, request.method != .head, let gate = router.answerGate { await gate() }
+            } catch {
+                response = shared.response(for: error, peer: "in-process")
             }
+            if let gate = shared.router.gate(of: request) { await gate() }
         }
         shared.observer?.answered(AnsweredRequest(route: route, method: request.method, status: response.status,
                                                   duration: .now - started, annotation: response.annotation))

@@ -109,24 +109,19 @@ final class ServerConnection {
     private func dispatch(_ message: ParsedMessage) {
         let request = HTTPRequest(method: message.method, target: message.target, headers: message.headers,
                                   body: message.body, versionMinor: message.versionMinor)
-        let resolution = shared.router.resolve(request.method, path: request.path)
+        let routing = shared.router.routing(request)
         if shared.observer != nil {
-            let route = if case .found(_, _, let route) = resolution { route } else { AnsweredRequest.unmatched }
+            let route = switch routing { case .answer(_, let route), .handler(_, _, let route): route }
             handling = (route, request.method, .now)
         }
-        if let refusal = shared.router.refusal(of: request) { return respond(refusal.response, to: message) }
-        switch resolution {
-        case .notFound:
-            respond(HTTPError(.notFound, "no route for \(request.path)").response, to: message)
-        case .methodNotAllowed(let allowed):
-            let allow = allowed.map(\.rawValue).joined(separator: ", ")
-            respond(HTTPError(.methodNotAllowed, "\(request.method) is not allowed on \(request.path); use \(allow)",
-                              headers: ["Allow": allow]).response, to: message)
-        case .found(let handler, let parameters, _):
+        switch routing {
+        case .answer(let response, _):
+            respond(response, to: message)
+        case .handler(let handler, let parameters, _):
             let context = RequestContext(parameters: parameters, loop: channel.loop, peer: peer,
                                          clientCertificateSubject: clientCertificateSubject,
                                          isSecure: channel.tls != nil, logger: shared.logger)
-            switch (handler, gate(of: request)) {
+            switch (handler, shared.router.gate(of: request)) {
             case (.sync(let handle), nil):
                 respond(run { try handle(request, context) }, to: message)
             case (.sync(let handle), let gate?):
@@ -135,11 +130,6 @@ final class ServerConnection {
                 startTask(gate.map { Self.gated(handle, by: $0) } ?? handle, request, context, message)
             }
         }
-    }
-
-    /// The router's answer gate, for a request that may change state.
-    private func gate(of request: HTTPRequest) -> (@Sendable () async -> Void)? {
-        request.method == .get || request.method == .head ? nil : shared.router.answerGate
     }
 
     /// `handle`, its answer (or its error) held until `gate` returns.
@@ -177,13 +167,7 @@ final class ServerConnection {
         do { return try body() } catch { return response(for: error) }
     }
 
-    /// The answer for a handler's error: an HTTPError as it is; anything else is a 500 that
-    /// names no internals (paths, URLs, library messages): those go to the log.
-    private func response(for error: Error) -> HTTPResponse {
-        if let error = error as? HTTPError { return error.response }
-        shared.logger.error("handler failed", metadata: ["peer": "\(peer)", "error": "\(error)"])
-        return HTTPError(.internalServerError, "internal error; the harness log has the details").response
-    }
+    private func response(for error: Error) -> HTTPResponse { shared.response(for: error, peer: peer) }
 
     private func respond(_ response: HTTPResponse, to message: ParsedMessage?) {
         guard channel.isOpen else { return }

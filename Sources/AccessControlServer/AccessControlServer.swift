@@ -47,22 +47,32 @@ public final class AccessControlServer: Sendable {
     /// Why the 3DS Method's form was refused, by the threeDSServerTransID it could still be read for:
     /// graded on that transaction when its AReq comes (`method.data`).
     let methodRefusals = TransactionStore<String>(capacity: ThreeDSMethodVisit.capacity)
+    /// Where the 3DS Method's visits go for the other instances when several share the store: the browser's
+    /// method and its AReq may reach two of them. Nil for one instance.
+    let sharedStore: (any TransactionArchive)?
     /// Where the ACS writes each CReq and CRes in plaintext and the checks of the SDK; nil when nobody reads them.
     let journal: Journal?
     let logger: Logger
 
     public init(settings: AccessControlServerSettings, scenarios: ScenarioSource, peer: EMVPeer, endpoints: LocalEndpoints,
-                capacity: Int = 100_000, archive: (any TransactionArchive)? = nil, inMemory: Int? = nil, journal: Journal? = nil,
-                logger: Logger) {
+                capacity: Int = 100_000, archive: (any TransactionArchive)? = nil, inMemory: Int? = nil, sharedStore: Bool = false,
+                journal: Journal? = nil, logger: Logger) {
         self.journal = journal
+        self.sharedStore = sharedStore ? archive : nil
         self.settings = settings
         self.scenarios = scenarios
         self.peer = peer
         self.endpoints = endpoints
         // A challenge evicted for room ends with its timer, not at its time limit.
-        transactions = TransactionStore(capacity: capacity, archive: archive, role: "acs", memoryBound: inMemory) { $0.stopTimer() }
+        transactions = TransactionStore(capacity: capacity, archive: archive, role: Self.role, memoryBound: inMemory) { $0.stopTimer() }
         self.logger = logger
     }
+
+    /// The store's name of this role's records.
+    public static let role = "acs"
+
+    /// True when this instance holds the transaction `acsTransID` in memory.
+    public func holds(_ acsTransID: String) -> Bool { transactions.contains(acsTransID) }
 
     public func register(on router: inout Router) {
         router.emv(ACSPaths.aReq, receives: .aReq) { request async in await self.authenticate(request) }
@@ -83,6 +93,7 @@ public final class AccessControlServer: Sendable {
         }
         var scenario = scenarios.scenario(for: TransactionFacts(areq), transaction: areq["dsTransID"])
         if areq.deviceChannel == DeviceChannel.browser.rawValue {
+            await fetchSharedMethodVisit(areq.threeDSServerTransID)
             journal?.check(areq["dsTransID"], threeDSCompIndCheck(areq, script: scenario.threeDSMethod))
             if let refusal = methodRefusals.get(areq.threeDSServerTransID) {
                 journal?.check(areq["dsTransID"], .fail(.threeDSMethodData, refusal))
@@ -133,7 +144,7 @@ public final class AccessControlServer: Sendable {
             transaction.sdkTimeout = SDKTimeout(minutes: minutes, challengeStart: settings.now())
         }
         transactions.put(acsTransID, transaction)
-        schedule(plan, for: acsTransID)
+        schedule(plan, for: transaction)
         logger.debug("ARes", metadata: ["scenario": "\(scenario.name)", "transStatus": "\(ares.transStatus.rawValue)", "acsTransID": "\(acsTransID)"])
         return await FaultyAnswer.answer(ares.json, faults: scenario.faults.on(.accessControlServer), from: .acs)
     }
@@ -164,19 +175,59 @@ public final class AccessControlServer: Sendable {
     }
 
     /// What happens later: a challenge's time limit, or the decoupled authentication's result after its delay.
-    private func schedule(_ plan: Outcome.Plan, for acsTransID: String) {
+    private func schedule(_ plan: Outcome.Plan, for transaction: Transaction) {
+        let acsTransID = transaction.ids.acsTransID ?? ""
         switch plan {
         case .challenge:
             startTimer(acsTransID)
         case .decoupled(let script):
             guard let delay = script.delay else { return }
+            let result = ChallengeResult(transStatus: script.status, reason: script.reason, interactions: 0)
+            // With instances sharing the store, the result is a job too: another instance sends it if this one dies first.
+            let job = sharedStore.map { store in
+                let job = Self.resultJob(transaction, result, due: SQLiteArchive.wallClock() + Int64(delay * 1000))
+                store.schedule(job)
+                return job
+            }
             Task { [self] in
                 try? await Task.sleep(for: .seconds(delay))
-                await finish(acsTransID, with: ChallengeResult(transStatus: script.status, reason: script.reason, interactions: 0))
+                if let job, let sharedStore, await !sharedStore.claimJob(id: job.id) { return }  // another instance sent it
+                await finish(acsTransID, with: result)
             }
         case .final:
             break
         }
+    }
+
+    /// The job kind of a decoupled result another instance may send.
+    public static let resultJobKind = "acs.rreq"
+
+    /// The RReq of `result` as a job: everything an instance that does not hold the transaction needs to send it.
+    static func resultJob(_ transaction: Transaction, _ result: ChallengeResult, due: Int64) -> ScheduledJob {
+        var ended = transaction
+        ended.result = result
+        ended.transStatus = result.transStatus
+        let payload = JSONValue.object([("rreq", ended.rreq(for: result).json), ("resultsURL", .string(transaction.resultsURL))])
+        return ScheduledJob(id: "\(resultJobKind):\(transaction.ids.acsTransID ?? "")", kind: resultJobKind, due: due, payload: JSONWriter.write(payload))
+    }
+
+    /// Runs a job of this ACS that another instance scheduled and never ran (it died): sends the decoupled result it holds.
+    public func runOrphaned(_ job: ScheduledJob) async {
+        guard job.kind == Self.resultJobKind, let payload = try? JSONReader.parse(job.payload).value,
+              let rreq = payload["rreq"], let url = payload["resultsURL"]?.stringValue else {
+            return logger.error("a job this ACS cannot run", metadata: ["id": "\(job.id)", "kind": "\(job.kind)"])
+        }
+        let delivery: String
+        do {
+            switch try await peer.exchange(rreq, url: url, read: { bytes throws(InvalidMessage) in try RRes(bytes: bytes) }) {
+            case .message(let rres): delivery = "RRes resultsStatus \(rres.resultsStatus.rawValue)"
+            case .erro(let erro): delivery = "Erro \(erro.errorCode.rawValue): \(erro.errorDescription)"
+            }
+        } catch {
+            delivery = "no RRes: \(error)"
+        }
+        logger.info("RReq of a transaction whose instance is gone sent", metadata: [
+            "acsTransID": "\(rreq["acsTransID"]?.stringValue ?? "-")", "delivery": "\(delivery)", "job": "\(job.id)"])
     }
 
     /// An Erro from the DS about this ACS's ARes (its own, or the 3DS Server's passed on):

@@ -37,7 +37,7 @@ struct BrowserChallenge: Sendable {
 /// sends the RReq through the DS, then answers a page that posts the final CRes (`cres`) and the
 /// session data to the notificationURL.
 extension AccessControlServer {
-    static let browserChallengePath = "/acs/browser/challenge"
+    public static let browserChallengePath = "/acs/browser/challenge"
 
     func registerBrowserChallenge(on router: inout Router) {
         router.post(Self.browserChallengePath) { request, _ async in await self.browserCReq(request) }

@@ -40,10 +40,15 @@ extension AccessControlServer {
         let id: String, notificationURL: String
         do throws(BrowserRefusal) { (id, notificationURL) = try Self.readMethodData(request) } catch {
             // Kept for the AReq, when the data still names its transaction.
-            if let id = Self.transactionID(in: request) { methodRefusals.put(id, error.reason) }
+            if let id = Self.transactionID(in: request) {
+                methodRefusals.put(id, error.reason)
+                share(id, .object([("refusal", .string(error.reason))]))
+            }
             return Self.errorPage(error)
         }
-        methodVisits.put(id, ThreeDSMethodVisit(at: Date(), scenario: name, script: script, userAgent: request.headers["User-Agent"]))
+        let visit = ThreeDSMethodVisit(at: Date(), scenario: name, script: script, userAgent: request.headers["User-Agent"])
+        methodVisits.put(id, visit)
+        share(id, .object(omittingAbsent: [("scenario", .string(name)), ("userAgent", .string(visit.userAgent))]))
         logger.debug("3DS Method", metadata: ["threeDSServerTransID": "\(id)", "scenario": "\(name ?? "-")"])
         let notice = Base64URL.encode(JSONWriter.write(.object([("threeDSServerTransID", .string(id))])))
         guard let delay = script.notificationDelayMilliseconds else {
@@ -94,6 +99,30 @@ extension AccessControlServer {
         \(body)
         </body></html>
         """
+    }
+
+    /// The store's name of the 3DS Method's visits and refusals, when instances share it.
+    static let methodVisitRole = "acs-3ds-method"
+
+    /// Puts a visit (or refusal) where the instance that takes the transaction's AReq finds it.
+    private func share(_ id: String, _ record: JSONValue) {
+        sharedStore?.save(role: Self.methodVisitRole, id: id) { JSONWriter.write(record) }
+    }
+
+    /// The visit (or refusal) another instance saw, when this one saw none: kept here like its own.
+    func fetchSharedMethodVisit(_ id: String) async {
+        guard let sharedStore, !methodVisits.contains(id), !methodRefusals.contains(id),
+              let stored = await sharedStore.record(role: Self.methodVisitRole, id: id),
+              let record = try? JSONReader.parse(stored.json).value else { return }
+        if let refusal = record["refusal"]?.stringValue {
+            methodRefusals.put(id, refusal)
+            return
+        }
+        let name = record["scenario"]?.stringValue
+        let script = name.flatMap { scenarios.catalog.scenario(named: $0) }?.threeDSMethod ?? .standard
+        // Written before the page's answer: when the store has it is when the visit was, near enough.
+        let at = Date(timeIntervalSince1970: Double(stored.updated) / 1000)
+        methodVisits.put(id, ThreeDSMethodVisit(at: at, scenario: name, script: script, userAgent: record["userAgent"]?.stringValue))
     }
 
     /// The check of a browser AReq's `threeDSCompInd` against what the ACS saw of its 3DS Method.

@@ -73,6 +73,7 @@ public final class DirectoryServer: Sendable {
                 ("transStatus", aresContext?["transStatus"]),
                 ("erro", erros.isEmpty ? nil : .array(erros.map(JSONValue.string))),
                 ("warnings", warnings.isEmpty ? nil : .array(warnings.map(JSONValue.string))),
+                ("resume", resume),
             ])
         }
     }
@@ -85,6 +86,22 @@ public final class DirectoryServer: Sendable {
     let transactions: TransactionStore<Transaction>
     /// Transactions held now.
     public var transactionCount: Int { transactions.count }
+
+    /// The store's name of this role's records.
+    public static let role = "ds"
+
+    /// A transaction this instance does not hold, taken up from its stored record when instances share the store:
+    /// its instance died (a live one is passed its messages, docs/scale.md), and its RReq must still be relayed.
+    func takeUp(_ dsTransID: String) async {
+        guard let sharedStore, !transactions.contains(dsTransID), let stored = await sharedStore.record(role: Self.role, id: dsTransID),
+              let record = try? JSONReader.parse(stored.json).value, let transaction = Transaction(stored: record) else { return }
+        if transactions.insert(dsTransID, transaction) {
+            logger.info("transaction taken up from the store", metadata: ["dsTransID": "\(dsTransID)"])
+        }
+    }
+
+    /// True when this instance holds the transaction `dsTransID` in memory.
+    public func holds(_ dsTransID: String) -> Bool { transactions.contains(dsTransID) }
     public var transactionsStored: Int { transactions.stored }
     /// The `dsTransID` of each `threeDSServerTransID` seen, to refuse one used again.
     let serverTransIDs: TransactionStore<String>
@@ -135,16 +152,19 @@ public final class DirectoryServer: Sendable {
     /// the checks of the AReq and RRes; nil when nobody reads them.
     let journal: Journal?
     let logger: Logger
+    /// The store other instances share, when they do: a transaction whose instance died is taken up from its record.
+    let sharedStore: (any TransactionArchive)?
 
     public init(settings: DirectoryServerSettings, scenarios: ScenarioSource? = nil, peer: EMVPeer, endpoints: LocalEndpoints,
-                capacity: Int = 100_000, archive: (any TransactionArchive)? = nil, inMemory: Int? = nil, journal: Journal? = nil,
-                logger: Logger) {
+                capacity: Int = 100_000, archive: (any TransactionArchive)? = nil, inMemory: Int? = nil, sharedStore: Bool = false,
+                journal: Journal? = nil, logger: Logger) {
         self.journal = journal
+        self.sharedStore = sharedStore ? archive : nil
         self.settings = settings
         self.scenarios = scenarios
         self.peer = peer
         self.endpoints = endpoints
-        transactions = TransactionStore(capacity: capacity, archive: archive, role: "ds", memoryBound: inMemory)
+        transactions = TransactionStore(capacity: capacity, archive: archive, role: Self.role, memoryBound: inMemory)
         serverTransIDs = TransactionStore(capacity: capacity)
         self.logger = logger
     }
@@ -742,6 +762,7 @@ public final class DirectoryServer: Sendable {
         let body: [UInt8]
         do { body = try request.emvMessageBody() } catch { return .erro(error, from: .directoryServer) }
         let named = (try? JSONReader.parse(body).value)?["dsTransID"]?.stringValue
+        if let named { await takeUp(named) }
         let known = named.flatMap { dsTransID in transactions.get(dsTransID).map { (dsTransID, $0) } }
         let rreq: RReq
         do { rreq = try RReq(bytes: body, channel: known?.1.channel, ares: known?.1.aresContext) } catch {

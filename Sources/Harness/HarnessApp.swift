@@ -10,6 +10,7 @@ public import Net
 public import Scenarios
 public import ThreeDSServer
 import JSON
+import Synchronization
 public import Store
 public import Journal
 public import Runs
@@ -34,6 +35,10 @@ public final class HarnessApp: Sendable {
     private let scenarioPath: String
     /// The roles' calls to each other without a socket (`server.roleCalls: in-process`); nil: over HTTP.
     private let inProcessCalls: InProcessCalls?
+    /// This instance's URL as the others of its cluster reach it (`cluster.enabled`).
+    private let instanceURL = ClusterRoutes.InstanceURL()
+    /// Runs the jobs of instances that died (`cluster.enabled`), until shutdown.
+    private let orphanedJobs = Mutex<Task<Void, Never>?>(nil)
 
     /// Builds the app; relative file paths in `configuration` are resolved against `baseDirectory`.
     /// Fails, naming the file, when the test PKI or the scenario file cannot be read. `now` is the clock the ACS
@@ -75,18 +80,18 @@ public final class HarnessApp: Sendable {
             let inMemory = Self.transactionsInMemory
             directoryServer = DirectoryServer(settings: configuration.directoryServerSettings(schemes: schemes, keys: keys), scenarios: scenarios,
                                               peer: try peer(timeoutMs: configuration.directoryServer.acsTimeoutMs),
-                                              endpoints: endpoints, capacity: capacity, archive: archive, inMemory: inMemory, journal: journal,
-                                              logger: logger.named("ds"))
+                                              endpoints: endpoints, capacity: capacity, archive: archive, inMemory: inMemory,
+                                              sharedStore: configuration.cluster.enabled, journal: journal, logger: logger.named("ds"))
             var acsSettings = configuration.accessControlServerSettings(schemes: schemes, signers: signers)
             acsSettings.browserPages = try Self.browserPages(resolve(configuration.accessControlServer.pageTemplates))
             acsSettings.now = now
             accessControlServer = AccessControlServer(settings: acsSettings,
                                                       scenarios: scenarios, peer: try peer(timeoutMs: 30_000), endpoints: endpoints,
-                                                      capacity: capacity, archive: archive, inMemory: inMemory, journal: journal,
-                                                      logger: logger.named("acs"))
+                                                      capacity: capacity, archive: archive, inMemory: inMemory,
+                                                      sharedStore: configuration.cluster.enabled, journal: journal, logger: logger.named("acs"))
             threeDSServer = ThreeDSServer(settings: configuration.threeDSServer, peer: try peer(timeoutMs: configuration.threeDSServer.directoryServerTimeoutMs),
                                           endpoints: endpoints, capacity: capacity, archive: archive, inMemory: inMemory,
-                                          directoryServerID: { pan in schemes.first { $0.contains(pan: pan) }?.rid },
+                                          sharedStore: configuration.cluster.enabled, directoryServerID: { pan in schemes.first { $0.contains(pan: pan) }?.rid },
                                           tokenDirectoryServer: { rid, key in sdkConfigurations[rid]?.tokenStyle(key) },
                                           logger: logger.named("3ds-server"))
             var router = Self.baseRoutes()
@@ -111,6 +116,12 @@ public final class HarnessApp: Sendable {
             RunRoutes(runs: runs, journal: journal, scenarios: scenarios, reportStyle: RunRoutes.reportStyle(folder: templates)).register(on: &router)
             InspectorRoutes(journal: journal, page: InspectorPage(folder: templates)).register(on: &router)
             DemoRoutes(templateFolder: templates, scenarios: scenarios, threeDSServer: threeDSServer).register(on: &router)
+            if configuration.cluster.enabled, let archive {
+                let client = try HTTPClient(group: loops, configuration: HTTPClientConfiguration(
+                    tls: clientTLS, readTimeoutMilliseconds: ClusterRoutes.forwardTimeoutMilliseconds))
+                ClusterRoutes(routes: ClusterRoutes.routes(threeDSServer: threeDSServer, directoryServer: directoryServer, accessControlServer: accessControlServer),
+                              archive: archive, client: client, instanceURL: instanceURL, metrics: metrics, logger: logger.named("cluster")).register(on: &router)
+            }
             let (threeDSServer, directoryServer, accessControlServer) = (threeDSServer, directoryServer, accessControlServer)
             RecordListRoute.register("/3ds-server/transactions", on: &router) { await threeDSServer.transactions.newestJSON(limit: $0, where: $1) }
             RecordListRoute.register("/admin/ds/transactions", on: &router) { await directoryServer.newestRecords(limit: $0, where: $1) }
@@ -130,7 +141,12 @@ public final class HarnessApp: Sendable {
         guard configuration.store.enabled else { return nil }
         let retention = SQLiteArchive.Retention(maxRecords: configuration.store.maxRecords,
                                                 maxAgeSeconds: Int64(configuration.store.maxAgeDays * 86_400), keptRoles: [RunRegistry.role])
-        let durability = StoreDurability(rawValue: configuration.store.durability) ?? .behind
+        var durability = StoreDurability(rawValue: configuration.store.durability) ?? .behind
+        if configuration.cluster.enabled, durability == .behind {
+            // A later message may reach another instance at once: what it needs is in the store before the answer.
+            logger.info("store.durability behind is answered in a cluster: each record is written before the answer that makes it needed")
+            durability = .answered
+        }
         let onLoss: @Sendable (Int, String) -> Void = { lost, reason in
             logger.error("transaction records not stored", metadata: ["lost": "\(lost)", "reason": "\(reason)"])
         }
@@ -250,9 +266,25 @@ public final class HarnessApp: Sendable {
         } else if let secureBase {
             endpoints.setBaseURL(secureBase)
         }
-        // The roles' calls to these bases are answered in process.
+        // Behind a load balancer, what the roles give other parties names the balancer.
+        if let publicURL = configuration.server.publicURL {
+            endpoints.setBaseURL(publicURL)
+            endpoints.setSecureBaseURL(publicURL)
+        }
+        // The roles' calls to these bases are answered in process (to the balancer's too: a transaction's
+        // roles stay on the instance that began it).
         let plainBase = server.httpPort.map { "http://\(host):\($0)" }
-        inProcessCalls?.serve(server, at: [plainBase.map { ($0, false) }, secureBase.map { ($0, true) }].compactMap { $0 })
+        let publicBase = configuration.server.publicURL.map { ($0, $0.hasPrefix("https://")) }
+        inProcessCalls?.serve(server, at: [plainBase.map { ($0, false) }, secureBase.map { ($0, true) }, publicBase].compactMap { $0 })
+        if configuration.cluster.enabled, let url = configuration.cluster.instanceURL ?? plainBase ?? secureBase {
+            instanceURL.set(url)
+            (archive as? PostgresArchive)?.setInstanceURL(url)
+            if let archive {
+                let accessControlServer = accessControlServer
+                orphanedJobs.withLock { $0 = Task { await OrphanedJobs.watch(archive) { await accessControlServer.runOrphaned($0) } } }
+            }
+            logger.info("one instance of a cluster", metadata: ["instance": "\(url)", "public": "\(configuration.server.publicURL ?? "-")"])
+        }
         if configuration.tls.plainHTTPBypassesMutualTLS(configuration.server) {
             logger.warning("mutual TLS is required on HTTPS, but plain HTTP serves every route, /admin too, without a certificate",
                            metadata: ["http": "\(configuration.server.host):\(server.httpPort ?? 0)",
@@ -271,6 +303,7 @@ public final class HarnessApp: Sendable {
     public func shutdown() {
         // Live readers of the inspector are answered now, so none holds the server open.
         journal.wakeAll()
+        orphanedJobs.withLock { $0?.cancel() }
         server.shutdown()
         group.shutdown()
         journal.flush()

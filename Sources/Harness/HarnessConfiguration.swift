@@ -23,6 +23,9 @@ public struct HarnessConfiguration: Sendable, Equatable {
         /// How the roles of this process call each other: `in-process` (no socket: the same route, bytes and
         /// faults) or `http` (over the loopback, as to any peer). A role at an outside URL uses HTTP either way.
         public var roleCalls = "in-process"
+        /// The base URL the harness names itself by to other parties (the acsURL, 3DS Method and notification URLs):
+        /// behind a load balancer, the balancer's (`https://harness.example:8443`). None: the address it is bound to.
+        public var publicURL: String?
         public init() {}
     }
 
@@ -93,6 +96,15 @@ public struct HarnessConfiguration: Sendable, Equatable {
         public init() {}
     }
 
+    /// One of several instances behind a load balancer, sharing a PostgreSQL store (docs/scale.md).
+    public struct Cluster: Sendable, Equatable, Encodable {
+        public var enabled = false
+        /// The URL the other instances reach this one at (`http://harness-2:8080`): where they pass on the later messages
+        /// of the transactions it holds. None: its bound plain HTTP address. THREEDS_HARNESS_INSTANCE_URL overrides it (`serve`).
+        public var instanceURL: String?
+        public init() {}
+    }
+
     public var server = Server()
     public var tls = TLS()
     public var logging = Logging()
@@ -114,6 +126,7 @@ public struct HarnessConfiguration: Sendable, Equatable {
     /// Where the harness writes what it keeps (the store's `harness.sqlite`); made at the first start.
     public var dataDirectory = "data"
     public var store = Store()
+    public var cluster = Cluster()
 
     public init() {}
 
@@ -139,7 +152,8 @@ public struct HarnessConfiguration: Sendable, Equatable {
         return configuration
     }
 
-    func validate(source: String) throws(ConfigurationError) {
+    /// Every rule of the file; `serve` asks again once the environment has overridden what it may.
+    public func validate(source: String) throws(ConfigurationError) {
         do throws(Invalid) {
             try checkServer()
             try checkDirectoryServers()
@@ -227,6 +241,16 @@ public struct HarnessConfiguration: Sendable, Equatable {
         guard StoreDurability(rawValue: store.durability) != nil else {
             throw Invalid("store.durability: \"\(store.durability)\" is not \(StoreDurability.allCases.map(\.rawValue).joined(separator: ", "))")
         }
+        if cluster.enabled {
+            guard store.enabled, store.backend == "postgres" else {
+                throw Invalid("cluster.enabled: the instances of a cluster share their transactions through the store: set store.backend: postgres")
+            }
+        }
+        for (key, url) in [("server.publicURL", server.publicURL), ("cluster.instanceURL", cluster.instanceURL)] {
+            if let url, !(url.hasPrefix("http://") || url.hasPrefix("https://")) || url.hasSuffix("/") {
+                throw Invalid("\(key): \"\(url)\" is not a base URL (http:// or https://, host and port, no path or closing /)")
+            }
+        }
         guard ["http", "in-process"].contains(server.roleCalls) else {
             throw Invalid("server.roleCalls: \"\(server.roleCalls)\" is not http or in-process")
         }
@@ -282,6 +306,12 @@ public struct HarnessConfiguration: Sendable, Equatable {
     /// `THREEDS_HARNESS_STORE_URL`, when set and not empty: it overrides `store.url` (a password is better there than in a file).
     public static var environmentStoreURL: String? { environmentValue("THREEDS_HARNESS_STORE_URL") }
 
+    /// `THREEDS_HARNESS_INSTANCE_URL`, when set and not empty: it overrides `cluster.instanceURL` (each replica its own).
+    public static var environmentInstanceURL: String? { environmentValue("THREEDS_HARNESS_INSTANCE_URL") }
+
+    /// `THREEDS_HARNESS_PUBLIC_URL`, when set and not empty: it overrides `server.publicURL` (a balancer's address, known at deployment).
+    public static var environmentPublicURL: String? { environmentValue("THREEDS_HARNESS_PUBLIC_URL") }
+
     private static func environmentValue(_ name: String) -> String? {
         ProcessInfo.processInfo.environment[name].flatMap { $0.isEmpty ? nil : $0 }
     }
@@ -329,7 +359,7 @@ extension HarnessConfiguration: KeyTableDecodable, Encodable {
         [.key("server", \.server), .key("tls", \.tls), .key("logging", \.logging), .key("admin", \.admin), .key("sdkConfigToken", \.sdkConfigToken),
          .key("pkiDirectory", \.pkiDirectory), .key("directoryServers", \.directoryServers), .key("directoryServer", \.directoryServer),
          .key("accessControlServer", \.accessControlServer), .key("threeDSServer", \.threeDSServer), .key("scenarios", \.scenarios),
-         .key("maxTransactions", \.maxTransactions), .key("dataDirectory", \.dataDirectory), .key("store", \.store)]
+         .key("maxTransactions", \.maxTransactions), .key("dataDirectory", \.dataDirectory), .key("store", \.store), .key("cluster", \.cluster)]
     }
 }
 
@@ -337,7 +367,8 @@ extension HarnessConfiguration.Server: KeyTableDecodable {
     public static var keys: [TableKey<Self>] {
         [.key("host", \.host), .key("httpPort", \.httpPort), .key("httpsPort", \.httpsPort), .key("loops", \.loops),
          .key("maxHeaderBytes", \.maxHeaderBytes), .key("maxBodyBytes", \.maxBodyBytes), .key("requestTimeoutMs", \.requestTimeoutMs),
-         .key("idleTimeoutMs", \.idleTimeoutMs), .key("shutdownGraceMs", \.shutdownGraceMs), .key("roleCalls", \.roleCalls)]
+         .key("idleTimeoutMs", \.idleTimeoutMs), .key("shutdownGraceMs", \.shutdownGraceMs), .key("roleCalls", \.roleCalls),
+         .key("publicURL", \.publicURL)]
     }
 }
 
@@ -356,6 +387,10 @@ extension HarnessConfiguration.Admin: KeyTableDecodable {
 extension HarnessConfiguration.Store: KeyTableDecodable {
     public static var keys: [TableKey<Self>] { [.key("enabled", \.enabled), .key("maxRecords", \.maxRecords), .key("maxAgeDays", \.maxAgeDays),
                                             .key("durability", \.durability), .key("backend", \.backend), .key("url", \.url)] }
+}
+
+extension HarnessConfiguration.Cluster: KeyTableDecodable {
+    public static var keys: [TableKey<Self>] { [.key("enabled", \.enabled), .key("instanceURL", \.instanceURL)] }
 }
 
 extension HarnessConfiguration.Logging: KeyTableDecodable {

@@ -16,6 +16,7 @@ import Synchronization
 public final class HarnessMetrics: HTTPServerObserver {
     private let registry: PrometheusCollectorRegistry
     private let openConnections: Gauge
+    private let acceptedConnections: Counter
     /// The registry finds a series by validating and hashing its name and labels; these find it
     /// by one small key, under one lock held for a dictionary look-up (a lock the loops share:
     /// held for a look-up only). An answer's counter and its route's latency histogram are found
@@ -28,6 +29,7 @@ public final class HarnessMetrics: HTTPServerObserver {
     private let archivePending: Gauge
     private let loadDrawn: SeriesCache<String, Gauge>
     private let loadLatency: SeriesCache<LoadLatencySeries, Gauge>
+    private let passed: SeriesCache<PassedOnSeries, Counter>
     /// The scenarios and legs a load mix has shown: a later mix, or none, sets theirs to 0 rather than leave them stale.
     private let loadSeriesShown = Mutex<(scenarios: Set<String>, legs: Set<String>)>(([], []))
 
@@ -41,6 +43,7 @@ public final class HarnessMetrics: HTTPServerObserver {
         self.registry = registry
         registry.makeGauge(descriptor: Self.name("build", "info", "The harness version, as a label; always 1"), labels: [("version", version)]).set(to: 1)
         openConnections = registry.makeGauge(descriptor: Self.name("http_open", "connections", "HTTP connections open now, plain and TLS"))
+        acceptedConnections = registry.makeCounter(descriptor: Self.name("http_connections", "total", "HTTP connections accepted since start, plain and TLS"))
         let latencies = SeriesCache<String, DurationHistogram> { route in
             registry.makeDurationHistogram(descriptor: Self.name("http_request_duration", "seconds", "Time from a request's dispatch to its answer, by route"), labels: [("route", route)], buckets: Self.latencyBuckets)
         }
@@ -71,6 +74,11 @@ public final class HarnessMetrics: HTTPServerObserver {
             registry.makeGauge(descriptor: Self.name("load_latency_added", "seconds", "The latency the load mix added on each leg: the median "
                                                      + "and 99th percentile of the newest 10,000"), labels: [("leg", key.leg), ("quantile", key.quantile)])
         }
+        passed = SeriesCache { key in
+            registry.makeCounter(descriptor: Self.name("cluster_passed_on", "total", "Requests for a transaction another instance holds, by route "
+                                                       + "and outcome: answered there, failed there (passed on), or served here as that instance could not be reached"),
+                                 labels: [("route", key.route), ("outcome", key.outcome)])
+        }
         stored = SeriesCache { role in
             registry.makeGauge(descriptor: Self.name("store", "transactions", "Transactions each role keeps in memory now"), labels: [("role", role)])
         }
@@ -80,7 +88,10 @@ public final class HarnessMetrics: HTTPServerObserver {
         MetricNameDescriptor(namespace: "threeds", metricName: metric, unitName: unit, helpText: help)
     }
 
-    public func connectionOpened() { openConnections.increment() }
+    public func connectionOpened() {
+        openConnections.increment()
+        acceptedConnections.increment()
+    }
     public func connectionClosed() { openConnections.decrement() }
 
     public func answered(_ answer: AnsweredRequest) {
@@ -96,6 +107,9 @@ public final class HarnessMetrics: HTTPServerObserver {
             erros[ErroSeries(role: role, direction: direction, code: code.rawValue)].increment()
         }
     }
+
+    /// A request passed on to its transaction's home (``ClusterRoutes``).
+    func passedOn(route: String, outcome: String) { passed[PassedOnSeries(route: route, outcome: outcome)].increment() }
 
     /// The text exposition format, with the gauges of what is kept read now.
     public func exposition(storedTransactions: [(role: String, count: Int)], archive: ArchiveStatus?, loadMix: LoadMixBoard.Summary? = nil) -> [UInt8] {
@@ -135,6 +149,7 @@ public final class HarnessMetrics: HTTPServerObserver {
     private struct MessageSeries: Hashable { let role, received, answer, transStatus: String }
     private struct ErroSeries: Hashable { let role, direction, code: String }
     private struct LoadLatencySeries: Hashable { let leg, quantile: String }
+    private struct PassedOnSeries: Hashable { let route, outcome: String }
 }
 
 /// The series of one metric family by a small key, made on first use.

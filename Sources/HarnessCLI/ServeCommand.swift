@@ -44,6 +44,9 @@ struct ServeCommand: ParsableCommand {
         if let token = HarnessConfiguration.environmentAdminToken { configuration.admin.token = token }
         if let token = HarnessConfiguration.environmentSDKConfigToken { configuration.sdkConfigToken = ConfigurationSecret(token) }
         if let url = HarnessConfiguration.environmentStoreURL { configuration.store.url = ConfigurationSecret(url) }
+        if let url = HarnessConfiguration.environmentInstanceURL { configuration.cluster.instanceURL = url }
+        if let url = HarnessConfiguration.environmentPublicURL { configuration.server.publicURL = url }
+        try configuration.validate(source: "\(location.path ?? "the embedded defaults") with THREEDS_HARNESS_* from the environment")
         guard let level = LogLevelName.parse(configuration.logging.level) else {
             throw ValidationError("log level \(configuration.logging.level) is not one of \(LogLevelName.all.joined(separator: ", "))")
         }

@@ -37,10 +37,25 @@ public final class PostgresArchive: TransactionArchive {
     private let drained = DispatchSemaphore(value: 0)
     private let onLoss: @Sendable (Int, String) -> Void
     private let now: @Sendable () -> Int64
+    /// The URL at which the other instances reach this one, written with each record (``home(role:id:)``).
+    private let instanceURL = Mutex<String?>(nil)
 
-    /// The schema this code reads and writes (`harness_schema.version`).
-    static let schemaVersion = 1
-    /// Records per upsert statement: 4 parameters each, well under PostgreSQL's 65,535.
+    /// The schema this code reads and writes (`harness_schema.version`); an older one is migrated at start.
+    static let schemaVersion = 3
+    /// What takes a database of each older version one version on, in one transaction each.
+    static let migrations: [Int: String] = [
+        // 2: each record names the instance that holds it in memory (``home(role:id:)``).
+        1: "ALTER TABLE transactions ADD COLUMN home text",
+        // 3: jobs due later that any instance runs once (``schedule(_:)``).
+        2: jobsTable,
+    ]
+    static let jobsTable = """
+        CREATE TABLE harness_jobs (id text PRIMARY KEY, kind text NOT NULL, due bigint NOT NULL, payload text NOT NULL, home text);
+        CREATE INDEX harness_jobs_by_due ON harness_jobs (due)
+        """
+    /// The write queue's name for jobs (no role of records has it): queued and written with the records, to their own table.
+    static let jobRole = " job"
+    /// Records per upsert statement: 5 parameters each, well under PostgreSQL's 65,535.
     static let rowsPerStatement = 500
 
     /// Connects to `url`, makes the schema when the database has none, and refuses one of another
@@ -64,7 +79,7 @@ public final class PostgresArchive: TransactionArchive {
         writer.removable = counted.first?.first.flatMap { $0 }.flatMap { Int64($0) } ?? 0
     }
 
-    /// The schema made or checked under an advisory lock, so that instances starting together make it once.
+    /// The schema made, migrated or checked under an advisory lock, so that instances starting together do it once.
     private static func prepareSchema(_ connection: PostgresReader) throws(PostgresError) {
         _ = try connection.query("SELECT pg_advisory_lock(7210331)")
         defer { _ = try? connection.query("SELECT pg_advisory_unlock(7210331)") }
@@ -74,15 +89,21 @@ public final class PostgresArchive: TransactionArchive {
         case []:
             _ = try connection.query("""
                 CREATE TABLE IF NOT EXISTS transactions (
-                    role text NOT NULL, id text NOT NULL, updated bigint NOT NULL, record text NOT NULL, PRIMARY KEY (role, id));
+                    role text NOT NULL, id text NOT NULL, updated bigint NOT NULL, record text NOT NULL, home text, PRIMARY KEY (role, id));
                 CREATE INDEX IF NOT EXISTS transactions_by_time ON transactions (updated);
+                \(jobsTable);
                 INSERT INTO harness_schema (version) VALUES (\(schemaVersion))
                 """)
+        case let found where found.count == 1 && found[0] < schemaVersion && migrations[found[0]] != nil:
+            for from in found[0]..<schemaVersion {
+                guard let step = migrations[from] else { break }
+                _ = try connection.query("BEGIN; \(step); UPDATE harness_schema SET version = \(from + 1); COMMIT")
+            }
         case [schemaVersion]:
             break
         default:
             throw PostgresError(operation: "open the store", message: "schema version \(versions.map(String.init).joined(separator: ", ")); "
-                                + "this harness reads \(schemaVersion): use another database, or a harness of that version")
+                                + "this harness reads versions 1 to \(schemaVersion) (and migrates the older to \(schemaVersion)): use another database, or a harness of that version")
         }
     }
 
@@ -153,6 +174,59 @@ public final class PostgresArchive: TransactionArchive {
         }
     }
 
+    /// Names this instance in the records it writes from now on: its URL as the other instances reach it.
+    public func setInstanceURL(_ url: String?) { instanceURL.withLock { $0 = url } }
+
+    public func home(role: String, id: String) async -> String? {
+        if queue.unwritten(WriteQueue.Key(role: role, id: id)) != nil { return instanceURL.withLock { $0 } }
+        return await read("SELECT home FROM transactions WHERE role = $1 AND id = $2", [role, id])?.first?.first ?? nil
+    }
+
+    public func schedule(_ job: ScheduledJob) {
+        let row = JobRow(kind: job.kind, due: job.due, payload: job.payload)
+        save(role: Self.jobRole, id: job.id) { row.encoded }
+    }
+
+    public func claimJob(id: String) async -> Bool {
+        let key = WriteQueue.Key(role: Self.jobRole, id: id)
+        if queue.unwritten(key) != nil {
+            // Not in the database yet: taken here, and removed by the write that follows (or never inserted).
+            save(role: Self.jobRole, id: id) { JobRow.claimed }
+            return true
+        }
+        // A database that cannot answer leaves the job to the instance whose timer it is: late is better than never.
+        guard let rows = await read("DELETE FROM harness_jobs WHERE id = $1 RETURNING id", [id]) else { return true }
+        return !rows.isEmpty
+    }
+
+    public func claimOverdueJobs(dueBefore: Int64, limit: Int) async -> [ScheduledJob] {
+        let rows = await read("""
+            DELETE FROM harness_jobs WHERE id IN
+            (SELECT id FROM harness_jobs WHERE due < $1 ORDER BY due LIMIT $2 FOR UPDATE SKIP LOCKED)
+            RETURNING id, kind, due, payload
+            """, [String(dueBefore), String(max(0, limit))]) ?? []
+        return rows.compactMap { row in
+            guard let id = row[0], let kind = row[1], let due = row[2].flatMap({ Int64($0) }), let payload = row[3] else { return nil }
+            return ScheduledJob(id: id, kind: kind, due: due, payload: Array(payload.utf8))
+        }
+    }
+
+    /// A job as the write queue holds it: its columns in one line each (kind, due, payload), or "claimed" alone.
+    private struct JobRow {
+        let kind: String
+        let due: Int64
+        let payload: [UInt8]
+        static let claimed = Array("claimed".utf8)
+        var encoded: [UInt8] { Array("\(kind)\n\(due)\n".utf8) + payload }
+
+        /// nil for a claimed one.
+        static func decode(_ bytes: [UInt8]) -> JobRow? {
+            let lines = bytes.split(separator: UInt8(ascii: "\n"), maxSplits: 2, omittingEmptySubsequences: false)
+            guard lines.count == 3, let due = Int64(String(decoding: lines[1], as: UTF8.self)) else { return nil }
+            return JobRow(kind: String(decoding: lines[0], as: UTF8.self), due: due, payload: Array(lines[2]))
+        }
+    }
+
     public var status: ArchiveStatus { queue.status }
 
     public func written() async { await queue.written() }
@@ -207,10 +281,11 @@ public final class PostgresArchive: TransactionArchive {
     /// (a server restarted meanwhile); counts it written, or lost with the reason.
     private func write(_ batch: WriteQueue.Batch) async {
         let records = batch.map { (key: $0.key, json: String(decoding: $0.value(), as: UTF8.self)) }
+        let jobs = records.filter { $0.key.role == Self.jobRole }.count
         for attempt in 1...2 {
             do throws(PostgresError) {
                 try await write(records)
-                queue.counted(written: batch.count)
+                queue.counted(written: batch.count - jobs)
                 return
             } catch {
                 // A connection that failed is dropped: the next write makes a new one.
@@ -223,21 +298,25 @@ public final class PostgresArchive: TransactionArchive {
         }
     }
 
-    private func write(_ records: [(key: WriteQueue.Key, json: String)]) async throws(PostgresError) {
+    private func write(_ all: [(key: WriteQueue.Key, json: String)]) async throws(PostgresError) {
         let stamp = String(now())
+        let home = instanceURL.withLock { $0 }
         let connection = try await openConnection()
+        let records = all.filter { $0.key.role != Self.jobRole }
+        let jobs = all.filter { $0.key.role == Self.jobRole }
+        if !jobs.isEmpty { try await writeJobs(jobs, home: home, on: connection) }
         let chunks = stride(from: 0, to: records.count, by: Self.rowsPerStatement).map { records[$0..<min($0 + Self.rowsPerStatement, records.count)] }
         if chunks.count > 1 { _ = try await connection.query("BEGIN") }
         var added: Int64 = 0
         for chunk in chunks {
             let values = chunk.indices.map { index in
-                let base = (index - chunk.startIndex) * 4
-                return "($\(base + 1), $\(base + 2), $\(base + 3), $\(base + 4))"
+                let base = (index - chunk.startIndex) * 5
+                return "($\(base + 1), $\(base + 2), $\(base + 3), $\(base + 4), $\(base + 5))"
             }.joined(separator: ", ")
-            let parameters: [String?] = chunk.flatMap { [$0.key.role, $0.key.id, stamp, $0.json] }
+            let parameters: [String?] = chunk.flatMap { [$0.key.role, $0.key.id, stamp, $0.json, home] }
             let rows = try await connection.query("""
-                INSERT INTO transactions (role, id, updated, record) VALUES \(values)
-                ON CONFLICT (role, id) DO UPDATE SET updated = EXCLUDED.updated, record = EXCLUDED.record
+                INSERT INTO transactions (role, id, updated, record, home) VALUES \(values)
+                ON CONFLICT (role, id) DO UPDATE SET updated = EXCLUDED.updated, record = EXCLUDED.record, home = EXCLUDED.home
                 RETURNING role, (xmax = 0) AS inserted
                 """, parameters)
             added += Int64(rows.rows.filter { $0[1] == "t" && !retention.keptRoles.contains($0[0] ?? "") }.count)
@@ -245,6 +324,28 @@ public final class PostgresArchive: TransactionArchive {
         if chunks.count > 1 { _ = try await connection.query("COMMIT") }
         writer.removable += added
         writer.writesSinceRetention += records.count
+    }
+
+    /// Jobs inserted (the first of an id stays), and those claimed before their insert removed.
+    private func writeJobs(_ jobs: [(key: WriteQueue.Key, json: String)], home: String?, on connection: PostgresConnection) async throws(PostgresError) {
+        var claimed: [String] = []
+        var rows: [(id: String, row: JobRow)] = []
+        for job in jobs {
+            if let row = JobRow.decode(Array(job.json.utf8)) { rows.append((job.key.id, row)) } else { claimed.append(job.key.id) }
+        }
+        for chunk in stride(from: 0, to: rows.count, by: Self.rowsPerStatement).map({ rows[$0..<min($0 + Self.rowsPerStatement, rows.count)] }) {
+            let values = chunk.indices.map { index in
+                let base = (index - chunk.startIndex) * 5
+                return "($\(base + 1), $\(base + 2), $\(base + 3), $\(base + 4), $\(base + 5))"
+            }.joined(separator: ", ")
+            let parameters: [String?] = chunk.flatMap { [$0.id, $0.row.kind, String($0.row.due), String(decoding: $0.row.payload, as: UTF8.self), home] }
+            _ = try await connection.query("INSERT INTO harness_jobs (id, kind, due, payload, home) VALUES \(values) ON CONFLICT (id) DO NOTHING", parameters)
+        }
+        if !claimed.isEmpty {
+            // One text parameter: the ids, as a PostgreSQL array literal of quoted elements.
+            let literal = "{" + claimed.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }.joined(separator: ",") + "}"
+            _ = try await connection.query("DELETE FROM harness_jobs WHERE id = ANY($1::text[])", [literal])
+        }
     }
 
     private func openConnection() async throws(PostgresError) -> PostgresConnection {

@@ -68,12 +68,49 @@ public protocol TransactionArchive: Sendable {
     func written() async
     /// Writes what is queued (within `timeoutSeconds`) and closes; later saves are lost.
     func close(timeoutSeconds: Double)
+    /// The URL of the instance that wrote the record last, and holds it in memory: where a later message
+    /// of the transaction goes when several instances share the store (``PostgresArchive``). Nil for one instance.
+    func home(role: String, id: String) async -> String?
+
+    /// Keeps `job` until it is claimed: written as the records are (an answer waits for it as for them).
+    func schedule(_ job: ScheduledJob)
+    /// Takes the job `id` to run it: true for one caller only (the instance whose timer came due, or one
+    /// that found it overdue), or when there is no store of jobs to ask.
+    func claimJob(id: String) async -> Bool
+    /// Takes up to `limit` jobs due before `dueBefore` (milliseconds since 1970): those of an instance that died.
+    func claimOverdueJobs(dueBefore: Int64, limit: Int) async -> [ScheduledJob]
 }
 
 extension TransactionArchive {
     /// An archive that says nothing of its writes is written behind the answers.
     public var durability: StoreDurability { .behind }
     public func written() async {}
+    public func home(role: String, id: String) async -> String? { nil }
+    /// One instance keeps its timers in memory: no job outlives it.
+    public func schedule(_ job: ScheduledJob) {}
+    public func claimJob(id: String) async -> Bool { true }
+    public func claimOverdueJobs(dueBefore: Int64, limit: Int) async -> [ScheduledJob] { [] }
+}
+
+/// Work due later that must be done once even if the instance that set it dies: a decoupled
+/// authentication's RReq. Its instance runs it from its own timer after claiming it; another
+/// instance claims it once it is overdue (``TransactionArchive/claimOverdueJobs(dueBefore:limit:)``).
+public struct ScheduledJob: Sendable, Equatable {
+    /// Unique: scheduling the same id again replaces nothing (the first stays).
+    public let id: String
+    /// What runs it (`acs.rreq`).
+    public let kind: String
+    /// Milliseconds since 1970.
+    public let due: Int64
+    /// Everything the run needs, as JSON: another instance has nothing else.
+    public let payload: [UInt8]
+
+    public init(id: String, kind: String, due: Int64, payload: [UInt8]) {
+        self.id = id
+        self.kind = kind
+        self.due = due
+        self.payload = payload
+    }
 }
 
 /// A record type a role keeps and the archive can write.

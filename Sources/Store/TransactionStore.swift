@@ -125,6 +125,9 @@ public final class TransactionStore<Record: Sendable>: Sendable {
 
     public func get(_ id: String) -> Record? { state.withLock { $0.records[id]?.record } }
 
+    /// True when memory holds a record under `id` (without copying it out).
+    public func contains(_ id: String) -> Bool { state.withLock { $0.records[id] != nil } }
+
     /// Changes the record under `id` in place; returns the new record, or nil if there is none.
     @discardableResult
     public func update<Result>(_ id: String, _ change: (inout Record) -> Result) -> Result? {

@@ -37,8 +37,9 @@ public final class ThreeDSServer: Sendable {
     let peer: EMVPeer
     let endpoints: LocalEndpoints
     public let transactions: TransactionStore<Transaction>
-    /// Browser transactions between `prepare` and their authentication; in memory only, bounded.
-    let preparedTransactions = TransactionStore<PreparedTransaction>(capacity: PreparedTransaction.capacity)
+    /// Browser transactions between `prepare` and their authentication; bounded. In the store too when
+    /// instances share it: the one that prepared is the one its method notification and authentication go to.
+    let preparedTransactions: TransactionStore<PreparedTransaction>
     /// The DS's card ranges as the last PRes left them, with its serial: a PReq at most every cardRangeRefreshSeconds.
     let cardRangeCache = Mutex<CardRangeCache?>(nil)
     let logger: Logger
@@ -50,7 +51,7 @@ public final class ThreeDSServer: Sendable {
     let tokenDirectoryServer: @Sendable (_ rid: String, _ key: TestPKI.KeyVariant) -> TokenStyleDirectoryServer?
 
     public init(settings: ThreeDSServerSettings, peer: EMVPeer, endpoints: LocalEndpoints, capacity: Int = 100_000,
-                archive: (any TransactionArchive)? = nil, inMemory: Int? = nil, directoryServerID: @escaping @Sendable (String) -> String? = { _ in nil },
+                archive: (any TransactionArchive)? = nil, inMemory: Int? = nil, sharedStore: Bool = false, directoryServerID: @escaping @Sendable (String) -> String? = { _ in nil },
                 tokenDirectoryServer: @escaping @Sendable (_ rid: String, _ key: TestPKI.KeyVariant) -> TokenStyleDirectoryServer? = { _, _ in nil },
                 logger: Logger) {
         self.settings = settings
@@ -58,8 +59,17 @@ public final class ThreeDSServer: Sendable {
         self.tokenDirectoryServer = tokenDirectoryServer
         self.peer = peer
         self.endpoints = endpoints
-        transactions = TransactionStore(capacity: capacity, archive: archive, role: "3ds-server", memoryBound: inMemory)
+        transactions = TransactionStore(capacity: capacity, archive: archive, role: Self.role, memoryBound: inMemory)
+        preparedTransactions = TransactionStore(capacity: PreparedTransaction.capacity, archive: sharedStore ? archive : nil, role: Self.preparedRole)
         self.logger = logger
+    }
+
+    /// The store's names of this role's records, and of its prepared browser transactions.
+    public static let role = "3ds-server", preparedRole = "3ds-server-prepared"
+
+    /// True when this instance holds the transaction (or prepared one) `threeDSServerTransID` in memory.
+    public func holds(_ threeDSServerTransID: String) -> Bool {
+        transactions.contains(threeDSServerTransID) || preparedTransactions.contains(threeDSServerTransID)
     }
 
     public func register(on router: inout Router) {

@@ -9,10 +9,10 @@ import TestSupport
 /// (`in-process`), with the same answers. The whole flow suite also runs both ways (`./harness test`).
 @Suite("Roles calling each other in process")
 struct InProcessRoleCallsTests {
-    /// Connections open at the harness's server now, from its metrics.
-    func openConnections(_ harness: RunningHarness) async throws -> Int {
+    /// Connections the harness's server accepted since start, from its metrics.
+    func acceptedConnections(_ harness: RunningHarness) async throws -> Int {
         let metrics = try await harness.get("/metrics").bodyText
-        let line = try #require(metrics.split(separator: "\n").first { $0.hasPrefix("threeds_http_open_connections ") })
+        let line = try #require(metrics.split(separator: "\n").first { $0.hasPrefix("threeds_http_connections_total ") })
         return Int(Double(line.split(separator: " ").last ?? "") ?? -1)
     }
 
@@ -22,8 +22,9 @@ struct InProcessRoleCallsTests {
             let lookup = try await harness.post("/3ds-server/versions", JSONWriter.write(.object([("acctNumber", .string("4000000000001000"))])))
             #expect(lookup.status == .ok, "\(lookup.bodyText)")
             #expect(try JSONReader.parse(lookup.body).value["messageVersions"]?.arrayValue?.count == 3)
-            // The test's own connection, and over HTTP the 3DS Server's kept-alive one to the DS.
-            #expect(try await openConnections(harness) == connections)
+            // The test's own connection, and over HTTP the 3DS Server's to the DS. Accepted, not open: whether a kept-alive
+            // connection is still open is the peers' business (one was seen gone on a machine loaded by the whole suite).
+            #expect(try await acceptedConnections(harness) == connections)
             // The DS counted the PReq either way.
             #expect(try await harness.get("/metrics").bodyText.contains(#"threeds_http_requests_total{route="/ds/preq",method="POST",status="200"} 1"#))
         }

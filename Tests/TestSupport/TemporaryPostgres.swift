@@ -69,6 +69,6 @@ public final class TemporaryPostgres: @unchecked Sendable {
 
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
-        init(_ description: String) { self.description = description }
+        public init(_ description: String) { self.description = description }
     }
 }

@@ -62,6 +62,28 @@ public struct Router: Sendable {
         request.method == .get || request.method == .head ? nil : answerGate
     }
 
+    /// Puts `wrap` around the handler of `method path`, registered before: a step that may answer in its
+    /// place (a cluster's instance passes a request on to the one that holds its transaction). False when there is no such route.
+    @discardableResult
+    public mutating func wrap(_ method: HTTPMethod, _ path: String, _ wrap: (@escaping AsyncHandler) -> AsyncHandler) -> Bool {
+        func wrapped(_ route: inout Route) -> Bool {
+            guard let handler = route.handlers[method] else { return false }
+            let inner: AsyncHandler = switch handler {
+            case .sync(let handler): { request, context in try handler(request, context) }
+            case .async(let handler): handler
+            }
+            route.handlers[method] = .async(wrap(inner))
+            return true
+        }
+        let key = "/" + Self.split(path).joined(separator: "/")
+        if var route = staticRoutes[key] {
+            defer { staticRoutes[key] = route }
+            return wrapped(&route)
+        }
+        guard let index = parameterRoutes.firstIndex(where: { $0.pattern == key }) else { return false }
+        return wrapped(&parameterRoutes[index])
+    }
+
     /// Checks run before any route under a first path segment (`/admin/...`), found or not.
     private var guards: [Substring: RequestGuard] = [:]
 

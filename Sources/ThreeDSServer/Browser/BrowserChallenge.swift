@@ -47,7 +47,7 @@ extension ThreeDSServer.Transaction {
 }
 
 extension ThreeDSServer {
-    static let notificationPath = "/3ds-server/notification"
+    public static let notificationPath = "/3ds-server/notification"
 
     /// The end of a browser challenge as the notification page shows it.
     private struct ChallengeEnd {

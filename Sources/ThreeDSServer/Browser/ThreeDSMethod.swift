@@ -8,7 +8,7 @@ import Store
 
 /// A browser transaction between `POST /3ds-server/prepare` and its authentication: the id the
 /// 3DS Method and the AReq share, and whether the method ran.
-struct PreparedTransaction: Sendable {
+struct PreparedTransaction: ArchivableRecord {
     /// Prepared transactions kept, oldest dropped first: a page that never authenticates costs
     /// this much at most.
     static let capacity = 10_000
@@ -25,6 +25,18 @@ struct PreparedTransaction: Sendable {
     /// An authentication has taken it (once: its AReq carries the id).
     var authenticating = false
 
+    /// What the store keeps when instances share it (its row names the instance that prepared it).
+    var archivedJSON: [UInt8] {
+        JSONWriter.write(.object(omittingAbsent: [
+            ("threeDSServerTransID", .string(threeDSServerTransID)), ("acctNumber", .string(maskedPAN)),
+            ("messageVersion", .string(messageVersion.rawValue)), ("threeDSMethod", .string(hasThreeDSMethod ? "offered" : "none")),
+            ("threeDSMethodCompleted", .string(methodCompletedAt.map { UTCTime.iso8601($0) })), ("authenticating", .bool(authenticating)),
+        ]))
+    }
+
+    /// Once authenticating, the transaction's own record stands for it.
+    var isSettled: Bool { authenticating }
+
     /// Y when the notification came before the AReq: the page decides how long to wait for it
     /// (10 seconds at most, Core specification: 3DS Method), and calls authenticate after.
     var threeDSCompInd: ThreeDSCompInd {
@@ -34,7 +46,7 @@ struct PreparedTransaction: Sendable {
 }
 
 extension ThreeDSServer {
-    static let methodNotificationPath = "/3ds-server/method-notification"
+    public static let methodNotificationPath = "/3ds-server/method-notification"
 
     /// `POST /3ds-server/prepare` with `{"acctNumber": "…"}` (or `pan`): the browser flow's first
     /// call. A new transaction id, the highest version the card's range supports, its DS id, and

@@ -1,0 +1,130 @@
+import EMV3DS
+import EMVCrypto
+import Foundation
+import JOSE
+import JSON
+import Net
+import SDKSimulator
+import Synchronization
+import Testing
+import TestSupport
+
+/// Three instances on a shared PostgreSQL behind HAProxy in round robin (docs/scale.md): each later message
+/// of a transaction reaches the instance that holds it, whichever instance the balancer chose.
+@Suite("A cluster behind a load balancer", .serialized, .enabled(if: HarnessCluster.missing == nil, Comment(rawValue: HarnessCluster.missing ?? "")))
+struct ClusterTests {
+    @Test func everyScenarioPassesInBothChannelsThroughThreeInstancesInRoundRobin() throws {
+        let cluster = try HarnessCluster()
+        defer { cluster.stop() }
+        let simulate = try ChildProcess.run(harnessBinary, ["simulate", "--url", cluster.publicURL, "--all"], timeout: 900)
+        #expect(simulate.status == 0, "\(simulate.output.suffix(3000))")
+        #expect(simulate.output.contains("all passed (726 transactions"), "\(simulate.output.suffix(500))")
+        // Not all on one instance: thousands of CReqs, RReqs and notifications went to the instance that held their transaction.
+        let passedOn = try cluster.metric("threeds_cluster_passed_on_total", labels: "outcome=\"answered\"")
+        #expect(passedOn > 1000, "\(passedOn) requests passed on")
+        #expect(try cluster.metric("threeds_cluster_passed_on_total", labels: "outcome=\"home-unreachable\"") == 0)
+    }
+
+    /// Two CReqs of one challenge, sent to two instances at once, reach the one instance that holds the
+    /// challenge: one is answered with the CRes, the other refused as a replayed counter (Erro 302,
+    /// sdkCounterStoA), never both answered.
+    @Test func twoCReqsOfOneChallengeAtTwoInstancesAtOnceAreAnsweredOnce() async throws {
+        let cluster = try HarnessCluster()
+        defer { cluster.stop() }
+        let group = EventLoopGroup(loopCount: 1)
+        defer { group.shutdown() }
+        let client = try HTTPClient(group: group)
+        let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: .v2_2_0, style: .android)
+        // Begun at the first instance, which holds it from then on.
+        let started = try await Simulator(client: client, baseURL: cluster.instances[0].url).authenticate(sdk, pan: "4000000000110009")
+        let parameters = try #require(ChallengeParameters(record: started.record))
+        let content = try AcsSignedContent(verifying: parameters.acsSignedContent,
+                                           with: CertificateVerifier(trustAnchors: [try pki.rootCertificate("A000000003")]))
+        #expect(content.acsURL == cluster.publicURL + "/acs/challenge")
+        let channel = try SecureChannel(privateKey: sdk.ephemeralKey, peerPublicKey: content.acsEphemPubKey,
+                                        sdkReferenceNumber: SimulatedSDKTransaction.sdkReferenceNumber)
+        let creq = CReq(messageVersion: sdk.messageVersion, threeDSServerTransID: parameters.threeDSServerTransID, acsTransID: parameters.acsTransID,
+                        sdkTransID: sdk.sdkTransID, counter: 0, action: .none)
+        let body = Array(try channel.seal(JSONWriter.write(creq.json), encryption: .a128cbcHS256, kid: parameters.acsTransID, direction: .sdkToACS).utf8)
+        async let second = client.post(cluster.instances[1].url + "/acs/challenge", body: body, contentType: "application/jose; charset=UTF-8")
+        async let third = client.post(cluster.instances[2].url + "/acs/challenge", body: body, contentType: "application/jose; charset=UTF-8")
+        let answers = try await [second, third]
+        let cres = answers.filter { $0.headers.mediaType == "application/jose" }
+        let erros = answers.filter { $0.headers.mediaType == "application/json" }.compactMap { try? ErroMessage(json: try JSONReader.parse($0.body).value) }
+        #expect(cres.count == 1 && erros.count == 1, "\(answers.map { "\($0.status.code) \($0.bodyText.prefix(200))" })")
+        if let answer = cres.first {
+            #expect(try CRes(bytes: try channel.open(answer.bodyText, direction: .acsToSDK).plaintext).counter == 0)
+        }
+        #expect(erros.first?.errorCode == .dataDecryptionFailure && erros.first?.errorDetail == "sdkCounterStoA", "\(erros)")
+    }
+
+    /// A `kill -9` of one instance while transactions run through the balancer: every transaction answered
+    /// before it is complete and readable through the balancer (from the store, where its home is gone).
+    @Test func aKill9OfOneInstanceLosesNoAnsweredTransaction() throws {
+        let cluster = try HarnessCluster()
+        defer { cluster.stop() }
+        let simulate = try ChildProcess(harnessBinary, ["simulate", "--url", cluster.publicURL, "--all-frictionless"])
+        // A third of the way in, the second instance dies without a word.
+        _ = simulate.awaitOutput(timeout: 120) { output in output.split(separator: "\n").count { $0.hasSuffix("[ok]") } >= 24 ? true : nil }
+        cluster.instances[1].process.signal(SIGKILL)
+        _ = cluster.instances[1].process.wait()
+        _ = simulate.wait(timeout: 300)
+        let answered = simulate.output.split(separator: "\n").compactMap { line -> String? in
+            line.hasPrefix("  ") && line.contains(": 3DS Server") && line.hasSuffix("[ok]") ? String(line.dropFirst(2).prefix(36)) : nil
+        }
+        #expect(answered.count >= 24, "\(answered.count) answered: \(simulate.output.suffix(2000))")
+        let unreadable = try answered.filter { id in
+            let (status, body) = try cluster.get(cluster.publicURL + "/3ds-server/transactions/\(id)")
+            return status != "200" || !body.contains("\"transStatus\"")
+        }
+        #expect(unreadable.isEmpty, "\(unreadable.count) of \(answered.count) answered transactions cannot be read: \(unreadable.prefix(3))")
+    }
+
+    /// A decoupled authentication whose instance dies (`kill -9`) before its result is due: another instance
+    /// claims the result's job once it is overdue, takes the DS transaction up from the store, and the RReq
+    /// arrives at the 3DS Server once (a 3DS Server under test here, answering at its own URL).
+    @Test func aDecoupledResultDueFromAKilledInstanceArrives() async throws {
+        let cluster = try HarnessCluster()
+        defer { cluster.stop() }
+        let group = EventLoopGroup(loopCount: 1)
+        defer { group.shutdown() }
+        let received = Mutex<[JSONValue]>([])
+        var router = Router()
+        router.post("/rreq") { request, _ in
+            let rreq = (try? JSONReader.parse(request.body).value) ?? .null
+            received.withLock { $0.append(rreq) }
+            let rres = JSONValue.object([
+                ("messageType", .string("RRes")), ("messageVersion", rreq["messageVersion"] ?? .null),
+                ("threeDSServerTransID", rreq["threeDSServerTransID"] ?? .null), ("acsTransID", rreq["acsTransID"] ?? .null),
+                ("dsTransID", rreq["dsTransID"] ?? .null), ("sdkTransID", rreq["sdkTransID"] ?? .null), ("resultsStatus", .string("01")),
+            ])
+            return HTTPResponse(headers: ["Content-Type": "application/json"], body: JSONWriter.write(rres))
+        }
+        let threeDSServer = try HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", httpPort: 0, httpsPort: nil, tls: nil),
+                                           router: router, group: group, logger: silentLogger)
+        try threeDSServer.start()
+        defer { threeDSServer.shutdown() }
+        // The scenario `decoupled`: ARes D, the RReq Y 2 seconds later.
+        let areq = try appAReq(pan: "4000000000190001", replacing: [
+            "threeDSServerURL": .string("http://127.0.0.1:\(threeDSServer.httpPort ?? 0)/rreq"),
+            "threeDSRequestorDecReqInd": .string("Y"), "threeDSRequestorDecMaxTime": .string("00010"),
+        ])
+        let client = try HTTPClient(group: group)
+        let ares = try JSONReader.parse(try await client.post(cluster.publicURL + "/ds/areq", body: JSONWriter.write(areq)).body).value
+        #expect(ares["transStatus"]?.stringValue == "D", "\(ares)")
+        let dsTransID = try #require(ares["dsTransID"]?.stringValue)
+        // Its instance, as the store names it, dies before the result is due.
+        let home = try cluster.database.psql("SELECT home FROM transactions WHERE role = 'ds' AND id = '\(dsTransID)'")
+        let instance = try #require(cluster.instances.first { $0.url == home }, "no instance at \(home)")
+        instance.process.signal(SIGKILL)
+        _ = instance.process.wait()
+        // Due in 2 s, overdue 3 s later, claimed within the next second: well inside 20.
+        for _ in 0..<200 where received.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(100)) }
+        // Given time for a second one (there must be none) and for an Erro about the RRes (a wrong one here would bring it).
+        try await Task.sleep(for: .seconds(2))
+        let results = received.withLock { $0 }
+        #expect(results.count == 1, "\(results.count) RReqs: \(results.map { JSONWriter.string($0) })")
+        #expect(results.first?["dsTransID"]?.stringValue == dsTransID && results.first?["transStatus"]?.stringValue == "Y", "\(results)")
+        #expect(try cluster.database.psql("SELECT count(*) FROM harness_jobs") == "0")
+    }
+}

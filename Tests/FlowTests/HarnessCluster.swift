@@ -1,0 +1,109 @@
+import Foundation
+import TestSupport
+
+/// Three `serve` processes sharing a PostgreSQL of Debian's package, behind HAProxy in round robin, so
+/// that consecutive messages of one transaction land on different instances; stopped by `stop()`.
+final class HarnessCluster: @unchecked Sendable {
+    let database: TemporaryPostgres
+    let balancer: ChildProcess
+    /// What SDKs, browsers and 3DS Servers are given: the balancer.
+    let publicURL: String
+    private(set) var instances: [(process: ChildProcess, url: String)] = []
+    private let folder: String
+
+    /// Why the cluster tests are skipped here, or nil when they can run.
+    static let missing: String? = TemporaryPostgres.missing
+        ?? (FileManager.default.isExecutableFile(atPath: haproxy) ? nil : "HAProxy (Debian's haproxy) is not installed: the cluster tests are skipped")
+    private static let haproxy = "/usr/sbin/haproxy"
+
+    init(instances count: Int = 3) throws {
+        database = try TemporaryPostgres()
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("cluster-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let balancerPort = try RefusingPort().port
+        publicURL = "http://127.0.0.1:\(balancerPort)"
+        // The second FlowTests pass of `./harness test` has the roles call each other over HTTP: through the balancer here.
+        let roleCalls = ProcessInfo.processInfo.environment["THREEDS_HARNESS_TEST_ROLE_CALLS"] ?? "in-process"
+        let config = folder + "/harness.yaml"
+        try """
+            server:
+              publicURL: \(publicURL)
+              roleCalls: \(roleCalls)
+            store:
+              backend: postgres
+              url: \(database.url)
+            cluster:
+              enabled: true
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        for index in 0..<count {
+            let serve = try ChildProcess(harnessBinary, ["serve", "--config", config, "--data-directory", folder + "/data-\(index)",
+                                                         "--http-port", "0", "--https-port", "0", "--loops", "1"], directory: repositoryRoot)
+            let log = serve.awaitOutput { $0.contains("one instance of a cluster") ? $0 : nil } ?? ""
+            guard let port = log.range(of: "http=127.0.0.1:").map({ Int(log[$0.upperBound...].prefix { $0.isNumber }) ?? 0 }), port > 0 else {
+                throw TemporaryPostgres.Failure("instance \(index) did not start: \(serve.output)")
+            }
+            instances.append((serve, "http://127.0.0.1:\(port)"))
+        }
+        let servers = instances.enumerated().map { index, instance in
+            "    server instance-\(index) \(instance.url.dropFirst("http://".count)) check inter 500ms fall 1 rise 1"
+        }.joined(separator: "\n")
+        // Round robin, health-checked; a request whose connection was refused goes to another instance (never one
+        // that may have reached its instance: that one is the harness's to answer).
+        try """
+            global
+                maxconn 4096
+            defaults
+                mode http
+                timeout connect 2s
+                timeout client 120s
+                timeout server 120s
+                retries 3
+                option redispatch
+                retry-on conn-failure
+            frontend harness
+                bind 127.0.0.1:\(balancerPort)
+                default_backend instances
+            backend instances
+                balance roundrobin
+                option httpchk GET /health
+            \(servers)
+
+            """.write(toFile: folder + "/haproxy.cfg", atomically: true, encoding: .utf8)
+        balancer = try ChildProcess(Self.haproxy, ["-db", "-f", folder + "/haproxy.cfg"])
+        let ready = (0..<100).contains { _ in
+            guard balancer.isRunning else { return false }
+            if (try? ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "2", publicURL + "/health"]).output) == "200" {
+                return true
+            }
+            Thread.sleep(forTimeInterval: 0.1)
+            return false
+        }
+        guard ready else { throw TemporaryPostgres.Failure("HAProxy did not answer on \(publicURL): \(balancer.output)") }
+    }
+
+    /// The status code and body of a GET of `url`.
+    func get(_ url: String) throws -> (status: String, body: String) {
+        let result = try ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "10", "-w", "\n%{http_code}", url])
+        let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false)
+        return (String(lines.last ?? ""), lines.dropLast().joined(separator: "\n"))
+    }
+
+    /// The sum over the instances of a counter of `/metrics`, over the series whose labels contain `labels`.
+    func metric(_ name: String, labels: String = "") throws -> Double {
+        try instances.filter { $0.process.isRunning }.reduce(0) { sum, instance in
+            sum + (try get(instance.url + "/metrics").body.split(separator: "\n").filter { $0.hasPrefix(name + "{") && $0.contains(labels) }
+                .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0, +))
+        }
+    }
+
+    func stop() {
+        balancer.signal(SIGTERM)
+        _ = balancer.wait()
+        for instance in instances where instance.process.isRunning {
+            instance.process.signal(SIGTERM)
+            _ = instance.process.wait()
+        }
+        database.stop()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+}

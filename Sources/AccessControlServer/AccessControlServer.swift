@@ -91,7 +91,7 @@ public final class AccessControlServer: Sendable {
             logger.info("AReq refused", metadata: ["reason": "\(error)"])
             return .erro(error, from: .acs)
         }
-        var scenario = scenarios.scenario(for: TransactionFacts(areq), transaction: areq["dsTransID"])
+        var scenario = await scenarios.scenario(for: TransactionFacts(areq), transaction: areq["dsTransID"])
         if areq.deviceChannel == DeviceChannel.browser.rawValue {
             await fetchSharedMethodVisit(areq.threeDSServerTransID)
             journal?.check(areq["dsTransID"], threeDSCompIndCheck(areq, script: scenario.threeDSMethod))
@@ -191,8 +191,13 @@ public final class AccessControlServer: Sendable {
             }
             Task { [self] in
                 try? await Task.sleep(for: .seconds(delay))
-                if let job, let sharedStore, await !sharedStore.claimJob(id: job.id) { return }  // another instance sent it
+                guard let job, let sharedStore else { return await finish(acsTransID, with: result) }
+                guard await sharedStore.claimJob(id: job.id) else {
+                    // This instance was late, and another sent the result: recorded here, not sent twice.
+                    return await finish(acsTransID, with: result, sentElsewhere: true)
+                }
                 await finish(acsTransID, with: result)
+                await sharedStore.finishJob(id: job.id)
             }
         case .final:
             break
@@ -336,14 +341,19 @@ public final class AccessControlServer: Sendable {
 
     // MARK: Results
 
-    /// Ends a decoupled authentication with its result.
-    func finish(_ acsTransID: String, with result: ChallengeResult) async {
+    /// Ends a decoupled authentication with its result: sends it, or records it as another instance of the cluster sent it.
+    func finish(_ acsTransID: String, with result: ChallengeResult, sentElsewhere: Bool = false) async {
         let open = transactions.update(acsTransID) { transaction -> Bool in
             guard case .decoupled = transaction.phase else { return false }
             transaction.phase = .ended("decoupled authentication completed")
+            if sentElsewhere {
+                transaction.result = result
+                transaction.transStatus = result.transStatus
+                transaction.resultsDelivery = "sent by another instance of the cluster"
+            }
             return true
         }
-        if open == true { await report(acsTransID, result) }
+        if open == true, !sentElsewhere { await report(acsTransID, result) }
     }
 
     /// Sends the RReq of an ended transaction through the DS and records the RRes.

@@ -208,7 +208,7 @@ public final class DirectoryServer: Sendable {
             return refused(request, dsTransID: dsTransID,
                            InvalidMessage(Violation(field: "threeDSServerTransID", code: .duplicate(in: areq.version), reason: reason), about: areq.json))
         }
-        let scenario = scenarios?.scenario(for: TransactionFacts(areq), transaction: dsTransID)
+        let scenario = await scenarios?.scenario(for: TransactionFacts(areq), transaction: dsTransID)
         var ids = areq.ids
         ids.dsTransID = dsTransID
         // The entry's first part is put together here and opened once: as an open, two messages and

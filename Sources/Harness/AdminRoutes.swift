@@ -5,6 +5,7 @@ import JSON
 import Messaging
 import Net
 import Scenarios
+import Store
 import Foundation
 
 /// Reads the scenario file again and puts it in force. A bad file changes nothing;
@@ -27,6 +28,8 @@ struct ScenarioReloader: Sendable {
 struct AdminRoutes {
     let scenarios: ScenarioSource
     let reloader: ScenarioReloader
+    /// In a cluster, where each pin's uses are counted for all instances.
+    var counts: (any ClusterStore)?
 
     func register(on router: inout Router) {
         router.get("/admin/scenarios") { _, _ in
@@ -130,9 +133,12 @@ struct AdminRoutes {
             throw HTTPError(.badRequest, "scenario must be a scenario name or a scenario object")
         }
         let pin: Pin
-        do { pin = try scenarios.pins.add(scenario, for: target, count: count, lifetime: .seconds(lifetime)) } catch {
+        // One id on every instance of a cluster: the change's, which the instance that took the request gave it.
+        let id = request.headers[ClusterChange.idHeader] ?? UUID().uuidString.lowercased()
+        do { pin = try scenarios.pins.add(scenario, for: target, count: count, lifetime: .seconds(lifetime), id: id) } catch {
             throw HTTPError(.tooManyRequests, "\(error.capacity) pins are set: use, remove (DELETE /admin/pins) or let some expire first")
         }
+        counts?.startCount(id: pin.id, remaining: count, expires: SQLiteArchive.wallClock() + Int64(lifetime * 1000))
         return .emv(Self.json(pin), status: .created)
     }
 

@@ -1,7 +1,9 @@
 import AccessControlServer
+import Foundation
 import DirectoryServer
 import JSON
 import Logging
+import Messaging
 import Net
 import Store
 import Synchronization
@@ -31,6 +33,8 @@ struct ClusterRoutes {
             case .pathParameter(let name):
                 return context.parameters[name]
             case .jsonMember(let name):
+                // Most bodies of such a route have no such member (an AReq has no dsTransID yet): found in the bytes first.
+                guard request.body.firstRange(of: Array("\"\(name)\"".utf8)) != nil else { return nil }
                 return (try? JSONReader.parse(request.body).value)?[name]?.stringValue
             case .jweKeyID:
                 guard let dot = request.body.firstIndex(of: UInt8(ascii: ".")),
@@ -87,12 +91,17 @@ struct ClusterRoutes {
             HomedRoute(method: .post, path: AccessControlServer.browserChallengePath + "/{acsTransID}", role: acsRole,
                        key: .pathParameter("acsTransID"), holds: acs),
             HomedRoute(method: .get, path: "/admin/acs/transactions/{id}", role: acsRole, key: .pathParameter("id"), holds: acs),
+            // An Erro from the DS about an ARes (an AReq carries no acsTransID: it stays where it came).
+            HomedRoute(method: .post, path: ACSPaths.aReq, role: acsRole, key: .jsonMember("acsTransID"), holds: acs),
             HomedRoute(method: .post, path: "/ds/rreq", role: dsRole, key: .jsonMember("dsTransID"), holds: ds),
+            // A 3DS Server's Erro about an ARes, graded where the transaction is (an AReq carries no dsTransID).
+            HomedRoute(method: .post, path: "/ds/areq", role: dsRole, key: .jsonMember("dsTransID"), holds: ds),
             HomedRoute(method: .get, path: "/admin/ds/transactions/{id}", role: dsRole, key: .pathParameter("id"), holds: ds),
             HomedRoute(method: .post, path: "/3ds-server/rreq", role: serverRole, key: .jsonMember("threeDSServerTransID"), holds: server),
             HomedRoute(method: .post, path: ThreeDSServer.notificationPath, role: serverRole,
                        key: .formJSON(field: "cres", member: "threeDSServerTransID"), holds: server),
             HomedRoute(method: .get, path: "/3ds-server/transactions/{id}", role: serverRole, key: .pathParameter("id"), holds: server),
+            HomedRoute(method: .get, path: "/profiles/emvco/result/{id}", role: serverRole, key: .pathParameter("id"), holds: server),
             HomedRoute(method: .post, path: ThreeDSServer.methodNotificationPath, role: prepared,
                        key: .formJSON(field: "threeDSMethodData", member: "threeDSServerTransID"), holds: server),
             // A browser authentication that names its prepared transaction goes on where it was prepared.
@@ -116,47 +125,152 @@ struct ClusterRoutes {
     private func passOn(_ request: HTTPRequest, _ context: RequestContext, _ route: HomedRoute) async -> HTTPResponse? {
         guard request.headers[Self.forwardedHeader] == nil, let id = route.key.value(in: request, context), !route.holds(id),
               let here = instanceURL.value, let home = await archive.home(role: route.role, id: id), home != here else { return nil }
-        var forwarded = request
-        for hopByHop in ["Connection", "Keep-Alive", "Transfer-Encoding"] { forwarded.headers.remove(hopByHop) }
-        forwarded.headers.set(Self.forwardedHeader, here)
         do {
-            var answer = try await client.execute(forwarded, url: home + request.target)
-            answer.headers.remove("Transfer-Encoding")
+            var answer = try await client.execute(Self.passable(request, from: here), url: home + request.target)
+            // The server writes its own framing and date.
+            for header in ["Transfer-Encoding", "Date"] { answer.headers.remove(header) }
             metrics.passedOn(route: route.path, outcome: "answered")
             return answer
         } catch {
             switch error {
-            case .invalidURL, .nameResolutionFailed, .connectFailed, .connectTimedOut, .tlsFailed, .clientShutDown:
-                // The home is gone, and never had the request: this instance answers as for a transaction it does not hold.
+            case .invalidURL, .nameResolutionFailed, .connectFailed, .clientShutDown:
+                // The home is gone (its connection refused), and never had the request: this instance answers as for a
+                // transaction it does not hold, or takes it up from the store (docs/scale.md).
                 metrics.passedOn(route: route.path, outcome: "home-unreachable")
                 logger.warning("a transaction's home cannot be reached; served here", metadata: [
                     "route": "\(route.path)", "id": "\(id)", "home": "\(home)", "reason": "\(error)"])
                 return nil
-            case .readTimedOut, .connectionClosed, .malformedResponse, .responseTooLarge:
-                // The home had it, and may have acted on it: its failure is passed on as it came (a connection
-                // closed mid-response, a scripted fault, is closed here too), never served a second time here.
+            case .connectTimedOut, .tlsFailed, .readTimedOut, .connectionClosed, .malformedResponse, .responseTooLarge:
+                // The home may be alive (slow, or it had the request and acted on it): its failure is passed on, never
+                // served a second time here. Silence stays silence; a connection it closed mid-response is closed here too.
                 metrics.passedOn(route: route.path, outcome: "home-failed")
                 var failed = HTTPResponse.text("the instance that holds transaction \(id) failed: \(error.summary)", status: .badGateway)
-                if case .connectionClosed = error { failed.delivery = .cut(keepingBodyBytes: 0) }
+                switch error {
+                case .readTimedOut: failed.delivery = .withheld
+                case .connectionClosed: failed.delivery = .cut(keepingBodyBytes: 0)
+                default: break
+                }
                 return failed
             }
         }
     }
+
+    /// `request` as another instance of the cluster takes it: without what belongs to this hop (its framing, an
+    /// `Expect: 100-continue` this instance answered, upgrades, what `Connection` names), marked as passed on.
+    static func passable(_ request: HTTPRequest, from here: String) -> HTTPRequest {
+        var passed = request
+        let named = (request.headers["Connection"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        for header in ["Connection", "Keep-Alive", "Transfer-Encoding", "Expect", "TE", "Upgrade", "Proxy-Connection"] + named {
+            passed.headers.remove(header)
+        }
+        passed.headers.set(forwardedHeader, here)
+        return passed
+    }
 }
 
-/// The jobs of instances that died (a decoupled result due from one): every instance looks each second for jobs
-/// overdue by ``graceMilliseconds`` (their own instance would have claimed them at their time) and runs each it claims,
-/// once in the whole cluster (`FOR UPDATE SKIP LOCKED`, then deleted).
-enum OrphanedJobs {
+/// What every instance of a cluster does in the background until shutdown: says it is alive (every
+/// ``announceEvery``), and runs the jobs of instances that died (a decoupled result due from one): each second
+/// it claims jobs overdue by ``graceMilliseconds`` (their own instance would have claimed them at their time) and
+/// runs them, once in the whole cluster (`FOR UPDATE SKIP LOCKED` under a lease, deleted once run; a runner
+/// that dies mid-run leaves the job to be claimed again when its lease ends).
+enum ClusterHousekeeping {
     static let graceMilliseconds: Int64 = 3_000
     static let interval = Duration.seconds(1)
+    static let announceEvery = 5
+    /// An instance not heard of for this long is not sent changes: 3 announcements missed.
+    static let liveWindowMilliseconds: Int64 = 15_000
 
     /// Runs until the task is cancelled (at shutdown).
-    static func watch(_ archive: any TransactionArchive, runner: @escaping @Sendable (ScheduledJob) async -> Void) async {
-        while (try? await Task.sleep(for: interval)) != nil {
-            for job in await archive.claimOverdueJobs(dueBefore: SQLiteArchive.wallClock() - graceMilliseconds, limit: 20) {
-                await runner(job)
+    static func run(_ archive: any TransactionArchive, instanceURL: String, runner: @escaping @Sendable (ScheduledJob) async -> Void) async {
+        let cluster = archive as? any ClusterStore
+        var tick = 0
+        repeat {
+            if tick % announceEvery == 0 { await cluster?.announce(instanceURL) }
+            tick += 1
+            // Side by side: each may wait for a peer (an RReq, its RRes) up to its time limit.
+            let jobs = await archive.claimOverdueJobs(dueBefore: SQLiteArchive.wallClock() - graceMilliseconds, limit: 20)
+            await withTaskGroup(of: Void.self) { group in
+                for job in jobs {
+                    group.addTask {
+                        await runner(job)
+                        await archive.finishJob(id: job.id)
+                    }
+                }
             }
+        } while (try? await Task.sleep(for: interval)) != nil
+    }
+}
+
+/// A change of what the harness plays, made on every live instance of a cluster: a pin (whose uses the store
+/// counts for all), the load mix, the scenario file read again. The instance that takes the request applies it,
+/// then passes it on to the others with one change id; the answer says on how many it was applied.
+struct ClusterChange {
+    static let idHeader = "X-Harness-Change-ID"
+    /// "3 of 3": the instances that applied the change, of those alive.
+    static let appliedHeader = "X-Harness-Instances"
+    static let routes: [(method: HTTPMethod, path: String)] = [
+        (.post, "/admin/pins"), (.delete, "/admin/pins"), (.delete, "/admin/pins/{target}"),
+        (.post, "/admin/load-mix"), (.delete, "/admin/load-mix"), (.post, "/admin/reload"),
+    ]
+
+    let store: any ClusterStore
+    let client: HTTPClient
+    let instanceURL: ClusterRoutes.InstanceURL
+    let logger: Logger
+
+    func register(on router: inout Router) {
+        for route in Self.routes {
+            let registered = router.wrap(route.method, route.path) { handler in
+                { request, context in
+                    guard request.headers[ClusterRoutes.forwardedHeader] == nil, let here = instanceURL.value else {
+                        return try await handler(request, context)
+                    }
+                    var request = request
+                    request.headers.set(Self.idHeader, UUID().uuidString.lowercased())
+                    let answer = try await handler(request, context)
+                    guard answer.status.code < 300 else { return answer }
+                    return await spread(request, from: here, answered: answer)
+                }
+            }
+            precondition(registered, "no route \(route.method) \(route.path) to spread over the cluster")
         }
+    }
+
+    /// The change passed on to every other live instance; the local answer when all took it (or were gone), else 502 naming those that did not.
+    private func spread(_ request: HTTPRequest, from here: String, answered: HTTPResponse) async -> HTTPResponse {
+        guard let live = await store.instances(seenSince: SQLiteArchive.wallClock() - ClusterHousekeeping.liveWindowMilliseconds) else {
+            return .text("applied on this instance only: the store cannot say which others are alive; send the change to each instance's own URL",
+                         status: .badGateway)
+        }
+        let peers = live.filter { $0 != here }
+        let forwarded = ClusterRoutes.passable(request, from: here), target = request.target
+        let outcomes = await withTaskGroup(of: (String, String?, Bool).self) { group in
+            for peer in peers {
+                group.addTask { [client] in
+                    do throws(HTTPClientError) {
+                        let answer = try await client.execute(forwarded, url: peer + target)
+                        return (peer, answer.status.code < 300 ? nil : "\(answer.status.code) \(answer.bodyText.prefix(200))", false)
+                    } catch {
+                        switch error {
+                        // Gone since its last announcement: it serves nothing; started again, it begins from its files (docs/scale.md).
+                        case .connectFailed, .nameResolutionFailed: return (peer, nil, true)
+                        default: return (peer, error.summary, false)
+                        }
+                    }
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        let failed = outcomes.filter { $0.1 != nil }
+        let gone = outcomes.filter { $0.2 }.count
+        let applied = 1 + peers.count - failed.count - gone
+        var answer = answered
+        answer.headers.set(Self.appliedHeader, "\(applied) of \(applied + failed.count)")
+        guard !failed.isEmpty else { return answer }
+        let reasons = failed.map { "\($0.0): \($0.1 ?? "")" }.joined(separator: "; ")
+        logger.warning("a change was not applied on every instance", metadata: ["route": "\(request.path)", "not applied": "\(reasons)"])
+        var refused = HTTPResponse.text("applied on \(applied) of \(applied + failed.count) instances; not on \(reasons)", status: .badGateway)
+        refused.headers.set(Self.appliedHeader, "\(applied) of \(applied + failed.count)")
+        return refused
     }
 }

@@ -37,8 +37,8 @@ public final class HarnessApp: Sendable {
     private let inProcessCalls: InProcessCalls?
     /// This instance's URL as the others of its cluster reach it (`cluster.enabled`).
     private let instanceURL = ClusterRoutes.InstanceURL()
-    /// Runs the jobs of instances that died (`cluster.enabled`), until shutdown.
-    private let orphanedJobs = Mutex<Task<Void, Never>?>(nil)
+    /// Announces this instance and runs the jobs of instances that died (`cluster.enabled`), until shutdown.
+    private let housekeeping = Mutex<Task<Void, Never>?>(nil)
 
     /// Builds the app; relative file paths in `configuration` are resolved against `baseDirectory`.
     /// Fails, naming the file, when the test PKI or the scenario file cannot be read. `now` is the clock the ACS
@@ -49,6 +49,11 @@ public final class HarnessApp: Sendable {
         self.logger = logger
         inProcessCalls = configuration.server.roleCalls == "in-process" ? InProcessCalls() : nil
         try configuration.checkAdminExposure(source: "configuration")
+        if configuration.cluster.enabled, configuration.cluster.instanceURL == nil, ["0.0.0.0", "::"].contains(configuration.server.host) {
+            // Else each instance would name itself by 127.0.0.1, and none would find another.
+            throw ConfigurationError.invalid(source: "cluster.instanceURL", reason: "required when server.host is \(configuration.server.host): "
+                                             + "the URL the other instances reach this one at (THREEDS_HARNESS_INSTANCE_URL, e.g. http://harness-2:8080)")
+        }
         func resolve(_ path: String) -> String { path.hasPrefix("/") ? path : baseDirectory + "/" + path }
         let pki = TestPKI(directory: resolve(configuration.pkiDirectory))
         let (keys, signers) = try Self.schemeKeys(configuration.directoryServers, pki: pki)
@@ -108,7 +113,11 @@ public final class HarnessApp: Sendable {
                             tlsRootPath: pki.directory + "/tls/root-ca.pem", token: configuration.sdkConfigToken?.value,
                             endpoints: endpoints).register(on: &router)
             LoadMixRoutes(scenarios: scenarios).register(on: &router)
-            AdminRoutes(scenarios: scenarios, reloader: ScenarioReloader(path: scenarioPath, shownPath: configuration.scenarios, scenarios: scenarios)).register(on: &router)
+            // In a cluster the store counts each pin's uses, for every instance.
+            let clusterStore = configuration.cluster.enabled ? archive as? any ClusterStore : nil
+            if let clusterStore { scenarios.shareCounts { await clusterStore.use($0) } }
+            AdminRoutes(scenarios: scenarios, reloader: ScenarioReloader(path: scenarioPath, shownPath: configuration.scenarios, scenarios: scenarios),
+                        counts: clusterStore).register(on: &router)
             threeDSServer.register(on: &router)
             directoryServer.register(on: &router)
             accessControlServer.register(on: &router)
@@ -121,6 +130,9 @@ public final class HarnessApp: Sendable {
                     tls: clientTLS, readTimeoutMilliseconds: ClusterRoutes.forwardTimeoutMilliseconds))
                 ClusterRoutes(routes: ClusterRoutes.routes(threeDSServer: threeDSServer, directoryServer: directoryServer, accessControlServer: accessControlServer),
                               archive: archive, client: client, instanceURL: instanceURL, metrics: metrics, logger: logger.named("cluster")).register(on: &router)
+                if let clusterStore {
+                    ClusterChange(store: clusterStore, client: client, instanceURL: instanceURL, logger: logger.named("cluster")).register(on: &router)
+                }
             }
             let (threeDSServer, directoryServer, accessControlServer) = (threeDSServer, directoryServer, accessControlServer)
             RecordListRoute.register("/3ds-server/transactions", on: &router) { await threeDSServer.transactions.newestJSON(limit: $0, where: $1) }
@@ -281,7 +293,7 @@ public final class HarnessApp: Sendable {
             (archive as? PostgresArchive)?.setInstanceURL(url)
             if let archive {
                 let accessControlServer = accessControlServer
-                orphanedJobs.withLock { $0 = Task { await OrphanedJobs.watch(archive) { await accessControlServer.runOrphaned($0) } } }
+                housekeeping.withLock { $0 = Task { await ClusterHousekeeping.run(archive, instanceURL: url) { await accessControlServer.runOrphaned($0) } } }
             }
             logger.info("one instance of a cluster", metadata: ["instance": "\(url)", "public": "\(configuration.server.publicURL ?? "-")"])
         }
@@ -303,7 +315,7 @@ public final class HarnessApp: Sendable {
     public func shutdown() {
         // Live readers of the inspector are answered now, so none holds the server open.
         journal.wakeAll()
-        orphanedJobs.withLock { $0?.cancel() }
+        housekeeping.withLock { $0?.cancel() }
         server.shutdown()
         group.shutdown()
         journal.flush()

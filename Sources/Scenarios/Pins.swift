@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// What a pin applies to: the next transactions of a card, or one SDK transaction.
@@ -15,6 +16,8 @@ public enum PinTarget: Sendable, Hashable, CustomStringConvertible {
 
 /// A scenario pinned for the next `remaining` transactions of a target, until it expires.
 public struct Pin: Sendable {
+    /// The same on every instance of a cluster, where the store counts the pin's uses (``ScenarioSource/shareCounts(_:)``).
+    public let id: String
     public let target: PinTarget
     public let scenario: Scenario
     public var remaining: Int
@@ -36,9 +39,10 @@ public final class PinBoard: Sendable {
     public init(capacity: Int = 1_000) { self.capacity = capacity }
 
     /// Adds a pin behind those already set for its target (they are used first), for `lifetime`.
-    public func add(_ scenario: Scenario, for target: PinTarget, count: Int, lifetime: Duration = .seconds(3600)) throws(Full) -> Pin {
+    public func add(_ scenario: Scenario, for target: PinTarget, count: Int, lifetime: Duration = .seconds(3600),
+                    id: String? = nil) throws(Full) -> Pin {
         let now = ContinuousClock.now
-        let pin = Pin(target: target, scenario: scenario, remaining: count, expires: now + lifetime)
+        let pin = Pin(id: id ?? UUID().uuidString.lowercased(), target: target, scenario: scenario, remaining: count, expires: now + lifetime)
         let added = pins.withLock { pins -> Bool in
             Self.dropExpired(&pins, at: now)
             guard pins.values.reduce(0, { $0 + $1.count }) < capacity else { return false }
@@ -75,6 +79,33 @@ public final class PinBoard: Sendable {
                 return scenario
             }
             return nil
+        }
+    }
+
+    /// The pin next in line for a transaction (its SDK transaction's, else its card's), left in place: in a cluster
+    /// the store counts its uses, and ``used(_:exhausted:)`` says what came of one.
+    public func first(pan: String, sdkTransID: String?) -> Pin? {
+        let now = ContinuousClock.now
+        return pins.withLock { pins in
+            guard !pins.isEmpty else { return nil }
+            for target in [sdkTransID.map(PinTarget.sdkTransID), .pan(pan)].compactMap({ $0 }) {
+                if let pin = pins[target]?.first(where: { $0.expires > now }) { return pin }
+            }
+            return nil
+        }
+    }
+
+    /// One use of pin `id` taken in the store (`exhausted` false), or none left there (true: dropped here too).
+    public func used(_ id: String, exhausted: Bool) {
+        pins.withLock { pins in
+            for (target, queue) in pins {
+                guard let index = queue.firstIndex(where: { $0.id == id }) else { continue }
+                var queue = queue
+                queue[index].remaining -= exhausted ? queue[index].remaining : 1
+                if queue[index].remaining <= 0 { queue.remove(at: index) }
+                pins[target] = queue.isEmpty ? nil : queue
+                return
+            }
         }
     }
 

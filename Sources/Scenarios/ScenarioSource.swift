@@ -36,11 +36,20 @@ public final class ScenarioSource: Sendable {
 
     public func replace(with catalog: ScenarioCatalog) { current.withLock { $0 = catalog } }
 
+    /// How a cluster counts a pin's uses: takes one of pin `id` in the store (true), none left (false), or the
+    /// store cannot answer (nil). Nil here: one instance, whose board counts.
+    public typealias SharedUse = @Sendable (_ id: String) async -> Bool?
+    private let sharedUse = Mutex<SharedUse?>(nil)
+
+    /// From now on the store counts each pin's uses: a pin set on every instance of a cluster applies to its next
+    /// `count` transactions wherever they land (docs/scale.md).
+    public func shareCounts(_ use: @escaping SharedUse) { sharedUse.withLock { $0 = use } }
+
     /// The scenario of a transaction: a pin if one is set for it, else the catalog's choice.
-    public func scenario(for facts: TransactionFacts, transaction dsTransID: String? = nil) -> Scenario {
-        guard let dsTransID else { return choose(facts) }
+    public func scenario(for facts: TransactionFacts, transaction dsTransID: String? = nil) async -> Scenario {
+        guard let dsTransID else { return await choose(facts) }
         if let known = chosen.withLock({ $0.byTransaction[dsTransID]?.scenario }) { return known }
-        let scenario = choose(facts)
+        let scenario = await choose(facts)
         return chosen.withLock { memory in
             if let known = memory.byTransaction[dsTransID] { return known.scenario }  // another role chose meanwhile
             memory.byTransaction[dsTransID] = Chosen(scenario)
@@ -54,8 +63,21 @@ public final class ScenarioSource: Sendable {
         }
     }
 
-    private func choose(_ facts: TransactionFacts) -> Scenario {
-        pins.take(pan: facts.pan, sdkTransID: facts.sdkTransID) ?? unpinned(facts)
+    private func choose(_ facts: TransactionFacts) async -> Scenario {
+        guard let use = sharedUse.withLock({ $0 }) else { return pins.take(pan: facts.pan, sdkTransID: facts.sdkTransID) ?? unpinned(facts) }
+        // The store decides which use is whose; a pin used up elsewhere leaves this board too, and the next in line is asked.
+        while let pin = pins.first(pan: facts.pan, sdkTransID: facts.sdkTransID) {
+            switch await use(pin.id) {
+            case true?:
+                pins.used(pin.id, exhausted: false)
+                return pin.scenario
+            case false?:
+                pins.used(pin.id, exhausted: true)
+            case nil:
+                return unpinned(facts)  // the store cannot say: no pin rather than one used twice
+            }
+        }
+        return unpinned(facts)
     }
 
     /// The scenario without pins: a card issued to a run's case stands for the case's scenario; a

@@ -41,20 +41,29 @@ public final class PostgresArchive: TransactionArchive {
     private let instanceURL = Mutex<String?>(nil)
 
     /// The schema this code reads and writes (`harness_schema.version`); an older one is migrated at start.
-    static let schemaVersion = 3
+    static let schemaVersion = 4
     /// What takes a database of each older version one version on, in one transaction each.
     static let migrations: [Int: String] = [
         // 2: each record names the instance that holds it in memory (``home(role:id:)``).
         1: "ALTER TABLE transactions ADD COLUMN home text",
         // 3: jobs due later that any instance runs once (``schedule(_:)``).
         2: jobsTable,
+        // 4: the instances of a cluster, the counts they share (``ClusterStore``), and a lease on each job claimed.
+        3: clusterTables + "; ALTER TABLE harness_jobs ADD COLUMN IF NOT EXISTS claimed_until bigint",
     ]
+    static let clusterTables = """
+        CREATE TABLE harness_instances (url text PRIMARY KEY, seen bigint NOT NULL);
+        CREATE TABLE harness_counters (id text PRIMARY KEY, remaining integer NOT NULL, expires bigint NOT NULL)
+        """
     static let jobsTable = """
-        CREATE TABLE harness_jobs (id text PRIMARY KEY, kind text NOT NULL, due bigint NOT NULL, payload text NOT NULL, home text);
+        CREATE TABLE harness_jobs (id text PRIMARY KEY, kind text NOT NULL, due bigint NOT NULL, payload text NOT NULL, home text,
+                                   claimed_until bigint);
         CREATE INDEX harness_jobs_by_due ON harness_jobs (due)
         """
     /// The write queue's name for jobs (no role of records has it): queued and written with the records, to their own table.
     static let jobRole = " job"
+    /// The same for shared counts.
+    static let counterRole = " counter"
     /// Records per upsert statement: 5 parameters each, well under PostgreSQL's 65,535.
     static let rowsPerStatement = 500
 
@@ -92,6 +101,7 @@ public final class PostgresArchive: TransactionArchive {
                     role text NOT NULL, id text NOT NULL, updated bigint NOT NULL, record text NOT NULL, home text, PRIMARY KEY (role, id));
                 CREATE INDEX IF NOT EXISTS transactions_by_time ON transactions (updated);
                 \(jobsTable);
+                \(clusterTables);
                 INSERT INTO harness_schema (version) VALUES (\(schemaVersion))
                 """)
         case let found where found.count == 1 && found[0] < schemaVersion && migrations[found[0]] != nil:
@@ -187,6 +197,9 @@ public final class PostgresArchive: TransactionArchive {
         save(role: Self.jobRole, id: job.id) { row.encoded }
     }
 
+    /// How long a claim holds a job: longer than any run (an RReq waits 30 s for its RRes at most).
+    static let jobLeaseMilliseconds: Int64 = 120_000
+
     public func claimJob(id: String) async -> Bool {
         let key = WriteQueue.Key(role: Self.jobRole, id: id)
         if queue.unwritten(key) != nil {
@@ -194,21 +207,36 @@ public final class PostgresArchive: TransactionArchive {
             save(role: Self.jobRole, id: id) { JobRow.claimed }
             return true
         }
-        // A database that cannot answer leaves the job to the instance whose timer it is: late is better than never.
-        guard let rows = await read("DELETE FROM harness_jobs WHERE id = $1 RETURNING id", [id]) else { return true }
-        return !rows.isEmpty
+        for attempt in 1...3 {
+            let now = SQLiteArchive.wallClock()
+            if let rows = await read("""
+                UPDATE harness_jobs SET claimed_until = $2 WHERE id = $1 AND (claimed_until IS NULL OR claimed_until < $3) RETURNING id
+                """, [id, String(now + Self.jobLeaseMilliseconds), String(now)]) {
+                return !rows.isEmpty
+            }
+            if attempt < 3 { try? await Task.sleep(for: .seconds(1)) }
+        }
+        // A database that cannot answer three times leaves the job to the instance whose timer it is: late is better than never.
+        return true
     }
 
     public func claimOverdueJobs(dueBefore: Int64, limit: Int) async -> [ScheduledJob] {
+        let now = SQLiteArchive.wallClock()
         let rows = await read("""
-            DELETE FROM harness_jobs WHERE id IN
-            (SELECT id FROM harness_jobs WHERE due < $1 ORDER BY due LIMIT $2 FOR UPDATE SKIP LOCKED)
+            UPDATE harness_jobs SET claimed_until = $3 WHERE id IN
+            (SELECT id FROM harness_jobs WHERE due < $1 AND (claimed_until IS NULL OR claimed_until < $4)
+             ORDER BY due LIMIT $2 FOR UPDATE SKIP LOCKED)
             RETURNING id, kind, due, payload
-            """, [String(dueBefore), String(max(0, limit))]) ?? []
+            """, [String(dueBefore), String(max(0, limit)), String(now + Self.jobLeaseMilliseconds), String(now)]) ?? []
         return rows.compactMap { row in
             guard let id = row[0], let kind = row[1], let due = row[2].flatMap({ Int64($0) }), let payload = row[3] else { return nil }
             return ScheduledJob(id: id, kind: kind, due: due, payload: Array(payload.utf8))
         }
+    }
+
+    public func finishJob(id: String) async {
+        if queue.unwritten(WriteQueue.Key(role: Self.jobRole, id: id)) != nil { return }  // its claim removes it
+        _ = await read("DELETE FROM harness_jobs WHERE id = $1", [id])
     }
 
     /// A job as the write queue holds it: its columns in one line each (kind, due, payload), or "claimed" alone.
@@ -281,7 +309,7 @@ public final class PostgresArchive: TransactionArchive {
     /// (a server restarted meanwhile); counts it written, or lost with the reason.
     private func write(_ batch: WriteQueue.Batch) async {
         let records = batch.map { (key: $0.key, json: String(decoding: $0.value(), as: UTF8.self)) }
-        let jobs = records.filter { $0.key.role == Self.jobRole }.count
+        let jobs = records.filter { $0.key.role == Self.jobRole || $0.key.role == Self.counterRole }.count
         for attempt in 1...2 {
             do throws(PostgresError) {
                 try await write(records)
@@ -302,9 +330,11 @@ public final class PostgresArchive: TransactionArchive {
         let stamp = String(now())
         let home = instanceURL.withLock { $0 }
         let connection = try await openConnection()
-        let records = all.filter { $0.key.role != Self.jobRole }
+        let records = all.filter { $0.key.role != Self.jobRole && $0.key.role != Self.counterRole }
         let jobs = all.filter { $0.key.role == Self.jobRole }
         if !jobs.isEmpty { try await writeJobs(jobs, home: home, on: connection) }
+        let counters = all.filter { $0.key.role == Self.counterRole }
+        if !counters.isEmpty { try await writeCounters(counters, on: connection) }
         let chunks = stride(from: 0, to: records.count, by: Self.rowsPerStatement).map { records[$0..<min($0 + Self.rowsPerStatement, records.count)] }
         if chunks.count > 1 { _ = try await connection.query("BEGIN") }
         var added: Int64 = 0
@@ -348,6 +378,16 @@ public final class PostgresArchive: TransactionArchive {
         }
     }
 
+    /// Shared counts, each "remaining expires" as queued: inserted once (an id is never counted anew).
+    private func writeCounters(_ counters: [(key: WriteQueue.Key, json: String)], on connection: PostgresConnection) async throws(PostgresError) {
+        for counter in counters {
+            let fields = counter.json.split(separator: " ")
+            guard fields.count == 2 else { continue }
+            _ = try await connection.query("INSERT INTO harness_counters (id, remaining, expires) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING",
+                                           [counter.key.id, String(fields[0]), String(fields[1])])
+        }
+    }
+
     private func openConnection() async throws(PostgresError) -> PostgresConnection {
         if let connection = writer.connection { return connection }
         guard !gaveUp.load(ordering: .relaxed) else { throw PostgresError(operation: "write", message: "the store is closed") }
@@ -364,6 +404,7 @@ public final class PostgresArchive: TransactionArchive {
         writer.writesSinceRetention = 0
         do throws(PostgresError) {
             let connection = try await openConnection()
+            _ = try await connection.query("DELETE FROM harness_counters WHERE expires < $1", [String(now())])
             let aged = try await connection.query("DELETE FROM transactions WHERE updated < $1 AND \(retention.removable)",
                                                   [String(now() - retention.maxAgeSeconds * 1000)])
             var removed = Int64(aged.affected)
@@ -433,5 +474,46 @@ extension PostgresError {
     var isConnectionLoss: Bool {
         guard let sqlState else { return true }
         return sqlState.hasPrefix("08") || sqlState.hasPrefix("57P0")
+    }
+}
+
+/// What the instances of a cluster share besides records and jobs: who is alive, and counts that each use
+/// takes one of (a pin's transactions), whichever instance the use comes to.
+public protocol ClusterStore: Sendable {
+    /// Says this instance is alive, at `url`.
+    func announce(_ url: String) async
+    /// The instances that announced themselves since `seenSince` (milliseconds since 1970); nil when the store cannot answer.
+    func instances(seenSince: Int64) async -> [String]?
+    /// Keeps a count of `remaining` uses under `id` until `expires`, written as the records are (before the answer that made it).
+    func startCount(id: String, remaining: Int, expires: Int64)
+    /// Takes one use of the count `id`: true while there was one left (for one caller per use), false when it is used up,
+    /// expired or unknown, nil when the store cannot answer.
+    func use(_ id: String) async -> Bool?
+}
+
+extension PostgresArchive: ClusterStore {
+    public func announce(_ url: String) async {
+        _ = await read("INSERT INTO harness_instances (url, seen) VALUES ($1, $2) ON CONFLICT (url) DO UPDATE SET seen = EXCLUDED.seen",
+                       [url, String(SQLiteArchive.wallClock())])
+    }
+
+    public func instances(seenSince: Int64) async -> [String]? {
+        await read("SELECT url FROM harness_instances WHERE seen >= $1 ORDER BY url", [String(seenSince)])?.compactMap { $0.first ?? nil }
+    }
+
+    public func startCount(id: String, remaining: Int, expires: Int64) {
+        save(role: Self.counterRole, id: id) { Array("\(remaining) \(expires)".utf8) }
+    }
+
+    public func use(_ id: String) async -> Bool? {
+        await written(id: id, role: Self.counterRole)
+        guard let rows = await read("UPDATE harness_counters SET remaining = remaining - 1 WHERE id = $1 AND remaining > 0 AND expires > $2 RETURNING remaining",
+                                    [id, String(SQLiteArchive.wallClock())]) else { return nil }
+        return !rows.isEmpty
+    }
+
+    /// Waits for a count this instance queued to be written, so that its first use finds it.
+    private func written(id: String, role: String) async {
+        if queue.unwritten(WriteQueue.Key(role: role, id: id)) != nil { await written() }
     }
 }

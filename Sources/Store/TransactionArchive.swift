@@ -75,10 +75,14 @@ public protocol TransactionArchive: Sendable {
     /// Keeps `job` until it is claimed: written as the records are (an answer waits for it as for them).
     func schedule(_ job: ScheduledJob)
     /// Takes the job `id` to run it: true for one caller only (the instance whose timer came due, or one
-    /// that found it overdue), or when there is no store of jobs to ask.
+    /// that found it overdue), or when there is no store of jobs to ask. A claim is a lease: a job whose
+    /// runner died before ``finishJob(id:)`` is claimed again once the lease ends.
     func claimJob(id: String) async -> Bool
-    /// Takes up to `limit` jobs due before `dueBefore` (milliseconds since 1970): those of an instance that died.
+    /// Takes up to `limit` jobs due before `dueBefore` (milliseconds since 1970) and not under a lease: those of an
+    /// instance that died, or whose runner died.
     func claimOverdueJobs(dueBefore: Int64, limit: Int) async -> [ScheduledJob]
+    /// The job `id` was run: it is gone.
+    func finishJob(id: String) async
 }
 
 extension TransactionArchive {
@@ -90,6 +94,7 @@ extension TransactionArchive {
     public func schedule(_ job: ScheduledJob) {}
     public func claimJob(id: String) async -> Bool { true }
     public func claimOverdueJobs(dueBefore: Int64, limit: Int) async -> [ScheduledJob] { [] }
+    public func finishJob(id: String) async {}
 }
 
 /// Work due later that must be done once even if the instance that set it dies: a decoupled

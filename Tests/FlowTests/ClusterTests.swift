@@ -113,18 +113,59 @@ struct ClusterTests {
         let ares = try JSONReader.parse(try await client.post(cluster.publicURL + "/ds/areq", body: JSONWriter.write(areq)).body).value
         #expect(ares["transStatus"]?.stringValue == "D", "\(ares)")
         let dsTransID = try #require(ares["dsTransID"]?.stringValue)
-        // Its instance, as the store names it, dies before the result is due.
-        let home = try cluster.database.psql("SELECT home FROM transactions WHERE role = 'ds' AND id = '\(dsTransID)'")
+        let acsTransID = try #require(ares["acsTransID"]?.stringValue)
+        // The ACS's instance, as the store names it, dies before the result is due (the DS's too, unless the roles
+        // call each other over HTTP through the balancer: the second pass of `./harness test`).
+        let home = try cluster.database.psql("SELECT home FROM transactions WHERE role = 'acs' AND id = '\(acsTransID)'")
         let instance = try #require(cluster.instances.first { $0.url == home }, "no instance at \(home)")
         instance.process.signal(SIGKILL)
         _ = instance.process.wait()
+        let killed = ContinuousClock.now
         // Due in 2 s, overdue 3 s later, claimed within the next second: well inside 20.
         for _ in 0..<200 where received.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(100)) }
+        // Not the dead instance's timer (due 2 s after the ARes): another instance's claim, once it was overdue.
+        #expect(ContinuousClock.now - killed > .seconds(2.5), "the RReq came \(ContinuousClock.now - killed) after the kill")
         // Given time for a second one (there must be none) and for an Erro about the RRes (a wrong one here would bring it).
         try await Task.sleep(for: .seconds(2))
         let results = received.withLock { $0 }
         #expect(results.count == 1, "\(results.count) RReqs: \(results.map { JSONWriter.string($0) })")
         #expect(results.first?["dsTransID"]?.stringValue == dsTransID && results.first?["transStatus"]?.stringValue == "Y", "\(results)")
         #expect(try cluster.database.psql("SELECT count(*) FROM harness_jobs") == "0")
+    }
+
+    /// A pin set through the balancer is set on every instance, and the store counts its uses: the next `count`
+    /// transactions of the card play it wherever the balancer sends them, and not one more. Its removal, and the
+    /// load mix's, reach every instance too.
+    @Test func aPinSetThroughTheBalancerPlaysItsCountOfTransactionsWhereverTheyLand() async throws {
+        let cluster = try HarnessCluster()
+        defer { cluster.stop() }
+        let group = EventLoopGroup(loopCount: 1)
+        defer { group.shutdown() }
+        let client = try HTTPClient(group: group)
+        let pan = "4000000000001000"  // frictionless-y
+        let pin = try await client.post(cluster.publicURL + "/admin/pins", body: JSONWriter.write(.object([
+            ("pan", .string(pan)), ("scenario", .string("frictionless-n")), ("count", .number("2")),
+        ])))
+        #expect(pin.status == .created, "\(pin.bodyText)")
+        #expect(pin.headers["X-Harness-Instances"] == "3 of 3")
+        for instance in cluster.instances {
+            #expect(try cluster.get(instance.url + "/admin/pins").body.contains("frictionless-n"), "no pin at \(instance.url)")
+        }
+        // Six AReqs of the card, two on each instance in round robin: the first two play the pin.
+        var statuses: [String] = []
+        for _ in 0..<6 {
+            let ares = try JSONReader.parse(try await client.post(cluster.publicURL + "/ds/areq", body: JSONWriter.write(try appAReq(pan: pan))).body).value
+            statuses.append(ares["transStatus"]?.stringValue ?? "-")
+        }
+        #expect(statuses == ["N", "N", "Y", "Y", "Y", "Y"], "\(statuses)")
+
+        _ = try await client.post(cluster.publicURL + "/admin/pins", body: JSONWriter.write(.object([("pan", .string(pan)), ("scenario", .string("frictionless-n"))])))
+        let removed = try await client.execute(HTTPRequest(method: .delete, target: "/admin/pins"), url: cluster.publicURL + "/admin/pins")
+        #expect(removed.headers["X-Harness-Instances"] == "3 of 3")
+        for instance in cluster.instances {
+            #expect(try cluster.get(instance.url + "/admin/pins").body.contains(#""pins":[]"#), "a pin left at \(instance.url)")
+        }
+        let mix = try await client.execute(HTTPRequest(method: .delete, target: "/admin/load-mix"), url: cluster.publicURL + "/admin/load-mix")
+        #expect(mix.status == .ok && mix.headers["X-Harness-Instances"] == "3 of 3", "\(mix.status) \(mix.bodyText)")
     }
 }

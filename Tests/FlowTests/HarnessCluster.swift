@@ -62,6 +62,8 @@ final class HarnessCluster: @unchecked Sendable {
                 retry-on conn-failure
             frontend harness
                 bind 127.0.0.1:\(balancerPort)
+                http-request del-header X-Harness-Forwarded-From
+                http-request del-header X-Harness-Change-ID
                 default_backend instances
             backend instances
                 balance roundrobin

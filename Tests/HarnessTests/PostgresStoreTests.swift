@@ -100,7 +100,7 @@ struct PostgresStoreTests {
             INSERT INTO transactions VALUES ('acs', 'old', 1, '{}')
             """)
         let migrated = try PostgresArchive(url: server.url, retention: Self.retention, durability: .answered)
-        #expect(try server.psql("SELECT version FROM harness_schema") == "3")
+        #expect(try server.psql("SELECT version FROM harness_schema") == "4")
         #expect(try server.psql("SELECT count(*) FROM harness_jobs") == "0")
         #expect(await migrated.record(role: "acs", id: "old")?.json == Array("{}".utf8))
         #expect(await migrated.home(role: "acs", id: "old") == nil)
@@ -118,7 +118,7 @@ struct PostgresStoreTests {
         #expect {
             try PostgresArchive(url: server.url, retention: Self.retention)
         } throws: { error in
-            "\(error)".contains("schema version 9; this harness reads versions 1 to 3")
+            "\(error)".contains("schema version 9; this harness reads versions 1 to 4")
         }
         #expect(throws: PostgresError.self) { try PostgresArchive(url: "postgresql://harness@127.0.0.1:1/none", retention: Self.retention) }
     }
@@ -142,18 +142,51 @@ struct PostgresStoreTests {
         async let mine = one.claimJob(id: "mine")
         async let theirs = other.claimJob(id: "mine")
         #expect(await [mine, theirs].filter { $0 }.count == 1)
-        // Overdue ones go to the first that asks, with what they carry; the others find none.
+        // Overdue ones go to the first that asks, with what they carry; the others find none (claimed: under a lease).
         async let first = other.claimOverdueJobs(dueBefore: 5_000, limit: 10)
         async let second = one.claimOverdueJobs(dueBefore: 5_000, limit: 10)
         let claimed = await first + second
         #expect(claimed == [job("orphan", due: 2_000)])
         #expect(await one.claimJob(id: "orphan") == false)
+        await other.finishJob(id: "orphan")
+        // A runner that dies before it finishes leaves the job to be claimed again once its lease ends.
+        _ = try server.psql("UPDATE harness_jobs SET claimed_until = 1 WHERE id = 'mine'")
+        #expect(await other.claimOverdueJobs(dueBefore: 5_000, limit: 10) == [job("mine", due: 1_000)])
+        await other.finishJob(id: "mine")
         // Claimed while still queued: the write that follows removes it instead of leaving an orphan.
         one.schedule(job("quick", due: 1_000))
         #expect(await one.claimJob(id: "quick"))
         await one.written()
         #expect(await other.claimOverdueJobs(dueBefore: 5_000, limit: 10).isEmpty)
         #expect(try server.psql("SELECT id FROM harness_jobs") == "later")
+    }
+
+    /// What the instances of a cluster share: who is alive, and counts (a pin's uses) that give each use to one
+    /// caller whichever instance asks, until none is left or they expire.
+    @Test(.enabled(if: TemporaryPostgres.missing == nil, Comment(rawValue: TemporaryPostgres.missing ?? "")))
+    func aCountIsUsedUpOnceAcrossInstancesAndTheLiveOnesAreKnown() async throws {
+        let server = try TemporaryPostgres()
+        defer { server.stop() }
+        let one = try PostgresArchive(url: server.url, retention: Self.retention, durability: .answered)
+        let other = try PostgresArchive(url: server.url, retention: Self.retention)
+        defer { one.close(timeoutSeconds: 10); other.close(timeoutSeconds: 10) }
+        let now = SQLiteArchive.wallClock()
+        one.startCount(id: "pin", remaining: 3, expires: now + 60_000)
+        other.startCount(id: "pin", remaining: 3, expires: now + 60_000)  // the same pin, set on the other instance too: one count
+        one.startCount(id: "expired", remaining: 5, expires: now - 1)
+        await other.written()
+        let uses = await withTaskGroup(of: Bool?.self) { group in
+            for index in 0..<8 { group.addTask { await (index.isMultiple(of: 2) ? one : other).use("pin") } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(uses.filter { $0 == true }.count == 3 && uses.filter { $0 == false }.count == 5, "\(uses)")
+        #expect(await one.use("expired") == false)
+        #expect(await other.use("unknown") == false)
+
+        await one.announce("http://10.0.0.1:8080")
+        await other.announce("http://10.0.0.2:8080")
+        #expect(await one.instances(seenSince: now - 1_000) == ["http://10.0.0.1:8080", "http://10.0.0.2:8080"])
+        #expect(await other.instances(seenSince: SQLiteArchive.wallClock() + 10_000) == [])
     }
 
     /// Two `serve` processes on one database: a transaction answered by the first is read from the

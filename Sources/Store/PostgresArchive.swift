@@ -90,6 +90,8 @@ public final class PostgresArchive: TransactionArchive {
 
     /// The schema made, migrated or checked under an advisory lock, so that instances starting together do it once.
     private static func prepareSchema(_ connection: PostgresReader) throws(PostgresError) {
+        // The server's notices ("relation … already exists, skipping") are not news to whoever starts the harness.
+        _ = try connection.query("SET client_min_messages TO warning")
         _ = try connection.query("SELECT pg_advisory_lock(7210331)")
         defer { _ = try? connection.query("SELECT pg_advisory_unlock(7210331)") }
         _ = try connection.query("CREATE TABLE IF NOT EXISTS harness_schema (version integer NOT NULL)")

@@ -115,7 +115,7 @@ public final class HarnessApp: Sendable {
             LoadMixRoutes(scenarios: scenarios).register(on: &router)
             // In a cluster the store counts each pin's uses, for every instance.
             let clusterStore = configuration.cluster.enabled ? archive as? any ClusterStore : nil
-            if let clusterStore { scenarios.shareCounts { await clusterStore.use($0) } }
+            if let clusterStore { scenarios.shareCounts { await clusterStore.use($0, for: $1) } }
             AdminRoutes(scenarios: scenarios, reloader: ScenarioReloader(path: scenarioPath, shownPath: configuration.scenarios, scenarios: scenarios),
                         counts: clusterStore).register(on: &router)
             threeDSServer.register(on: &router)

@@ -38,7 +38,7 @@ public final class ScenarioSource: Sendable {
 
     /// How a cluster counts a pin's uses: takes one of pin `id` in the store (true), none left (false), or the
     /// store cannot answer (nil). Nil here: one instance, whose board counts.
-    public typealias SharedUse = @Sendable (_ id: String) async -> Bool?
+    public typealias SharedUse = @Sendable (_ id: String, _ dsTransID: String?) async -> Bool?
     private let sharedUse = Mutex<SharedUse?>(nil)
 
     /// From now on the store counts each pin's uses: a pin set on every instance of a cluster applies to its next
@@ -47,9 +47,9 @@ public final class ScenarioSource: Sendable {
 
     /// The scenario of a transaction: a pin if one is set for it, else the catalog's choice.
     public func scenario(for facts: TransactionFacts, transaction dsTransID: String? = nil) async -> Scenario {
-        guard let dsTransID else { return await choose(facts) }
+        guard let dsTransID else { return await choose(facts, transaction: nil) }
         if let known = chosen.withLock({ $0.byTransaction[dsTransID]?.scenario }) { return known }
-        let scenario = await choose(facts)
+        let scenario = await choose(facts, transaction: dsTransID)
         return chosen.withLock { memory in
             if let known = memory.byTransaction[dsTransID] { return known.scenario }  // another role chose meanwhile
             memory.byTransaction[dsTransID] = Chosen(scenario)
@@ -63,11 +63,12 @@ public final class ScenarioSource: Sendable {
         }
     }
 
-    private func choose(_ facts: TransactionFacts) async -> Scenario {
+    /// In a cluster the DS and the ACS of one transaction may choose on two instances: the store gives them one use of a pin.
+    private func choose(_ facts: TransactionFacts, transaction dsTransID: String?) async -> Scenario {
         guard let use = sharedUse.withLock({ $0 }) else { return pins.take(pan: facts.pan, sdkTransID: facts.sdkTransID) ?? unpinned(facts) }
         // The store decides which use is whose; a pin used up elsewhere leaves this board too, and the next in line is asked.
         while let pin = pins.first(pan: facts.pan, sdkTransID: facts.sdkTransID) {
-            switch await use(pin.id) {
+            switch await use(pin.id, dsTransID) {
             case true?:
                 pins.used(pin.id, exhausted: false)
                 return pin.scenario

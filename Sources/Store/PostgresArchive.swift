@@ -41,7 +41,7 @@ public final class PostgresArchive: TransactionArchive {
     private let instanceURL = Mutex<String?>(nil)
 
     /// The schema this code reads and writes (`harness_schema.version`); an older one is migrated at start.
-    static let schemaVersion = 4
+    static let schemaVersion = 5
     /// What takes a database of each older version one version on, in one transaction each.
     static let migrations: [Int: String] = [
         // 2: each record names the instance that holds it in memory (``home(role:id:)``).
@@ -50,7 +50,10 @@ public final class PostgresArchive: TransactionArchive {
         2: jobsTable,
         // 4: the instances of a cluster, the counts they share (``ClusterStore``), and a lease on each job claimed.
         3: clusterTables + "; ALTER TABLE harness_jobs ADD COLUMN IF NOT EXISTS claimed_until bigint",
+        // 5: which transaction took each use, so that its DS and its ACS on two instances take one use between them.
+        4: countUsesTable,
     ]
+    static let countUsesTable = "CREATE TABLE harness_counter_uses (id text NOT NULL, transaction text NOT NULL, PRIMARY KEY (id, transaction))"
     static let clusterTables = """
         CREATE TABLE harness_instances (url text PRIMARY KEY, seen bigint NOT NULL);
         CREATE TABLE harness_counters (id text PRIMARY KEY, remaining integer NOT NULL, expires bigint NOT NULL)
@@ -104,6 +107,7 @@ public final class PostgresArchive: TransactionArchive {
                 CREATE INDEX IF NOT EXISTS transactions_by_time ON transactions (updated);
                 \(jobsTable);
                 \(clusterTables);
+                \(countUsesTable);
                 INSERT INTO harness_schema (version) VALUES (\(schemaVersion))
                 """)
         case let found where found.count == 1 && found[0] < schemaVersion && migrations[found[0]] != nil:
@@ -407,6 +411,7 @@ public final class PostgresArchive: TransactionArchive {
         do throws(PostgresError) {
             let connection = try await openConnection()
             _ = try await connection.query("DELETE FROM harness_counters WHERE expires < $1", [String(now())])
+            _ = try await connection.query("DELETE FROM harness_counter_uses u WHERE NOT EXISTS (SELECT 1 FROM harness_counters c WHERE c.id = u.id)")
             let aged = try await connection.query("DELETE FROM transactions WHERE updated < $1 AND \(retention.removable)",
                                                   [String(now() - retention.maxAgeSeconds * 1000)])
             var removed = Int64(aged.affected)
@@ -488,9 +493,10 @@ public protocol ClusterStore: Sendable {
     func instances(seenSince: Int64) async -> [String]?
     /// Keeps a count of `remaining` uses under `id` until `expires`, written as the records are (before the answer that made it).
     func startCount(id: String, remaining: Int, expires: Int64)
-    /// Takes one use of the count `id`: true while there was one left (for one caller per use), false when it is used up,
-    /// expired or unknown, nil when the store cannot answer.
-    func use(_ id: String) async -> Bool?
+    /// Takes one use of the count `id` for `transaction`: true while there was one left (for one transaction per use; the
+    /// same transaction asking again, its other role, gets the same answer), false when it is used up, expired or unknown,
+    /// nil when the store cannot answer.
+    func use(_ id: String, for transaction: String?) async -> Bool?
 }
 
 extension PostgresArchive: ClusterStore {
@@ -507,11 +513,22 @@ extension PostgresArchive: ClusterStore {
         save(role: Self.counterRole, id: id) { Array("\(remaining) \(expires)".utf8) }
     }
 
-    public func use(_ id: String) async -> Bool? {
+    public func use(_ id: String, for transaction: String?) async -> Bool? {
         await written(id: id, role: Self.counterRole)
-        guard let rows = await read("UPDATE harness_counters SET remaining = remaining - 1 WHERE id = $1 AND remaining > 0 AND expires > $2 RETURNING remaining",
-                                    [id, String(SQLiteArchive.wallClock())]) else { return nil }
-        return !rows.isEmpty
+        let now = String(SQLiteArchive.wallClock())
+        guard let transaction else {
+            return await read("UPDATE harness_counters SET remaining = remaining - 1 WHERE id = $1 AND remaining > 0 AND expires > $2 RETURNING 1",
+                              [id, now]).map { !$0.isEmpty }
+        }
+        // One statement: a use this transaction took already, or a new one taken and written down as its.
+        let rows = await read("""
+            WITH prior AS (SELECT 1 FROM harness_counter_uses WHERE id = $1 AND transaction = $2),
+            taken AS (UPDATE harness_counters SET remaining = remaining - 1
+                      WHERE id = $1 AND remaining > 0 AND expires > $3 AND NOT EXISTS (SELECT 1 FROM prior) RETURNING 1),
+            recorded AS (INSERT INTO harness_counter_uses (id, transaction) SELECT $1, $2 FROM taken RETURNING 1)
+            SELECT (SELECT count(*) FROM prior) + (SELECT count(*) FROM recorded)
+            """, [id, transaction, now])
+        return rows.map { ($0.first?.first ?? nil).flatMap { Int($0) }.map { $0 > 0 } ?? false }
     }
 
     /// Waits for a count this instance queued to be written, so that its first use finds it.

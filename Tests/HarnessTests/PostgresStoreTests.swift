@@ -100,7 +100,7 @@ struct PostgresStoreTests {
             INSERT INTO transactions VALUES ('acs', 'old', 1, '{}')
             """)
         let migrated = try PostgresArchive(url: server.url, retention: Self.retention, durability: .answered)
-        #expect(try server.psql("SELECT version FROM harness_schema") == "4")
+        #expect(try server.psql("SELECT version FROM harness_schema") == "5")
         #expect(try server.psql("SELECT count(*) FROM harness_jobs") == "0")
         #expect(await migrated.record(role: "acs", id: "old")?.json == Array("{}".utf8))
         #expect(await migrated.home(role: "acs", id: "old") == nil)
@@ -118,7 +118,7 @@ struct PostgresStoreTests {
         #expect {
             try PostgresArchive(url: server.url, retention: Self.retention)
         } throws: { error in
-            "\(error)".contains("schema version 9; this harness reads versions 1 to 4")
+            "\(error)".contains("schema version 9; this harness reads versions 1 to 5")
         }
         #expect(throws: PostgresError.self) { try PostgresArchive(url: "postgresql://harness@127.0.0.1:1/none", retention: Self.retention) }
     }
@@ -176,12 +176,17 @@ struct PostgresStoreTests {
         one.startCount(id: "expired", remaining: 5, expires: now - 1)
         await other.written()
         let uses = await withTaskGroup(of: Bool?.self) { group in
-            for index in 0..<8 { group.addTask { await (index.isMultiple(of: 2) ? one : other).use("pin") } }
+            for index in 0..<8 { group.addTask { await (index.isMultiple(of: 2) ? one : other).use("pin", for: "t\(index)") } }
             return await group.reduce(into: []) { $0.append($1) }
         }
         #expect(uses.filter { $0 == true }.count == 3 && uses.filter { $0 == false }.count == 5, "\(uses)")
-        #expect(await one.use("expired") == false)
-        #expect(await other.use("unknown") == false)
+        #expect(await one.use("expired", for: nil) == false)
+        #expect(await other.use("unknown", for: "t9") == false)
+        // The other role of a transaction that took a use, on the other instance, has that use; one that took none, none.
+        one.startCount(id: "second", remaining: 1, expires: now + 60_000)
+        #expect(await one.use("second", for: "ds-1") == true)
+        #expect(await other.use("second", for: "ds-1") == true)
+        #expect(await other.use("second", for: "ds-2") == false)
 
         await one.announce("http://10.0.0.1:8080")
         await other.announce("http://10.0.0.2:8080")

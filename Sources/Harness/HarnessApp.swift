@@ -290,6 +290,7 @@ public final class HarnessApp: Sendable {
         inProcessCalls?.serve(server, at: [plainBase.map { ($0, false) }, secureBase.map { ($0, true) }, publicBase].compactMap { $0 })
         if configuration.cluster.enabled, let url = configuration.cluster.instanceURL ?? plainBase ?? secureBase {
             instanceURL.set(url)
+            metrics.setClusterInstance(url)
             (archive as? PostgresArchive)?.setInstanceURL(url)
             if let archive {
                 let accessControlServer = accessControlServer

@@ -108,6 +108,12 @@ public final class HarnessMetrics: HTTPServerObserver {
         }
     }
 
+    /// Names this instance of a cluster in its metrics: which one a scrape read, whatever address it was scraped at.
+    func setClusterInstance(_ url: String) {
+        registry.makeGauge(descriptor: Self.name("cluster_instance", "info", "This instance of a cluster, as the others reach it "
+                                                 + "(cluster.instanceURL); always 1"), labels: [("instance_url", url)]).set(to: 1)
+    }
+
     /// A request passed on to its transaction's home (``ClusterRoutes``).
     func passedOn(route: String, outcome: String) { passed[PassedOnSeries(route: route, outcome: outcome)].increment() }
 

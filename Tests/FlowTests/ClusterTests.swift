@@ -23,6 +23,10 @@ struct ClusterTests {
         let passedOn = try cluster.metric("threeds_cluster_passed_on_total", labels: "outcome=\"answered\"")
         #expect(passedOn > 1000, "\(passedOn) requests passed on")
         #expect(try cluster.metric("threeds_cluster_passed_on_total", labels: "outcome=\"home-unreachable\"") == 0)
+        // Each scrape names the instance it read.
+        for instance in cluster.instances {
+            #expect(try cluster.get(instance.url + "/metrics").body.contains(#"threeds_cluster_instance_info{instance_url="\#(instance.url)"} 1"#))
+        }
     }
 
     /// Two CReqs of one challenge, sent to two instances at once, reach the one instance that holds the

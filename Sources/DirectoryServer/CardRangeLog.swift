@@ -6,7 +6,8 @@ import Synchronization
 /// its last PRes (PReq `serialNum`) instead of every range again. The configured ranges are serial
 /// 0; each change (`actionInd` A add, M modify, D delete) makes the next serial. A serial is
 /// written `<epoch>-<n>`, the epoch being this process's start, so a serial from before a restart is
-/// unknown (Erro 307) and the 3DS Server loads every range again.
+/// unknown (Erro 307) and the 3DS Server loads every range again. In a cluster the epoch is the shared
+/// store's, so that the instances' serials agree (a restarted instance knows serial 0, not the changes).
 final class CardRangeLog: Sendable {
     private struct Change {
         let serial: Int

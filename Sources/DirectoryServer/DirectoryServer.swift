@@ -110,7 +110,7 @@ public final class DirectoryServer: Sendable {
     let ephemeralKeys = TransactionStore<EphemeralKeyUse>(capacity: 10_000)
 
     /// The DS's card ranges with the changes made to them, by serial number (PReq `serialNum`).
-    let cardRanges = CardRangeLog()
+    let cardRanges: CardRangeLog
     /// What the DS remembers of each 3DS Server's PReqs, by `threeDSServerRefNumber`.
     let preparations = TransactionStore<Preparation>(capacity: 10_000)
     /// The `threeDSServerRefNumber` of each PReq answered, by its `threeDSServerTransID`: an Erro about a PRes names no more.
@@ -157,7 +157,9 @@ public final class DirectoryServer: Sendable {
 
     public init(settings: DirectoryServerSettings, scenarios: ScenarioSource? = nil, peer: EMVPeer, endpoints: LocalEndpoints,
                 capacity: Int = 100_000, archive: (any TransactionArchive)? = nil, inMemory: Int? = nil, sharedStore: Bool = false,
-                journal: Journal? = nil, logger: Logger) {
+                cardRangeEpoch: String? = nil, journal: Journal? = nil, logger: Logger) {
+        // A cluster's instances share one epoch: a serial one gave, another knows (their changes reach them all, in order).
+        cardRanges = cardRangeEpoch.map { CardRangeLog(epoch: $0) } ?? CardRangeLog()
         self.journal = journal
         self.sharedStore = sharedStore ? archive : nil
         self.settings = settings

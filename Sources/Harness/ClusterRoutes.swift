@@ -223,7 +223,8 @@ enum ClusterHousekeeping {
 }
 
 /// A change of what the harness plays, made on every live instance of a cluster: a pin (whose uses the store
-/// counts for all), the load mix, the scenario file read again. The instance that takes the request applies it,
+/// counts for all), the load mix, the scenario file read again, a card-range change (each instance numbering it
+/// alike, from the cluster's epoch). The instance that takes the request applies it,
 /// then passes it on to the others with one change id; the answer says on how many it was applied.
 struct ClusterChange {
     static let idHeader = "X-Harness-Change-ID"
@@ -231,7 +232,7 @@ struct ClusterChange {
     static let appliedHeader = "X-Harness-Instances"
     static let routes: [(method: HTTPMethod, path: String)] = [
         (.post, "/admin/pins"), (.delete, "/admin/pins"), (.delete, "/admin/pins/{target}"),
-        (.post, "/admin/load-mix"), (.delete, "/admin/load-mix"), (.post, "/admin/reload"),
+        (.post, "/admin/load-mix"), (.delete, "/admin/load-mix"), (.post, "/admin/reload"), (.post, "/admin/ds/card-ranges"),
     ]
 
     let store: any ClusterStore

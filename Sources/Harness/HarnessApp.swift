@@ -86,7 +86,9 @@ public final class HarnessApp: Sendable {
             directoryServer = DirectoryServer(settings: configuration.directoryServerSettings(schemes: schemes, keys: keys), scenarios: scenarios,
                                               peer: try peer(timeoutMs: configuration.directoryServer.acsTimeoutMs),
                                               endpoints: endpoints, capacity: capacity, archive: archive, inMemory: inMemory,
-                                              sharedStore: configuration.cluster.enabled, journal: journal, logger: logger.named("ds"))
+                                              sharedStore: configuration.cluster.enabled,
+                                              cardRangeEpoch: configuration.cluster.enabled ? (archive as? any ClusterStore)?.clusterEpoch() : nil,
+                                              journal: journal, logger: logger.named("ds"))
             var acsSettings = configuration.accessControlServerSettings(schemes: schemes, signers: signers)
             acsSettings.browserPages = try Self.browserPages(resolve(configuration.accessControlServer.pageTemplates))
             acsSettings.now = now

@@ -493,6 +493,9 @@ public protocol ClusterStore: Sendable {
     func instances(seenSince: Int64) async -> [String]?
     /// Keeps a count of `remaining` uses under `id` until `expires`, written as the records are (before the answer that made it).
     func startCount(id: String, remaining: Int, expires: Int64)
+    /// What names this store for as long as it lives, the same for every instance (the database's oid): the epoch of
+    /// the DS's card-range serials, so that a serial one instance gave is known to the others. Asked once, at start.
+    func clusterEpoch() -> String?
     /// Takes one use of the count `id` for `transaction`: true while there was one left (for one transaction per use; the
     /// same transaction asking again, its other role, gets the same answer), false when it is used up, expired or unknown,
     /// nil when the store cannot answer.
@@ -500,6 +503,10 @@ public protocol ClusterStore: Sendable {
 }
 
 extension PostgresArchive: ClusterStore {
+    public func clusterEpoch() -> String? {
+        reader.withLock { try? $0.query("SELECT oid FROM pg_database WHERE datname = current_database()") }?.first?.first.flatMap { $0 }.map { "db" + $0 }
+    }
+
     public func announce(_ url: String) async {
         _ = await read("INSERT INTO harness_instances (url, seen) VALUES ($1, $2) ON CONFLICT (url) DO UPDATE SET seen = EXCLUDED.seen",
                        [url, String(SQLiteArchive.wallClock())])

@@ -200,4 +200,35 @@ struct ClusterTests {
         let record = try cluster.get(cluster.instances[0].url + "/admin/ds/transactions/" + dsTransID).body
         #expect(record.contains("Erro 203"), "\(record)")
     }
+
+    /// A 3DS Server's PReqs may reach any instance: the serial one gave is known to the others (not Erro 307),
+    /// and a card-range change made through the balancer reaches every instance under the same serial.
+    @Test func cardRangeSerialsAgreeAcrossInstances() async throws {
+        let cluster = try HarnessCluster()
+        defer { cluster.stop() }
+        let group = EventLoopGroup(loopCount: 1)
+        defer { group.shutdown() }
+        let client = try HTTPClient(group: group)
+        func pres(_ instance: Int, since serial: String? = nil) async throws -> JSONValue {
+            let body = JSONWriter.write(PreparationTests.preq(serialNum: serial))
+            return try JSONReader.parse(try await client.post(cluster.instances[instance].url + "/ds/preq", body: body).body).value
+        }
+        let first = try await pres(0)
+        let serial = try #require(first["serialNum"]?.stringValue, "\(first)")
+        let again = try await pres(1, since: serial)
+        #expect(again["messageType"]?.stringValue == "PRes" && again["serialNum"]?.stringValue == serial, "\(again)")
+
+        let listing = try JSONReader.parse(Array(try cluster.get(cluster.instances[2].url + "/admin/ds/card-ranges").body.utf8)).value
+        let range = try #require(listing["cardRangeData"]?.arrayValue?.first)
+        let change = JSONValue.object([("actionInd", .string("D")), ("startRange", range["startRange"] ?? .null), ("endRange", range["endRange"] ?? .null)])
+        let changed = try await client.post(cluster.publicURL + "/admin/ds/card-ranges", body: JSONWriter.write(change))
+        #expect(changed.status.code < 300 && changed.headers["X-Harness-Instances"] == "3 of 3", "\(changed.status) \(changed.bodyText)")
+        var serials: Set<String> = []
+        for instance in 0..<3 {
+            let since = try await pres(instance, since: serial)
+            #expect(since["cardRangeData"]?.arrayValue?.map { $0["actionInd"]?.stringValue } == ["D"], "\(since)")
+            serials.insert(since["serialNum"]?.stringValue ?? "-")
+        }
+        #expect(serials.count == 1 && !serials.contains(serial), "\(serials)")
+    }
 }

@@ -35,9 +35,7 @@ struct ClusterTests {
     @Test func twoCReqsOfOneChallengeAtTwoInstancesAtOnceAreAnsweredOnce() async throws {
         let cluster = try HarnessCluster()
         defer { cluster.stop() }
-        let group = EventLoopGroup(loopCount: 1)
-        defer { group.shutdown() }
-        let client = try HTTPClient(group: group)
+        let client = cluster.client
         let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: .v2_2_0, style: .android)
         // Begun at the first instance, which holds it from then on.
         let started = try await Simulator(client: client, baseURL: cluster.instances[0].url).authenticate(sdk, pan: "4000000000110009")
@@ -108,7 +106,7 @@ struct ClusterTests {
                                            router: router, group: group, logger: silentLogger)
         try threeDSServer.start()
         defer { threeDSServer.shutdown() }
-        let client = try HTTPClient(group: group)
+        let client = cluster.client
         // Decoupled, the RReq Y 6 seconds after the ARes: time enough to kill its instance first, however slow the machine.
         let pan = "4000000000190001"
         let pin = try await client.post(cluster.publicURL + "/admin/pins", body: Array(#"""
@@ -148,9 +146,7 @@ struct ClusterTests {
     @Test func aPinSetThroughTheBalancerPlaysItsCountOfTransactionsWhereverTheyLand() async throws {
         let cluster = try HarnessCluster()
         defer { cluster.stop() }
-        let group = EventLoopGroup(loopCount: 1)
-        defer { group.shutdown() }
-        let client = try HTTPClient(group: group)
+        let client = cluster.client
         let pan = "4000000000001000"  // frictionless-y
         let pin = try await client.post(cluster.publicURL + "/admin/pins", body: JSONWriter.write(.object([
             ("pan", .string(pan)), ("scenario", .string("frictionless-n")), ("count", .number("2")),
@@ -183,9 +179,7 @@ struct ClusterTests {
     @Test func anErroAboutAnAResReachesTheInstanceThatHoldsTheTransaction() async throws {
         let cluster = try HarnessCluster()
         defer { cluster.stop() }
-        let group = EventLoopGroup(loopCount: 1)
-        defer { group.shutdown() }
-        let client = try HTTPClient(group: group)
+        let client = cluster.client
         let areq = try appAReq(pan: "4000000000001000")
         let ares = try JSONReader.parse(try await client.post(cluster.instances[0].url + "/ds/areq", body: JSONWriter.write(areq)).body).value
         let dsTransID = try #require(ares["dsTransID"]?.stringValue)
@@ -206,9 +200,7 @@ struct ClusterTests {
     @Test func cardRangeSerialsAgreeAcrossInstances() async throws {
         let cluster = try HarnessCluster()
         defer { cluster.stop() }
-        let group = EventLoopGroup(loopCount: 1)
-        defer { group.shutdown() }
-        let client = try HTTPClient(group: group)
+        let client = cluster.client
         func pres(_ instance: Int, since serial: String? = nil) async throws -> JSONValue {
             let body = JSONWriter.write(PreparationTests.preq(serialNum: serial))
             return try JSONReader.parse(try await client.post(cluster.instances[instance].url + "/ds/preq", body: body).body).value

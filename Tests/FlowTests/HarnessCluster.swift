@@ -1,4 +1,5 @@
 import Foundation
+import Net
 import TestSupport
 
 /// Three `serve` processes sharing a PostgreSQL of Debian's package, behind HAProxy in round robin, so
@@ -10,6 +11,9 @@ final class HarnessCluster: @unchecked Sendable {
     let publicURL: String
     private(set) var instances: [(process: ChildProcess, url: String)] = []
     private let folder: String
+    private let clientGroup = EventLoopGroup(loopCount: 1)
+    /// A client of the test's own, for the cluster's instances and balancer.
+    let client: HTTPClient
 
     /// Why the cluster tests are skipped here, or nil when they can run.
     static let missing: String? = TemporaryPostgres.missing
@@ -17,6 +21,7 @@ final class HarnessCluster: @unchecked Sendable {
     private static let haproxy = "/usr/sbin/haproxy"
 
     init(instances count: Int = 3) throws {
+        client = try HTTPClient(group: clientGroup)
         database = try TemporaryPostgres()
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("cluster-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -99,6 +104,7 @@ final class HarnessCluster: @unchecked Sendable {
     }
 
     func stop() {
+        clientGroup.shutdown()
         balancer.signal(SIGTERM)
         _ = balancer.wait()
         for instance in instances where instance.process.isRunning {

@@ -34,7 +34,7 @@ struct ClusterRoutes {
                 return context.parameters[name]
             case .jsonMember(let name):
                 // Most bodies of such a route have no such member (an AReq has no dsTransID yet): found in the bytes first.
-                guard Self.contains(request.body, "\"\(name)\"") else { return nil }
+                guard ByteSearch.contains(request.body, "\"\(name)\"") else { return nil }
                 return (try? JSONReader.parse(request.body).value)?[name]?.stringValue
             case .jweKeyID:
                 guard let dot = request.body.firstIndex(of: UInt8(ascii: ".")),
@@ -43,27 +43,6 @@ struct ClusterRoutes {
             case .formJSON(let field, let member):
                 guard let value = request.formFields?[field], let object = try? Base64URL.decodeObject(value).object else { return nil }
                 return object[member]?.stringValue
-            }
-        }
-
-        /// True when `bytes` hold `text`: `memchr` to each first byte, then `memcmp`. Foundation's generic
-        /// `firstRange(of:)` in its place, on the two AReqs of each transaction, took the harness from 363 to 661 µs
-        /// of CPU per AReq (perf found it; `bench/run cluster`).
-        static func contains(_ bytes: [UInt8], _ text: String) -> Bool {
-            let needle = Array(text.utf8)
-            guard let first = needle.first, bytes.count >= needle.count else { return false }
-            return bytes.withUnsafeBytes { haystack in
-                needle.withUnsafeBytes { needle in
-                    guard let base = haystack.baseAddress, let pattern = needle.baseAddress else { return false }
-                    var offset = 0
-                    let last = haystack.count - needle.count
-                    while offset <= last, let found = memchr(base + offset, Int32(first), last - offset + 1) {
-                        let at = base.distance(to: UnsafeRawPointer(found))
-                        if memcmp(base + at, pattern, needle.count) == 0 { return true }
-                        offset = at + 1
-                    }
-                    return false
-                }
             }
         }
     }

@@ -151,18 +151,10 @@ public struct JournalEntry: ArchivableRecord {
     private static func replace(_ pattern: [UInt8], with replacement: [UInt8], in bytes: inout [UInt8], from start: Int) {
         guard !pattern.isEmpty, pattern.count == replacement.count, bytes.count - start >= pattern.count else { return }
         bytes.withUnsafeMutableBytes { buffer in
-            guard let base = buffer.baseAddress else { return }
-            // memchr to each candidate first byte, memcmp for the rest (Glibc's memmem is not imported).
             var offset = start
-            let last = buffer.count - pattern.count
-            while offset <= last, let found = memchr(base + offset, Int32(pattern[0]), last - offset + 1) {
-                offset = found - base
-                if memcmp(found, pattern, pattern.count) == 0 {
-                    for (index, byte) in replacement.enumerated() { buffer[offset + index] = byte }
-                    offset += pattern.count
-                } else {
-                    offset += 1
-                }
+            while let found = ByteSearch.firstIndex(of: pattern, in: UnsafeRawBufferPointer(buffer), from: offset) {
+                for (index, byte) in replacement.enumerated() { buffer[found + index] = byte }
+                offset = found + pattern.count
             }
         }
     }

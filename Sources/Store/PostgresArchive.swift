@@ -345,10 +345,7 @@ public final class PostgresArchive: TransactionArchive {
         if chunks.count > 1 { _ = try await connection.query("BEGIN") }
         var added: Int64 = 0
         for chunk in chunks {
-            let values = chunk.indices.map { index in
-                let base = (index - chunk.startIndex) * 5
-                return "($\(base + 1), $\(base + 2), $\(base + 3), $\(base + 4), $\(base + 5))"
-            }.joined(separator: ", ")
+            let values = Self.placeholders(rows: chunk.count, columns: 5)
             let parameters: [String?] = chunk.flatMap { [$0.key.role, $0.key.id, stamp, $0.json, home] }
             let rows = try await connection.query("""
                 INSERT INTO transactions (role, id, updated, record, home) VALUES \(values)
@@ -362,6 +359,11 @@ public final class PostgresArchive: TransactionArchive {
         writer.writesSinceRetention += records.count
     }
 
+    /// The VALUES list of a multi-row insert: `($1, $2), ($3, $4)` for 2 rows of 2 columns.
+    private static func placeholders(rows: Int, columns: Int) -> String {
+        (0..<rows).map { row in "(" + (1...columns).map { "$\(row * columns + $0)" }.joined(separator: ", ") + ")" }.joined(separator: ", ")
+    }
+
     /// Jobs inserted (the first of an id stays), and those claimed before their insert removed.
     private func writeJobs(_ jobs: [(key: WriteQueue.Key, json: String)], home: String?, on connection: PostgresConnection) async throws(PostgresError) {
         var claimed: [String] = []
@@ -370,10 +372,7 @@ public final class PostgresArchive: TransactionArchive {
             if let row = JobRow.decode(Array(job.json.utf8)) { rows.append((job.key.id, row)) } else { claimed.append(job.key.id) }
         }
         for chunk in stride(from: 0, to: rows.count, by: Self.rowsPerStatement).map({ rows[$0..<min($0 + Self.rowsPerStatement, rows.count)] }) {
-            let values = chunk.indices.map { index in
-                let base = (index - chunk.startIndex) * 5
-                return "($\(base + 1), $\(base + 2), $\(base + 3), $\(base + 4), $\(base + 5))"
-            }.joined(separator: ", ")
+            let values = Self.placeholders(rows: chunk.count, columns: 5)
             let parameters: [String?] = chunk.flatMap { [$0.id, $0.row.kind, String($0.row.due), String(decoding: $0.row.payload, as: UTF8.self), home] }
             _ = try await connection.query("INSERT INTO harness_jobs (id, kind, due, payload, home) VALUES \(values) ON CONFLICT (id) DO NOTHING", parameters)
         }

@@ -74,6 +74,29 @@ public final class AccessControlServer: Sendable {
     /// True when this instance holds the transaction `acsTransID` in memory.
     public func holds(_ acsTransID: String) -> Bool { transactions.contains(acsTransID) }
 
+    /// An open challenge this instance does not hold, taken up from its stored record when instances share the store: its
+    /// instance died (a live one is passed its messages, docs/scale.md). The store gives it to one instance only; true when
+    /// this one holds it now. `startingTimer`: false for the run of its time limit's job, which ends it at once.
+    @discardableResult
+    func takeUp(_ acsTransID: String, startingTimer: Bool = true) async -> Bool {
+        guard let sharedStore, !transactions.contains(acsTransID) else { return transactions.contains(acsTransID) }
+        guard let stored = await sharedStore.record(role: Self.role, id: acsTransID), let record = try? JSONReader.parse(stored.json).value,
+              record["resume"] != nil else { return false }
+        guard let transaction = Transaction(stored: record, catalog: scenarios.catalog, schemes: settings.schemes, now: settings.now()) else {
+            logger.warning("an open challenge cannot be taken up: its scenario no longer scripts it", metadata: [
+                "acsTransID": "\(acsTransID)", "scenario": "\(record["scenario"]?.stringValue ?? "-")"])
+            return false
+        }
+        guard await sharedStore.adopt(stored) else { return transactions.contains(acsTransID) }  // another instance was first
+        guard transactions.insert(acsTransID, transaction) else { return true }
+        logger.info("open challenge taken up from the store", metadata: ["acsTransID": "\(acsTransID)"])
+        if startingTimer {
+            let remaining = Double((transaction.challengeDeadline ?? SQLiteArchive.wallClock()) - SQLiteArchive.wallClock()) / 1000
+            startTimer(acsTransID, after: remaining)
+        }
+        return true
+    }
+
     public func register(on router: inout Router) {
         router.emv(ACSPaths.aReq, receives: .aReq) { request async in await self.authenticate(request) }
         router.emv("/acs/challenge", receives: .cReq) { request async in await self.challenge(request) }
@@ -141,7 +164,11 @@ public final class AccessControlServer: Sendable {
             journal?.check(transaction.ids.dsTransID, .pass(.challengeEnd, "no CReq is due: the SDK must reject acsSignedContent (runtime error)"))
         }
         if case .challenge = plan, let minutes = areq["sdkMaxTimeout"].flatMap(Int.init) {
-            transaction.sdkTimeout = SDKTimeout(minutes: minutes, challengeStart: settings.now())
+            transaction.sdkTimeout = SDKTimeout(minutes: minutes, challengeStart: settings.now(), wallStart: SQLiteArchive.wallClock())
+        }
+        if case .challenge = plan {
+            transaction.challengeDeadline = SQLiteArchive.wallClock() + Int64(settings.challengeTimeout * 1000)
+            transaction.threeDSCompInd = areq["threeDSCompInd"]
         }
         transactions.put(acsTransID, transaction)
         schedule(plan, for: transaction)
@@ -179,7 +206,11 @@ public final class AccessControlServer: Sendable {
         let acsTransID = transaction.ids.acsTransID ?? ""
         switch plan {
         case .challenge:
-            startTimer(acsTransID)
+            // With instances sharing the store, the time limit is a job too: another instance ends the challenge if this one dies.
+            if let sharedStore, let deadline = transaction.challengeDeadline {
+                sharedStore.schedule(ScheduledJob(id: Self.expiryJobID(acsTransID), kind: Self.expiryJobKind, due: deadline, payload: []))
+            }
+            startTimer(acsTransID, after: settings.challengeTimeout)
         case .decoupled(let script):
             guard let delay = script.delay else { return }
             let result = ChallengeResult(transStatus: script.status, reason: script.reason, interactions: 0)
@@ -206,6 +237,9 @@ public final class AccessControlServer: Sendable {
 
     /// The job kind of a decoupled result another instance may send.
     public static let resultJobKind = "acs.rreq"
+    /// The job kind of a challenge's time limit, which another instance may reach.
+    public static let expiryJobKind = "acs.expire"
+    static func expiryJobID(_ acsTransID: String) -> String { "\(expiryJobKind):\(acsTransID)" }
 
     /// The RReq of `result` as a job: everything an instance that does not hold the transaction needs to send it.
     static func resultJob(_ transaction: Transaction, _ result: ChallengeResult, due: Int64) -> ScheduledJob {
@@ -218,6 +252,12 @@ public final class AccessControlServer: Sendable {
 
     /// Runs a job of this ACS that another instance scheduled and never ran (it died): sends the decoupled result it holds.
     public func runOrphaned(_ job: ScheduledJob) async {
+        if job.kind == Self.expiryJobKind {
+            // Its timer is this run: the challenge, taken up without one, ends here as timed out (unless it ended meanwhile).
+            let acsTransID = String(job.id.dropFirst(Self.expiryJobKind.count + 1))
+            if await takeUp(acsTransID, startingTimer: false) { await expire(acsTransID) }
+            return
+        }
         guard job.kind == Self.resultJobKind, let payload = try? JSONReader.parse(job.payload).value,
               let rreq = payload["rreq"], let url = payload["resultsURL"]?.stringValue else {
             return logger.error("a job this ACS cannot run", metadata: ["id": "\(job.id)", "kind": "\(job.kind)"])
@@ -308,12 +348,16 @@ public final class AccessControlServer: Sendable {
         return String(version.prefix(10))
     }
 
-    /// Starts the time limit of a challenge just stored.
-    func startTimer(_ acsTransID: String) {
-        let timeout = settings.challengeTimeout
+    /// Starts the time limit of a challenge just stored, `seconds` from now. With instances sharing the store the limit is
+    /// also a job: the instance that claims it ends the challenge (here, unless another instance took the challenge up).
+    func startTimer(_ acsTransID: String, after seconds: Double) {
         let timer = Task { [self] in
-            guard (try? await Task.sleep(for: .seconds(timeout))) != nil else { return }
+            guard (try? await Task.sleep(for: .seconds(max(0, seconds)))) != nil else { return }
+            guard let sharedStore else { return await expire(acsTransID) }
+            let jobID = Self.expiryJobID(acsTransID)
+            guard await sharedStore.claimJob(id: jobID) else { return await expire(acsTransID, reportedElsewhere: true) }
             await expire(acsTransID)
+            await sharedStore.finishJob(id: jobID)
         }
         transactions.update(acsTransID) { transaction in
             guard case .challenge(var state) = transaction.phase else { return timer.cancel() }
@@ -325,15 +369,17 @@ public final class AccessControlServer: Sendable {
     /// How a challenge the ACS's time limit ended is recorded: a CReq after it is not the SDK's fault.
     static let timedOutReason = "timed out"
 
-    /// Ends a challenge still open at its time limit.
-    func expire(_ acsTransID: String) async {
+    /// Ends a challenge still open at its time limit. `reportedElsewhere`: another instance of the cluster claimed the limit's
+    /// job (this one was too late), and reports it.
+    func expire(_ acsTransID: String, reportedElsewhere: Bool = false) async {
         let expired: (cancel: ChallengeCancel, transaction: Transaction)? = transactions.update(acsTransID) { transaction in
             guard case .challenge(let state) = transaction.phase else { return nil }
             let cancel: ChallengeCancel = state.nextCounter == 0 ? .firstCReqNotReceived : .timedOutAtACS
             transaction.leaveChallenge(for: .ended(Self.timedOutReason + " after \(settings.challengeTimeout) s"))
+            if reportedElsewhere { transaction.resultsDelivery = "sent by another instance of the cluster" }
             return (cancel, transaction)
         } ?? nil
-        guard let (cancel, transaction) = expired else { return }
+        guard let (cancel, transaction) = expired, !reportedElsewhere else { return }
         logger.info("challenge timed out", metadata: ["acsTransID": "\(acsTransID)"])
         journalChallengeEnd(transaction, .timedOut)
         await report(acsTransID, .cancelled(cancel))
@@ -363,6 +409,10 @@ public final class AccessControlServer: Sendable {
             transaction.transStatus = result.transStatus
             return transaction
         }) else { return }
+        if let sharedStore, transaction.authentication != .decoupled {
+            // The challenge's time limit is not due any more (a job left behind finds the record settled and does nothing).
+            Task { await sharedStore.finishJob(id: Self.expiryJobID(acsTransID)) }
+        }
         let rreq = transaction.rreq(for: result)
         let delivery: String
         do {

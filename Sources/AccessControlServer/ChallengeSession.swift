@@ -195,3 +195,26 @@ extension ChallengeSession {
 
     private static let placeholderID = "00000000-0000-4000-8000-000000000000"
 }
+
+extension ChallengeSession {
+    /// The cardholder's progress as the record keeps it: what another instance of a cluster goes on from (docs/scale.md).
+    var progress: JSONValue {
+        .object(omittingAbsent: [
+            ("step", .number(String(stepIndex))), ("wrongAnswers", .number(String(wrongAnswers))), ("resends", .number(String(resends))),
+            ("interactions", .number(String(interactions))), ("whitelistingEntry", .string(whitelistingEntry)),
+        ])
+    }
+
+    /// The session of `script` at the progress a record kept; nil when it is not one (or no step of the script).
+    init?(script: ChallengeScript, version: MessageVersion, progress: JSONValue) {
+        func count(_ key: String) -> Int? { progress[key]?.numberText.flatMap(Int.init).flatMap { $0 >= 0 ? $0 : nil } }
+        guard let step = count("step"), step < script.steps.count, let wrongAnswers = count("wrongAnswers"), let resends = count("resends"),
+              let interactions = count("interactions") else { return nil }
+        self.init(script: script, version: version)
+        stepIndex = step
+        self.wrongAnswers = wrongAnswers
+        self.resends = resends
+        self.interactions = interactions
+        whitelistingEntry = progress["whitelistingEntry"]?.stringValue
+    }
+}

@@ -7,6 +7,8 @@ import EMV3DS
 struct SDKTimeout: Sendable {
     let minutes: Int
     let challengeStart: ContinuousClock.Instant
+    /// The same moment in milliseconds since 1970: what another instance of a cluster reads it from.
+    let wallStart: Int64
 
     static let grace = Duration.seconds(30)
 

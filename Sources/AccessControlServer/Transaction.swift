@@ -65,6 +65,10 @@ extension AccessControlServer {
         var lastCResAt: ContinuousClock.Instant?
         /// The app challenge's time limit at the SDK: the AReq's sdkMaxTimeout from the ARes.
         var sdkTimeout: SDKTimeout?
+        /// When the ACS's time limit ends the challenge, in milliseconds since 1970 (the same for every instance of a cluster).
+        var challengeDeadline: Int64?
+        /// The browser AReq's `threeDSCompInd`, which chose the outcome played (``Scenario/outcome(threeDSCompInd:in:)``).
+        var threeDSCompInd: String?
         /// Erro messages from the DS about this transaction's ARes.
         var erroReceived: [String] = []
         /// Members of the AReq that its table does not define for its version or channel.
@@ -159,6 +163,7 @@ extension AccessControlServer {
                 ("expectedSDKErro", .string(sdkErroCheck)),
                 ("erroReceived", erroReceived.isEmpty ? nil : .array(erroReceived.map(JSONValue.string))),
                 ("warnings", warnings.isEmpty ? nil : .array(warnings.map(JSONValue.string))),
+                ("resume", resume),
             ])
         }
 

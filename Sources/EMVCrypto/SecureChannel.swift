@@ -18,6 +18,12 @@ public struct SecureChannel: Sendable {
                                   partyUInfo: [], partyVInfo: Array(sdkReferenceNumber.utf8))
     }
 
+    /// The channel from its key as kept (another instance of a cluster going on with the challenge).
+    public init?(key: [UInt8]) {
+        guard key.count == 32 else { return nil }
+        self.key = key
+    }
+
     /// The channel as one side computes it: its ephemeral private key, the other side's public key.
     public init(privateKey: PrivateKey, peerPublicKey: PublicKey, sdkReferenceNumber: String) throws(JOSEError) {
         self.init(sharedSecret: try privateKey.sharedSecret(with: peerPublicKey), sdkReferenceNumber: sdkReferenceNumber)

@@ -1,6 +1,7 @@
 import AccessControlServer
 import Foundation
 import DirectoryServer
+import JOSE
 import JSON
 import Logging
 import Messaging
@@ -37,9 +38,7 @@ struct ClusterRoutes {
                 guard ByteSearch.contains(request.body, "\"\(name)\"") else { return nil }
                 return (try? JSONReader.parse(request.body).value)?[name]?.stringValue
             case .jweKeyID:
-                guard let dot = request.body.firstIndex(of: UInt8(ascii: ".")),
-                      let header = try? Base64URL.decode(String(decoding: request.body[..<dot], as: UTF8.self)) else { return nil }
-                return (try? JSONReader.parse(header).value)?["kid"]?.stringValue
+                return JWE.keyID(compact: request.body)
             case .formJSON(let field, let member):
                 guard let value = request.formFields?[field], let object = try? Base64URL.decodeObject(value).object else { return nil }
                 return object[member]?.stringValue

@@ -198,6 +198,16 @@ public final class PostgresArchive: TransactionArchive {
         return await read("SELECT home FROM transactions WHERE role = $1 AND id = $2", [role, id])?.first?.first ?? nil
     }
 
+    public func adopt(_ record: ArchivedRecord) async -> Bool {
+        guard let here = instanceURL.withLock({ $0 }) else { return false }
+        if queue.unwritten(WriteQueue.Key(role: record.role, id: record.id)) != nil { return true }  // this instance's own
+        // The row as read, by its stamp: of two instances taking it at once, the second finds it changed. The stamp moves on.
+        let rows = await read("""
+            UPDATE transactions SET home = $3, updated = GREATEST(updated + 1, $5) WHERE role = $1 AND id = $2 AND updated = $4 RETURNING id
+            """, [record.role, record.id, here, String(record.updated), String(SQLiteArchive.wallClock())])
+        return rows?.isEmpty == false
+    }
+
     public func schedule(_ job: ScheduledJob) {
         let row = JobRow(kind: job.kind, due: job.due, payload: job.payload)
         save(role: Self.jobRole, id: job.id) { row.encoded }
@@ -241,7 +251,10 @@ public final class PostgresArchive: TransactionArchive {
     }
 
     public func finishJob(id: String) async {
-        if queue.unwritten(WriteQueue.Key(role: Self.jobRole, id: id)) != nil { return }  // its claim removes it
+        if queue.unwritten(WriteQueue.Key(role: Self.jobRole, id: id)) != nil {
+            // Not in the database yet (or claimed here): never inserted, or removed by the write that follows.
+            return save(role: Self.jobRole, id: id) { JobRow.claimed }
+        }
         _ = await read("DELETE FROM harness_jobs WHERE id = $1", [id])
     }
 

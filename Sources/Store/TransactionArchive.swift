@@ -71,6 +71,9 @@ public protocol TransactionArchive: Sendable {
     /// The URL of the instance that wrote the record last, and holds it in memory: where a later message
     /// of the transaction goes when several instances share the store (``PostgresArchive``). Nil for one instance.
     func home(role: String, id: String) async -> String?
+    /// Makes this instance the home of `record` as read, unless it changed since (another instance took it up, or
+    /// its home wrote it again): true for one caller only, so that two instances never go on with one transaction.
+    func adopt(_ record: ArchivedRecord) async -> Bool
 
     /// Keeps `job` until it is claimed: written as the records are (an answer waits for it as for them).
     func schedule(_ job: ScheduledJob)
@@ -90,6 +93,8 @@ extension TransactionArchive {
     public var durability: StoreDurability { .behind }
     public func written() async {}
     public func home(role: String, id: String) async -> String? { nil }
+    /// One instance: nobody else to take it.
+    public func adopt(_ record: ArchivedRecord) async -> Bool { true }
     /// One instance keeps its timers in memory: no job outlives it.
     public func schedule(_ job: ScheduledJob) {}
     public func claimJob(id: String) async -> Bool { true }

@@ -88,24 +88,8 @@ struct ClusterTests {
     @Test func aDecoupledResultDueFromAKilledInstanceArrives() async throws {
         let cluster = try HarnessCluster()
         defer { cluster.stop() }
-        let group = EventLoopGroup(loopCount: 1)
-        defer { group.shutdown() }
-        let received = Mutex<[JSONValue]>([])
-        var router = Router()
-        router.post("/rreq") { request, _ in
-            let rreq = (try? JSONReader.parse(request.body).value) ?? .null
-            received.withLock { $0.append(rreq) }
-            let rres = JSONValue.object([
-                ("messageType", .string("RRes")), ("messageVersion", rreq["messageVersion"] ?? .null),
-                ("threeDSServerTransID", rreq["threeDSServerTransID"] ?? .null), ("acsTransID", rreq["acsTransID"] ?? .null),
-                ("dsTransID", rreq["dsTransID"] ?? .null), ("sdkTransID", rreq["sdkTransID"] ?? .null), ("resultsStatus", .string("01")),
-            ])
-            return HTTPResponse(headers: ["Content-Type": "application/json"], body: JSONWriter.write(rres))
-        }
-        let threeDSServer = try HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", httpPort: 0, httpsPort: nil, tls: nil),
-                                           router: router, group: group, logger: silentLogger)
-        try threeDSServer.start()
-        defer { threeDSServer.shutdown() }
+        let threeDSServer = try RReqReceiver()
+        defer { threeDSServer.stop() }
         let client = cluster.client
         // Decoupled, the RReq Y 6 seconds after the ARes: time enough to kill its instance first, however slow the machine.
         let pan = "4000000000190001"
@@ -114,7 +98,7 @@ struct ClusterTests {
             """#.utf8))
         #expect(pin.status == .created, "\(pin.bodyText)")
         let areq = try appAReq(pan: pan, replacing: [
-            "threeDSServerURL": .string("http://127.0.0.1:\(threeDSServer.httpPort ?? 0)/rreq"),
+            "threeDSServerURL": .string(threeDSServer.url),
             "threeDSRequestorDecReqInd": .string("Y"), "threeDSRequestorDecMaxTime": .string("00010"),
         ])
         let ares = try JSONReader.parse(try await client.post(cluster.publicURL + "/ds/areq", body: JSONWriter.write(areq)).body).value
@@ -123,20 +107,83 @@ struct ClusterTests {
         let acsTransID = try #require(ares["acsTransID"]?.stringValue)
         // The ACS's instance, as the store names it, dies before the result is due (the DS's too, unless the roles
         // call each other over HTTP through the balancer: the second pass of `./harness test`).
-        let home = try cluster.database.psql("SELECT home FROM transactions WHERE role = 'acs' AND id = '\(acsTransID)'")
-        let instance = try #require(cluster.instances.first { $0.url == home }, "no instance at \(home)")
-        instance.process.signal(SIGKILL)
-        _ = instance.process.wait()
-        try #require(received.withLock { $0.isEmpty }, "the RReq came before the kill")
+        try cluster.killHome(role: "acs", id: acsTransID)
+        try #require(threeDSServer.received.isEmpty, "the RReq came before the kill")
         // Due 6 s after the ARes, overdue 3 s later, claimed within the next second.
-        for _ in 0..<300 where received.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(100)) }
-        // Given time for a second one (there must be none) and for an Erro about the RRes (a wrong one here would bring it).
-        try await Task.sleep(for: .seconds(2))
-        let results = received.withLock { $0 }
+        let results = try await threeDSServer.awaitRReqs()
         #expect(results.count == 1, "\(results.count) RReqs: \(results.map { JSONWriter.string($0) })")
         #expect(results.first?["dsTransID"]?.stringValue == dsTransID && results.first?["transStatus"]?.stringValue == "Y", "\(results)")
         // Sent by a surviving instance's claim of the orphaned job.
         #expect(cluster.instances.contains { $0.process.isRunning && $0.process.output.contains("RReq of a transaction whose instance is gone sent") })
+        #expect(try cluster.database.psql("SELECT count(*) FROM harness_jobs") == "0")
+    }
+
+    /// An app challenge whose instance dies (`kill -9`) between two CReqs goes on at another instance: the store
+    /// kept the secure channel's key, the counter due and the cardholder's progress (two wrong codes of three), so
+    /// the next CReq is opened under the same key, and its third wrong code ends the challenge N with an RReq that
+    /// counts three interactions. Sent to both surviving instances at once, it is taken up by one of them only: one
+    /// CRes, one Erro, one RReq. Without the take-up that CReq is refused (Erro 301) at both.
+    @Test func anAppChallengeWhoseInstanceDiesGoesOnAtAnother() async throws {
+        let cluster = try HarnessCluster()
+        defer { cluster.stop() }
+        let threeDSServer = try RReqReceiver()
+        defer { threeDSServer.stop() }
+        let client = cluster.client
+        let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: .v2_2_0, style: .android)
+        // challenge-text: one text step, code 1234, three attempts.
+        let areq = try appAReq(pan: "4000000000110009", replacing: [
+            "threeDSServerURL": .string(threeDSServer.url), "sdkTransID": .string(sdk.sdkTransID), "sdkEphemPubKey": sdk.ephemeralPublicKeyJSON,
+        ])
+        let ares = try JSONReader.parse(try await client.post(cluster.publicURL + "/ds/areq", body: JSONWriter.write(areq)).body).value
+        #expect(ares["transStatus"]?.stringValue == "C", "\(ares)")
+        let acsTransID = try #require(ares["acsTransID"]?.stringValue)
+        let signed = try #require(ares["acsSignedContent"]?.stringValue)
+        let content = try AcsSignedContent(verifying: signed, with: CertificateVerifier(trustAnchors: [try pki.rootCertificate("A000000003")]))
+        let channel = try SecureChannel(privateKey: sdk.ephemeralKey, peerPublicKey: content.acsEphemPubKey,
+                                        sdkReferenceNumber: SimulatedSDKTransaction.sdkReferenceNumber)
+        func send(_ counter: Int, _ action: CReq.Action, to url: String? = nil) async throws -> (cres: JSONValue?, answer: String) {
+            let creq = CReq(messageVersion: .v2_2_0, threeDSServerTransID: areq["threeDSServerTransID"]?.stringValue ?? "", acsTransID: acsTransID,
+                            sdkTransID: sdk.sdkTransID, counter: counter, action: action)
+            let body = Array(try channel.seal(JSONWriter.write(creq.json), encryption: .a128cbcHS256, kid: acsTransID, direction: .sdkToACS).utf8)
+            let answer = try await client.post((url ?? cluster.publicURL) + "/acs/challenge", body: body, contentType: "application/jose; charset=UTF-8")
+            guard answer.headers.mediaType == "application/jose" else { return (nil, answer.bodyText) }
+            return (try JSONReader.parse(try channel.open(answer.bodyText, direction: .acsToSDK).plaintext).value, answer.bodyText)
+        }
+        let first = try await send(0, .none)
+        #expect(first.cres?["acsUiType"]?.stringValue == "01", "\(first.answer)")
+        for counter in 1...2 {
+            let warned = try await send(counter, .dataEntry("0000"))
+            #expect(warned.cres?["challengeInfoTextIndicator"]?.stringValue == "Y", "\(warned.answer)")
+        }
+
+        try cluster.killHome(role: "acs", id: acsTransID)
+        let survivors = cluster.instances.filter { $0.process.isRunning }.map(\.url)
+        async let atOne = send(3, .dataEntry("0000"), to: survivors[0])
+        async let atOther = send(3, .dataEntry("0000"), to: survivors[1])
+        let answers = try await [atOne, atOther]
+        #expect(answers.compactMap(\.cres).map { $0["transStatus"]?.stringValue } == ["N"], "the CReq after the kill: \(answers.map(\.answer))")
+        let results = try await threeDSServer.awaitRReqs()
+        #expect(results.count == 1, "\(results.count) RReqs: \(results.map { JSONWriter.string($0) })")
+        #expect(results.first?["transStatus"]?.stringValue == "N" && results.first?["interactionCounter"]?.stringValue == "03", "\(results)")
+        #expect(cluster.instances.contains { $0.process.isRunning && $0.process.output.contains("open challenge taken up from the store") })
+    }
+
+    /// A challenge whose instance dies before its first CReq still ends at the ACS's time limit: the limit is a job
+    /// in the store, which another instance claims once it is overdue; it takes the challenge up and reports it
+    /// timed out (RReq challengeCancel 05, no CReq received), once.
+    @Test func theTimeLimitOfAChallengeWhoseInstanceDiedEndsIt() async throws {
+        let cluster = try HarnessCluster(configuration: "accessControlServer:\n  challengeTimeout: 5")
+        defer { cluster.stop() }
+        let threeDSServer = try RReqReceiver()
+        defer { threeDSServer.stop() }
+        let areq = try appAReq(pan: "4000000000110009", replacing: ["threeDSServerURL": .string(threeDSServer.url)])
+        let ares = try JSONReader.parse(try await cluster.client.post(cluster.publicURL + "/ds/areq", body: JSONWriter.write(areq)).body).value
+        let acsTransID = try #require(ares["acsTransID"]?.stringValue, "\(ares)")
+        try cluster.killHome(role: "acs", id: acsTransID)
+        try #require(threeDSServer.received.isEmpty, "the RReq came before the kill")
+        let results = try await threeDSServer.awaitRReqs()
+        #expect(results.count == 1, "\(results.count) RReqs: \(results.map { JSONWriter.string($0) })")
+        #expect(results.first?["acsTransID"]?.stringValue == acsTransID && results.first?["challengeCancel"]?.stringValue == "05", "\(results)")
         #expect(try cluster.database.psql("SELECT count(*) FROM harness_jobs") == "0")
     }
 
@@ -222,5 +269,50 @@ struct ClusterTests {
             serials.insert(since["serialNum"]?.stringValue ?? "-")
         }
         #expect(serials.count == 1 && !serials.contains(serial), "\(serials)")
+    }
+}
+
+/// A 3DS Server under test, at its own URL: keeps each RReq it receives and answers its RRes.
+final class RReqReceiver: Sendable {
+    private let group = EventLoopGroup(loopCount: 1)
+    private let server: HTTPServer
+    private let rreqs = Received()
+    let url: String
+
+    private final class Received: Sendable {
+        let list = Mutex<[JSONValue]>([])
+    }
+
+    init() throws {
+        var router = Router()
+        router.post("/rreq") { [rreqs] request, _ in
+            let rreq = (try? JSONReader.parse(request.body).value) ?? .null
+            rreqs.list.withLock { $0.append(rreq) }
+            let rres = JSONValue.object([
+                ("messageType", .string("RRes")), ("messageVersion", rreq["messageVersion"] ?? .null),
+                ("threeDSServerTransID", rreq["threeDSServerTransID"] ?? .null), ("acsTransID", rreq["acsTransID"] ?? .null),
+                ("dsTransID", rreq["dsTransID"] ?? .null), ("sdkTransID", rreq["sdkTransID"] ?? .null), ("resultsStatus", .string("01")),
+            ])
+            return HTTPResponse(headers: ["Content-Type": "application/json"], body: JSONWriter.write(rres))
+        }
+        server = try HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", httpPort: 0, httpsPort: nil, tls: nil),
+                                router: router, group: group, logger: silentLogger)
+        try server.start()
+        url = "http://127.0.0.1:\(server.httpPort ?? 0)/rreq"
+    }
+
+    var received: [JSONValue] { rreqs.list.withLock { $0 } }
+
+    /// The RReqs once the first came (within 30 s), and 2 s more: time for a second one, which must not come, and
+    /// for an Erro about the RRes (a wrong one here would bring it).
+    func awaitRReqs() async throws -> [JSONValue] {
+        for _ in 0..<300 where received.isEmpty { try await Task.sleep(for: .milliseconds(100)) }
+        try await Task.sleep(for: .seconds(2))
+        return received
+    }
+
+    func stop() {
+        server.shutdown()
+        group.shutdown()
     }
 }

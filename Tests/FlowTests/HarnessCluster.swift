@@ -20,7 +20,8 @@ final class HarnessCluster: @unchecked Sendable {
         ?? (FileManager.default.isExecutableFile(atPath: haproxy) ? nil : "HAProxy (Debian's haproxy) is not installed: the cluster tests are skipped")
     private static let haproxy = "/usr/sbin/haproxy"
 
-    init(instances count: Int = 3) throws {
+    /// `configuration`: YAML added to every instance's configuration file.
+    init(instances count: Int = 3, configuration: String = "") throws {
         client = try HTTPClient(group: clientGroup)
         database = try TemporaryPostgres()
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("cluster-\(UUID().uuidString)").path
@@ -39,6 +40,7 @@ final class HarnessCluster: @unchecked Sendable {
               url: \(database.url)
             cluster:
               enabled: true
+            \(configuration)
             """.write(toFile: config, atomically: true, encoding: .utf8)
         for index in 0..<count {
             let serve = try ChildProcess(harnessBinary, ["serve", "--config", config, "--data-directory", folder + "/data-\(index)",
@@ -86,6 +88,14 @@ final class HarnessCluster: @unchecked Sendable {
             return false
         }
         guard ready else { throw TemporaryPostgres.Failure("HAProxy did not answer on \(publicURL): \(balancer.output)") }
+    }
+
+    /// Kills (`kill -9`) the instance the store names as the home of the record (`role`, `id`).
+    func killHome(role: String, id: String) throws {
+        let home = try database.psql("SELECT home FROM transactions WHERE role = '\(role)' AND id = '\(id)'")
+        guard let instance = instances.first(where: { $0.url == home }) else { throw TemporaryPostgres.Failure("no instance at \(home)") }
+        instance.process.signal(SIGKILL)
+        _ = instance.process.wait()
     }
 
     /// The status code and body of a GET of `url`.

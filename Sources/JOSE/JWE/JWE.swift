@@ -43,6 +43,14 @@ public struct JWE: Sendable {
     public let ciphertext: [UInt8]
     public let tag: [UInt8]
 
+    /// The protected header's `kid` of a compact JWE's bytes, read without parsing the rest: where the secure channel's
+    /// CReq names its transaction (its acsTransID). Nil when there is none to read.
+    public static func keyID(compact bytes: [UInt8]) -> String? {
+        guard let dot = bytes.firstIndex(of: UInt8(ascii: ".")),
+              let header = try? Base64URL.decode(String(decoding: bytes[..<dot], as: UTF8.self)) else { return nil }
+        return (try? JSONReader.parse(header).value)?["kid"]?.stringValue
+    }
+
     /// Parses without decrypting; unknown `alg`/`enc` and `zip` are refused here.
     public init(compact: String) throws(JOSEError) {
         let parts = try CompactParts(compact, count: 5)

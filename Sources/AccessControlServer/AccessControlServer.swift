@@ -75,10 +75,11 @@ public final class AccessControlServer: Sendable {
     public func holds(_ acsTransID: String) -> Bool { transactions.contains(acsTransID) }
 
     /// An open challenge this instance does not hold, taken up from its stored record when instances share the store: its
-    /// instance died (a live one is passed its messages, docs/scale.md). The store gives it to one instance only; true when
-    /// this one holds it now. `startingTimer`: false for the run of its time limit's job, which ends it at once.
+    /// instance died (a live one is passed its messages, docs/scale.md): the store names this instance its home (the
+    /// cluster's routes took it from the gone one), or names `previous`, which is gone. True when this one holds it now.
+    /// `startingTimer`: false for the run of its time limit's job, which ends it at once.
     @discardableResult
-    func takeUp(_ acsTransID: String, startingTimer: Bool = true) async -> Bool {
+    func takeUp(_ acsTransID: String, startingTimer: Bool = true, from previous: String? = nil) async -> Bool {
         guard let sharedStore, !transactions.contains(acsTransID) else { return transactions.contains(acsTransID) }
         guard let stored = await sharedStore.record(role: Self.role, id: acsTransID), let record = try? JSONReader.parse(stored.json).value,
               record["resume"] != nil else { return false }
@@ -87,7 +88,7 @@ public final class AccessControlServer: Sendable {
                 "acsTransID": "\(acsTransID)", "scenario": "\(record["scenario"]?.stringValue ?? "-")"])
             return false
         }
-        guard await sharedStore.adopt(stored) else { return transactions.contains(acsTransID) }  // another instance was first
+        guard await sharedStore.claimHome(role: Self.role, id: acsTransID, from: previous) else { return transactions.contains(acsTransID) }
         guard transactions.insert(acsTransID, transaction) else { return true }
         logger.info("open challenge taken up from the store", metadata: ["acsTransID": "\(acsTransID)"])
         if startingTimer {
@@ -255,7 +256,9 @@ public final class AccessControlServer: Sendable {
         if job.kind == Self.expiryJobKind {
             // Its timer is this run: the challenge, taken up without one, ends here as timed out (unless it ended meanwhile).
             let acsTransID = String(job.id.dropFirst(Self.expiryJobKind.count + 1))
-            if await takeUp(acsTransID, startingTimer: false) { await expire(acsTransID) }
+            // Taken from whichever instance the store names: its timer did not claim the job, so it is gone.
+            let home = await sharedStore?.home(role: Self.role, id: acsTransID)
+            if await takeUp(acsTransID, startingTimer: false, from: home) { await expire(acsTransID) }
             return
         }
         guard job.kind == Self.resultJobKind, let payload = try? JSONReader.parse(job.payload).value,

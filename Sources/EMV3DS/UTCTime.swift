@@ -40,6 +40,17 @@ public enum UTCTime {
         return seconds == -1 ? nil : Date(timeIntervalSince1970: TimeInterval(seconds))
     }
 
+    /// The date an ``iso8601(_:)`` text names, "2026-11-21T12:00:00.123Z"; nil when it is not one.
+    public static func date(iso8601 text: String) -> Date? {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 24, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
+              bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"), bytes[19] == UInt8(ascii: "."), bytes[23] == UInt8(ascii: "Z"),
+              let milliseconds = Int(String(decoding: bytes[20..<23], as: UTF8.self)),
+              let seconds = date(purchaseDate: String(decoding: [0..<4, 5..<7, 8..<10, 11..<13, 14..<16, 17..<19].flatMap { bytes[$0] }, as: UTF8.self))
+        else { return nil }
+        return seconds.addingTimeInterval(Double(milliseconds) / 1000)
+    }
+
     /// ISO 8601 with milliseconds, "2026-11-21T12:00:00.123Z".
     public static func iso8601(_ date: Date) -> String {
         let (t, milliseconds) = fields(date)

@@ -124,6 +124,13 @@ struct ClusterRoutes {
     private func passOn(_ request: HTTPRequest, _ context: RequestContext, _ route: HomedRoute) async -> HTTPResponse? {
         guard request.headers[Self.forwardedHeader] == nil, let id = route.key.value(in: request, context), !route.holds(id),
               let here = instanceURL.value, let home = await archive.home(role: route.role, id: id), home != here else { return nil }
+        return await pass(request, id: id, route: route, to: home, from: here)
+    }
+
+    /// The answer of `home` to `request`; nil to serve here: `home` is gone and this instance took the transaction from it.
+    /// `again`: false once another instance took it first and was tried.
+    private func pass(_ request: HTTPRequest, id: String, route: HomedRoute, to home: String, from here: String,
+                      again: Bool = true) async -> HTTPResponse? {
         do {
             var answer = try await client.execute(Self.passable(request, from: here), url: home + request.target)
             // The server writes its own framing and date.
@@ -133,12 +140,16 @@ struct ClusterRoutes {
         } catch {
             switch error {
             case .invalidURL, .nameResolutionFailed, .connectFailed, .clientShutDown:
-                // The home is gone (its connection refused), and never had the request: this instance answers as for a
-                // transaction it does not hold, or takes it up from the store (docs/scale.md).
+                // The home is gone (its connection refused), and never had the request: this instance takes the transaction
+                // from it (its role goes on from the store, docs/scale.md), unless another took it first: that one is the home now.
                 metrics.passedOn(route: route.path, outcome: "home-unreachable")
-                logger.warning("a transaction's home cannot be reached; served here", metadata: [
-                    "route": "\(route.path)", "id": "\(id)", "home": "\(home)", "reason": "\(error)"])
-                return nil
+                if await archive.claimHome(role: route.role, id: id, from: home) {
+                    logger.warning("a transaction's home cannot be reached; taken over here", metadata: [
+                        "route": "\(route.path)", "id": "\(id)", "home": "\(home)", "reason": "\(error)"])
+                    return nil
+                }
+                guard again, let taker = await archive.home(role: route.role, id: id), taker != here, taker != home else { return nil }
+                return await pass(request, id: id, route: route, to: taker, from: here, again: false)
             case .connectTimedOut, .tlsFailed, .readTimedOut, .connectionClosed, .malformedResponse, .responseTooLarge:
                 // The home may be alive (slow, or it had the request and acted on it): its failure is passed on, never
                 // served a second time here. Silence stays silence; a connection it closed mid-response is closed here too.

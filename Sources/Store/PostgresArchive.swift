@@ -198,13 +198,14 @@ public final class PostgresArchive: TransactionArchive {
         return await read("SELECT home FROM transactions WHERE role = $1 AND id = $2", [role, id])?.first?.first ?? nil
     }
 
-    public func adopt(_ record: ArchivedRecord) async -> Bool {
+    public func claimHome(role: String, id: String, from previous: String?) async -> Bool {
         guard let here = instanceURL.withLock({ $0 }) else { return false }
-        if queue.unwritten(WriteQueue.Key(role: record.role, id: record.id)) != nil { return true }  // this instance's own
-        // The row as read, by its stamp: of two instances taking it at once, the second finds it changed. The stamp moves on.
+        if queue.unwritten(WriteQueue.Key(role: role, id: id)) != nil { return true }  // this instance's own
+        // A compare-and-set on the home under the row's lock: of two instances taking it from one gone home, the second finds
+        // the first's name there. A record of no home (written before the cluster) is anyone's.
         let rows = await read("""
-            UPDATE transactions SET home = $3, updated = GREATEST(updated + 1, $5) WHERE role = $1 AND id = $2 AND updated = $4 RETURNING id
-            """, [record.role, record.id, here, String(record.updated), String(SQLiteArchive.wallClock())])
+            UPDATE transactions SET home = $3 WHERE role = $1 AND id = $2 AND (home IS NULL OR home = $3 OR home = $4) RETURNING id
+            """, [role, id, here, previous ?? here])
         return rows?.isEmpty == false
     }
 

@@ -71,9 +71,10 @@ public protocol TransactionArchive: Sendable {
     /// The URL of the instance that wrote the record last, and holds it in memory: where a later message
     /// of the transaction goes when several instances share the store (``PostgresArchive``). Nil for one instance.
     func home(role: String, id: String) async -> String?
-    /// Makes this instance the home of `record` as read, unless it changed since (another instance took it up, or
-    /// its home wrote it again): true for one caller only, so that two instances never go on with one transaction.
-    func adopt(_ record: ArchivedRecord) async -> Bool
+    /// Makes this instance the home of the record (`role`, `id`) when the record names `previous` (an instance found gone),
+    /// or names this one already (`previous` nil: only then): true when it names this one after the call. Of two instances
+    /// taking a record from one gone home, one gets it, so two never go on with one transaction.
+    func claimHome(role: String, id: String, from previous: String?) async -> Bool
 
     /// Keeps `job` until it is claimed: written as the records are (an answer waits for it as for them).
     func schedule(_ job: ScheduledJob)
@@ -94,7 +95,7 @@ extension TransactionArchive {
     public func written() async {}
     public func home(role: String, id: String) async -> String? { nil }
     /// One instance: nobody else to take it.
-    public func adopt(_ record: ArchivedRecord) async -> Bool { true }
+    public func claimHome(role: String, id: String, from previous: String?) async -> Bool { true }
     /// One instance keeps its timers in memory: no job outlives it.
     public func schedule(_ job: ScheduledJob) {}
     public func claimJob(id: String) async -> Bool { true }

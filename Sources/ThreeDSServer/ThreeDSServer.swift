@@ -42,6 +42,8 @@ public final class ThreeDSServer: Sendable {
     let preparedTransactions: TransactionStore<PreparedTransaction>
     /// The DS's card ranges as the last PRes left them, with its serial: a PReq at most every cardRangeRefreshSeconds.
     let cardRangeCache = Mutex<CardRangeCache?>(nil)
+    /// Where a transaction whose instance died is read from when several share the store; nil for one instance.
+    let sharedStore: (any TransactionArchive)?
     let logger: Logger
     /// The DS id (RID) of the scheme a card number belongs to, as the 3DS Server is configured
     /// per Directory Server; nil when it knows none.
@@ -59,6 +61,7 @@ public final class ThreeDSServer: Sendable {
         self.tokenDirectoryServer = tokenDirectoryServer
         self.peer = peer
         self.endpoints = endpoints
+        self.sharedStore = sharedStore ? archive : nil
         transactions = TransactionStore(capacity: capacity, archive: archive, role: Self.role, memoryBound: inMemory)
         preparedTransactions = TransactionStore(capacity: PreparedTransaction.capacity, archive: sharedStore ? archive : nil, role: Self.preparedRole)
         self.logger = logger
@@ -72,6 +75,16 @@ public final class ThreeDSServer: Sendable {
         transactions.contains(threeDSServerTransID) || preparedTransactions.contains(threeDSServerTransID)
     }
 
+    /// A transaction this instance does not hold, taken up from its stored record when instances share the store and a
+    /// message is due for it (its RReq, a browser challenge's final CRes): its instance died (a live one is passed its
+    /// messages, docs/scale.md), and the store names this instance its home (the cluster's routes took it from the gone one).
+    func takeUp(_ id: String) async {
+        guard let sharedStore, !transactions.contains(id), let stored = await sharedStore.record(role: Self.role, id: id),
+              let record = try? JSONReader.parse(stored.json).value, let transaction = Transaction(stored: record),
+              await sharedStore.claimHome(role: Self.role, id: id, from: nil), transactions.insert(id, transaction) else { return }
+        logger.info("transaction taken up from the store", metadata: ["threeDSServerTransID": "\(id)"])
+    }
+
     public func register(on router: inout Router) {
         router.post("/3ds-server/authenticate") { request, _ async throws in try await self.authenticate(request) }
         router.post("/3ds-server/versions") { request, _ async throws in try await self.versions(request) }
@@ -80,11 +93,11 @@ public final class ThreeDSServer: Sendable {
             // Answered to the ACS's page in a hidden iframe: a reason in plain text, not the API's JSON.
             do throws(HTTPError) { return try self.methodNotified(request) } catch { return .text(error.message, status: error.status) }
         }
-        router.post(Self.notificationPath) { request, _ in self.challengeNotified(request) }
+        router.post(Self.notificationPath) { request, _ in await self.challengeNotified(request) }
         EMVCoProfile(server: self).register(on: &router)
         TokenProfile(server: self).register(on: &router)
         router.record("/3ds-server/transactions/{id}", "transaction") { await self.transactions.json($0) }
-        router.emv("/3ds-server/rreq", receives: .rReq) { request in self.results(request) }
+        router.emv("/3ds-server/rreq", receives: .rReq) { request in await self.results(request) }
     }
 
     // MARK: Authentication
@@ -259,9 +272,10 @@ public final class ThreeDSServer: Sendable {
     /// Erro when it breaks its table, names no transaction awaiting a result, or not with
     /// every id it should; both are recorded on the transaction it names. An Erro from the DS
     /// (about an RRes it could not relay) is recorded too, and gets an empty 200.
-    func results(_ request: HTTPRequest) -> HTTPResponse {
+    func results(_ request: HTTPRequest) async -> HTTPResponse {
         if let erro = request.erroMessage {
             if let id = erro.threeDSServerTransID {
+                await takeUp(id)
                 transactions.update(id) { transaction in
                     transaction.record(.received, erro.json)
                     transaction.erroReceived.append(erro)
@@ -274,6 +288,7 @@ public final class ThreeDSServer: Sendable {
         // The transaction decides the rules that depend on it (channel, decoupled ARes).
         let received = try? JSONReader.parse(body).value
         let named = received?["threeDSServerTransID"]?.stringValue
+        if let named { await takeUp(named) }
         let known = named.flatMap { transactions.get($0) }
         let outcome: Result<RRes, InvalidMessage>
         do {

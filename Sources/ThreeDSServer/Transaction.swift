@@ -188,11 +188,69 @@ extension ThreeDSServer {
                 ("violations", violations.isEmpty ? nil : .array(violations.map(JSONValue.string))),
                 ("warnings", warnings.isEmpty ? nil : .array(warnings.map(JSONValue.string))),
                 ("createdAt", .string(UTCTime.iso8601(createdAt))),
+                ("resume", resume),
                 ("messages", .array(messages.map { entry in
                     .object([("direction", .string(entry.direction.rawValue)), ("at", .string(UTCTime.iso8601(entry.at))),
                              ("message", CardNumber.maskingAcctNumber(in: (try? JSONReader.parse(entry.message).value) ?? .null))])
                 })),
             ])
+        }
+    }
+}
+
+/// What another instance of a cluster needs to go on with a transaction whose instance died (docs/scale.md): the
+/// record as the requestor API shows it, and under `resume`, while a message is due (the RReq, a browser challenge's
+/// final CRes), what the record does not show.
+extension ThreeDSServer.Transaction {
+    var resume: JSONValue? {
+        guard state == .challenge || awaitsFinalCRes else { return nil }
+        return .object(omittingAbsent: [
+            ("deviceChannel", .string(channel?.rawValue)), ("aresContext", aresReadByResults),
+            ("challengeWindowSize", .string(browserOptions?.challengeWindowSize)),
+            ("returnURL", .string(browserOptions?.returnTo?.returnURL)), ("returnIdParameter", .string(browserOptions?.returnTo?.idParameter)),
+        ])
+    }
+
+    /// A browser challenge whose result came and whose final CRes has not (the ACS's last page posts it after the RReq).
+    private var awaitsFinalCRes: Bool {
+        state == .completed && channel == .browser && aresOutcome?.transStatus == .challenge && received(.cRes) == nil
+    }
+
+    /// The transaction as its stored record left it; nil when the record has no `resume` (no message is due), or is not one.
+    init?(stored record: JSONValue) {
+        guard let resume = record["resume"], let id = record["threeDSServerTransID"]?.stringValue,
+              let version = record["messageVersion"]?.stringValue.flatMap(MessageVersion.init(rawValue:)),
+              let state = record["state"]?.stringValue.flatMap(State.init(rawValue:)) else { return nil }
+        threeDSServerTransID = id
+        messageVersion = version
+        createdAt = record["createdAt"]?.stringValue.flatMap(UTCTime.date(iso8601:)) ?? Date()
+        maskedPAN = record["acctNumber"]?.stringValue ?? ""
+        channel = resume["deviceChannel"]?.stringValue.flatMap(DeviceChannel.init(rawValue:))
+        ids = TransactionIDs(threeDSServerTransID: id, acsTransID: record["acsTransID"]?.stringValue,
+                             dsTransID: record["dsTransID"]?.stringValue, sdkTransID: record["sdkTransID"]?.stringValue)
+        self.state = state
+        // The trail as the record shows it (the card number masked); the ARes's outcome from it.
+        messages = (record["messages"]?.arrayValue ?? []).compactMap { entry in
+            guard let direction = entry["direction"]?.stringValue.flatMap(Direction.init(rawValue:)), let message = entry["message"] else { return nil }
+            return (direction, entry["at"]?.stringValue.flatMap(UTCTime.date(iso8601:)) ?? createdAt, JSONWriter.write(message))
+        }
+        guard let ares = received(.aRes), let status = ares["transStatus"]?.stringValue.flatMap(TransStatus.init(rawValue:)) else { return nil }
+        aresOutcome = Outcome(transStatus: status, transStatusReason: ares["transStatusReason"]?.stringValue,
+                              authenticationValue: ares["authenticationValue"]?.stringValue, eci: ares["eci"]?.stringValue)
+        if state == .completed, let result = record["transStatus"]?.stringValue.flatMap(TransStatus.init(rawValue:)) {
+            rreqOutcome = Outcome(transStatus: result, transStatusReason: record["transStatusReason"]?.stringValue,
+                                  authenticationValue: record["authenticationValue"]?.stringValue, eci: record["eci"]?.stringValue,
+                                  challengeCancel: record["challengeCancel"]?.stringValue, whiteListStatus: record["whiteListStatus"]?.stringValue)
+        }
+        acsReferenceNumber = ares["acsReferenceNumber"]?.stringValue
+        aresReadByResults = resume["aresContext"]
+        erroReceived = (record["erroReceived"]?.arrayValue ?? []).compactMap { try? ErroMessage(json: $0) }
+        violations = record["violations"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        warnings = record["warnings"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        if let size = resume["challengeWindowSize"]?.stringValue {
+            browserOptions = BrowserOptions(challengeWindowSize: size, returnTo: resume["returnURL"]?.stringValue.map {
+                ReturnRedirect(returnURL: $0, idParameter: resume["returnIdParameter"]?.stringValue)
+            })
         }
     }
 }

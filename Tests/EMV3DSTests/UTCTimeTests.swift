@@ -15,6 +15,17 @@ struct UTCTimeTests {
         #expect(UTCTime.iso8601(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
     }
 
+    /// A record's timestamps read back (another instance of a cluster taking a transaction up): to the millisecond.
+    @Test func iso8601ReadsBackWhatItWrote() {
+        for date in [early, Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: 1_798_761_599.999)] {
+            let read = UTCTime.date(iso8601: UTCTime.iso8601(date))
+            #expect(read.map { abs($0.timeIntervalSince(date)) < 0.001 } == true, "\(String(describing: read)) for \(date)")
+        }
+        for text in ["", "2026-03-04T05:06:07Z", "2026-03-04 05:06:07.062Z", "2026-13-04T05:06:07.06xZ", "2026-03-04T05:06:07.062+"] {
+            #expect(UTCTime.date(iso8601: text) == nil, "\(text)")
+        }
+    }
+
     @Test func purchaseDateIsFourteenDigits() {
         #expect(UTCTime.purchaseDate(early) == "20260304050607")
         #expect(UTCTime.purchaseDate(late) == "20261231235959")

@@ -168,6 +168,41 @@ struct ClusterTests {
         #expect(cluster.instances.contains { $0.process.isRunning && $0.process.output.contains("open challenge taken up from the store") })
     }
 
+    /// A browser challenge of the harness's own 3DS Server whose instance dies (`kill -9`) after a wrong code goes on
+    /// at another: the right code's page is answered there (the ACS takes the challenge up), its RReq reaches the
+    /// 3DS Server through the DS (each takes its transaction up from the store), and the final CRes's form ends it:
+    /// Y, readable through the balancer. Without the 3DS Server's take-up its RReq is refused (Erro 301) and the
+    /// notification names no transaction.
+    @Test func aBrowserChallengeWhoseInstanceDiesEndsAtAnother() async throws {
+        let cluster = try HarnessCluster()
+        defer { cluster.stop() }
+        let client = cluster.client
+        func post(_ url: String, _ fields: [(String, String)]) async throws -> HTTPResponse {
+            try await client.post(url, body: form(fields), contentType: "application/x-www-form-urlencoded")
+        }
+        let authenticated = try await client.post(cluster.publicURL + "/3ds-server/authenticate",
+                                                   body: JSONWriter.write(browserRequest(pan: "4000000000110009", version: .v2_2_0)))
+        let answer = try JSONReader.parse(authenticated.body).value
+        let id = try #require(answer["threeDSServerTransID"]?.stringValue, "\(authenticated.bodyText)")
+        let challenge = try #require(answer["browserChallenge"], "\(authenticated.bodyText)")
+        let first = try await post(try #require(challenge["acsURL"]?.stringValue), [
+            ("creq", challenge["creq"]?.stringValue ?? ""), ("threeDSSessionData", challenge["threeDSSessionData"]?.stringValue ?? "")])
+        let page = try ACSPage(first.bodyText)
+        let wrong = try await post(page.action, [("answer", "0000"), ("action", "submit")])
+        #expect(wrong.bodyText.contains("class=\"info warning\""), "\(wrong.bodyText)")
+
+        try cluster.killHome(role: "acs", id: try #require(answer["acsTransID"]?.stringValue))
+        let right = try await post(page.action, [("answer", "1234"), ("action", "submit")])
+        let final = try ACSPage(right.bodyText)
+        #expect(final.action == cluster.publicURL + "/3ds-server/notification", "\(right.bodyText)")
+        let notified = try await post(final.action, final.fields)
+        #expect(notified.status == .ok && notified.bodyText.contains("transStatus <strong>Y</strong>"), "\(notified.status) \(notified.bodyText)")
+        let record = try JSONReader.parse(Array(try cluster.get(cluster.publicURL + "/3ds-server/transactions/" + id).body.utf8)).value
+        #expect(record["state"]?.stringValue == "completed" && record["transStatus"]?.stringValue == "Y", "\(JSONWriter.string(record))")
+        #expect(record["messages"]?.arrayValue?.compactMap { $0["message"]?["messageType"]?.stringValue } == ["AReq", "ARes", "RReq", "RRes", "CRes"],
+                "\(JSONWriter.string(record))")
+    }
+
     /// A challenge whose instance dies before its first CReq still ends at the ACS's time limit: the limit is a job
     /// in the store, which another instance claims once it is overdue; it takes the challenge up and reports it
     /// timed out (RReq challengeCancel 05, no CReq received), once.

@@ -63,9 +63,9 @@ extension ThreeDSServer {
     /// iframe (`postMessage({"challenge": "finished", "transStatus", "threeDSServerTransID"})`),
     /// or with a `returnURL`, a redirect there (303) with `summaryStatus` and the id (under
     /// `returnIdParameter`, `threeDSServerTransID` by default). Anything else is a 400 page with the reason.
-    func challengeNotified(_ request: HTTPRequest) -> HTTPResponse {
+    func challengeNotified(_ request: HTTPRequest) async -> HTTPResponse {
         let end: ChallengeEnd
-        do { end = try receiveFinalCRes(request) } catch {
+        do { end = try await receiveFinalCRes(request) } catch {
             return .notice(title: "Authentication not finished", paragraph: Markup.escape(error.message), status: error.status)
         }
         let id = Markup.escape(end.threeDSServerTransID)
@@ -93,7 +93,7 @@ extension ThreeDSServer {
     }
 
     /// Reads the form and records its final CRes on the transaction it names, once.
-    private func receiveFinalCRes(_ request: HTTPRequest) throws(HTTPError) -> ChallengeEnd {
+    private func receiveFinalCRes(_ request: HTTPRequest) async throws(HTTPError) -> ChallengeEnd {
         let form = try Self.form(request)
         let cres = try Self.json(inField: "cres", of: form)
         guard let sessionData = form["threeDSSessionData"], !sessionData.isEmpty else {
@@ -104,6 +104,7 @@ extension ThreeDSServer {
         guard cres["threeDSServerTransID"]?.stringValue == id else {
             throw HTTPError(.badRequest, "the CRes's threeDSServerTransID is not the one threeDSSessionData names")
         }
+        await takeUp(id)  // a transaction whose instance died goes on here (instances sharing the store)
         let outcome: Result<ChallengeEnd, HTTPError>? = transactions.update(id) { transaction in
             func refuse(_ reason: String) -> Result<ChallengeEnd, HTTPError> { .failure(HTTPError(.badRequest, reason)) }
             guard transaction.channel == .browser, transaction.aresOutcome?.transStatus == .challenge else {

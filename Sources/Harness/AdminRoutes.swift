@@ -118,6 +118,11 @@ struct AdminRoutes {
             lifetime = seconds
         default: throw HTTPError(.badRequest, "expiresIn must be a number of seconds")
         }
+        // Made again by an instance started later (docs/scale.md): the pin lives as long as where it was set.
+        if request.headers[ClusterRoutes.forwardedHeader] != nil, let made = request.headers[ClusterChange.madeHeader].flatMap({ Int64($0) }) {
+            lifetime -= Double(SQLiteArchive.wallClock() - made) / 1000
+            guard lifetime >= 1 else { throw HTTPError(HTTPStatus(code: 410), "the pin expired before this instance started") }
+        }
         let scenario: Scenario
         switch body["scenario"] {
         case .string(let name)?:

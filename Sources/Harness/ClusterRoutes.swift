@@ -217,16 +217,51 @@ enum ClusterHousekeeping {
 /// then passes it on to the others with one change id; the answer says on how many it was applied.
 struct ClusterChange {
     static let idHeader = "X-Harness-Change-ID"
+    /// When a change was made (milliseconds since 1970), on a change made again by an instance started later: a pin lives
+    /// as long as where it was set. Read only with ``ClusterRoutes/forwardedHeader``, which the balancer removes.
+    static let madeHeader = "X-Harness-Change-Made"
     /// "3 of 3": the instances that applied the change, of those alive.
     static let appliedHeader = "X-Harness-Instances"
-    static let routes: [(method: HTTPMethod, path: String)] = [
-        (.post, "/admin/pins"), (.delete, "/admin/pins"), (.delete, "/admin/pins/{target}"),
-        (.post, "/admin/load-mix"), (.delete, "/admin/load-mix"), (.post, "/admin/reload"), (.post, "/admin/ds/card-ranges"),
+    /// Each route, what it changes, and which earlier changes a change of it makes pointless (an instance started later skips them).
+    static let routes: [(method: HTTPMethod, path: String, kind: String, supersedes: [String])] = [
+        (.post, "/admin/pins", "pins", []), (.delete, "/admin/pins", "pins", ["pins"]), (.delete, "/admin/pins/{target}", "pins", []),
+        (.post, "/admin/load-mix", "load-mix", ["load-mix"]), (.delete, "/admin/load-mix", "load-mix", ["load-mix"]),
+        (.post, "/admin/reload", "reload", ["reload"]), (.post, "/admin/ds/card-ranges", "card-ranges", []),
     ]
+    /// A pin lives 1 day at most (`expiresIn`): a change of pins is kept that long.
+    static let pinsKeptMilliseconds: Int64 = 86_400_000
+
+    /// What this instance knows of the changes: the ids it applied (a change spread to it while it made the same one
+    /// again at start is applied once), and whether it has made those made before it started.
+    final class Applied: Sendable {
+        private struct State {
+            var ids: Set<String> = []
+            var order: [String] = []
+            var replayed = false
+        }
+
+        private let state = Mutex(State())
+        /// The newest ids remembered: changes come one at a time, by hand or by a pipeline.
+        static let remembered = 1_000
+
+        /// True the first time `id` comes.
+        func first(_ id: String) -> Bool {
+            state.withLock { state in
+                guard state.ids.insert(id).inserted else { return false }
+                state.order.append(id)
+                if state.order.count > Self.remembered { state.ids.remove(state.order.removeFirst()) }
+                return true
+            }
+        }
+
+        var replayed: Bool { state.withLock { $0.replayed } }
+        func setReplayed() { state.withLock { $0.replayed = true } }
+    }
 
     let store: any ClusterStore
     let client: HTTPClient
     let instanceURL: ClusterRoutes.InstanceURL
+    let applied: Applied
     let logger: Logger
 
     func register(on router: inout Router) {
@@ -234,17 +269,61 @@ struct ClusterChange {
             let registered = router.wrap(route.method, route.path) { handler in
                 { request, context in
                     guard request.headers[ClusterRoutes.forwardedHeader] == nil, let here = instanceURL.value else {
+                        // Passed on by the instance that took it, or made again at start: once each.
+                        if let id = request.headers[Self.idHeader], !applied.first(id) { return .text("applied already\n") }
                         return try await handler(request, context)
                     }
                     var request = request
-                    request.headers.set(Self.idHeader, UUID().uuidString.lowercased())
+                    let id = UUID().uuidString.lowercased()
+                    request.headers.set(Self.idHeader, id)
+                    _ = applied.first(id)
                     let answer = try await handler(request, context)
                     guard answer.status.code < 300 else { return answer }
+                    // Kept before it is answered: an instance started from now on makes it too.
+                    let made = SQLiteArchive.wallClock()
+                    let change = RecordedChange(id: id, kind: route.kind, method: request.method.rawValue, target: request.target,
+                                                contentType: request.headers["Content-Type"], body: request.body, made: made,
+                                                expires: route.kind == "pins" ? made + Self.pinsKeptMilliseconds : nil)
+                    if await !store.record(change, supersedes: route.supersedes) {
+                        logger.warning("a change was not kept in the store: an instance started later will not make it", metadata: ["route": "\(route.path)"])
+                    }
                     return await spread(request, from: here, answered: answer)
                 }
             }
             precondition(registered, "no route \(route.method) \(route.path) to spread over the cluster")
         }
+        // A balancer sends nothing to an instance that has not made the changes yet.
+        let wrapped = router.wrap(.get, "/health") { handler in
+            { request, context in
+                guard applied.replayed else { return .text("starting: making the changes made before this instance started\n", status: .serviceUnavailable) }
+                return try await handler(request, context)
+            }
+        }
+        precondition(wrapped, "no /health route")
+    }
+
+    /// Makes the changes kept in the store (made through the balancer before this instance started) here, oldest first, through
+    /// this instance's own routes: it starts as the others are, not from its files alone. `/health` answers 503 until then.
+    func replay(on server: HTTPServer, adminToken: String?) async {
+        defer { applied.setReplayed() }
+        guard let here = instanceURL.value else { return }
+        guard let changes = await store.changes() else {
+            return logger.warning("the changes made through the balancer cannot be read: this instance starts from its files")
+        }
+        var made = 0
+        for change in changes {
+            var headers: HTTPHeaders = [ClusterRoutes.forwardedHeader: here, Self.idHeader: change.id, Self.madeHeader: String(change.made),
+                                        "Content-Length": String(change.body.count)]
+            if let type = change.contentType { headers.set("Content-Type", type) }
+            if let adminToken { headers.set("Authorization", "Bearer " + adminToken) }
+            let answer = await server.answer(HTTPRequest(method: HTTPMethod(rawValue: change.method), target: change.target, headers: headers,
+                                                         body: change.body), isSecure: false)
+            if answer.status.code < 300 { made += 1 } else {
+                logger.info("a change made before this instance started does not apply any more", metadata: [
+                    "change": "\(change.method) \(change.target)", "answer": "\(answer.status.code) \(answer.bodyText.prefix(200))"])
+            }
+        }
+        if !changes.isEmpty { logger.info("changes made before this instance started, made here", metadata: ["made": "\(made) of \(changes.count)"]) }
     }
 
     /// The change passed on to every other live instance; the local answer when all took it (or were gone), else 502 naming those that did not.
@@ -263,7 +342,7 @@ struct ClusterChange {
                         return (peer, answer.status.code < 300 ? nil : "\(answer.status.code) \(answer.bodyText.prefix(200))", false)
                     } catch {
                         switch error {
-                        // Gone since its last announcement: it serves nothing; started again, it begins from its files (docs/scale.md).
+                        // Gone since its last announcement: it serves nothing; started again, it makes the changes kept (docs/scale.md).
                         case .connectFailed, .nameResolutionFailed: return (peer, nil, true)
                         default: return (peer, error.summary, false)
                         }

@@ -39,6 +39,8 @@ public final class HarnessApp: Sendable {
     private let instanceURL = ClusterRoutes.InstanceURL()
     /// Announces this instance and runs the jobs of instances that died (`cluster.enabled`), until shutdown.
     private let housekeeping = Mutex<Task<Void, Never>?>(nil)
+    /// The changes made through the balancer (`cluster.enabled`): spread to the others, and made at start.
+    private let clusterChange = Mutex<ClusterChange?>(nil)
 
     /// Builds the app; relative file paths in `configuration` are resolved against `baseDirectory`.
     /// Fails, naming the file, when the test PKI or the scenario file cannot be read. `now` is the clock the ACS
@@ -133,7 +135,10 @@ public final class HarnessApp: Sendable {
                 ClusterRoutes(routes: ClusterRoutes.routes(threeDSServer: threeDSServer, directoryServer: directoryServer, accessControlServer: accessControlServer),
                               archive: archive, client: client, instanceURL: instanceURL, metrics: metrics, logger: logger.named("cluster")).register(on: &router)
                 if let clusterStore {
-                    ClusterChange(store: clusterStore, client: client, instanceURL: instanceURL, logger: logger.named("cluster")).register(on: &router)
+                    let change = ClusterChange(store: clusterStore, client: client, instanceURL: instanceURL, applied: ClusterChange.Applied(),
+                                               logger: logger.named("cluster"))
+                    change.register(on: &router)
+                    clusterChange.withLock { $0 = change }
                 }
             }
             let (threeDSServer, directoryServer, accessControlServer) = (threeDSServer, directoryServer, accessControlServer)
@@ -295,8 +300,15 @@ public final class HarnessApp: Sendable {
             metrics.setClusterInstance(url)
             (archive as? PostgresArchive)?.setInstanceURL(url)
             if let archive {
-                let accessControlServer = accessControlServer
-                housekeeping.withLock { $0 = Task { await ClusterHousekeeping.run(archive, instanceURL: url) { await accessControlServer.runOrphaned($0) } } }
+                let (accessControlServer, change, server, token) = (accessControlServer, clusterChange.withLock { $0 }, server, configuration.admin.token)
+                housekeeping.withLock {
+                    $0 = Task {
+                        // Announced first, so that a change made meanwhile is spread here too (made once: by its id).
+                        await (archive as? any ClusterStore)?.announce(url)
+                        await change?.replay(on: server, adminToken: token)
+                        await ClusterHousekeeping.run(archive, instanceURL: url) { await accessControlServer.runOrphaned($0) }
+                    }
+                }
             }
             logger.info("one instance of a cluster", metadata: ["instance": "\(url)", "public": "\(configuration.server.publicURL ?? "-")"])
         }

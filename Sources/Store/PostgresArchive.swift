@@ -41,7 +41,7 @@ public final class PostgresArchive: TransactionArchive {
     private let instanceURL = Mutex<String?>(nil)
 
     /// The schema this code reads and writes (`harness_schema.version`); an older one is migrated at start.
-    static let schemaVersion = 5
+    static let schemaVersion = 6
     /// What takes a database of each older version one version on, in one transaction each.
     static let migrations: [Int: String] = [
         // 2: each record names the instance that holds it in memory (``home(role:id:)``).
@@ -52,7 +52,13 @@ public final class PostgresArchive: TransactionArchive {
         3: clusterTables + "; ALTER TABLE harness_jobs ADD COLUMN IF NOT EXISTS claimed_until bigint",
         // 5: which transaction took each use, so that its DS and its ACS on two instances take one use between them.
         4: countUsesTable,
+        // 6: the changes made through the balancer, which an instance started later makes too (``ClusterStore/changes()``).
+        5: changesTable,
     ]
+    static let changesTable = """
+        CREATE TABLE harness_changes (seq bigserial PRIMARY KEY, id text UNIQUE NOT NULL, kind text NOT NULL, method text NOT NULL,
+                                      target text NOT NULL, content_type text, body text NOT NULL, made bigint NOT NULL, expires bigint)
+        """
     static let countUsesTable = "CREATE TABLE harness_counter_uses (id text NOT NULL, transaction text NOT NULL, PRIMARY KEY (id, transaction))"
     static let clusterTables = """
         CREATE TABLE harness_instances (url text PRIMARY KEY, seen bigint NOT NULL);
@@ -108,6 +114,7 @@ public final class PostgresArchive: TransactionArchive {
                 \(jobsTable);
                 \(clusterTables);
                 \(countUsesTable);
+                \(changesTable);
                 INSERT INTO harness_schema (version) VALUES (\(schemaVersion))
                 """)
         case let found where found.count == 1 && found[0] < schemaVersion && migrations[found[0]] != nil:
@@ -513,6 +520,37 @@ public protocol ClusterStore: Sendable {
     /// same transaction asking again, its other role, gets the same answer), false when it is used up, expired or unknown,
     /// nil when the store cannot answer.
     func use(_ id: String, for transaction: String?) async -> Bool?
+    /// Keeps `change` for the instances started later, and drops the earlier ones of the kinds it `supersedes` and those
+    /// expired: false when the store cannot.
+    func record(_ change: RecordedChange, supersedes: [String]) async -> Bool
+    /// The changes kept and not expired, oldest first; nil when the store cannot say.
+    func changes() async -> [RecordedChange]?
+}
+
+/// A change made through the balancer (a pin, a load mix, a card-range change), as an instance started later makes it too.
+public struct RecordedChange: Sendable, Equatable {
+    /// The change's id, which every instance applied it under (a pin's id).
+    public let id: String
+    /// What it changes (`pins`, `load-mix`): a later change of a kind may make the earlier ones pointless.
+    public let kind: String
+    public let method: String
+    public let target: String
+    public let contentType: String?
+    public let body: [UInt8]
+    /// Milliseconds since 1970 when it was made, and after which it is dropped, if ever.
+    public let made: Int64
+    public let expires: Int64?
+
+    public init(id: String, kind: String, method: String, target: String, contentType: String?, body: [UInt8], made: Int64, expires: Int64?) {
+        self.id = id
+        self.kind = kind
+        self.method = method
+        self.target = target
+        self.contentType = contentType
+        self.body = body
+        self.made = made
+        self.expires = expires
+    }
 }
 
 extension PostgresArchive: ClusterStore {
@@ -527,6 +565,30 @@ extension PostgresArchive: ClusterStore {
 
     public func instances(seenSince: Int64) async -> [String]? {
         await read("SELECT url FROM harness_instances WHERE seen >= $1 ORDER BY url", [String(seenSince)])?.compactMap { $0.first ?? nil }
+    }
+
+    public func record(_ change: RecordedChange, supersedes: [String]) async -> Bool {
+        // One statement: the superseded and expired ones go as the change comes. The kinds as one array literal of plain names.
+        let kinds = "{" + supersedes.filter { $0.allSatisfy { $0.isLetter || $0 == "-" } }.joined(separator: ",") + "}"
+        return await read("""
+            WITH dropped AS (DELETE FROM harness_changes WHERE kind = ANY($9::text[]) OR expires < $7)
+            INSERT INTO harness_changes (id, kind, method, target, content_type, body, made, expires) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+            ON CONFLICT (id) DO NOTHING
+            """, [change.id, change.kind, change.method, change.target, change.contentType, String(decoding: change.body, as: UTF8.self),
+                  String(change.made), change.expires.map { String($0) }, kinds]) != nil
+    }
+
+    public func changes() async -> [RecordedChange]? {
+        let rows = await read("""
+            SELECT id, kind, method, target, content_type, body, made, expires FROM harness_changes
+            WHERE expires IS NULL OR expires > $1 ORDER BY seq
+            """, [String(SQLiteArchive.wallClock())])
+        return rows?.compactMap { row in
+            guard let id = row[0], let kind = row[1], let method = row[2], let target = row[3], let body = row[5],
+                  let made = row[6].flatMap({ Int64($0) }) else { return nil }
+            return RecordedChange(id: id, kind: kind, method: method, target: target, contentType: row[4], body: Array(body.utf8), made: made,
+                                  expires: row[7].flatMap { Int64($0) })
+        }
     }
 
     public func startCount(id: String, remaining: Int, expires: Int64) {

@@ -256,6 +256,54 @@ struct ClusterTests {
         #expect(mix.status == .ok && mix.headers["X-Harness-Instances"] == "3 of 3", "\(mix.status) \(mix.bodyText)")
     }
 
+    /// An instance started after changes were made through the balancer makes them too before it is healthy: the
+    /// pin (under its id, its uses counted with the others'), the card-range change (under the same serial); a
+    /// removal of every pin makes the earlier pins pointless, and the next instance started has none.
+    @Test func anInstanceStartedLaterMakesTheChangesMadeBefore() async throws {
+        let cluster = try HarnessCluster()
+        defer { cluster.stop() }
+        let client = cluster.client
+        let pan = "4000000000001000"  // frictionless-y
+        let pin = try await client.post(cluster.publicURL + "/admin/pins", body: JSONWriter.write(.object([
+            ("pan", .string(pan)), ("scenario", .string("frictionless-n")), ("count", .number("2")), ("expiresIn", .number("600")),
+        ])))
+        #expect(pin.status == .created, "\(pin.bodyText)")
+        func pres(_ url: String, since serial: String? = nil) async throws -> JSONValue {
+            try JSONReader.parse(try await client.post(url + "/ds/preq", body: JSONWriter.write(PreparationTests.preq(serialNum: serial))).body).value
+        }
+        let before = try #require(try await pres(cluster.instances[0].url)["serialNum"]?.stringValue)
+        let listing = try JSONReader.parse(Array(try cluster.get(cluster.instances[0].url + "/admin/ds/card-ranges").body.utf8)).value
+        let range = try #require(listing["cardRangeData"]?.arrayValue?.first)
+        let change = JSONValue.object([("actionInd", .string("D")), ("startRange", range["startRange"] ?? .null), ("endRange", range["endRange"] ?? .null)])
+        #expect(try await client.post(cluster.publicURL + "/admin/ds/card-ranges", body: JSONWriter.write(change)).status.code < 300)
+        let after = try await pres(cluster.instances[0].url, since: before)
+        // The pin ages two seconds before the next instance starts (a clock passing, not a wait for a state).
+        try await Task.sleep(for: .seconds(2))
+
+        let later = try cluster.addInstance()
+        let pins = try JSONReader.parse(Array(try cluster.get(later + "/admin/pins").body.utf8)).value
+        let laterPin = try #require(pins["pins"]?.arrayValue?.first, "no pin at the instance started later: \(pins)")
+        #expect(try laterPin["id"] == JSONReader.parse(pin.body).value["id"] && laterPin["scenario"]?.stringValue == "frictionless-n", "\(laterPin)")
+        #expect((laterPin["expiresIn"]?.numberText.flatMap(Int.init) ?? 600) <= 598, "it lives as long as where it was set: \(laterPin)")
+        let since = try await pres(later, since: before)
+        #expect(since["serialNum"] == after["serialNum"] && since["cardRangeData"] == after["cardRangeData"], "\(since) against \(after)")
+        // The pin's two uses, between the instance started later and another: then the card's own scenario.
+        var statuses: [String] = []
+        for url in [later, cluster.instances[0].url, later] {
+            let ares = try JSONReader.parse(try await client.post(url + "/ds/areq", body: JSONWriter.write(try appAReq(pan: pan))).body).value
+            statuses.append(ares["transStatus"]?.stringValue ?? "-")
+        }
+        #expect(statuses == ["N", "N", "Y"], "\(statuses)")
+
+        let removed = try await client.execute(HTTPRequest(method: .delete, target: "/admin/pins"), url: cluster.publicURL + "/admin/pins")
+        #expect(removed.headers["X-Harness-Instances"] == "4 of 4", "\(removed.status) \(removed.bodyText)")
+        // What the store keeps to make again: the removal made the pin's change pointless.
+        #expect(try cluster.database.psql("SELECT string_agg(kind || ' ' || method, ', ' ORDER BY seq) FROM harness_changes") == "card-ranges POST, pins DELETE")
+        let last = try cluster.addInstance()
+        #expect(try cluster.get(last + "/admin/pins").body.contains(#""pins":[]"#))
+        #expect(try await pres(last, since: before)["serialNum"] == after["serialNum"])
+    }
+
     /// A 3DS Server's Erro about an ARes reaches the DS through whichever instance: it is recorded on the
     /// transaction at the instance that holds it (where a rehearsal grades it), not dropped as unknown.
     @Test func anErroAboutAnAResReachesTheInstanceThatHoldsTheTransaction() async throws {

@@ -42,15 +42,7 @@ final class HarnessCluster: @unchecked Sendable {
               enabled: true
             \(configuration)
             """.write(toFile: config, atomically: true, encoding: .utf8)
-        for index in 0..<count {
-            let serve = try ChildProcess(harnessBinary, ["serve", "--config", config, "--data-directory", folder + "/data-\(index)",
-                                                         "--http-port", "0", "--https-port", "0", "--loops", "1"], directory: repositoryRoot)
-            let log = serve.awaitOutput { $0.contains("one instance of a cluster") ? $0 : nil } ?? ""
-            guard let port = log.range(of: "http=127.0.0.1:").map({ Int(log[$0.upperBound...].prefix { $0.isNumber }) ?? 0 }), port > 0 else {
-                throw TemporaryPostgres.Failure("instance \(index) did not start: \(serve.output)")
-            }
-            instances.append((serve, "http://127.0.0.1:\(port)"))
-        }
+        for index in 0..<count { instances.append(try Self.startInstance(folder: folder, index: index)) }
         let servers = instances.enumerated().map { index, instance in
             "    server instance-\(index) \(instance.url.dropFirst("http://".count)) check inter 500ms fall 1 rise 1"
         }.joined(separator: "\n")
@@ -88,6 +80,31 @@ final class HarnessCluster: @unchecked Sendable {
             return false
         }
         guard ready else { throw TemporaryPostgres.Failure("HAProxy did not answer on \(publicURL): \(balancer.output)") }
+    }
+
+    /// Starts one more instance on the store (not behind the balancer: reach it at its own URL), once it answers `/health`.
+    @discardableResult
+    func addInstance() throws -> String {
+        let instance = try Self.startInstance(folder: folder, index: instances.count)
+        instances.append(instance)
+        // 503 until it has made the changes made before it started.
+        guard (0..<100).contains(where: { _ in
+            if (try? get(instance.url + "/health").status) == "200" { return true }
+            Thread.sleep(forTimeInterval: 0.1)
+            return false
+        }) else { throw TemporaryPostgres.Failure("instance \(instances.count - 1) did not become healthy: \(instance.process.output)") }
+        return instance.url
+    }
+
+    /// A `serve` process of the cluster's configuration, once it says which port it took.
+    private static func startInstance(folder: String, index: Int) throws -> (process: ChildProcess, url: String) {
+        let serve = try ChildProcess(harnessBinary, ["serve", "--config", folder + "/harness.yaml", "--data-directory", folder + "/data-\(index)",
+                                                     "--http-port", "0", "--https-port", "0", "--loops", "1"], directory: repositoryRoot)
+        let log = serve.awaitOutput { $0.contains("one instance of a cluster") ? $0 : nil } ?? ""
+        guard let port = log.range(of: "http=127.0.0.1:").map({ Int(log[$0.upperBound...].prefix { $0.isNumber }) ?? 0 }), port > 0 else {
+            throw TemporaryPostgres.Failure("instance \(index) did not start: \(serve.output)")
+        }
+        return (serve, "http://127.0.0.1:\(port)")
     }
 
     /// Kills (`kill -9`) the instance the store names as the home of the record (`role`, `id`).

@@ -100,7 +100,7 @@ struct PostgresStoreTests {
             INSERT INTO transactions VALUES ('acs', 'old', 1, '{}')
             """)
         let migrated = try PostgresArchive(url: server.url, retention: Self.retention, durability: .answered)
-        #expect(try server.psql("SELECT version FROM harness_schema") == "5")
+        #expect(try server.psql("SELECT version FROM harness_schema") == "6")
         #expect(try server.psql("SELECT count(*) FROM harness_jobs") == "0")
         #expect(await migrated.record(role: "acs", id: "old")?.json == Array("{}".utf8))
         #expect(await migrated.home(role: "acs", id: "old") == nil)
@@ -118,7 +118,7 @@ struct PostgresStoreTests {
         #expect {
             try PostgresArchive(url: server.url, retention: Self.retention)
         } throws: { error in
-            "\(error)".contains("schema version 9; this harness reads versions 1 to 5")
+            "\(error)".contains("schema version 9; this harness reads versions 1 to 6")
         }
         #expect(throws: PostgresError.self) { try PostgresArchive(url: "postgresql://harness@127.0.0.1:1/none", retention: Self.retention) }
     }

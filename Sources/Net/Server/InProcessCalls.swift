@@ -53,7 +53,7 @@ public final class InProcessCalls: Sendable {
 
 extension HTTPServer {
     /// Answers `request` as a connection of this server would, without one.
-    func answer(_ request: HTTPRequest, isSecure: Bool) async -> HTTPResponse {
+    public func answer(_ request: HTTPRequest, isSecure: Bool) async -> HTTPResponse {
         let started = ContinuousClock.now
         var response: HTTPResponse
         let route: String

@@ -141,6 +141,8 @@ public final class DirectoryServer: Sendable {
         let faults: [Fault]
         var remaining: Int
         let threeDSServerRefNumber: String?
+        /// Where the store counts their uses over the instances of a cluster (the arming change's id); nil for one instance.
+        let sharedCount: String?
     }
 
     /// Where an ephemeral key was first seen.
@@ -524,7 +526,7 @@ public final class DirectoryServer: Sendable {
             answer = InvalidMessage(Violation(field: "serialNum", code: .serialNumberNotValid, reason: reason), about: preq.json)
                 .erro(from: .directoryServer).json
         }
-        let faults = takePResFaults(for: preq.threeDSServerRefNumber)
+        let faults = await takePResFaults(for: preq.threeDSServerRefNumber)
         let owed = faults.isEmpty ? nil : OwedErro(threeDSServerTransID: preq.threeDSServerTransID, due: ErroDue(answerSpoiltBy: faults),
                                                    version: preq.messageVersion,
                                                    faults: faults.map(\.name).joined(separator: ", "))
@@ -597,9 +599,21 @@ public final class DirectoryServer: Sendable {
 
     // MARK: PRes faults
 
-    /// The armed faults for the next PReq of `threeDSServerRefNumber`, taken once; none when none are armed for it.
-    private func takePResFaults(for threeDSServerRefNumber: String) -> [Fault] {
-        presFaults.withLock { armed in
+    /// The armed faults for the next PReq of `threeDSServerRefNumber`, taken once; none when none are armed for it. In a
+    /// cluster each instance has them armed, and the store gives each of the `count` uses to one PReq, wherever it lands.
+    private func takePResFaults(for threeDSServerRefNumber: String) async -> [Fault] {
+        if let armed = presFaults.withLock({ $0 }), let id = armed.sharedCount, let cluster = sharedStore as? any ClusterStore {
+            guard armed.threeDSServerRefNumber.map({ $0 == threeDSServerRefNumber }) ?? true else { return [] }
+            // Unknown to the store (nil): none rather than a use counted twice.
+            let taken = await cluster.use(id, for: nil)
+            presFaults.withLock { current in
+                guard var mine = current, mine.sharedCount == id else { return }
+                mine.remaining -= 1
+                current = taken == true && mine.remaining > 0 ? mine : nil
+            }
+            return taken == true ? armed.faults : []
+        }
+        return presFaults.withLock { armed in
             guard var current = armed, current.threeDSServerRefNumber.map({ $0 == threeDSServerRefNumber }) ?? true else { return [] }
             current.remaining -= 1
             armed = current.remaining > 0 ? current : nil
@@ -630,12 +644,24 @@ public final class DirectoryServer: Sendable {
         }
         guard count == 0 || !faults.isEmpty else { throw HTTPError(.badRequest, "faults must name at least one fault (or count 0 to disarm)") }
         let refNumber = json["threeDSServerRefNumber"]?.stringValue
-        presFaults.withLock { $0 = count == 0 ? nil : PResFaults(faults: faults, remaining: count, threeDSServerRefNumber: refNumber) }
+        // In a cluster, one count for every instance: under the arming change's id, as a pin's.
+        let sharedCount = (sharedStore as? any ClusterStore).flatMap { cluster in
+            request.headers[RecordedChange.idHeader].map { id in
+                if count > 0 { cluster.startCount(id: id, remaining: count, expires: SQLiteArchive.wallClock() + Self.presFaultsLifetimeMilliseconds) }
+                return id
+            }
+        }
+        presFaults.withLock {
+            $0 = count == 0 ? nil : PResFaults(faults: faults, remaining: count, threeDSServerRefNumber: refNumber, sharedCount: sharedCount)
+        }
         logger.info("PRes faults armed", metadata: ["faults": "\(faults.map(\.name))", "count": "\(count)"])
         return .emv(presFaultJSON(), status: count == 0 ? .ok : .created)
     }
 
-    /// `GET /admin/ds/pres-faults`: what the next PReqs will be answered with.
+    /// How long the store counts armed PRes faults' uses in a cluster: a day, as a pin lives at most.
+    static let presFaultsLifetimeMilliseconds: Int64 = 86_400_000
+
+    /// `GET /admin/ds/pres-faults`: what the next PReqs will be answered with (in a cluster, as this instance saw them used).
     private func presFaultListing() -> HTTPResponse { .emv(presFaultJSON()) }
 
     private func presFaultJSON() -> JSONValue {

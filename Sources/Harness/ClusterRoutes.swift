@@ -216,7 +216,7 @@ enum ClusterHousekeeping {
 /// alike, from the cluster's epoch). The instance that takes the request applies it,
 /// then passes it on to the others with one change id; the answer says on how many it was applied.
 struct ClusterChange {
-    static let idHeader = "X-Harness-Change-ID"
+    static let idHeader = RecordedChange.idHeader
     /// When a change was made (milliseconds since 1970), on a change made again by an instance started later: a pin lives
     /// as long as where it was set. Read only with ``ClusterRoutes/forwardedHeader``, which the balancer removes.
     static let madeHeader = "X-Harness-Change-Made"
@@ -227,6 +227,7 @@ struct ClusterChange {
         (.post, "/admin/pins", "pins", []), (.delete, "/admin/pins", "pins", ["pins"]), (.delete, "/admin/pins/{target}", "pins", []),
         (.post, "/admin/load-mix", "load-mix", ["load-mix"]), (.delete, "/admin/load-mix", "load-mix", ["load-mix"]),
         (.post, "/admin/reload", "reload", ["reload"]), (.post, "/admin/ds/card-ranges", "card-ranges", []),
+        (.post, "/admin/ds/pres-faults", "pres-faults", ["pres-faults"]),
     ]
     /// A pin lives 1 day at most (`expiresIn`): a change of pins is kept that long.
     static let pinsKeptMilliseconds: Int64 = 86_400_000

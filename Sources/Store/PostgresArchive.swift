@@ -529,6 +529,9 @@ public protocol ClusterStore: Sendable {
 
 /// A change made through the balancer (a pin, a load mix, a card-range change), as an instance started later makes it too.
 public struct RecordedChange: Sendable, Equatable {
+    /// The header a change carries its id in, from the instance that took it to the others (and to a role that counts
+    /// its uses in the store under it: a pin, armed PRes faults).
+    public static let idHeader = "X-Harness-Change-ID"
     /// The change's id, which every instance applied it under (a pin's id).
     public let id: String
     /// What it changes (`pins`, `load-mix`): a later change of a kind may make the earlier ones pointless.

@@ -13,19 +13,19 @@ import TestSupport
 /// of a transaction reaches the instance that holds it, whichever instance the balancer chose.
 @Suite("A cluster behind a load balancer", .serialized, .enabled(if: HarnessCluster.missing == nil, Comment(rawValue: HarnessCluster.missing ?? "")))
 struct ClusterTests {
-    @Test func everyScenarioPassesInBothChannelsThroughThreeInstancesInRoundRobin() throws {
-        let cluster = try HarnessCluster()
+    @Test func everyScenarioPassesInBothChannelsThroughThreeInstancesInRoundRobin() async throws {
+        let cluster = try await HarnessCluster.start()
         defer { cluster.stop() }
-        let simulate = try ChildProcess.run(harnessBinary, ["simulate", "--url", cluster.publicURL, "--all"], timeout: 900)
+        let simulate = try await offThePool { try ChildProcess.run(harnessBinary, ["simulate", "--url", cluster.publicURL, "--all"], timeout: 900) }
         #expect(simulate.status == 0, "\(simulate.output.suffix(3000))")
         #expect(simulate.output.contains("all passed (726 transactions"), "\(simulate.output.suffix(500))")
         // Not all on one instance: thousands of CReqs, RReqs and notifications went to the instance that held their transaction.
-        let passedOn = try cluster.metric("threeds_cluster_passed_on_total", labels: "outcome=\"answered\"")
+        let passedOn = try await cluster.metric("threeds_cluster_passed_on_total", labels: "outcome=\"answered\"")
         #expect(passedOn > 1000, "\(passedOn) requests passed on")
-        #expect(try cluster.metric("threeds_cluster_passed_on_total", labels: "outcome=\"home-unreachable\"") == 0)
+        #expect(try await cluster.metric("threeds_cluster_passed_on_total", labels: "outcome=\"home-unreachable\"") == 0)
         // Each scrape names the instance it read.
         for instance in cluster.instances {
-            #expect(try cluster.get(instance.url + "/metrics").body.contains(#"threeds_cluster_instance_info{instance_url="\#(instance.url)"} 1"#))
+            #expect(try await cluster.get(instance.url + "/metrics").body.contains(#"threeds_cluster_instance_info{instance_url="\#(instance.url)"} 1"#))
         }
     }
 
@@ -33,7 +33,7 @@ struct ClusterTests {
     /// challenge: one is answered with the CRes, the other refused as a replayed counter (Erro 302,
     /// sdkCounterStoA), never both answered.
     @Test func twoCReqsOfOneChallengeAtTwoInstancesAtOnceAreAnsweredOnce() async throws {
-        let cluster = try HarnessCluster()
+        let cluster = try await HarnessCluster.start()
         defer { cluster.stop() }
         let client = cluster.client
         let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: .v2_2_0, style: .android)
@@ -62,22 +62,25 @@ struct ClusterTests {
 
     /// A `kill -9` of one instance while transactions run through the balancer: every transaction answered
     /// before it is complete and readable through the balancer (from the store, where its home is gone).
-    @Test func aKill9OfOneInstanceLosesNoAnsweredTransaction() throws {
-        let cluster = try HarnessCluster()
+    @Test func aKill9OfOneInstanceLosesNoAnsweredTransaction() async throws {
+        let cluster = try await HarnessCluster.start()
         defer { cluster.stop() }
         let simulate = try ChildProcess(harnessBinary, ["simulate", "--url", cluster.publicURL, "--all-frictionless"])
-        // A third of the way in, the second instance dies without a word.
-        _ = simulate.awaitOutput(timeout: 120) { output in output.split(separator: "\n").count { $0.hasSuffix("[ok]") } >= 24 ? true : nil }
-        cluster.instances[1].process.signal(SIGKILL)
-        _ = cluster.instances[1].process.wait()
-        _ = simulate.wait(timeout: 300)
+        try await offThePool {
+            // A third of the way in, the second instance dies without a word.
+            _ = simulate.awaitOutput(timeout: 120) { output in output.split(separator: "\n").count { $0.hasSuffix("[ok]") } >= 24 ? true : nil }
+            cluster.instances[1].process.signal(SIGKILL)
+            _ = cluster.instances[1].process.wait()
+            _ = simulate.wait(timeout: 300)
+        }
         let answered = simulate.output.split(separator: "\n").compactMap { line -> String? in
             line.hasPrefix("  ") && line.contains(": 3DS Server") && line.hasSuffix("[ok]") ? String(line.dropFirst(2).prefix(36)) : nil
         }
         #expect(answered.count >= 24, "\(answered.count) answered: \(simulate.output.suffix(2000))")
-        let unreadable = try answered.filter { id in
-            let (status, body) = try cluster.get(cluster.publicURL + "/3ds-server/transactions/\(id)")
-            return status != "200" || !body.contains("\"transStatus\"")
+        var unreadable: [String] = []
+        for id in answered {
+            let (status, body) = try await cluster.get(cluster.publicURL + "/3ds-server/transactions/\(id)")
+            if status != "200" || !body.contains("\"transStatus\"") { unreadable.append(id) }
         }
         #expect(unreadable.isEmpty, "\(unreadable.count) of \(answered.count) answered transactions cannot be read: \(unreadable.prefix(3))")
     }
@@ -86,7 +89,7 @@ struct ClusterTests {
     /// claims the result's job once it is overdue, takes the DS transaction up from the store, and the RReq
     /// arrives at the 3DS Server once (a 3DS Server under test here, answering at its own URL).
     @Test func aDecoupledResultDueFromAKilledInstanceArrives() async throws {
-        let cluster = try HarnessCluster()
+        let cluster = try await HarnessCluster.start()
         defer { cluster.stop() }
         let threeDSServer = try RReqReceiver()
         defer { threeDSServer.stop() }
@@ -107,7 +110,7 @@ struct ClusterTests {
         let acsTransID = try #require(ares["acsTransID"]?.stringValue)
         // The ACS's instance, as the store names it, dies before the result is due (the DS's too, unless the roles
         // call each other over HTTP through the balancer: the second pass of `./harness test`).
-        try cluster.killHome(role: "acs", id: acsTransID)
+        try await cluster.killHome(role: "acs", id: acsTransID)
         try #require(threeDSServer.received.isEmpty, "the RReq came before the kill")
         // Due 6 s after the ARes, overdue 3 s later, claimed within the next second.
         let results = try await threeDSServer.awaitRReqs()
@@ -115,7 +118,7 @@ struct ClusterTests {
         #expect(results.first?["dsTransID"]?.stringValue == dsTransID && results.first?["transStatus"]?.stringValue == "Y", "\(results)")
         // Sent by a surviving instance's claim of the orphaned job.
         #expect(cluster.instances.contains { $0.process.isRunning && $0.process.output.contains("RReq of a transaction whose instance is gone sent") })
-        #expect(try cluster.database.psql("SELECT count(*) FROM harness_jobs") == "0")
+        #expect(try await cluster.psql("SELECT count(*) FROM harness_jobs") == "0")
     }
 
     /// An app challenge whose instance dies (`kill -9`) between two CReqs goes on at another instance: the store
@@ -124,7 +127,7 @@ struct ClusterTests {
     /// counts three interactions. Sent to both surviving instances at once, it is taken up by one of them only: one
     /// CRes, one Erro, one RReq. Without the take-up that CReq is refused (Erro 301) at both.
     @Test func anAppChallengeWhoseInstanceDiesGoesOnAtAnother() async throws {
-        let cluster = try HarnessCluster()
+        let cluster = try await HarnessCluster.start()
         defer { cluster.stop() }
         let threeDSServer = try RReqReceiver()
         defer { threeDSServer.stop() }
@@ -156,7 +159,7 @@ struct ClusterTests {
             #expect(warned.cres?["challengeInfoTextIndicator"]?.stringValue == "Y", "\(warned.answer)")
         }
 
-        try cluster.killHome(role: "acs", id: acsTransID)
+        try await cluster.killHome(role: "acs", id: acsTransID)
         let survivors = cluster.instances.filter { $0.process.isRunning }.map(\.url)
         async let atOne = send(3, .dataEntry("0000"), to: survivors[0])
         async let atOther = send(3, .dataEntry("0000"), to: survivors[1])
@@ -174,7 +177,7 @@ struct ClusterTests {
     /// Y, readable through the balancer. Without the 3DS Server's take-up its RReq is refused (Erro 301) and the
     /// notification names no transaction.
     @Test func aBrowserChallengeWhoseInstanceDiesEndsAtAnother() async throws {
-        let cluster = try HarnessCluster()
+        let cluster = try await HarnessCluster.start()
         defer { cluster.stop() }
         let client = cluster.client
         func post(_ url: String, _ fields: [(String, String)]) async throws -> HTTPResponse {
@@ -191,13 +194,13 @@ struct ClusterTests {
         let wrong = try await post(page.action, [("answer", "0000"), ("action", "submit")])
         #expect(wrong.bodyText.contains("class=\"info warning\""), "\(wrong.bodyText)")
 
-        try cluster.killHome(role: "acs", id: try #require(answer["acsTransID"]?.stringValue))
+        try await cluster.killHome(role: "acs", id: try #require(answer["acsTransID"]?.stringValue))
         let right = try await post(page.action, [("answer", "1234"), ("action", "submit")])
         let final = try ACSPage(right.bodyText)
         #expect(final.action == cluster.publicURL + "/3ds-server/notification", "\(right.bodyText)")
         let notified = try await post(final.action, final.fields)
         #expect(notified.status == .ok && notified.bodyText.contains("transStatus <strong>Y</strong>"), "\(notified.status) \(notified.bodyText)")
-        let record = try JSONReader.parse(Array(try cluster.get(cluster.publicURL + "/3ds-server/transactions/" + id).body.utf8)).value
+        let record = try JSONReader.parse(Array(try await cluster.get(cluster.publicURL + "/3ds-server/transactions/" + id).body.utf8)).value
         #expect(record["state"]?.stringValue == "completed" && record["transStatus"]?.stringValue == "Y", "\(JSONWriter.string(record))")
         #expect(record["messages"]?.arrayValue?.compactMap { $0["message"]?["messageType"]?.stringValue } == ["AReq", "ARes", "RReq", "RRes", "CRes"],
                 "\(JSONWriter.string(record))")
@@ -207,26 +210,26 @@ struct ClusterTests {
     /// in the store, which another instance claims once it is overdue; it takes the challenge up and reports it
     /// timed out (RReq challengeCancel 05, no CReq received), once.
     @Test func theTimeLimitOfAChallengeWhoseInstanceDiedEndsIt() async throws {
-        let cluster = try HarnessCluster(configuration: "accessControlServer:\n  challengeTimeout: 5")
+        let cluster = try await HarnessCluster.start(configuration: "accessControlServer:\n  challengeTimeout: 5")
         defer { cluster.stop() }
         let threeDSServer = try RReqReceiver()
         defer { threeDSServer.stop() }
         let areq = try appAReq(pan: "4000000000110009", replacing: ["threeDSServerURL": .string(threeDSServer.url)])
         let ares = try JSONReader.parse(try await cluster.client.post(cluster.publicURL + "/ds/areq", body: JSONWriter.write(areq)).body).value
         let acsTransID = try #require(ares["acsTransID"]?.stringValue, "\(ares)")
-        try cluster.killHome(role: "acs", id: acsTransID)
+        try await cluster.killHome(role: "acs", id: acsTransID)
         try #require(threeDSServer.received.isEmpty, "the RReq came before the kill")
         let results = try await threeDSServer.awaitRReqs()
         #expect(results.count == 1, "\(results.count) RReqs: \(results.map { JSONWriter.string($0) })")
         #expect(results.first?["acsTransID"]?.stringValue == acsTransID && results.first?["challengeCancel"]?.stringValue == "05", "\(results)")
-        #expect(try cluster.database.psql("SELECT count(*) FROM harness_jobs") == "0")
+        #expect(try await cluster.psql("SELECT count(*) FROM harness_jobs") == "0")
     }
 
     /// A pin set through the balancer is set on every instance, and the store counts its uses: the next `count`
     /// transactions of the card play it wherever the balancer sends them, and not one more. Its removal, and the
     /// load mix's, reach every instance too.
     @Test func aPinSetThroughTheBalancerPlaysItsCountOfTransactionsWhereverTheyLand() async throws {
-        let cluster = try HarnessCluster()
+        let cluster = try await HarnessCluster.start()
         defer { cluster.stop() }
         let client = cluster.client
         let pan = "4000000000001000"  // frictionless-y
@@ -236,7 +239,7 @@ struct ClusterTests {
         #expect(pin.status == .created, "\(pin.bodyText)")
         #expect(pin.headers["X-Harness-Instances"] == "3 of 3")
         for instance in cluster.instances {
-            #expect(try cluster.get(instance.url + "/admin/pins").body.contains("frictionless-n"), "no pin at \(instance.url)")
+            #expect(try await cluster.get(instance.url + "/admin/pins").body.contains("frictionless-n"), "no pin at \(instance.url)")
         }
         // Six AReqs of the card, two on each instance in round robin: the first two play the pin.
         var statuses: [String] = []
@@ -250,7 +253,7 @@ struct ClusterTests {
         let removed = try await client.execute(HTTPRequest(method: .delete, target: "/admin/pins"), url: cluster.publicURL + "/admin/pins")
         #expect(removed.headers["X-Harness-Instances"] == "3 of 3")
         for instance in cluster.instances {
-            #expect(try cluster.get(instance.url + "/admin/pins").body.contains(#""pins":[]"#), "a pin left at \(instance.url)")
+            #expect(try await cluster.get(instance.url + "/admin/pins").body.contains(#""pins":[]"#), "a pin left at \(instance.url)")
         }
         let mix = try await client.execute(HTTPRequest(method: .delete, target: "/admin/load-mix"), url: cluster.publicURL + "/admin/load-mix")
         #expect(mix.status == .ok && mix.headers["X-Harness-Instances"] == "3 of 3", "\(mix.status) \(mix.bodyText)")
@@ -260,7 +263,7 @@ struct ClusterTests {
     /// pin (under its id, its uses counted with the others'), the card-range change (under the same serial); a
     /// removal of every pin makes the earlier pins pointless, and the next instance started has none.
     @Test func anInstanceStartedLaterMakesTheChangesMadeBefore() async throws {
-        let cluster = try HarnessCluster()
+        let cluster = try await HarnessCluster.start()
         defer { cluster.stop() }
         let client = cluster.client
         let pan = "4000000000001000"  // frictionless-y
@@ -272,7 +275,7 @@ struct ClusterTests {
             try JSONReader.parse(try await client.post(url + "/ds/preq", body: JSONWriter.write(PreparationTests.preq(serialNum: serial))).body).value
         }
         let before = try #require(try await pres(cluster.instances[0].url)["serialNum"]?.stringValue)
-        let listing = try JSONReader.parse(Array(try cluster.get(cluster.instances[0].url + "/admin/ds/card-ranges").body.utf8)).value
+        let listing = try JSONReader.parse(Array(try await cluster.get(cluster.instances[0].url + "/admin/ds/card-ranges").body.utf8)).value
         let range = try #require(listing["cardRangeData"]?.arrayValue?.first)
         let change = JSONValue.object([("actionInd", .string("D")), ("startRange", range["startRange"] ?? .null), ("endRange", range["endRange"] ?? .null)])
         #expect(try await client.post(cluster.publicURL + "/admin/ds/card-ranges", body: JSONWriter.write(change)).status.code < 300)
@@ -280,8 +283,8 @@ struct ClusterTests {
         // The pin ages two seconds before the next instance starts (a clock passing, not a wait for a state).
         try await Task.sleep(for: .seconds(2))
 
-        let later = try cluster.addInstance()
-        let pins = try JSONReader.parse(Array(try cluster.get(later + "/admin/pins").body.utf8)).value
+        let later = try await cluster.addInstance()
+        let pins = try JSONReader.parse(Array(try await cluster.get(later + "/admin/pins").body.utf8)).value
         let laterPin = try #require(pins["pins"]?.arrayValue?.first, "no pin at the instance started later: \(pins)")
         #expect(try laterPin["id"] == JSONReader.parse(pin.body).value["id"] && laterPin["scenario"]?.stringValue == "frictionless-n", "\(laterPin)")
         #expect((laterPin["expiresIn"]?.numberText.flatMap(Int.init) ?? 600) <= 598, "it lives as long as where it was set: \(laterPin)")
@@ -298,16 +301,35 @@ struct ClusterTests {
         let removed = try await client.execute(HTTPRequest(method: .delete, target: "/admin/pins"), url: cluster.publicURL + "/admin/pins")
         #expect(removed.headers["X-Harness-Instances"] == "4 of 4", "\(removed.status) \(removed.bodyText)")
         // What the store keeps to make again: the removal made the pin's change pointless.
-        #expect(try cluster.database.psql("SELECT string_agg(kind || ' ' || method, ', ' ORDER BY seq) FROM harness_changes") == "card-ranges POST, pins DELETE")
-        let last = try cluster.addInstance()
-        #expect(try cluster.get(last + "/admin/pins").body.contains(#""pins":[]"#))
+        #expect(try await cluster.psql("SELECT string_agg(kind || ' ' || method, ', ' ORDER BY seq) FROM harness_changes") == "card-ranges POST, pins DELETE")
+        let last = try await cluster.addInstance()
+        #expect(try await cluster.get(last + "/admin/pins").body.contains(#""pins":[]"#))
         #expect(try await pres(last, since: before)["serialNum"] == after["serialNum"])
+    }
+
+    /// PRes faults armed through the balancer are armed on every instance, and the store counts their uses: with
+    /// `count` 1 the next PReq, wherever it lands, is answered with them, and the one after, at another instance, is not.
+    @Test func armedPResFaultsAreUsedOnceWhereverThePReqLands() async throws {
+        let cluster = try await HarnessCluster.start()
+        defer { cluster.stop() }
+        let client = cluster.client
+        let arm = JSONValue.object([("faults", .array([.object([("fault", .string("missing-field")), ("value", .string("serialNum"))])])),
+                                    ("count", .number("1"))])
+        let armed = try await client.post(cluster.publicURL + "/admin/ds/pres-faults", body: JSONWriter.write(arm))
+        #expect(armed.status == .created && armed.headers["X-Harness-Instances"] == "3 of 3", "\(armed.status) \(armed.bodyText)")
+        var serials: [String?] = []
+        for instance in [1, 2, 0] {
+            let body = JSONWriter.write(PreparationTests.preq(serialNum: nil))
+            let pres = try JSONReader.parse(try await client.post(cluster.instances[instance].url + "/ds/preq", body: body).body).value
+            serials.append(pres["serialNum"]?.stringValue)
+        }
+        #expect(serials.map { $0 == nil } == [true, false, false], "the PRes's serialNum at each instance: \(serials)")
     }
 
     /// A 3DS Server's Erro about an ARes reaches the DS through whichever instance: it is recorded on the
     /// transaction at the instance that holds it (where a rehearsal grades it), not dropped as unknown.
     @Test func anErroAboutAnAResReachesTheInstanceThatHoldsTheTransaction() async throws {
-        let cluster = try HarnessCluster()
+        let cluster = try await HarnessCluster.start()
         defer { cluster.stop() }
         let client = cluster.client
         let areq = try appAReq(pan: "4000000000001000")
@@ -321,14 +343,14 @@ struct ClusterTests {
         ])
         let taken = try await client.post(cluster.instances[1].url + "/ds/areq", body: JSONWriter.write(erro))
         #expect(taken.status == .ok, "\(taken.status) \(taken.bodyText)")
-        let record = try cluster.get(cluster.instances[0].url + "/admin/ds/transactions/" + dsTransID).body
+        let record = try await cluster.get(cluster.instances[0].url + "/admin/ds/transactions/" + dsTransID).body
         #expect(record.contains("Erro 203"), "\(record)")
     }
 
     /// A 3DS Server's PReqs may reach any instance: the serial one gave is known to the others (not Erro 307),
     /// and a card-range change made through the balancer reaches every instance under the same serial.
     @Test func cardRangeSerialsAgreeAcrossInstances() async throws {
-        let cluster = try HarnessCluster()
+        let cluster = try await HarnessCluster.start()
         defer { cluster.stop() }
         let client = cluster.client
         func pres(_ instance: Int, since serial: String? = nil) async throws -> JSONValue {
@@ -340,7 +362,7 @@ struct ClusterTests {
         let again = try await pres(1, since: serial)
         #expect(again["messageType"]?.stringValue == "PRes" && again["serialNum"]?.stringValue == serial, "\(again)")
 
-        let listing = try JSONReader.parse(Array(try cluster.get(cluster.instances[2].url + "/admin/ds/card-ranges").body.utf8)).value
+        let listing = try JSONReader.parse(Array(try await cluster.get(cluster.instances[2].url + "/admin/ds/card-ranges").body.utf8)).value
         let range = try #require(listing["cardRangeData"]?.arrayValue?.first)
         let change = JSONValue.object([("actionInd", .string("D")), ("startRange", range["startRange"] ?? .null), ("endRange", range["endRange"] ?? .null)])
         let changed = try await client.post(cluster.publicURL + "/admin/ds/card-ranges", body: JSONWriter.write(change))

@@ -20,8 +20,13 @@ final class HarnessCluster: @unchecked Sendable {
         ?? (FileManager.default.isExecutableFile(atPath: haproxy) ? nil : "HAProxy (Debian's haproxy) is not installed: the cluster tests are skipped")
     private static let haproxy = "/usr/sbin/haproxy"
 
-    /// `configuration`: YAML added to every instance's configuration file.
-    init(instances count: Int = 3, configuration: String = "") throws {
+    /// Starts a cluster off the cooperative pool (its start blocks for seconds). `configuration`: YAML added to every
+    /// instance's configuration file.
+    static func start(instances count: Int = 3, configuration: String = "") async throws -> HarnessCluster {
+        try await offThePool { try HarnessCluster(instances: count, configuration: configuration) }
+    }
+
+    private init(instances count: Int, configuration: String) throws {
         client = try HTTPClient(group: clientGroup)
         database = try TemporaryPostgres()
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("cluster-\(UUID().uuidString)").path
@@ -84,12 +89,14 @@ final class HarnessCluster: @unchecked Sendable {
 
     /// Starts one more instance on the store (not behind the balancer: reach it at its own URL), once it answers `/health`.
     @discardableResult
-    func addInstance() throws -> String {
+    func addInstance() async throws -> String { try await offThePool { try self.addInstanceNow() } }
+
+    private func addInstanceNow() throws -> String {
         let instance = try Self.startInstance(folder: folder, index: instances.count)
         instances.append(instance)
         // 503 until it has made the changes made before it started.
         guard (0..<100).contains(where: { _ in
-            if (try? get(instance.url + "/health").status) == "200" { return true }
+            if (try? fetch(instance.url + "/health").status) == "200" { return true }
             Thread.sleep(forTimeInterval: 0.1)
             return false
         }) else { throw TemporaryPostgres.Failure("instance \(instances.count - 1) did not become healthy: \(instance.process.output)") }
@@ -108,24 +115,33 @@ final class HarnessCluster: @unchecked Sendable {
     }
 
     /// Kills (`kill -9`) the instance the store names as the home of the record (`role`, `id`).
-    func killHome(role: String, id: String) throws {
+    func killHome(role: String, id: String) async throws { try await offThePool { try self.killHomeNow(role: role, id: id) } }
+
+    private func killHomeNow(role: String, id: String) throws {
         let home = try database.psql("SELECT home FROM transactions WHERE role = '\(role)' AND id = '\(id)'")
         guard let instance = instances.first(where: { $0.url == home }) else { throw TemporaryPostgres.Failure("no instance at \(home)") }
         instance.process.signal(SIGKILL)
         _ = instance.process.wait()
     }
 
+    /// A query's answer from the cluster's database.
+    func psql(_ query: String) async throws -> String { try await offThePool { try self.database.psql(query) } }
+
     /// The status code and body of a GET of `url`.
-    func get(_ url: String) throws -> (status: String, body: String) {
+    func get(_ url: String) async throws -> (status: String, body: String) { try await offThePool { try self.fetch(url) } }
+
+    private func fetch(_ url: String) throws -> (status: String, body: String) {
         let result = try ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "10", "-w", "\n%{http_code}", url])
         let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false)
         return (String(lines.last ?? ""), lines.dropLast().joined(separator: "\n"))
     }
 
     /// The sum over the instances of a counter of `/metrics`, over the series whose labels contain `labels`.
-    func metric(_ name: String, labels: String = "") throws -> Double {
+    func metric(_ name: String, labels: String = "") async throws -> Double { try await offThePool { try self.metricNow(name, labels: labels) } }
+
+    private func metricNow(_ name: String, labels: String) throws -> Double {
         try instances.filter { $0.process.isRunning }.reduce(0) { sum, instance in
-            sum + (try get(instance.url + "/metrics").body.split(separator: "\n").filter { $0.hasPrefix(name + "{") && $0.contains(labels) }
+            sum + (try fetch(instance.url + "/metrics").body.split(separator: "\n").filter { $0.hasPrefix(name + "{") && $0.contains(labels) }
                 .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0, +))
         }
     }

@@ -128,6 +128,16 @@ public final class PostgresArchive: TransactionArchive {
             throw PostgresError(operation: "open the store", message: "schema version \(versions.map(String.init).joined(separator: ", ")); "
                                 + "this harness reads versions 1 to \(schemaVersion) (and migrates the older to \(schemaVersion)): use another database, or a harness of that version")
         }
+        preferLZ4(connection)
+    }
+
+    /// Records over 2 KB (journal entries, challenge records) are compressed as PostgreSQL stores them: with lz4 where the
+    /// server has it (14 and later, built with it, as Debian's is), not the default pglz, which took two thirds of the
+    /// database's CPU per challenge (perf, docs/benchmarks.md). Changed once; a server without lz4 keeps pglz.
+    private static func preferLZ4(_ connection: PostgresReader) {
+        let method = try? connection.query("SELECT attcompression FROM pg_attribute WHERE attrelid = 'transactions'::regclass AND attname = 'record'")
+        guard let method, method.first?.first != "l" else { return }
+        _ = try? connection.query("ALTER TABLE transactions ALTER COLUMN record SET COMPRESSION lz4")
     }
 
     public func save(role: String, id: String, _ encode: @escaping @Sendable () -> [UInt8]) {

@@ -251,19 +251,27 @@ public final class AccessControlServer: Sendable {
         return ScheduledJob(id: "\(resultJobKind):\(transaction.ids.acsTransID ?? "")", kind: resultJobKind, due: due, payload: JSONWriter.write(payload))
     }
 
-    /// Runs a job of this ACS that another instance scheduled and never ran (it died): sends the decoupled result it holds.
-    public func runOrphaned(_ job: ScheduledJob) async {
+    /// Runs a job of this ACS that another instance scheduled and never ran (it died): sends the decoupled result it holds,
+    /// or ends a challenge at its time limit. False when the job is not this instance's to run yet: the challenge's home is
+    /// alive (`isLive`: announced lately), or another instance took the challenge up meanwhile; it is claimed again later.
+    public func runOrphaned(_ job: ScheduledJob, isLive: @Sendable (String) async -> Bool = { _ in false }) async -> Bool {
         if job.kind == Self.expiryJobKind {
-            // Its timer is this run: the challenge, taken up without one, ends here as timed out (unless it ended meanwhile).
             let acsTransID = String(job.id.dropFirst(Self.expiryJobKind.count + 1))
-            // Taken from whichever instance the store names: its timer did not claim the job, so it is gone.
-            let home = await sharedStore?.home(role: Self.role, id: acsTransID)
-            if await takeUp(acsTransID, startingTimer: false, from: home) { await expire(acsTransID) }
-            return
+            guard let sharedStore, !holds(acsTransID) else { return false }  // held here: this instance's timer ends it
+            // Ended meanwhile (its record settled): nothing to do.
+            guard let stored = await sharedStore.record(role: Self.role, id: acsTransID),
+                  (try? JSONReader.parse(stored.json).value)?["resume"] != nil else { return true }
+            // Its home's timer ends it while the home lives; a gone home's challenge is taken up here and ends at once.
+            let home = await sharedStore.home(role: Self.role, id: acsTransID)
+            if let home, await isLive(home), !(await sharedStore.claimHome(role: Self.role, id: acsTransID, from: nil)) { return false }
+            guard await takeUp(acsTransID, startingTimer: false, from: home) else { return false }
+            await expire(acsTransID)
+            return true
         }
         guard job.kind == Self.resultJobKind, let payload = try? JSONReader.parse(job.payload).value,
               let rreq = payload["rreq"], let url = payload["resultsURL"]?.stringValue else {
-            return logger.error("a job this ACS cannot run", metadata: ["id": "\(job.id)", "kind": "\(job.kind)"])
+            logger.error("a job this ACS cannot run", metadata: ["id": "\(job.id)", "kind": "\(job.kind)"])
+            return true
         }
         let delivery: String
         do {
@@ -276,6 +284,7 @@ public final class AccessControlServer: Sendable {
         }
         logger.info("RReq of a transaction whose instance is gone sent", metadata: [
             "acsTransID": "\(rreq["acsTransID"]?.stringValue ?? "-")", "delivery": "\(delivery)", "job": "\(job.id)"])
+        return true
     }
 
     /// An Erro from the DS about this ACS's ARes (its own, or the 3DS Server's passed on):
@@ -358,7 +367,12 @@ public final class AccessControlServer: Sendable {
             guard (try? await Task.sleep(for: .seconds(max(0, seconds)))) != nil else { return }
             guard let sharedStore else { return await expire(acsTransID) }
             let jobID = Self.expiryJobID(acsTransID)
-            guard await sharedStore.claimJob(id: jobID) else { return await expire(acsTransID, reportedElsewhere: true) }
+            // Held under a lease while this instance ends it, so that no other instance runs it meanwhile.
+            _ = await sharedStore.claimJob(id: jobID)
+            // The instance the store names as the challenge's home reports its end; one another instance took it from only records it.
+            guard await sharedStore.claimHome(role: Self.role, id: acsTransID, from: nil) else {
+                return await expire(acsTransID, reportedElsewhere: true)
+            }
             await expire(acsTransID)
             await sharedStore.finishJob(id: jobID)
         }

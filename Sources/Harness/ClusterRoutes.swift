@@ -191,7 +191,8 @@ enum ClusterHousekeeping {
     static let liveWindowMilliseconds: Int64 = 15_000
 
     /// Runs until the task is cancelled (at shutdown).
-    static func run(_ archive: any TransactionArchive, instanceURL: String, runner: @escaping @Sendable (ScheduledJob) async -> Void) async {
+    /// `runner` says whether it ran the job (then it is gone), or left it for later (then it is claimable again).
+    static func run(_ archive: any TransactionArchive, instanceURL: String, runner: @escaping @Sendable (ScheduledJob) async -> Bool) async {
         let cluster = archive as? any ClusterStore
         var tick = 0
         repeat {
@@ -202,8 +203,7 @@ enum ClusterHousekeeping {
             await withTaskGroup(of: Void.self) { group in
                 for job in jobs {
                     group.addTask {
-                        await runner(job)
-                        await archive.finishJob(id: job.id)
+                        if await runner(job) { await archive.finishJob(id: job.id) } else { await archive.releaseJob(id: job.id) }
                     }
                 }
             }
@@ -229,8 +229,8 @@ struct ClusterChange {
         (.post, "/admin/reload", "reload", ["reload"]), (.post, "/admin/ds/card-ranges", "card-ranges", []),
         (.post, "/admin/ds/pres-faults", "pres-faults", ["pres-faults"]),
     ]
-    /// A pin lives 1 day at most (`expiresIn`): a change of pins is kept that long.
-    static let pinsKeptMilliseconds: Int64 = 86_400_000
+    /// A pin lives 1 day at most (`expiresIn`), and the store counts armed PRes faults' uses as long: their changes are kept that long.
+    static let countedKeptMilliseconds: Int64 = 86_400_000
 
     /// What this instance knows of the changes: the ids it applied (a change spread to it while it made the same one
     /// again at start is applied once), and whether it has made those made before it started.
@@ -257,6 +257,11 @@ struct ClusterChange {
 
         var replayed: Bool { state.withLock { $0.replayed } }
         func setReplayed() { state.withLock { $0.replayed = true } }
+
+        /// Returns once the changes made before this instance started are made (or after a minute: never for ever).
+        func awaitReplay() async {
+            for _ in 0..<1_200 where !replayed { try? await Task.sleep(for: .milliseconds(50)) }
+        }
     }
 
     let store: any ClusterStore
@@ -270,7 +275,9 @@ struct ClusterChange {
             let registered = router.wrap(route.method, route.path) { handler in
                 { request, context in
                     guard request.headers[ClusterRoutes.forwardedHeader] == nil, let here = instanceURL.value else {
-                        // Passed on by the instance that took it, or made again at start: once each.
+                        // Passed on by the instance that took it, after the changes made before this instance started (in their
+                        // order), or made again at start: once each.
+                        if request.headers[Self.madeHeader] == nil { await applied.awaitReplay() }
                         if let id = request.headers[Self.idHeader], !applied.first(id) { return .text("applied already\n") }
                         return try await handler(request, context)
                     }
@@ -284,7 +291,7 @@ struct ClusterChange {
                     let made = SQLiteArchive.wallClock()
                     let change = RecordedChange(id: id, kind: route.kind, method: request.method.rawValue, target: request.target,
                                                 contentType: request.headers["Content-Type"], body: request.body, made: made,
-                                                expires: route.kind == "pins" ? made + Self.pinsKeptMilliseconds : nil)
+                                                expires: ["pins", "pres-faults"].contains(route.kind) ? made + Self.countedKeptMilliseconds : nil)
                     if await !store.record(change, supersedes: route.supersedes) {
                         logger.warning("a change was not kept in the store: an instance started later will not make it", metadata: ["route": "\(route.path)"])
                     }
@@ -308,7 +315,12 @@ struct ClusterChange {
     func replay(on server: HTTPServer, adminToken: String?) async {
         defer { applied.setReplayed() }
         guard let here = instanceURL.value else { return }
-        guard let changes = await store.changes() else {
+        var kept = await store.changes()
+        for _ in 0..<4 where kept == nil {
+            try? await Task.sleep(for: .seconds(1))
+            kept = await store.changes()
+        }
+        guard let changes = kept else {
             return logger.warning("the changes made through the balancer cannot be read: this instance starts from its files")
         }
         var made = 0

@@ -306,7 +306,14 @@ public final class HarnessApp: Sendable {
                         // Announced first, so that a change made meanwhile is spread here too (made once: by its id).
                         await (archive as? any ClusterStore)?.announce(url)
                         await change?.replay(on: server, adminToken: token)
-                        await ClusterHousekeeping.run(archive, instanceURL: url) { await accessControlServer.runOrphaned($0) }
+                        let cluster = archive as? any ClusterStore
+                        await ClusterHousekeeping.run(archive, instanceURL: url) { job in
+                            await accessControlServer.runOrphaned(job) { home in
+                                // Unknown (the store cannot say) counts as alive: the job waits rather than runs twice.
+                                let since = SQLiteArchive.wallClock() - ClusterHousekeeping.liveWindowMilliseconds
+                                return await cluster?.instances(seenSince: since)?.contains(home) ?? true
+                            }
+                        }
                     }
                 }
             }

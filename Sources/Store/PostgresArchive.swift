@@ -137,7 +137,10 @@ public final class PostgresArchive: TransactionArchive {
     private static func preferLZ4(_ connection: PostgresReader) {
         let method = try? connection.query("SELECT attcompression FROM pg_attribute WHERE attrelid = 'transactions'::regclass AND attname = 'record'")
         guard let method, method.first?.first != "l" else { return }
+        // A moment's exclusive lock: not waited for behind a long transaction of another client (the next start tries again).
+        _ = try? connection.query("SET lock_timeout = '2s'")
         _ = try? connection.query("ALTER TABLE transactions ALTER COLUMN record SET COMPRESSION lz4")
+        _ = try? connection.query("RESET lock_timeout")
     }
 
     public func save(role: String, id: String, _ encode: @escaping @Sendable () -> [UInt8]) {
@@ -266,6 +269,10 @@ public final class PostgresArchive: TransactionArchive {
             guard let id = row[0], let kind = row[1], let due = row[2].flatMap({ Int64($0) }), let payload = row[3] else { return nil }
             return ScheduledJob(id: id, kind: kind, due: due, payload: Array(payload.utf8))
         }
+    }
+
+    public func releaseJob(id: String) async {
+        _ = await read("UPDATE harness_jobs SET claimed_until = NULL WHERE id = $1", [id])
     }
 
     public func finishJob(id: String) async {

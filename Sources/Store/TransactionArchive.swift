@@ -87,6 +87,8 @@ public protocol TransactionArchive: Sendable {
     func claimOverdueJobs(dueBefore: Int64, limit: Int) async -> [ScheduledJob]
     /// The job `id` was run: it is gone.
     func finishJob(id: String) async
+    /// The job `id` was claimed and not run (its time has not come for this claimer): claimable again at once.
+    func releaseJob(id: String) async
 }
 
 extension TransactionArchive {
@@ -101,6 +103,7 @@ extension TransactionArchive {
     public func claimJob(id: String) async -> Bool { true }
     public func claimOverdueJobs(dueBefore: Int64, limit: Int) async -> [ScheduledJob] { [] }
     public func finishJob(id: String) async {}
+    public func releaseJob(id: String) async {}
 }
 
 /// Work due later that must be done once even if the instance that set it dies: a decoupled

@@ -207,8 +207,8 @@ struct ClusterTests {
     }
 
     /// A challenge whose instance dies before its first CReq still ends at the ACS's time limit: the limit is a job
-    /// in the store, which another instance claims once it is overdue; it takes the challenge up and reports it
-    /// timed out (RReq challengeCancel 05, no CReq received), once.
+    /// in the store, which another instance claims once it is overdue and the home is not heard of (15 s); it takes
+    /// the challenge up and reports it timed out (RReq challengeCancel 05, no CReq received), once.
     @Test func theTimeLimitOfAChallengeWhoseInstanceDiedEndsIt() async throws {
         let cluster = try await HarnessCluster.start(configuration: "accessControlServer:\n  challengeTimeout: 5")
         defer { cluster.stop() }
@@ -408,10 +408,10 @@ final class RReqReceiver: Sendable {
 
     var received: [JSONValue] { rreqs.list.withLock { $0 } }
 
-    /// The RReqs once the first came (within 30 s), and 2 s more: time for a second one, which must not come, and
+    /// The RReqs once the first came (within 45 s), and 2 s more: time for a second one, which must not come, and
     /// for an Erro about the RRes (a wrong one here would bring it).
     func awaitRReqs() async throws -> [JSONValue] {
-        for _ in 0..<300 where received.isEmpty { try await Task.sleep(for: .milliseconds(100)) }
+        for _ in 0..<450 where received.isEmpty { try await Task.sleep(for: .milliseconds(100)) }
         try await Task.sleep(for: .seconds(2))
         return received
     }

@@ -198,7 +198,7 @@ public final class DirectoryServer: Sendable {
         var areq: AReq
         do { areq = try AReq(bytes: try request.emvMessageBody(), rules: AReqRules.fromThreeDSServer) } catch {
             logger.info("AReq refused", metadata: ["reason": "\(error)"])
-            return refused(request, dsTransID: dsTransID, error)
+            return await refused(request, dsTransID: dsTransID, error)
         }
         if !areq.warnings.isEmpty { logger.info("AReq warnings", metadata: ["warnings": "\(areq.warnings)"]) }
         // A 3DS Server makes a new threeDSServerTransID for every AReq; the DS refuses one it has seen.
@@ -209,7 +209,7 @@ public final class DirectoryServer: Sendable {
                 journal?.check(earlier, .fail(.areqElements, "threeDSServerTransID \(areq.threeDSServerTransID) was sent again in a later AReq (dsTransID \(dsTransID)): "
                                                 + "an AReq, also one sent again after a refusal or a failure, has a new threeDSServerTransID"))
             }
-            return refused(request, dsTransID: dsTransID,
+            return await refused(request, dsTransID: dsTransID,
                            InvalidMessage(Violation(field: "threeDSServerTransID", code: .duplicate(in: areq.version), reason: reason), about: areq.json))
         }
         let scenario = await scenarios?.scenario(for: TransactionFacts(areq), transaction: dsTransID)
@@ -228,7 +228,7 @@ public final class DirectoryServer: Sendable {
         for check in pendingPreparationChecks(of: areq["threeDSServerRefNumber"]) { entry.record(check) }
         entry.record(cardRangeCheck(areq))
         guard let scheme = settings.schemes.scheme(for: areq.acctNumber) else {
-            journal?.open(entry)
+            await journal?.open(entry)
             return answered(dsTransID, outOfRange(areq, dsTransID: dsTransID))
         }
         if areq.deviceChannel == "01" {
@@ -247,13 +247,13 @@ public final class DirectoryServer: Sendable {
             } catch {
                 logger.info("sdkEncData not decrypted", metadata: ["reason": "\(error.reason)", "rid": "\(scheme.rid)"])
                 entry.record(.fail(.deviceDataDecrypts, error.reason))
-                journal?.open(entry)
+                await journal?.open(entry)
                 return answered(dsTransID, .erro(InvalidMessage(Violation(field: "sdkEncData", code: .dataDecryptionFailure, reason: error.reason),
                                                                 about: areq.json), from: .directoryServer))
             }
             areq.set("sdkEncData", nil)
         }
-        journal?.open(entry)
+        await journal?.open(entry)
         areq.set("dsTransID", .string(dsTransID))
         areq.set("dsReferenceNumber", .string(settings.referenceNumber))
         areq.set("dsURL", .string(endpoints.url("/ds/rreq")))
@@ -271,7 +271,7 @@ public final class DirectoryServer: Sendable {
 
     /// An AReq the DS cannot take, in the journal as far as it can be read: its card, version
     /// and ids, the failed check and the Erro.
-    private func refused(_ request: HTTPRequest, dsTransID: String, _ invalid: InvalidMessage) -> HTTPResponse {
+    private func refused(_ request: HTTPRequest, dsTransID: String, _ invalid: InvalidMessage) async -> HTTPResponse {
         let answer = HTTPResponse.erro(invalid, from: .directoryServer)
         guard let journal else { return answer }
         let body = request.body
@@ -284,7 +284,7 @@ public final class DirectoryServer: Sendable {
                                  channel: json["deviceChannel"]?.stringValue,
                                  scenario: pan.map { scenarios?.unpinned(TransactionFacts(pan: $0), drawing: false).name } ?? nil)
         entry.caseTag = request.harnessCase
-        journal.open(entry)
+        await journal.open(entry)
         journal.message(dsTransID, from: .threeDSServer, to: .directoryServer, type: MessageType.aReq.rawValue, body: body, isJSON: parsed != nil)
         journal.check(dsTransID, .fail(.areqElements, invalid.description))
         // What the SDK made and the 3DS Server carried is the SDK's failure too (a run of either party sees its own).

@@ -287,14 +287,7 @@ struct ClusterChange {
                     _ = applied.first(id)
                     let answer = try await handler(request, context)
                     guard answer.status.code < 300 else { return answer }
-                    // Kept before it is answered: an instance started from now on makes it too.
-                    let made = SQLiteArchive.wallClock()
-                    let change = RecordedChange(id: id, kind: route.kind, method: request.method.rawValue, target: request.target,
-                                                contentType: request.headers["Content-Type"], body: request.body, made: made,
-                                                expires: ["pins", "pres-faults"].contains(route.kind) ? made + Self.countedKeptMilliseconds : nil)
-                    if await !store.record(change, supersedes: route.supersedes) {
-                        logger.warning("a change was not kept in the store: an instance started later will not make it", metadata: ["route": "\(route.path)"])
-                    }
+                    await keep(request, id: id, kind: route.kind, supersedes: route.supersedes)
                     return await spread(request, from: here, answered: answer)
                 }
             }
@@ -308,6 +301,30 @@ struct ClusterChange {
             }
         }
         precondition(wrapped, "no /health route")
+    }
+
+    /// Keeps a change before it is answered: an instance started from now on makes it too.
+    private func keep(_ request: HTTPRequest, id: String, kind: String, supersedes: [String]) async {
+        let made = SQLiteArchive.wallClock()
+        let change = RecordedChange(id: id, kind: kind, method: request.method.rawValue, target: request.target,
+                                    contentType: request.headers["Content-Type"], body: request.body, made: made,
+                                    expires: ["pins", "pres-faults"].contains(kind) ? made + Self.countedKeptMilliseconds : nil)
+        if await !store.record(change, supersedes: supersedes) {
+            logger.warning("a change was not kept in the store: an instance started later will not make it", metadata: ["target": "\(request.target)"])
+        }
+    }
+
+    /// A change this instance makes of itself (what the others must know of a test run it began): kept under `kind`, in place
+    /// of the one kept under it before, and sent to every other live instance; false when one of them did not take it.
+    func make(kind: String, method: HTTPMethod, target: String, json: JSONValue, adminToken: String?) async -> Bool {
+        guard let here = instanceURL.value else { return false }
+        let id = UUID().uuidString.lowercased(), body = JSONWriter.write(json)
+        var headers: HTTPHeaders = [Self.idHeader: id, "Content-Type": "application/json", "Content-Length": String(body.count)]
+        if let adminToken { headers.set("Authorization", "Bearer " + adminToken) }
+        let request = HTTPRequest(method: method, target: target, headers: headers, body: body)
+        _ = applied.first(id)
+        await keep(request, id: id, kind: kind, supersedes: [kind])
+        return await spread(request, from: here, answered: .text("made\n")).status.code < 300
     }
 
     /// Makes the changes kept in the store (made through the balancer before this instance started) here, oldest first, through

@@ -70,7 +70,8 @@ public final class HarnessApp: Sendable {
         self.archive = archive
         // A journal entry holds every message of its transaction (several KiB): memory keeps the newest, the store all.
         journal = Journal(capacity: min(configuration.maxTransactions, Self.transactionsInMemory), archive: archive)
-        runs = RunRegistry(archive: archive, issuedCards: scenarios.issuedCards)
+        // In a cluster the store holds every instance's runs: each is taken up by its home, or by one instance once its home is gone.
+        runs = RunRegistry(archive: archive, issuedCards: scenarios.issuedCards, readsAtStart: !configuration.cluster.enabled)
         journal.setListener(runs)
         let loops = EventLoopGroup(loopCount: configuration.loopCount)
         group = loops
@@ -126,19 +127,32 @@ public final class HarnessApp: Sendable {
             directoryServer.register(on: &router)
             accessControlServer.register(on: &router)
             let templates = resolve(configuration.accessControlServer.pageTemplates)
-            RunRoutes(runs: runs, journal: journal, scenarios: scenarios, reportStyle: RunRoutes.reportStyle(folder: templates)).register(on: &router)
+            // Between the instances of a cluster: requests passed on, changes spread, runs' transactions attached at their homes.
+            let clusterClient = configuration.cluster.enabled ? try HTTPClient(group: loops, configuration: HTTPClientConfiguration(
+                tls: clientTLS, readTimeoutMilliseconds: ClusterRoutes.forwardTimeoutMilliseconds)) : nil
+            var clusterRuns: ClusterRuns?
+            if let archive, let clusterStore, let clusterClient {
+                let shared = ClusterRuns(local: runs, journal: journal, archive: archive, store: clusterStore, client: clusterClient, instanceURL: instanceURL,
+                                         issuedCards: scenarios.issuedCards, adminToken: configuration.admin.token, logger: logger.named("cluster"))
+                journal.setListener(shared)
+                shared.register(on: &router)
+                clusterRuns = shared
+            }
+            var runRoutes = RunRoutes(runs: runs, journal: journal, scenarios: scenarios, reportStyle: RunRoutes.reportStyle(folder: templates))
+            runRoutes.cluster = clusterRuns
+            runRoutes.register(on: &router)
             InspectorRoutes(journal: journal, page: InspectorPage(folder: templates)).register(on: &router)
             DemoRoutes(templateFolder: templates, scenarios: scenarios, threeDSServer: threeDSServer).register(on: &router)
-            if configuration.cluster.enabled, let archive {
-                let client = try HTTPClient(group: loops, configuration: HTTPClientConfiguration(
-                    tls: clientTLS, readTimeoutMilliseconds: ClusterRoutes.forwardTimeoutMilliseconds))
-                ClusterRoutes(routes: ClusterRoutes.routes(threeDSServer: threeDSServer, directoryServer: directoryServer, accessControlServer: accessControlServer),
+            if let archive, let client = clusterClient {
+                ClusterRoutes(routes: ClusterRoutes.routes(threeDSServer: threeDSServer, directoryServer: directoryServer, accessControlServer: accessControlServer)
+                                + ClusterRuns.homedRoutes(runs),
                               archive: archive, client: client, instanceURL: instanceURL, metrics: metrics, logger: logger.named("cluster")).register(on: &router)
                 if let clusterStore {
                     let change = ClusterChange(store: clusterStore, client: client, instanceURL: instanceURL, applied: ClusterChange.Applied(),
                                                logger: logger.named("cluster"))
                     change.register(on: &router)
                     clusterChange.withLock { $0 = change }
+                    clusterRuns?.setChange(change)
                 }
             }
             let (threeDSServer, directoryServer, accessControlServer) = (threeDSServer, directoryServer, accessControlServer)

@@ -14,6 +14,8 @@ struct RunRoutes {
     let scenarios: ScenarioSource
     /// `report.css` of the page templates folder: the HTML report puts it inline; nil when it is missing.
     let reportStyle: String?
+    /// In a cluster: runs at other instances, and transactions under way there (nil: one instance).
+    var cluster: ClusterRuns?
 
     static let reportStyleFile = "report.css"
 
@@ -25,17 +27,22 @@ struct RunRoutes {
     static let maxBodyBytes = 64 * 1024
 
     func register(on router: inout Router) {
-        router.post("/admin/runs") { request, _ in try start(request) }
-        router.get("/admin/runs") { _, _ async in
+        router.post("/admin/runs") { request, _ async throws in try await start(request) }
+        router.get("/admin/runs") { request, _ async in
             var listings: [JSONValue] = []
-            for run in runs.all { listings.append(await GradedRun.graded(run, journal: journal).listing) }
+            for run in runs.all { listings.append(await graded(run).listing) }
+            // Through the balancer: the runs of every instance, newest first (an instance asked by another lists its own).
+            if let cluster, request.headers[ClusterRoutes.forwardedHeader] == nil {
+                listings += await cluster.listingsElsewhere(excluding: Set(listings.compactMap { $0["id"]?.stringValue })) { await graded($0).listing }
+                listings.sort { ($0["createdAt"]?.stringValue ?? "") > ($1["createdAt"]?.stringValue ?? "") }
+            }
             return .json(.object([("runs", .array(listings))]))
         }
         router.get("/admin/runs/{id}") { _, context async throws in .json(try await graded(context).json) }
         router.post("/admin/runs/{id}/finish") { _, context async throws in
             let id = try context.parameter("id")
-            guard let run = runs.finish(id) else { throw HTTPError(.notFound, "no run \(id)") }
-            return .json(await GradedRun.graded(run, journal: journal).json)
+            guard await held(id), let run = runs.finish(id) else { throw HTTPError(.notFound, "no run \(id)") }
+            return .json(await graded(run).json)
         }
         router.post("/admin/runs/{id}/retry") { request, context async throws in try await retry(request, context) }
         router.get("/admin/runs/{id}/{report}") { _, context async throws in
@@ -58,13 +65,25 @@ struct RunRoutes {
 
     private func graded(_ context: RequestContext) async throws -> GradedRun {
         let id = try context.parameter("id")
-        guard let run = runs.run(id) else { throw HTTPError(.notFound, "no run \(id) (GET /admin/runs lists them)") }
-        return await GradedRun.graded(run, journal: journal)
+        guard await held(id), let run = runs.run(id) else { throw HTTPError(.notFound, "no run \(id) (GET /admin/runs lists them)") }
+        return await graded(run)
+    }
+
+    /// `run` graded from its transactions' records, wherever they are.
+    private func graded(_ run: TestRun) async -> GradedRun {
+        guard let cluster else { return await GradedRun.graded(run, journal: journal) }
+        return GradedRun(run, journal: journal, stored: await cluster.outlines(run.cases.flatMap(\.graded)))
+    }
+
+    /// Whether this instance holds run `id`: in a cluster, a run the store names this instance the home of is taken up first.
+    private func held(_ id: String) async -> Bool {
+        guard let cluster else { return runs.holds(id) }
+        return await cluster.held(id)
     }
 
     /// `{"suite": "sdk-app" | "3ds-server" | {name, party, scenarios, versions, channels}, "name": "…"}`,
     /// as JSON, or YAML (`Content-Type: application/yaml`) for a suite file as it is.
-    func start(_ request: HTTPRequest) throws -> HTTPResponse {
+    func start(_ request: HTTPRequest) async throws -> HTTPResponse {
         guard request.body.count <= Self.maxBodyBytes else {
             throw HTTPError(.payloadTooLarge, "a run request is at most \(Self.maxBodyBytes) bytes, this one \(request.body.count)")
         }
@@ -108,6 +127,8 @@ struct RunRoutes {
         timing.caseDeadline = try Self.seconds(body, "caseDeadlineSeconds") ?? timing.caseDeadline
         let run: TestRun
         do { run = try runs.start(suite, name: name, catalog: scenarios.catalog, timing: timing) } catch { throw HTTPError(.badRequest, error.description) }
+        // The other instances know it before its id is given: a transaction that reaches one of them is attached to it.
+        await cluster?.announce(run)
         return .json(GradedRun(run, journal: journal).json, status: .created)
     }
 
@@ -125,10 +146,10 @@ struct RunRoutes {
     /// new attempt (the retry's verdict counts); a finished run opens again.
     func retry(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
         let id = try context.parameter("id")
-        guard let run = runs.run(id) else { throw HTTPError(.notFound, "no run \(id) (GET /admin/runs lists them)") }
+        guard await held(id), let run = runs.run(id) else { throw HTTPError(.notFound, "no run \(id) (GET /admin/runs lists them)") }
         var caseIDs: [String]
         if request.body.isEmpty {
-            caseIDs = await GradedRun.graded(run, journal: journal).cases.filter { $0.status == .failed }.map(\.runCase.id)
+            caseIDs = await graded(run).cases.filter { $0.status == .failed }.map(\.runCase.id)
             guard !caseIDs.isEmpty else { throw HTTPError(.conflict, "run \(id) has no failed case to retry: name the cases ({\"cases\": [\"scenario/version/channel\"]})") }
         } else {
             guard request.body.count <= Self.maxBodyBytes else { throw HTTPError(.payloadTooLarge, "a retry request is at most \(Self.maxBodyBytes) bytes") }
@@ -141,7 +162,9 @@ struct RunRoutes {
         let retried: TestRun?
         do { retried = try runs.retry(id, cases: caseIDs) } catch { throw HTTPError(.badRequest, error.description) }
         guard let retried else { throw HTTPError(.notFound, "no run \(id)") }
-        return .json(await GradedRun.graded(retried, journal: journal).json)
+        // Open again: the other instances attach to it again.
+        await cluster?.announce(retried)
+        return .json(await graded(retried).json)
     }
 
     /// A YAML suite file (`name`, `party`, `scenarios`, …, optionally under `suite:` beside `name:`) as the JSON request.

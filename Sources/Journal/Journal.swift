@@ -4,11 +4,19 @@ public import JSON
 public import Store
 import Synchronization
 
-/// Told of each transaction as it begins: the run case it belongs to, if any.
+/// Told of each transaction as it begins: the run case it belongs to, if any (in a cluster, the run may live
+/// at another instance: asked, not read).
 public protocol JournalListener: Sendable {
-    func runCase(for entry: JournalEntry) -> JournalEntry.RunCase?
-    /// Why the entry's `caseTag` attached it to nothing, for its record.
-    func problem(withTag tag: String, for entry: JournalEntry) -> String
+    func attachment(for entry: JournalEntry) async -> RunAttachment
+}
+
+/// Where a transaction was attached as it began.
+public enum RunAttachment: Sendable, Equatable {
+    case attached(JournalEntry.RunCase)
+    /// Its `caseTag` attached it to nothing: why, for its record.
+    case refused(String)
+    /// No run takes it.
+    case none
 }
 
 /// Every transaction as the three roles saw it together (``JournalEntry``): in memory as the
@@ -54,11 +62,15 @@ public final class Journal: Sendable {
     public func setListener(_ listener: any JournalListener) { self.listener.withLock { $0 = listener } }
 
     /// Starts the entry of a transaction the DS has just given `dsTransID`.
-    public func open(_ entry: JournalEntry) {
+    public func open(_ entry: JournalEntry) async {
         var entry = entry
         let listener = listener.withLock { $0 }
-        entry.runCase = listener?.runCase(for: entry)
-        if entry.runCase == nil, let tag = entry.caseTag { entry.caseTagProblem = listener?.problem(withTag: tag, for: entry) ?? "no test run is kept" }
+        let attachment = await listener?.attachment(for: entry) ?? (entry.caseTag == nil ? .none : .refused("no test run is kept"))
+        switch attachment {
+        case .attached(let runCase): entry.runCase = runCase
+        case .refused(let problem): entry.caseTagProblem = problem
+        case .none: break
+        }
         entries.put(entry.dsTransID, entry)
         published(entry.dsTransID)
     }
@@ -121,10 +133,15 @@ public final class Journal: Sendable {
         var found: [String: Outline] = [:]
         for id in dsTransIDs where entries.get(id) == nil {
             guard let json = await archive.record(role: Self.role, id: id).flatMap({ try? JSONReader.parse($0.json).value }) else { continue }
-            found[id] = (Self.summary(ofRecord: json), (json["checks"]?.arrayValue ?? []).compactMap(CheckResult.init(json:)),
-                         json["state"]?.stringValue == JournalEntry.State.ended.rawValue)
+            found[id] = Self.outline(ofRecord: json)
         }
         return found
+    }
+
+    /// The outline of an entry as stored, or as ``json(_:)`` shows it.
+    public static func outline(ofRecord json: JSONValue) -> Outline {
+        (summary(ofRecord: json), (json["checks"]?.arrayValue ?? []).compactMap(CheckResult.init(json:)),
+         json["state"]?.stringValue == JournalEntry.State.ended.rawValue)
     }
 
     /// A stored entry's summary: the record without its checks and messages.

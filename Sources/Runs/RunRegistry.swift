@@ -65,24 +65,62 @@ public final class RunRegistry: JournalListener {
     }
 
     /// `issuedCards`: where the cards issued to cases are told to the scenario source (nil: no card is issued).
-    public init(archive: (any TransactionArchive)?, issuedCards: IssuedCards? = nil, clock: @escaping @Sendable () -> Date = Date.init) {
+    /// `readsAtStart`: false in a cluster, where the store holds every instance's runs and each is taken up by one
+    /// instance only when its own is gone (``adopt(_:)``).
+    public init(archive: (any TransactionArchive)?, issuedCards: IssuedCards? = nil, readsAtStart: Bool = true,
+                clock: @escaping @Sendable () -> Date = Date.init) {
         self.archive = archive
         self.clock = clock
         self.issuedCards = issuedCards
-        var registry = Registry()
+        state = Mutex(Registry())
+        guard readsAtStart else { return }
         let kept = archive?.recentAtStart(role: Self.role, limit: Self.capacity).compactMap { record in
             (try? JSONReader.parse(record.json).value).flatMap(TestRun.init(json:))
         } ?? []
-        for run in kept {
+        for run in kept.sorted(by: { $0.createdAt < $1.createdAt }) { adopt(run) }
+    }
+
+    /// Keeps a run read from the store as this instance's own: after a restart, or taken from an instance that is gone.
+    public func adopt(_ run: TestRun) {
+        state.withLock { registry in
+            guard registry.runs[run.id] == nil else { return }
             registry.runs[run.id] = run
             registry.keep(cardsOf: run, restoringIn: issuedCards)
-        }
-        for run in kept.sorted(by: { $0.createdAt > $1.createdAt }) where run.state == .open {
-            registry.open.append(run.id)
+            guard run.state == .open else { return }
+            // Newest first.
+            let position = registry.open.firstIndex { registry.runs[$0].map { $0.createdAt < run.createdAt } ?? true } ?? registry.open.endIndex
+            registry.open.insert(run.id, at: position)
             registry.indexes[run.id] = OpenRunIndex(run)
         }
-        state = Mutex(registry)
     }
+
+    /// Whether this instance holds run `id` (its home in a cluster).
+    public func holds(_ id: String) -> Bool { state.withLock { $0.runs[id] != nil } }
+
+    /// The run a card was issued to, when this instance holds it.
+    public func run(issued card: String) -> String? { state.withLock { $0.cards[card]?.run } }
+
+    /// The open runs with a case that would take `entry` by its scenario, version and channel, and when each began.
+    public func openRuns(waitingFor entry: JournalEntry) -> [(id: String, createdAt: Date)] {
+        guard let scenario = entry.scenario, let version = entry.version, let channel = entry.channel else { return [] }
+        let key = OpenRunIndex.key(scenario, version, channel)
+        return state.withLock { registry in
+            registry.open.compactMap { id in
+                guard registry.indexes[id]?.waiting[key]?.isEmpty == false, let run = registry.runs[id] else { return nil }
+                return (id, run.createdAt)
+            }
+        }
+    }
+
+    /// "scenario|version|deviceChannel": what a case takes by the scenario fallback.
+    public static func caseKey(_ runCase: RunCase) -> String { OpenRunIndex.key(runCase) }
+    public static func caseKey(of entry: JournalEntry) -> String? {
+        guard let scenario = entry.scenario, let version = entry.version, let channel = entry.channel else { return nil }
+        return OpenRunIndex.key(scenario, version, channel)
+    }
+
+    /// The run a case tag names.
+    public static func runID(ofTag tag: String) -> String { split(tag).run }
 
     /// Starts a run of `suite` over `catalog`'s scenarios.
     public func start(_ suite: Suite, name: String?, catalog: ScenarioCatalog, timing: TestRun.Timing = .default) throws(SuiteError) -> TestRun {
@@ -170,18 +208,40 @@ public final class RunRegistry: JournalListener {
     /// The case a transaction belongs to: the one its `X-Harness-Case` tag names, else the one its
     /// card was issued to, else the first case of the newest open run with its scenario, version
     /// and channel and no transaction yet.
-    public func runCase(for entry: JournalEntry) -> JournalEntry.RunCase? {
+    public func attachment(for entry: JournalEntry) async -> RunAttachment { attach(entry) }
+
+    /// `entry` attached (``runCase(for:only:)``), or for a tagged one that attaches nowhere, why.
+    public func attach(_ entry: JournalEntry, only runID: String? = nil) -> RunAttachment {
+        if let attached = runCase(for: entry, only: runID) { return .attached(attached) }
+        guard let tag = entry.caseTag else { return .none }
+        return .refused(problem(withTag: tag, for: entry))
+    }
+
+    /// Whether run `id` is open (nil: this instance does not hold it).
+    public func isOpen(_ id: String) -> Bool? {
+        let now = clock()
+        return state.withLock { registry in
+            closeIdleRuns(at: now, in: &registry)
+            return registry.runs[id].map { $0.state == .open }
+        }
+    }
+
+    /// `only`: the one run it may attach to (a run of this instance that another, which took the transaction, asks for).
+    public func runCase(for entry: JournalEntry, only runID: String? = nil) -> JournalEntry.RunCase? {
         let now = clock()
         let attached = state.withLock { registry -> (run: TestRun, caseID: String)? in
             closeIdleRuns(at: now, in: &registry)
             let found: (run: TestRun, caseID: String)?
+            // Another run than the one asked for takes nothing here.
+            func allowed(_ id: String) -> Bool { runID == nil || runID == id }
             if let tag = entry.caseTag {
-                found = Self.attachTagged(entry, tag: tag, at: now, in: &registry)
+                found = allowed(Self.split(tag).run) ? Self.attachTagged(entry, tag: tag, at: now, in: &registry) : nil
             } else if let pan = entry.cardNumber, let issued = registry.cards[pan] {
                 // A finished run's card attaches nowhere, as a tag naming it would not.
-                found = registry.indexes[issued.run] == nil ? nil : Self.attach(entry.dsTransID, to: issued.position, of: issued.run, at: now, in: &registry)
+                found = registry.indexes[issued.run] == nil || !allowed(issued.run) ? nil
+                    : Self.attach(entry.dsTransID, to: issued.position, of: issued.run, at: now, in: &registry)
             } else {
-                found = Self.attachByScenario(entry, at: now, in: &registry)
+                found = Self.attachByScenario(entry, in: runID.map { [$0] }, at: now, in: &registry)
             }
             // Saved under the lock: the archive keeps the last save of a run, so saves go in the order of the changes.
             if let found { save(found.run) }
@@ -206,10 +266,10 @@ public final class RunRegistry: JournalListener {
     }
 
     /// The first waiting case of the newest open run with the entry's scenario, version and channel.
-    private static func attachByScenario(_ entry: JournalEntry, at now: Date, in registry: inout Registry) -> (run: TestRun, caseID: String)? {
+    private static func attachByScenario(_ entry: JournalEntry, in runs: [String]?, at now: Date, in registry: inout Registry) -> (run: TestRun, caseID: String)? {
         guard let scenario = entry.scenario, let version = entry.version, let channel = entry.channel else { return nil }
         let key = OpenRunIndex.key(scenario, version, channel)
-        for id in registry.open {
+        for id in runs ?? registry.open {
             if let position = registry.indexes[id]?.waiting[key]?.first { return attach(entry.dsTransID, to: position, of: id, at: now, in: &registry) }
         }
         return nil

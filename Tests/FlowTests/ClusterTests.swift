@@ -85,6 +85,71 @@ struct ClusterTests {
         #expect(unreadable.isEmpty, "\(unreadable.count) of \(answered.count) answered transactions cannot be read: \(unreadable.prefix(3))")
     }
 
+    /// A test run started through the balancer lives at the instance that took it, and takes its cases' transactions
+    /// wherever they land: the AReqs below reach the three instances, and the run, read through the balancer, has each
+    /// in its case. A challenge left open at another instance is graded from that instance's memory (the store has its
+    /// record once it ends): running while the run is open, failed when it finishes, never "no longer kept". When the
+    /// run's home dies, the instance that a later transaction reaches takes the run up from the store and attaches it.
+    @Test func aTestRunTakesItsTransactionsWhereverTheyLandAndOutlivesItsHome() async throws {
+        let cluster = try await HarnessCluster.start()
+        defer { cluster.stop() }
+        let client = cluster.client
+        let suite = JSONValue.object([
+            ("name", .string("cluster")), ("party", .string("sdk")),
+            ("scenarios", .array(["frictionless-y", "frictionless-n", "frictionless-a", "challenge-text"].map(JSONValue.string))),
+            ("versions", .array([.string("2.2.0")])), ("channels", .array([.string("app")])),
+        ])
+        let started = try await client.post(cluster.publicURL + "/admin/runs", body: JSONWriter.write(.object([("suite", suite)])))
+        #expect(started.status == .created, "\(started.bodyText)")
+        let runID = try #require(try JSONReader.parse(started.body).value["id"]?.stringValue)
+        let home = try await cluster.psql("SELECT home FROM transactions WHERE role = 'run' AND id = '\(runID)'")
+        let others = cluster.instances.map(\.url).filter { $0 != home }
+        #expect(others.count == 2, "the run's home \(home)")
+        // Untagged: each attached by its scenario. One at each instance: the home, and the two others (the challenge).
+        for (pan, url) in [("4000000000001000", home), ("4000000000003006", others[0]), ("4000000000110009", others[1])] {
+            let ares = try JSONReader.parse(try await client.post(url + "/ds/areq", body: JSONWriter.write(try appAReq(pan: pan))).body).value
+            #expect(["Y", "N", "C"].contains(ares["transStatus"]?.stringValue ?? "-"), "\(ares)")
+        }
+        func statuses(_ json: JSONValue) -> [String: String] {
+            Dictionary(uniqueKeysWithValues: (json["cases"]?.arrayValue ?? []).map { ($0["scenario"]?.stringValue ?? "", $0["status"]?.stringValue ?? "") })
+        }
+        // Read at another instance: passed on to the run's home.
+        let open = try JSONReader.parse(try await client.get(others[0] + "/admin/runs/" + runID).body).value
+        #expect(statuses(open) == ["frictionless-y": "passed", "frictionless-n": "passed", "frictionless-a": "pending", "challenge-text": "running"],
+                "\(JSONWriter.string(open))")
+
+        try await cluster.killHome(role: "run", id: runID)
+        let ares = try JSONReader.parse(try await client.post(cluster.publicURL + "/ds/areq", body: JSONWriter.write(try appAReq(pan: "4000000000002008"))).body).value
+        #expect(ares["transStatus"]?.stringValue == "A", "\(ares)")
+        let finished = try await client.post(cluster.publicURL + "/admin/runs/\(runID)/finish", body: [])
+        let report = try JSONReader.parse(finished.body).value
+        #expect(statuses(report) == ["frictionless-y": "passed", "frictionless-n": "passed", "frictionless-a": "passed", "challenge-text": "failed"],
+                "\(finished.bodyText)")
+        let challenge = try #require(report["cases"]?.arrayValue?.first { $0["scenario"]?.stringValue == "challenge-text" })
+        #expect(challenge["problems"] == nil, "\(JSONWriter.string(challenge))")
+        #expect(JSONWriter.string(challenge).contains("the challenge had not ended when the run finished"), "\(JSONWriter.string(challenge))")
+        #expect(cluster.instances.contains { $0.process.isRunning && $0.process.output.contains("a test run's home cannot be reached; taken over here") })
+        // Listed through the balancer, wherever the listing is asked.
+        let listing = try await client.get(cluster.publicURL + "/admin/runs")
+        #expect(listing.bodyText.contains(runID), "\(listing.bodyText.prefix(500))")
+    }
+
+    /// `simulate --junit` through the balancer: its run names itself in every transaction, and each instance that a
+    /// transaction reaches has its run's home attach it: every case passes, none "not attempted".
+    @Test func simulateWithAReportThroughTheBalancerGradesEveryCase() async throws {
+        let cluster = try await HarnessCluster.start()
+        defer { cluster.stop() }
+        let junit = FileManager.default.temporaryDirectory.appendingPathComponent("cluster-\(UUID().uuidString).xml").path
+        defer { try? FileManager.default.removeItem(atPath: junit) }
+        let simulate = try await offThePool {
+            try ChildProcess.run(harnessBinary, ["simulate", "--url", cluster.publicURL, "--all-frictionless", "--junit", junit], timeout: 300)
+        }
+        #expect(simulate.status == 0, "\(simulate.output.suffix(3000))")
+        let report = (try? String(contentsOfFile: junit, encoding: .utf8)) ?? ""
+        #expect(report.contains("failures=\"0\"") && !report.contains("tests=\"0\""), "\(report.prefix(600))")
+        #expect(try await cluster.psql("SELECT count(DISTINCT home) FROM transactions WHERE role = 'ds'") == "3")
+    }
+
     /// A decoupled authentication whose instance dies (`kill -9`) before its result is due: another instance
     /// claims the result's job once it is overdue, takes the DS transaction up from the store, and the RReq
     /// arrives at the 3DS Server once (a 3DS Server under test here, answering at its own URL).

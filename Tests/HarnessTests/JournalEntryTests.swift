@@ -29,9 +29,9 @@ struct JournalEntryTests {
     private let pan = "4000000000001000"
     private let ares = Array(#"{"messageType":"ARes","transStatus":"Y","dsTransID":"d1"}"#.utf8)
 
-    private func journal(_ archive: DictionaryArchive) -> Journal {
+    private func journal(_ archive: DictionaryArchive) async -> Journal {
         let journal = Journal(capacity: 10, archive: archive)
-        journal.open(JournalEntry(dsTransID: "d1", ids: TransactionIDs(threeDSServerTransID: "s1", dsTransID: "d1"), pan: pan,
+        await journal.open(JournalEntry(dsTransID: "d1", ids: TransactionIDs(threeDSServerTransID: "s1", dsTransID: "d1"), pan: pan,
                                   version: "2.2.0", channel: "01", scenario: "frictionless-y"))
         journal.message("d1", from: .threeDSServer, to: .directoryServer, type: "AReq",
                         body: Array(#"{"messageType":"AReq","acctNumber":"\#(pan)"}"#.utf8))
@@ -42,9 +42,9 @@ struct JournalEntryTests {
         return journal
     }
 
-    @Test func aRelayedMessageIsStoredOnceAndChecksWithoutTheirTexts() {
+    @Test func aRelayedMessageIsStoredOnceAndChecksWithoutTheirTexts() async {
         let archive = DictionaryArchive()
-        _ = journal(archive)
+        _ = await journal(archive)
         let stored = archive.stored("d1")
         #expect(stored.contains(#""sameAs":1"#))
         #expect(stored.components(separatedBy: #""messageType":"ARes""#).count == 2, "the ARes is written once")
@@ -52,9 +52,9 @@ struct JournalEntryTests {
         #expect(!stored.contains(pan), "the card number is masked in the messages")
     }
 
-    @Test func aRelayedMessageSharesItsFirstCopysBytesInMemory() throws {
+    @Test func aRelayedMessageSharesItsFirstCopysBytesInMemory() async throws {
         let journal = Journal(capacity: 10)
-        journal.open(JournalEntry(dsTransID: "d2", ids: TransactionIDs(dsTransID: "d2"), pan: pan, version: "2.2.0", channel: "01", scenario: nil))
+        await journal.open(JournalEntry(dsTransID: "d2", ids: TransactionIDs(dsTransID: "d2"), pan: pan, version: "2.2.0", channel: "01", scenario: nil))
         // Two buffers of the same bytes, as the ACS's ARes and the DS's relay of it are.
         journal.message("d2", from: .accessControlServer, to: .directoryServer, type: "ARes", body: ares.map { $0 })
         journal.message("d2", from: .directoryServer, to: .threeDSServer, type: "ARes", body: ares.map { $0 })

@@ -33,28 +33,28 @@ struct RunTimingTests {
     }
 
     /// A transaction of `scenario` in 2.2.0 that begins and is left open (an ARes D whose RReq never comes).
-    func openTransaction(_ scenario: String, channel: String = "01") -> String {
+    func openTransaction(_ scenario: String, channel: String = "01") async -> String {
         let id = UUID().uuidString.lowercased()
-        journal.open(JournalEntry(dsTransID: id, ids: TransactionIDs(), pan: nil, version: "2.2.0", channel: channel, scenario: scenario))
+        await journal.open(JournalEntry(dsTransID: id, ids: TransactionIDs(), pan: nil, version: "2.2.0", channel: channel, scenario: scenario))
         return id
     }
 
-    @Test func aDecoupledCaseWhoseRReqNeverComesIsGradedAtItsDeadline() throws {
+    @Test func aDecoupledCaseWhoseRReqNeverComesIsGradedAtItsDeadline() async throws {
         let runs = registry()
         let run = try runs.start(suite("fault-decoupled-never"), name: nil, catalog: catalog,
                                  timing: TestRun.Timing(idle: 600, caseDeadline: 30))
-        _ = openTransaction("fault-decoupled-never")
+        _ = await openTransaction("fault-decoupled-never")
         let attached = try #require(runs.run(run.id))
         #expect(GradedRun(attached, journal: journal, now: clock.date).cases.first?.status == .running)
         clock.advance(30)
         #expect(GradedRun(attached, journal: journal, now: clock.date).cases.first?.status == .passed)
     }
 
-    @Test func aChallengeStillOpenAtTheDeadlineFailsWhatWasDue() throws {
+    @Test func aChallengeStillOpenAtTheDeadlineFailsWhatWasDue() async throws {
         let runs = registry()
         let run = try runs.start(suite("challenge-text", party: .sdk), name: nil, catalog: catalog,
                                  timing: TestRun.Timing(idle: 600, caseDeadline: 30))
-        _ = openTransaction("challenge-text")
+        _ = await openTransaction("challenge-text")
         clock.advance(31)
         let attached = try #require(runs.run(run.id))
         let verdict = try #require(GradedRun(attached, journal: journal, now: clock.date).cases.first)
@@ -63,10 +63,10 @@ struct RunTimingTests {
 
     /// A decoupled case whose RReq was scripted but whose RRes never reached the DS (a 3DS Server that does not
     /// answer, with a deadline shorter than the DS's wait) fails rres.valid; one whose RReq is never sent passes.
-    @Test func aDecoupledCaseWithoutItsRResFailsAtTheDeadline() throws {
+    @Test func aDecoupledCaseWithoutItsRResFailsAtTheDeadline() async throws {
         let runs = registry()
         let run = try runs.start(suite("decoupled"), name: nil, catalog: catalog, timing: TestRun.Timing(idle: 600, caseDeadline: 30))
-        _ = openTransaction("decoupled")
+        _ = await openTransaction("decoupled")
         let attached = try #require(runs.run(run.id))
         #expect(GradedRun(attached, journal: journal, now: clock.date).cases.first?.status == .running)
         clock.advance(31)
@@ -75,11 +75,11 @@ struct RunTimingTests {
                 "\(verdict.failures)")
     }
 
-    @Test func aSpoiltRReqThatNeverReachedThe3DSServerFailsAtTheDeadline() throws {
+    @Test func aSpoiltRReqThatNeverReachedThe3DSServerFailsAtTheDeadline() async throws {
         let runs = registry()
         let run = try runs.start(suite("fault-rreq-missing-field"), name: nil, catalog: catalog,
                                  timing: TestRun.Timing(idle: 600, caseDeadline: 30))
-        _ = openTransaction("fault-rreq-missing-field")
+        _ = await openTransaction("fault-rreq-missing-field")
         clock.advance(31)
         let attached = try #require(runs.run(run.id))
         let verdict = try #require(GradedRun(attached, journal: journal, now: clock.date).cases.first)
@@ -87,7 +87,7 @@ struct RunTimingTests {
                 "\(verdict.failures)")
     }
 
-    @Test func aRunIdlePastItsTimeFinishesItselfAndAttachesNothingMore() throws {
+    @Test func aRunIdlePastItsTimeFinishesItselfAndAttachesNothingMore() async throws {
         let runs = registry()
         let run = try runs.start(suite("frictionless-y"), name: nil, catalog: catalog, timing: TestRun.Timing(idle: 60, caseDeadline: 30))
         clock.advance(59)
@@ -95,28 +95,28 @@ struct RunTimingTests {
         clock.advance(1)
         let ended = try #require(runs.run(run.id))
         #expect(ended.state == .finished && ended.finishedBecause == "idle: no transaction for 60 s")
-        _ = openTransaction("frictionless-y")
+        _ = await openTransaction("frictionless-y")
         #expect(runs.run(run.id)?.cases.first?.transactions.isEmpty == true)
         #expect(GradedRun(ended, journal: journal, now: clock.date).cases.first?.problems.first?.hasPrefix("not attempted") == true)
     }
 
-    @Test func eachTransactionAttachedPutsTheIdleEndBack() throws {
+    @Test func eachTransactionAttachedPutsTheIdleEndBack() async throws {
         let runs = registry()
         let run = try runs.start(Suite(name: "two", party: .threeDSServer, scenarios: ["frictionless-y", "frictionless-n"], versions: [.v2_2_0]),
                                  name: nil, catalog: catalog, timing: TestRun.Timing(idle: 60, caseDeadline: 30))
         clock.advance(50)
-        _ = openTransaction("frictionless-y")
+        _ = await openTransaction("frictionless-y")
         clock.advance(50)
-        _ = openTransaction("frictionless-n")
+        _ = await openTransaction("frictionless-n")
         #expect(runs.run(run.id)?.state == .open)
         #expect(runs.run(run.id)?.cases.allSatisfy { $0.transactions.count == 1 } == true)
     }
 
-    @Test func onlyThePartyUnderTestFailsItsCases() throws {
+    @Test func onlyThePartyUnderTestFailsItsCases() async throws {
         let runs = registry()
         for (party, expected) in [(ConformanceCheck.Party.sdk, CaseVerdict.Status.passed), (.threeDSServer, .failed)] {
             let run = try runs.start(suite("frictionless-y", party: party), name: nil, catalog: catalog)
-            let id = openTransaction("frictionless-y")
+            let id = await openTransaction("frictionless-y")
             // The 3DS Server wrote local time: its failure, not the SDK's.
             journal.check(id, .fail(.purchaseDate, "purchaseDate 2 h ahead"))
             journal.end(id, because: "ARes Y")
@@ -128,21 +128,21 @@ struct RunTimingTests {
         }
     }
 
-    @Test func theNewestOpenRunTakesTheTransactionAndAFullAttemptTakesNoMore() throws {
+    @Test func theNewestOpenRunTakesTheTransactionAndAFullAttemptTakesNoMore() async throws {
         let runs = registry()
         let older = try runs.start(suite("frictionless-y"), name: nil, catalog: catalog)
         clock.advance(1)
         let newer = try runs.start(suite("frictionless-y"), name: nil, catalog: catalog)
-        _ = openTransaction("frictionless-y")
+        _ = await openTransaction("frictionless-y")
         #expect(runs.run(newer.id)?.cases.first?.transactions.count == 1)
         // The newer run's case has its transaction: the next untagged one goes to the older run.
-        _ = openTransaction("frictionless-y")
+        _ = await openTransaction("frictionless-y")
         #expect(runs.run(older.id)?.cases.first?.transactions.count == 1)
         // Tagged ones keep coming, up to the bound of an attempt.
         for _ in 0..<(RunCase.maxTransactionsPerAttempt + 2) {
             var entry = JournalEntry(dsTransID: UUID().uuidString, ids: TransactionIDs(), pan: nil, version: "2.2.0", channel: "01", scenario: "frictionless-y")
             entry.caseTag = newer.id
-            journal.open(entry)
+            await journal.open(entry)
         }
         let full = try #require(runs.run(newer.id)?.cases.first)
         #expect(full.transactions.count == RunCase.maxTransactionsPerAttempt && full.overflow == 3)

@@ -15,6 +15,7 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
     public static let seeOther = HTTPStatus(code: 303)
     public static let badRequest = HTTPStatus(code: 400)
     public static let unauthorized = HTTPStatus(code: 401)
+    public static let forbidden = HTTPStatus(code: 403)
     public static let notFound = HTTPStatus(code: 404)
     public static let conflict = HTTPStatus(code: 409)
     public static let methodNotAllowed = HTTPStatus(code: 405)

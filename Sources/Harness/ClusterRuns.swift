@@ -1,0 +1,299 @@
+import DirectoryServer
+import EMV3DS
+import Foundation
+import Journal
+import JSON
+import Logging
+import Net
+import Runs
+import Scenarios
+import Store
+import Synchronization
+
+/// Test runs in a cluster (docs/scale.md): a run lives in the memory of the instance that began it (its home), which
+/// attaches every transaction to its cases, one after the other, whichever instance the transaction reached. The
+/// others know each run from what its home told them as it began or opened again (its cases' scenarios and its
+/// cards), and ask the home to attach theirs. The first instance that needs a run whose home is gone takes it up
+/// from the store. A run's report is made at its home, which reads its transactions from the store, or from the
+/// memory of the instance that holds one still under way.
+final class ClusterRuns: JournalListener {
+    let local: RunRegistry
+    private let journal: Journal
+    private let archive: any TransactionArchive
+    private let store: any ClusterStore
+    private let client: HTTPClient
+    private let instanceURL: ClusterRoutes.InstanceURL
+    private let issuedCards: IssuedCards
+    private let adminToken: String?
+    private let change: Mutex<ClusterChange?> = Mutex(nil)
+    private let known = Mutex(Known())
+    private let logger: Logger
+
+    /// The runs homed elsewhere, as their homes told them.
+    private struct Known {
+        var runs: [String: KnownRun] = [:]
+        /// Card issued to a case → its run.
+        var cards: [String: String] = [:]
+    }
+
+    private struct KnownRun {
+        var home: String
+        let createdAt: Date
+        /// The keys (``RunRegistry/caseKey(_:)``) of its cases: what it may take by the scenario fallback.
+        let keys: Set<String>
+        /// As its home last said: a finished run is not asked for a transaction by its scenario.
+        var open: Bool
+    }
+
+    init(local: RunRegistry, journal: Journal, archive: any TransactionArchive, store: any ClusterStore, client: HTTPClient,
+         instanceURL: ClusterRoutes.InstanceURL, issuedCards: IssuedCards, adminToken: String?, logger: Logger) {
+        self.local = local
+        self.journal = journal
+        self.archive = archive
+        self.store = store
+        self.client = client
+        self.instanceURL = instanceURL
+        self.issuedCards = issuedCards
+        self.adminToken = adminToken
+        self.logger = logger
+    }
+
+    func setChange(_ change: ClusterChange) { self.change.withLock { $0 = change } }
+
+    /// The routes of a run, served at its home.
+    static func homedRoutes(_ runs: RunRegistry) -> [ClusterRoutes.HomedRoute] {
+        let holds: @Sendable (String) -> Bool = { runs.holds($0) }
+        return [(HTTPMethod.get, "/admin/runs/{id}"), (.post, "/admin/runs/{id}/finish"), (.post, "/admin/runs/{id}/retry"), (.get, "/admin/runs/{id}/{report}")]
+            .map { ClusterRoutes.HomedRoute(method: $0.0, path: $0.1, role: RunRegistry.role, key: .pathParameter("id"), holds: holds) }
+    }
+
+    // MARK: Attaching
+
+    /// The case of the run the tag or the card names, else of the newest open run (here or elsewhere) waiting for the
+    /// entry's scenario, version and channel.
+    func attachment(for entry: JournalEntry) async -> RunAttachment {
+        if let tag = entry.caseTag {
+            let id = RunRegistry.runID(ofTag: tag)
+            // Held here, or known nowhere: the registry attaches it or says why not.
+            guard let home = known.withLock({ $0.runs[id]?.home }) else { return local.attach(entry) }
+            return await attach(entry, to: id, at: home)
+        }
+        if let pan = entry.cardNumber {
+            if local.run(issued: pan) != nil { return local.attach(entry) }
+            if let (id, home) = known.withLock({ known in known.cards[pan].flatMap { id in known.runs[id].map { (id, $0.home) } } }) {
+                return await attach(entry, to: id, at: home)
+            }
+        }
+        guard let key = RunRegistry.caseKey(of: entry) else { return .none }
+        let elsewhere = known.withLock { known in
+            known.runs.filter { $0.value.open && $0.value.keys.contains(key) }.map { (id: $0.key, createdAt: $0.value.createdAt, home: Optional($0.value.home)) }
+        }
+        let here = local.openRuns(waitingFor: entry).map { (id: $0.id, createdAt: $0.createdAt, home: String?.none) }
+        for candidate in (here + elsewhere).sorted(by: { $0.createdAt > $1.createdAt }) {
+            let attachment = if let home = candidate.home { await attach(entry, to: candidate.id, at: home) } else { local.attach(entry, only: candidate.id) }
+            if case .attached = attachment { return attachment }
+        }
+        return .none
+    }
+
+    /// `entry` attached by run `id`'s home; the run taken up here when its home is gone.
+    private func attach(_ entry: JournalEntry, to id: String, at home: String) async -> RunAttachment {
+        var home = home
+        for _ in 0..<3 {
+            do throws(HTTPClientError) {
+                let answer = try await client.execute(request(.post, "/admin/runs/\(id)/attach", json: Self.facts(entry)), url: home + "/admin/runs/\(id)/attach")
+                let json = answer.status == .ok ? try? JSONReader.parse(answer.body).value : nil
+                guard let json else {
+                    // The home does not hold the run (it was taken from it): the store says who does.
+                    guard answer.status == .notFound, let holder = await self.holder(of: id, insteadOf: home) else {
+                        return failed(entry, id, home, "\(answer.status.code) \(answer.bodyText.prefix(200))")
+                    }
+                    if holder == instanceURL.value { return local.attach(entry, only: id) }
+                    home = holder
+                    continue
+                }
+                known.withLock { $0.runs[id]?.open = json["open"] == .bool(true) }
+                if let caseID = json["caseID"]?.stringValue { return .attached(JournalEntry.RunCase(run: id, caseID: caseID)) }
+                return json["problem"]?.stringValue.map(RunAttachment.refused) ?? .none
+            } catch {
+                switch error {
+                case .invalidURL, .nameResolutionFailed, .connectFailed, .clientShutDown:
+                    // The home is gone: this instance takes the run from it, unless another did first.
+                    if await archive.claimHome(role: RunRegistry.role, id: id, from: home) {
+                        logger.warning("a test run's home cannot be reached; taken over here", metadata: ["run": "\(id)", "home": "\(home)"])
+                        guard await takeUp(id) else { return failed(entry, id, home, "its record cannot be read from the store") }
+                        return local.attach(entry, only: id)
+                    }
+                    guard let holder = await holder(of: id, insteadOf: home) else { return failed(entry, id, home, error.summary) }
+                    if holder == instanceURL.value { return local.attach(entry, only: id) }
+                    home = holder
+                default:
+                    return failed(entry, id, home, error.summary)
+                }
+            }
+        }
+        return failed(entry, id, home, "its home moved three times")
+    }
+
+    /// Who holds run `id` now by the store, other than `previous`; this instance takes it up when it is named.
+    private func holder(of id: String, insteadOf previous: String) async -> String? {
+        guard let holder = await archive.home(role: RunRegistry.role, id: id), holder != previous else { return nil }
+        if holder == instanceURL.value { return await takeUp(id) ? holder : nil }
+        known.withLock { $0.runs[id]?.home = holder }
+        return holder
+    }
+
+    private func failed(_ entry: JournalEntry, _ id: String, _ home: String, _ reason: String) -> RunAttachment {
+        logger.warning("a transaction was not attached to a test run: its home failed", metadata: [
+            "run": "\(id)", "home": "\(home)", "dsTransID": "\(entry.dsTransID)", "reason": "\(reason)"])
+        return entry.caseTag == nil ? .none : .refused("the instance that holds run \(id) (\(home)) did not attach it: \(reason)")
+    }
+
+    /// What a run's home needs of a transaction to attach it.
+    private static func facts(_ entry: JournalEntry) -> JSONValue {
+        .object(omittingAbsent: [("dsTransID", .string(entry.dsTransID)), ("pan", .string(entry.cardNumber)), ("messageVersion", .string(entry.version)),
+                                 ("deviceChannel", .string(entry.channel)), ("scenario", .string(entry.scenario)), ("caseTag", .string(entry.caseTag))])
+    }
+
+    /// Whether this instance holds run `id`, taking it up from the store when the store names this instance its home
+    /// (it began the run, and was started again).
+    func held(_ id: String) async -> Bool {
+        if local.holds(id) { return true }
+        guard let here = instanceURL.value, await archive.home(role: RunRegistry.role, id: id) == here else { return false }
+        return await takeUp(id)
+    }
+
+    /// Reads run `id` from the store and keeps it here.
+    private func takeUp(_ id: String) async -> Bool {
+        guard let record = await archive.record(role: RunRegistry.role, id: id), let json = try? JSONReader.parse(record.json).value,
+              let run = TestRun(json: json) else { return false }
+        local.adopt(run)
+        known.withLock { known in
+            known.runs[id] = nil
+            known.cards = known.cards.filter { $0.value != id }
+        }
+        return true
+    }
+
+    // MARK: What the others know
+
+    /// Tells every other instance of a run this instance began or opened again, before the answer that gives its id.
+    func announce(_ run: TestRun) async {
+        guard let here = instanceURL.value, let change = change.withLock({ $0 }) else { return }
+        let cards = run.cases.compactMap { runCase in runCase.card.map { ($0, JSONValue.string(runCase.scenario)) } }
+        let json = JSONValue.object([
+            ("home", .string(here)), ("createdAtMs", .number(String(Int64(run.createdAt.timeIntervalSince1970 * 1000)))),
+            ("open", .bool(run.state == .open)), ("keys", .array(Set(run.cases.map(RunRegistry.caseKey)).sorted().map(JSONValue.string))),
+            ("cards", .object(cards)),
+        ])
+        if await !change.make(kind: "run-" + run.id, method: .post, target: "/admin/runs/\(run.id)/known", json: json, adminToken: adminToken) {
+            logger.warning("not every instance knows of a test run: a transaction that reaches one of them is not attached to it", metadata: ["run": "\(run.id)"])
+        }
+    }
+
+    func register(on router: inout Router) {
+        router.post("/admin/runs/{id}/known") { [self] request, context async throws in
+            try Self.betweenInstances(request)
+            let id = try context.parameter("id")
+            let json = try request.jsonBody()
+            guard let home = json["home"]?.stringValue, let created = json["createdAtMs"]?.numberText.flatMap(Double.init),
+                  case .array(let keys)? = json["keys"] else { throw HTTPError(.badRequest, "a known run has home, createdAtMs and keys") }
+            // The store knows better than the change who holds it now: this instance, started again, or one that took it over.
+            let holder = await archive.home(role: RunRegistry.role, id: id) ?? home
+            if holder == instanceURL.value {
+                _ = await held(id)
+                return .text("held here\n")
+            }
+            guard !local.holds(id) else { return .text("held here\n") }
+            let cards = (json["cards"]?.objectMembers ?? []).compactMap { member in member.value.stringValue.map { (member.key, $0) } }
+            for (card, scenario) in cards { issuedCards.restore(card, for: scenario) }
+            known.withLock { known in
+                known.runs[id] = KnownRun(home: holder, createdAt: Date(timeIntervalSince1970: created / 1000), keys: Set(keys.compactMap(\.stringValue)),
+                                          open: json["open"] != .bool(false))
+                for (card, _) in cards { known.cards[card] = id }
+            }
+            return .text("known\n")
+        }
+        router.post("/admin/runs/{id}/attach") { [self] request, context async throws in
+            try Self.betweenInstances(request)
+            let id = try context.parameter("id")
+            guard await held(id) else { throw HTTPError(.notFound, "run \(id) is not held here") }
+            let json = try request.jsonBody()
+            guard let dsTransID = json["dsTransID"]?.stringValue else { throw HTTPError(.badRequest, "give the transaction's dsTransID") }
+            var entry = JournalEntry(dsTransID: dsTransID, ids: TransactionIDs(), pan: json["pan"]?.stringValue, version: json["messageVersion"]?.stringValue,
+                                     channel: json["deviceChannel"]?.stringValue, scenario: json["scenario"]?.stringValue)
+            entry.caseTag = json["caseTag"]?.stringValue
+            let attachment = local.attach(entry, only: id)
+            var answer: [(String, JSONValue?)] = [("open", .bool(local.isOpen(id) ?? false))]
+            switch attachment {
+            case .attached(let runCase): answer.append(("caseID", .string(runCase.caseID)))
+            case .refused(let problem): answer.append(("problem", .string(problem)))
+            case .none: break
+            }
+            return .json(.object(omittingAbsent: answer))
+        }
+    }
+
+    /// The instances' own routes answer only what another instance passed on (the balancer drops the header from clients).
+    private static func betweenInstances(_ request: HTTPRequest) throws {
+        guard request.headers[ClusterRoutes.forwardedHeader] != nil else {
+            throw HTTPError(.forbidden, "this route is for the instances of a cluster, one to another")
+        }
+    }
+
+    // MARK: Reports
+
+    /// What grading reads of `dsTransIDs`: this instance's memory, the store, and for a transaction under way at another
+    /// instance (the store has it only once it ended), that instance's memory.
+    func outlines(_ dsTransIDs: [String]) async -> [String: Journal.Outline] {
+        var found = await journal.storedOutlines(dsTransIDs)
+        let underWay = dsTransIDs.filter { journal.outline($0) == nil && found[$0]?.ended != true }
+        guard let here = instanceURL.value, !underWay.isEmpty else { return found }
+        let fetched = await withTaskGroup(of: (String, Journal.Outline?).self) { group in
+            for id in underWay {
+                group.addTask { [self] in
+                    guard let home = await archive.home(role: DirectoryServer.role, id: id), home != here,
+                          let answer = try? await client.execute(request(.get, "/inspector/transactions/\(id)"), url: home + "/inspector/transactions/\(id)"),
+                          answer.status == .ok, let json = try? JSONReader.parse(answer.body).value else { return (id, nil) }
+                    return (id, Journal.outline(ofRecord: json))
+                }
+            }
+            return await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+        found.merge(fetched) { $1 }
+        return found
+    }
+
+    /// The listings of the runs the other live instances hold, and of those whose home is gone (graded here from the store).
+    func listingsElsewhere(excluding listed: Set<String>, grade: (TestRun) async -> JSONValue) async -> [JSONValue] {
+        guard let here = instanceURL.value else { return [] }
+        let peers = (await store.instances(seenSince: SQLiteArchive.wallClock() - ClusterHousekeeping.liveWindowMilliseconds) ?? []).filter { $0 != here }
+        var listings = await withTaskGroup(of: [JSONValue].self) { group in
+            for peer in peers {
+                group.addTask { [self] in
+                    guard let answer = try? await client.execute(request(.get, "/admin/runs"), url: peer + "/admin/runs"), answer.status == .ok,
+                          let runs = (try? JSONReader.parse(answer.body).value)?["runs"]?.arrayValue else { return [] }
+                    return runs
+                }
+            }
+            return await group.reduce(into: []) { $0 += $1 }
+        }
+        var seen = listed.union(listings.compactMap { $0["id"]?.stringValue })
+        for id in known.withLock({ Array($0.runs.keys) }) where !seen.contains(id) {
+            guard let record = await archive.record(role: RunRegistry.role, id: id), let json = try? JSONReader.parse(record.json).value,
+                  let run = TestRun(json: json) else { continue }
+            listings.append(await grade(run))
+            seen.insert(id)
+        }
+        return listings
+    }
+
+    /// A request of this instance to another: passed on, with the admin token.
+    private func request(_ method: HTTPMethod, _ target: String, json: JSONValue? = nil) -> HTTPRequest {
+        let body = json.map(JSONWriter.write) ?? []
+        var headers: HTTPHeaders = [ClusterRoutes.forwardedHeader: instanceURL.value ?? "", "Content-Length": String(body.count)]
+        if json != nil { headers.set("Content-Type", "application/json") }
+        if let adminToken { headers.set("Authorization", "Bearer " + adminToken) }
+        return HTTPRequest(method: method, target: target, headers: headers, body: body)
+    }
+}

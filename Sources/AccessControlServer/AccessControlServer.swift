@@ -80,16 +80,18 @@ public final class AccessControlServer: Sendable {
     /// `startingTimer`: false for the run of its time limit's job, which ends it at once.
     @discardableResult
     func takeUp(_ acsTransID: String, startingTimer: Bool = true, from previous: String? = nil) async -> Bool {
-        guard let sharedStore, !transactions.contains(acsTransID) else { return transactions.contains(acsTransID) }
-        guard let stored = await sharedStore.record(role: Self.role, id: acsTransID), let record = try? JSONReader.parse(stored.json).value,
-              record["resume"] != nil else { return false }
-        guard let transaction = Transaction(stored: record, catalog: scenarios.catalog, schemes: settings.schemes, now: settings.now()) else {
-            logger.warning("an open challenge cannot be taken up: its scenario no longer scripts it", metadata: [
-                "acsTransID": "\(acsTransID)", "scenario": "\(record["scenario"]?.stringValue ?? "-")"])
-            return false
+        guard sharedStore != nil else { return transactions.contains(acsTransID) }
+        // Only an open challenge (its record keeps what it needs under `resume`) goes on elsewhere.
+        let restore = { [self] (bytes: [UInt8]) -> Transaction? in
+            guard let record = try? JSONReader.parse(bytes).value, record["resume"] != nil else { return nil }
+            let transaction = Transaction(stored: record, catalog: scenarios.catalog, schemes: settings.schemes, now: settings.now())
+            if transaction == nil {
+                logger.warning("an open challenge cannot be taken up: its scenario no longer scripts it", metadata: [
+                    "acsTransID": "\(acsTransID)", "scenario": "\(record["scenario"]?.stringValue ?? "-")"])
+            }
+            return transaction
         }
-        guard await sharedStore.claimHome(role: Self.role, id: acsTransID, from: previous) else { return transactions.contains(acsTransID) }
-        guard transactions.insert(acsTransID, transaction) else { return true }
+        guard let transaction = await transactions.takeUp(acsTransID, previousHome: previous, restore: restore) else { return transactions.contains(acsTransID) }
         logger.info("open challenge taken up from the store", metadata: ["acsTransID": "\(acsTransID)"])
         if startingTimer {
             let remaining = Double((transaction.challengeDeadline ?? SQLiteArchive.wallClock()) - SQLiteArchive.wallClock()) / 1000

@@ -93,11 +93,9 @@ public final class DirectoryServer: Sendable {
     /// A transaction this instance does not hold, taken up from its stored record when instances share the store:
     /// its instance died (a live one is passed its messages, docs/scale.md), and its RReq must still be relayed.
     func takeUp(_ dsTransID: String) async {
-        guard let sharedStore, !transactions.contains(dsTransID), let stored = await sharedStore.record(role: Self.role, id: dsTransID),
-              let record = try? JSONReader.parse(stored.json).value, let transaction = Transaction(stored: record) else { return }
-        if transactions.insert(dsTransID, transaction) {
-            logger.info("transaction taken up from the store", metadata: ["dsTransID": "\(dsTransID)"])
-        }
+        guard sharedStore != nil,
+              await transactions.takeUp(dsTransID, restore: { (try? JSONReader.parse($0).value).flatMap(Transaction.init(stored:)) }) != nil else { return }
+        logger.info("transaction taken up from the store", metadata: ["dsTransID": "\(dsTransID)"])
     }
 
     /// True when this instance holds the transaction `dsTransID` in memory.

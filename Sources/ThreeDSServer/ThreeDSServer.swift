@@ -79,9 +79,8 @@ public final class ThreeDSServer: Sendable {
     /// message is due for it (its RReq, a browser challenge's final CRes): its instance died (a live one is passed its
     /// messages, docs/scale.md), and the store names this instance its home (the cluster's routes took it from the gone one).
     func takeUp(_ id: String) async {
-        guard let sharedStore, !transactions.contains(id), let stored = await sharedStore.record(role: Self.role, id: id),
-              let record = try? JSONReader.parse(stored.json).value, let transaction = Transaction(stored: record),
-              await sharedStore.claimHome(role: Self.role, id: id, from: nil), transactions.insert(id, transaction) else { return }
+        guard sharedStore != nil, await transactions.takeUp(id, restore: { (try? JSONReader.parse($0).value).flatMap(Transaction.init(stored:)) }) != nil
+        else { return }
         logger.info("transaction taken up from the store", metadata: ["threeDSServerTransID": "\(id)"])
     }
 

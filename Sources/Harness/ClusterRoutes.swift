@@ -287,7 +287,8 @@ struct ClusterChange {
                     _ = applied.first(id)
                     let answer = try await handler(request, context)
                     guard answer.status.code < 300 else { return answer }
-                    await keep(request, id: id, kind: route.kind, supersedes: route.supersedes)
+                    let counted = ["pins", "pres-faults"].contains(route.kind) ? Self.countedKeptMilliseconds : nil
+                    await keep(request, id: id, kind: route.kind, supersedes: route.supersedes, keptMilliseconds: counted)
                     return await spread(request, from: here, answered: answer)
                 }
             }
@@ -304,11 +305,12 @@ struct ClusterChange {
     }
 
     /// Keeps a change before it is answered: an instance started from now on makes it too.
-    private func keep(_ request: HTTPRequest, id: String, kind: String, supersedes: [String]) async {
+    /// `keptMilliseconds`: how long it is kept (nil: until a later change makes it pointless).
+    private func keep(_ request: HTTPRequest, id: String, kind: String, supersedes: [String], keptMilliseconds: Int64?) async {
         let made = SQLiteArchive.wallClock()
         let change = RecordedChange(id: id, kind: kind, method: request.method.rawValue, target: request.target,
                                     contentType: request.headers["Content-Type"], body: request.body, made: made,
-                                    expires: ["pins", "pres-faults"].contains(kind) ? made + Self.countedKeptMilliseconds : nil)
+                                    expires: keptMilliseconds.map { made + $0 })
         if await !store.record(change, supersedes: supersedes) {
             logger.warning("a change was not kept in the store: an instance started later will not make it", metadata: ["target": "\(request.target)"])
         }
@@ -316,14 +318,14 @@ struct ClusterChange {
 
     /// A change this instance makes of itself (what the others must know of a test run it began): kept under `kind`, in place
     /// of the one kept under it before, and sent to every other live instance; false when one of them did not take it.
-    func make(kind: String, method: HTTPMethod, target: String, json: JSONValue, adminToken: String?) async -> Bool {
+    func make(kind: String, method: HTTPMethod, target: String, json: JSONValue, keptMilliseconds: Int64?, adminToken: String?) async -> Bool {
         guard let here = instanceURL.value else { return false }
         let id = UUID().uuidString.lowercased(), body = JSONWriter.write(json)
         var headers: HTTPHeaders = [Self.idHeader: id, "Content-Type": "application/json", "Content-Length": String(body.count)]
         if let adminToken { headers.set("Authorization", "Bearer " + adminToken) }
         let request = HTTPRequest(method: method, target: target, headers: headers, body: body)
         _ = applied.first(id)
-        await keep(request, id: id, kind: kind, supersedes: [kind])
+        await keep(request, id: id, kind: kind, supersedes: [kind], keptMilliseconds: keptMilliseconds)
         return await spread(request, from: here, answered: .text("made\n")).status.code < 300
     }
 

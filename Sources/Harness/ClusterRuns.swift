@@ -38,7 +38,8 @@ final class ClusterRuns: JournalListener {
 
     private struct KnownRun {
         var home: String
-        let createdAt: Date
+        /// When it began, or was opened again by its latest retry: the newest open run takes a transaction by its scenario first.
+        let openedAt: Date
         /// The keys (``RunRegistry/caseKey(_:)``) of its cases: what it may take by the scenario fallback.
         let keys: Set<String>
         /// As its home last said: a finished run is not asked for a transaction by its scenario.
@@ -60,6 +61,14 @@ final class ClusterRuns: JournalListener {
 
     func setChange(_ change: ClusterChange) { self.change.withLock { $0 = change } }
 
+    /// How long an instance waits for another's answer about a run: an AReq waits for the attachment.
+    static let askTimeoutMilliseconds: UInt64 = 5_000
+    /// The runs of other homes known at most: as many as an instance keeps itself.
+    static let knownCapacity = RunRegistry.capacity
+    /// A run's kept change lives this long: an instance started later knows of the runs of the last day (and finds an older
+    /// one a transaction names in the store).
+    static let keptMilliseconds: Int64 = 86_400_000
+
     /// The routes of a run, served at its home.
     static func homedRoutes(_ runs: RunRegistry) -> [ClusterRoutes.HomedRoute] {
         let holds: @Sendable (String) -> Bool = { runs.holds($0) }
@@ -74,71 +83,91 @@ final class ClusterRuns: JournalListener {
     func attachment(for entry: JournalEntry) async -> RunAttachment {
         if let tag = entry.caseTag {
             let id = RunRegistry.runID(ofTag: tag)
-            // Held here, or known nowhere: the registry attaches it or says why not.
-            guard let home = known.withLock({ $0.runs[id]?.home }) else { return local.attach(entry) }
-            return await attach(entry, to: id, at: home)
+            if local.holds(id) { return local.attach(entry) }
+            // Known from its home, or else found in the store (a run of which this instance missed the news); nowhere: the registry says why.
+            guard let home = await home(of: id) else {
+                _ = await held(id)
+                return local.attach(entry)
+            }
+            return await attach(entry, to: id, at: home).attachment
         }
         if let pan = entry.cardNumber {
             if local.run(issued: pan) != nil { return local.attach(entry) }
             if let (id, home) = known.withLock({ known in known.cards[pan].flatMap { id in known.runs[id].map { (id, $0.home) } } }) {
-                return await attach(entry, to: id, at: home)
+                return await attach(entry, to: id, at: home).attachment
             }
         }
         guard let key = RunRegistry.caseKey(of: entry) else { return .none }
         let elsewhere = known.withLock { known in
-            known.runs.filter { $0.value.open && $0.value.keys.contains(key) }.map { (id: $0.key, createdAt: $0.value.createdAt, home: Optional($0.value.home)) }
+            known.runs.filter { $0.value.open && $0.value.keys.contains(key) }.map { (id: $0.key, openedAt: $0.value.openedAt, home: Optional($0.value.home)) }
         }
-        let here = local.openRuns(waitingFor: entry).map { (id: $0.id, createdAt: $0.createdAt, home: String?.none) }
-        for candidate in (here + elsewhere).sorted(by: { $0.createdAt > $1.createdAt }) {
-            let attachment = if let home = candidate.home { await attach(entry, to: candidate.id, at: home) } else { local.attach(entry, only: candidate.id) }
-            if case .attached = attachment { return attachment }
+        let here = local.openRuns(waitingFor: entry).map { (id: $0.id, openedAt: $0.openedAt, home: String?.none) }
+        for candidate in (here + elsewhere).sorted(by: { $0.openedAt > $1.openedAt }) {
+            guard let home = candidate.home else {
+                let attachment = local.attach(entry, only: candidate.id)
+                if case .attached = attachment { return attachment }
+                continue
+            }
+            let asked = await attach(entry, to: candidate.id, at: home)
+            // A home that may have attached it (it timed out, or closed the connection) ends the search: never two runs.
+            if case .attached = asked.attachment { return asked.attachment }
+            if !asked.sure { return .none }
         }
         return .none
     }
 
-    /// `entry` attached by run `id`'s home; the run taken up here when its home is gone.
-    private func attach(_ entry: JournalEntry, to id: String, at home: String) async -> RunAttachment {
+    /// The home of run `id` another instance holds: as known, else as the store names it.
+    private func home(of id: String) async -> String? {
+        if let home = known.withLock({ $0.runs[id]?.home }) { return home }
+        guard let home = await archive.home(role: RunRegistry.role, id: id), home != instanceURL.value else { return nil }
+        return home
+    }
+
+    /// `entry` attached by run `id`'s home; the run taken up here when its home is gone (its connection refused). `sure`: false when the home may have attached it though no answer said so (it timed out, or closed
+    /// the connection).
+    private func attach(_ entry: JournalEntry, to id: String, at home: String) async -> (attachment: RunAttachment, sure: Bool) {
         var home = home
         for _ in 0..<3 {
+            let answer: HTTPResponse
             do throws(HTTPClientError) {
-                let answer = try await client.execute(request(.post, "/admin/runs/\(id)/attach", json: Self.facts(entry)), url: home + "/admin/runs/\(id)/attach")
-                let json = answer.status == .ok ? try? JSONReader.parse(answer.body).value : nil
-                guard let json else {
-                    // The home does not hold the run (it was taken from it): the store says who does.
-                    guard answer.status == .notFound, let holder = await self.holder(of: id, insteadOf: home) else {
-                        return failed(entry, id, home, "\(answer.status.code) \(answer.bodyText.prefix(200))")
-                    }
-                    if holder == instanceURL.value { return local.attach(entry, only: id) }
-                    home = holder
-                    continue
-                }
-                known.withLock { $0.runs[id]?.open = json["open"] == .bool(true) }
-                if let caseID = json["caseID"]?.stringValue { return .attached(JournalEntry.RunCase(run: id, caseID: caseID)) }
-                return json["problem"]?.stringValue.map(RunAttachment.refused) ?? .none
+                answer = try await client.execute(request(.post, "/admin/runs/\(id)/attach", json: Self.facts(entry)), url: home + "/admin/runs/\(id)/attach")
             } catch {
                 switch error {
                 case .invalidURL, .nameResolutionFailed, .connectFailed, .clientShutDown:
-                    // The home is gone: this instance takes the run from it, unless another did first.
-                    if await archive.claimHome(role: RunRegistry.role, id: id, from: home) {
+                    // Refused: nothing listens there, the home is gone (as ClusterRoutes takes a transaction from it). The run is
+                    // taken from it here, unless another instance took it first: then asked there.
+                    if await takeUp(id, from: home) {
                         logger.warning("a test run's home cannot be reached; taken over here", metadata: ["run": "\(id)", "home": "\(home)"])
-                        guard await takeUp(id) else { return failed(entry, id, home, "its record cannot be read from the store") }
-                        return local.attach(entry, only: id)
+                        return (local.attach(entry, only: id), true)
                     }
-                    guard let holder = await holder(of: id, insteadOf: home) else { return failed(entry, id, home, error.summary) }
-                    if holder == instanceURL.value { return local.attach(entry, only: id) }
+                    guard let holder = await holder(of: id, insteadOf: home) else { return (failed(entry, id, home, error.summary), true) }
+                    if holder == instanceURL.value { return (local.attach(entry, only: id), true) }
                     home = holder
+                    continue
                 default:
-                    return failed(entry, id, home, error.summary)
+                    return (failed(entry, id, home, error.summary), false)
                 }
             }
+            guard answer.status == .ok, let json = try? JSONReader.parse(answer.body).value else {
+                // The home does not hold the run (it was taken from it): the store says who does.
+                guard answer.status == .notFound, let holder = await holder(of: id, insteadOf: home) else {
+                    return (failed(entry, id, home, "\(answer.status.code) \(answer.bodyText.prefix(200))"), answer.status.code < 500)
+                }
+                if holder == instanceURL.value { return (local.attach(entry, only: id), true) }
+                home = holder
+                continue
+            }
+            known.withLock { $0.runs[id]?.open = json["open"] == .bool(true) }
+            if let caseID = json["caseID"]?.stringValue { return (.attached(JournalEntry.RunCase(run: id, caseID: caseID)), true) }
+            return (json["problem"]?.stringValue.map(RunAttachment.refused) ?? .none, true)
         }
-        return failed(entry, id, home, "its home moved three times")
+        return (failed(entry, id, home, "its home moved three times"), true)
     }
 
     /// Who holds run `id` now by the store, other than `previous`; this instance takes it up when it is named.
     private func holder(of id: String, insteadOf previous: String) async -> String? {
         guard let holder = await archive.home(role: RunRegistry.role, id: id), holder != previous else { return nil }
-        if holder == instanceURL.value { return await takeUp(id) ? holder : nil }
+        if holder == instanceURL.value { return await takeUp(id, from: nil) ? holder : nil }
         known.withLock { $0.runs[id]?.home = holder }
         return holder
     }
@@ -159,14 +188,16 @@ final class ClusterRuns: JournalListener {
     /// (it began the run, and was started again).
     func held(_ id: String) async -> Bool {
         if local.holds(id) { return true }
-        guard let here = instanceURL.value, await archive.home(role: RunRegistry.role, id: id) == here else { return false }
-        return await takeUp(id)
+        // A record of no home (written before the cluster) is anyone's.
+        guard let here = instanceURL.value, await archive.home(role: RunRegistry.role, id: id) ?? here == here else { return false }
+        return await takeUp(id, from: nil)
     }
 
-    /// Reads run `id` from the store and keeps it here.
-    private func takeUp(_ id: String) async -> Bool {
+    /// Reads run `id` from the store and keeps it here, once the store names this instance its home: a compare-and-set from
+    /// `previous` (nil: where the store names no other instance), so that of two instances taking a run up, one holds it.
+    private func takeUp(_ id: String, from previous: String?) async -> Bool {
         guard let record = await archive.record(role: RunRegistry.role, id: id), let json = try? JSONReader.parse(record.json).value,
-              let run = TestRun(json: json) else { return false }
+              let run = TestRun(json: json), await archive.claimHome(role: RunRegistry.role, id: id, from: previous) else { return false }
         local.adopt(run)
         known.withLock { known in
             known.runs[id] = nil
@@ -177,17 +208,20 @@ final class ClusterRuns: JournalListener {
 
     // MARK: What the others know
 
-    /// Tells every other instance of a run this instance began or opened again, before the answer that gives its id.
+    /// Tells every other instance of a run this instance began, opened again or finished, before it answers.
     func announce(_ run: TestRun) async {
         guard let here = instanceURL.value, let change = change.withLock({ $0 }) else { return }
         let cards = run.cases.compactMap { runCase in runCase.card.map { ($0, JSONValue.string(runCase.scenario)) } }
+        let opened = local.openedAt(run.id) ?? run.createdAt
         let json = JSONValue.object([
-            ("home", .string(here)), ("createdAtMs", .number(String(Int64(run.createdAt.timeIntervalSince1970 * 1000)))),
+            ("home", .string(here)), ("openedAtMs", .number(String(Int64(opened.timeIntervalSince1970 * 1000)))),
             ("open", .bool(run.state == .open)), ("keys", .array(Set(run.cases.map(RunRegistry.caseKey)).sorted().map(JSONValue.string))),
             ("cards", .object(cards)),
         ])
-        if await !change.make(kind: "run-" + run.id, method: .post, target: "/admin/runs/\(run.id)/known", json: json, adminToken: adminToken) {
-            logger.warning("not every instance knows of a test run: a transaction that reaches one of them is not attached to it", metadata: ["run": "\(run.id)"])
+        if await !change.make(kind: "run-" + run.id, method: .post, target: "/admin/runs/\(run.id)/known", json: json,
+                              keptMilliseconds: Self.keptMilliseconds, adminToken: adminToken) {
+            logger.warning("not every instance knows of a test run: an untagged transaction that begins at one of them is not attached to it",
+                           metadata: ["run": "\(run.id)"])
         }
     }
 
@@ -196,22 +230,31 @@ final class ClusterRuns: JournalListener {
             try Self.betweenInstances(request)
             let id = try context.parameter("id")
             let json = try request.jsonBody()
-            guard let home = json["home"]?.stringValue, let created = json["createdAtMs"]?.numberText.flatMap(Double.init),
-                  case .array(let keys)? = json["keys"] else { throw HTTPError(.badRequest, "a known run has home, createdAtMs and keys") }
+            guard let home = json["home"]?.stringValue, let opened = json["openedAtMs"]?.numberText.flatMap(Double.init),
+                  case .array(let keys)? = json["keys"] else { throw HTTPError(.badRequest, "a known run has home, openedAtMs and keys") }
             // The store knows better than the change who holds it now: this instance, started again, or one that took it over.
             let holder = await archive.home(role: RunRegistry.role, id: id) ?? home
             if holder == instanceURL.value {
                 _ = await held(id)
                 return .text("held here\n")
             }
-            guard !local.holds(id) else { return .text("held here\n") }
             let cards = (json["cards"]?.objectMembers ?? []).compactMap { member in member.value.stringValue.map { (member.key, $0) } }
-            for (card, scenario) in cards { issuedCards.restore(card, for: scenario) }
-            known.withLock { known in
-                known.runs[id] = KnownRun(home: holder, createdAt: Date(timeIntervalSince1970: created / 1000), keys: Set(keys.compactMap(\.stringValue)),
-                                          open: json["open"] != .bool(false))
+            let run = KnownRun(home: holder, openedAt: Date(timeIntervalSince1970: opened / 1000), keys: Set(keys.compactMap(\.stringValue)),
+                               open: json["open"] != .bool(false))
+            let dropped = known.withLock { known -> [String]? in
+                // Checked under this lock: a take-up here removes the run from what is known after it holds it.
+                guard !local.holds(id) else { return nil }
+                known.runs[id] = run
                 for (card, _) in cards { known.cards[card] = id }
+                guard known.runs.count > Self.knownCapacity, let oldest = known.runs.min(by: { $0.value.openedAt < $1.value.openedAt })?.key else { return [] }
+                known.runs[oldest] = nil
+                let gone = known.cards.filter { $0.value == oldest }.map(\.key)
+                for card in gone { known.cards[card] = nil }
+                return gone
             }
+            guard let dropped else { return .text("held here\n") }
+            for (card, scenario) in cards { issuedCards.restore(card, for: scenario) }
+            issuedCards.withdraw(dropped)
             return .text("known\n")
         }
         router.post("/admin/runs/{id}/attach") { [self] request, context async throws in
@@ -278,7 +321,9 @@ final class ClusterRuns: JournalListener {
             }
             return await group.reduce(into: []) { $0 += $1 }
         }
-        var seen = listed.union(listings.compactMap { $0["id"]?.stringValue })
+        // A run two instances list (one took it up as the other came back) is listed once.
+        var seen = listed
+        listings = listings.filter { $0["id"]?.stringValue.map { seen.insert($0).inserted } ?? false }
         for id in known.withLock({ Array($0.runs.keys) }) where !seen.contains(id) {
             guard let record = await archive.record(role: RunRegistry.role, id: id), let json = try? JSONReader.parse(record.json).value,
                   let run = TestRun(json: json) else { continue }

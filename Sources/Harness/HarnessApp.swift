@@ -131,8 +131,11 @@ public final class HarnessApp: Sendable {
             let clusterClient = configuration.cluster.enabled ? try HTTPClient(group: loops, configuration: HTTPClientConfiguration(
                 tls: clientTLS, readTimeoutMilliseconds: ClusterRoutes.forwardTimeoutMilliseconds)) : nil
             var clusterRuns: ClusterRuns?
-            if let archive, let clusterStore, let clusterClient {
-                let shared = ClusterRuns(local: runs, journal: journal, archive: archive, store: clusterStore, client: clusterClient, instanceURL: instanceURL,
+            if let archive, let clusterStore, clusterClient != nil {
+                // An AReq waits for its run's home to attach it: asked with a short limit.
+                let asking = try HTTPClient(group: loops, configuration: HTTPClientConfiguration(
+                    tls: clientTLS, readTimeoutMilliseconds: ClusterRuns.askTimeoutMilliseconds))
+                let shared = ClusterRuns(local: runs, journal: journal, archive: archive, store: clusterStore, client: asking, instanceURL: instanceURL,
                                          issuedCards: scenarios.issuedCards, adminToken: configuration.admin.token, logger: logger.named("cluster"))
                 journal.setListener(shared)
                 shared.register(on: &router)

@@ -42,6 +42,8 @@ struct RunRoutes {
         router.post("/admin/runs/{id}/finish") { _, context async throws in
             let id = try context.parameter("id")
             guard await held(id), let run = runs.finish(id) else { throw HTTPError(.notFound, "no run \(id)") }
+            // The others stop asking for it.
+            await cluster?.announce(run)
             return .json(await graded(run).json)
         }
         router.post("/admin/runs/{id}/retry") { request, context async throws in try await retry(request, context) }

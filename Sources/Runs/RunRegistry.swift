@@ -30,6 +30,18 @@ public final class RunRegistry: JournalListener {
         var indexes: [String: OpenRunIndex] = [:]
         /// Card issued to a case → its run and the case's position, for every run kept.
         var cards: [String: (run: String, position: Int)] = [:]
+        /// When each open run began or was opened again by a retry: the newest takes a transaction by its scenario first.
+        var openedAt: [String: Date] = [:]
+
+        /// Drops the oldest finished run past ``RunRegistry/capacity``; the cards it had issued.
+        mutating func makeRoom() -> [String] {
+            guard runs.count > RunRegistry.capacity,
+                  let oldest = runs.values.filter({ $0.state == .finished }).min(by: { $0.createdAt < $1.createdAt }) else { return [] }
+            runs[oldest.id] = nil
+            let cards = oldest.cases.compactMap(\.card)
+            for card in cards { self.cards[card] = nil }
+            return cards
+        }
 
         /// Indexes the run's cards; `issuedCards` is told of them too when they are read back.
         mutating func keep(cardsOf run: TestRun, restoringIn issuedCards: IssuedCards? = nil) {
@@ -82,16 +94,20 @@ public final class RunRegistry: JournalListener {
 
     /// Keeps a run read from the store as this instance's own: after a restart, or taken from an instance that is gone.
     public func adopt(_ run: TestRun) {
-        state.withLock { registry in
-            guard registry.runs[run.id] == nil else { return }
+        let withdrawn = state.withLock { registry -> [String] in
+            guard registry.runs[run.id] == nil else { return [] }
             registry.runs[run.id] = run
             registry.keep(cardsOf: run, restoringIn: issuedCards)
-            guard run.state == .open else { return }
-            // Newest first.
-            let position = registry.open.firstIndex { registry.runs[$0].map { $0.createdAt < run.createdAt } ?? true } ?? registry.open.endIndex
-            registry.open.insert(run.id, at: position)
-            registry.indexes[run.id] = OpenRunIndex(run)
+            if run.state == .open {
+                // Newest first.
+                let position = registry.open.firstIndex { registry.runs[$0].map { $0.createdAt < run.createdAt } ?? true } ?? registry.open.endIndex
+                registry.open.insert(run.id, at: position)
+                registry.indexes[run.id] = OpenRunIndex(run)
+                registry.openedAt[run.id] = run.createdAt
+            }
+            return registry.makeRoom()
         }
+        issuedCards?.withdraw(withdrawn)
     }
 
     /// Whether this instance holds run `id` (its home in a cluster).
@@ -101,16 +117,19 @@ public final class RunRegistry: JournalListener {
     public func run(issued card: String) -> String? { state.withLock { $0.cards[card]?.run } }
 
     /// The open runs with a case that would take `entry` by its scenario, version and channel, and when each began.
-    public func openRuns(waitingFor entry: JournalEntry) -> [(id: String, createdAt: Date)] {
+    public func openRuns(waitingFor entry: JournalEntry) -> [(id: String, openedAt: Date)] {
         guard let scenario = entry.scenario, let version = entry.version, let channel = entry.channel else { return [] }
         let key = OpenRunIndex.key(scenario, version, channel)
         return state.withLock { registry in
             registry.open.compactMap { id in
-                guard registry.indexes[id]?.waiting[key]?.isEmpty == false, let run = registry.runs[id] else { return nil }
-                return (id, run.createdAt)
+                guard registry.indexes[id]?.waiting[key]?.isEmpty == false, let opened = registry.openedAt[id] else { return nil }
+                return (id, opened)
             }
         }
     }
+
+    /// When run `id` began, or was opened again by its latest retry.
+    public func openedAt(_ id: String) -> Date? { state.withLock { $0.openedAt[id] } }
 
     /// "scenario|version|deviceChannel": what a case takes by the scenario fallback.
     public static func caseKey(_ runCase: RunCase) -> String { OpenRunIndex.key(runCase) }
@@ -138,14 +157,10 @@ public final class RunRegistry: JournalListener {
             registry.runs[id] = run
             registry.open.insert(id, at: 0)
             registry.indexes[id] = OpenRunIndex(run)
+            registry.openedAt[id] = now
             registry.keep(cardsOf: run)
             save(run)
-            guard registry.runs.count > Self.capacity,
-                  let oldest = registry.runs.values.filter({ $0.state == .finished }).min(by: { $0.createdAt < $1.createdAt }) else { return [] }
-            registry.runs[oldest.id] = nil
-            let cards = oldest.cases.compactMap(\.card)
-            for card in cards { registry.cards[card] = nil }
-            return cards
+            return registry.makeRoom()
         }
         issuedCards?.withdraw(withdrawn)
         return run
@@ -196,6 +211,7 @@ public final class RunRegistry: JournalListener {
                 run.finishedAt = nil
                 run.finishedBecause = nil
                 registry.open.insert(id, at: 0)
+                registry.openedAt[id] = now
             }
             registry.runs[id] = run
             registry.indexes[id] = OpenRunIndex(run)
@@ -320,6 +336,7 @@ public final class RunRegistry: JournalListener {
         registry.runs[id]?.finish(at: now, because: reason)
         registry.open.removeAll { $0 == id }
         registry.indexes[id] = nil
+        registry.openedAt[id] = nil
     }
 
     private func save(_ run: TestRun) {

@@ -90,14 +90,14 @@ struct ClusterTests {
     /// in its case. A challenge left open at another instance is graded from that instance's memory (the store has its
     /// record once it ends): running while the run is open, failed when it finishes, never "no longer kept". When the
     /// run's home dies, the instance that a later transaction reaches takes the run up from the store and attaches it;
-    /// an instance started later knows of the run too.
+    /// an instance started later knows of the run too, and one that missed the news finds a run that a transaction names in the store.
     @Test func aTestRunTakesItsTransactionsWhereverTheyLandAndOutlivesItsHome() async throws {
         let cluster = try await HarnessCluster.start()
         defer { cluster.stop() }
         let client = cluster.client
         let suite = JSONValue.object([
             ("name", .string("cluster")), ("party", .string("sdk")),
-            ("scenarios", .array(["frictionless-y", "frictionless-n", "frictionless-a", "frictionless-u", "challenge-text"].map(JSONValue.string))),
+            ("scenarios", .array(["frictionless-y", "frictionless-n", "frictionless-a", "frictionless-u", "frictionless-r", "challenge-text"].map(JSONValue.string))),
             ("versions", .array([.string("2.2.0")])), ("channels", .array([.string("app")])),
         ])
         let started = try await client.post(cluster.publicURL + "/admin/runs", body: JSONWriter.write(.object([("suite", suite)])))
@@ -117,7 +117,7 @@ struct ClusterTests {
         // Read at another instance: passed on to the run's home.
         let open = try JSONReader.parse(try await client.get(others[0] + "/admin/runs/" + runID).body).value
         #expect(statuses(open) == ["frictionless-y": "passed", "frictionless-n": "passed", "frictionless-a": "pending", "frictionless-u": "pending",
-                                   "challenge-text": "running"],
+                                   "frictionless-r": "pending", "challenge-text": "running"],
                 "\(JSONWriter.string(open))")
 
         try await cluster.killHome(role: "run", id: runID)
@@ -127,10 +127,16 @@ struct ClusterTests {
         let later = try await cluster.addInstance()
         let unavailable = try JSONReader.parse(try await client.post(later + "/ds/areq", body: JSONWriter.write(try appAReq(pan: "4000000000005001"))).body).value
         #expect(unavailable["transStatus"]?.stringValue == "U", "\(unavailable)")
+        // One that missed the news (the kept change gone) finds the run a transaction names in the store.
+        _ = try await cluster.psql("DELETE FROM harness_changes WHERE kind = 'run-\(runID)'")
+        let uninformed = try await cluster.addInstance()
+        let rejected = try await client.post(uninformed + "/ds/areq", body: JSONWriter.write(try appAReq(pan: "4000000000004004")),
+                                             headers: ["X-Harness-Case": runID])
+        #expect(try JSONReader.parse(rejected.body).value["transStatus"]?.stringValue == "R", "\(rejected.bodyText)")
         let finished = try await client.post(cluster.publicURL + "/admin/runs/\(runID)/finish", body: [])
         let report = try JSONReader.parse(finished.body).value
         #expect(statuses(report) == ["frictionless-y": "passed", "frictionless-n": "passed", "frictionless-a": "passed", "frictionless-u": "passed",
-                                     "challenge-text": "failed"],
+                                     "frictionless-r": "passed", "challenge-text": "failed"],
                 "\(finished.bodyText)")
         let challenge = try #require(report["cases"]?.arrayValue?.first { $0["scenario"]?.stringValue == "challenge-text" })
         #expect(challenge["problems"] == nil, "\(JSONWriter.string(challenge))")

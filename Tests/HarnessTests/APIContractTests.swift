@@ -28,8 +28,9 @@ struct APIContractTests {
             // The live feed holds each request up to 10 s (a long poll); RunFlowTests read it.
             "--exclude-operation-id", "inspectorEvents",
         ], directory: NSTemporaryDirectory(), timeout: 600)
-        // The failures section first (the request, the answer and which check broke), then the summary.
-        let failures = run.output.range(of: "FAILURES").map { String(run.output[$0.lowerBound...].prefix(6000)) } ?? ""
-        #expect(run.status == 0, "\(failures)\n…\n\(run.output.suffix(2000))")
+        // The failures and errors sections first (the request, the answer and which check broke, or what went wrong on the
+        // network), then the summary.
+        let sections = ["FAILURES", "ERRORS"].compactMap { name in run.output.range(of: "== \(name) ==").map { String(run.output[$0.lowerBound...].prefix(4000)) } }
+        #expect(run.status == 0, "\(sections.joined(separator: "\n…\n"))\n…\n\(run.output.suffix(2000))")
     }
 }

@@ -92,6 +92,8 @@ public final class AccessControlServer: Sendable {
             return transaction
         }
         guard let transaction = await transactions.takeUp(acsTransID, previousHome: previous, restore: restore) else { return transactions.contains(acsTransID) }
+        // Its journal entry too: the CReqs and the RReq from here are recorded with those before.
+        await journal?.takeUp(transaction.ids.dsTransID)
         logger.info("open challenge taken up from the store", metadata: ["acsTransID": "\(acsTransID)"])
         if startingTimer {
             let remaining = Double((transaction.challengeDeadline ?? SQLiteArchive.wallClock()) - SQLiteArchive.wallClock()) / 1000

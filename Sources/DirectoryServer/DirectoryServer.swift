@@ -95,6 +95,7 @@ public final class DirectoryServer: Sendable {
     func takeUp(_ dsTransID: String) async {
         guard sharedStore != nil,
               await transactions.takeUp(dsTransID, restore: { (try? JSONReader.parse($0).value).flatMap(Transaction.init(stored:)) }) != nil else { return }
+        await journal?.takeUp(dsTransID)
         logger.info("transaction taken up from the store", metadata: ["dsTransID": "\(dsTransID)"])
     }
 

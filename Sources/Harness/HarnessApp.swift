@@ -69,7 +69,8 @@ public final class HarnessApp: Sendable {
         let archive = try Self.openArchive(configuration, path: resolve(configuration.dataDirectory) + "/harness.sqlite", logger: logger)
         self.archive = archive
         // A journal entry holds every message of its transaction (several KiB): memory keeps the newest, the store all.
-        journal = Journal(capacity: min(configuration.maxTransactions, Self.transactionsInMemory), archive: archive)
+        journal = Journal(capacity: min(configuration.maxTransactions, Self.transactionsInMemory), archive: archive,
+                          savesBeforeAnswers: configuration.cluster.enabled)
         // In a cluster the store holds every instance's runs: each is taken up by its home, or by one instance once its home is gone.
         runs = RunRegistry(archive: archive, issuedCards: scenarios.issuedCards, readsAtStart: !configuration.cluster.enabled)
         journal.setListener(runs)
@@ -106,7 +107,13 @@ public final class HarnessApp: Sendable {
                                           logger: logger.named("3ds-server"))
             var router = Self.baseRoutes()
             // Answers wait for the records they made to be written, when the durability asks for it.
-            if let archive, archive.durability != .behind { router.answerGate = { await archive.written() } }
+            // In a cluster the open journal entries changed are saved first: another instance that takes a transaction up has its entry.
+            if let archive, archive.durability != .behind {
+                router.answerGate = { [journal] in
+                    journal.saveChanged()
+                    await archive.written()
+                }
+            }
             router.get("/admin/memory", Self.memoryRoute(threeDSServer, directoryServer, accessControlServer, journal))
             router.get("/metrics", Self.metricsRoute(metrics, archive, scenarios.loadMix, threeDSServer, directoryServer, accessControlServer))
             if let token = configuration.admin.token {

@@ -29,6 +29,9 @@ public final class Journal: Sendable {
     private let archive: (any TransactionArchive)?
     private let listener = Mutex<(any JournalListener)?>(nil)
     private let feed = Mutex(Feed())
+    /// Entries changed and not saved since, while open: in a cluster they are saved before the answer that made them
+    /// (``saveChanged()``), so another instance that takes a transaction up has its entry. Nil on one instance.
+    private let changed: Mutex<Set<String>>?
     static let role = "journal"
 
     private struct Feed {
@@ -40,12 +43,30 @@ public final class Journal: Sendable {
         static let kept = 1024
     }
 
-    public init(capacity: Int = 100_000, archive: (any TransactionArchive)? = nil) {
+    /// `savesBeforeAnswers`: in a cluster, an open entry's changes are saved before each answer (``saveChanged()``), not
+    /// only when it ends.
+    public init(capacity: Int = 100_000, archive: (any TransactionArchive)? = nil, savesBeforeAnswers: Bool = false) {
         // An open entry pushed out of memory is saved as it is; an ended one already was.
         entries = TransactionStore(capacity: capacity) { entry in
             if entry.state == .open { Self.save(entry, to: archive) }
         }
         self.archive = archive
+        changed = savesBeforeAnswers && archive != nil ? Mutex([]) : nil
+    }
+
+    /// Saves the open entries changed since the last call: before an answer, in a cluster.
+    public func saveChanged() {
+        guard let ids = changed?.withLock({ changed -> Set<String> in defer { changed = [] }; return changed }), !ids.isEmpty else { return }
+        for id in ids { if let entry = entries.get(id), entry.state == .open { save(entry) } }
+    }
+
+    /// The entry of `dsTransID` read from the store into memory, when memory does not hold it: with its transaction, taken
+    /// up by this instance of a cluster, whose later messages and checks it records.
+    public func takeUp(_ dsTransID: String?) async {
+        guard let dsTransID, entries.get(dsTransID) == nil, let archive,
+              let entry = await archive.record(role: Self.role, id: dsTransID).flatMap({ try? JSONReader.parse($0.json).value }).flatMap(JournalEntry.init(stored:))
+        else { return }
+        _ = entries.insert(dsTransID, entry)
     }
 
     private static func save(_ entry: JournalEntry, to archive: (any TransactionArchive)?) {
@@ -72,18 +93,19 @@ public final class Journal: Sendable {
         case .none: break
         }
         entries.put(entry.dsTransID, entry)
+        changed?.withLock { _ = $0.insert(entry.dsTransID) }
         published(entry.dsTransID)
     }
 
     /// Changes the entry of `dsTransID`, if the journal has it (an id no DS of this harness gave has none).
     public func update(_ dsTransID: String?, _ change: (inout JournalEntry) -> Void) {
         guard let dsTransID else { return }
-        let changed = entries.update(dsTransID) { entry -> JournalEntry? in
+        let updated = entries.update(dsTransID) { entry -> JournalEntry? in
             change(&entry)
             return entry.state == .ended ? entry : nil
         }
-        guard let changed else { return }
-        if let ended = changed { save(ended) }
+        guard let updated else { return }
+        if let ended = updated { save(ended) } else { changed?.withLock { _ = $0.insert(dsTransID) } }
         published(dsTransID)
     }
 

@@ -73,6 +73,40 @@ public struct JournalEntry: ArchivableRecord {
         self.scenario = scenario
     }
 
+    /// An entry as ``archivedJSON`` stored it: taken up by another instance of a cluster with its transaction. The card
+    /// number is the masked one (the later messages of a transaction do not carry it); a message stored as text is text again.
+    public init?(stored json: JSONValue) {
+        guard let dsTransID = json["dsTransID"]?.stringValue, let started = json["startedAt"]?.stringValue.flatMap(UTCTime.date(iso8601:)) else { return nil }
+        self.dsTransID = dsTransID
+        startedAt = started
+        ids = TransactionIDs(threeDSServerTransID: json["threeDSServerTransID"]?.stringValue, acsTransID: json["acsTransID"]?.stringValue,
+                             dsTransID: dsTransID, sdkTransID: json["sdkTransID"]?.stringValue)
+        maskedPAN = json["acctNumber"]?.stringValue ?? ""
+        pan = nil
+        version = json["messageVersion"]?.stringValue
+        channel = json["deviceChannel"]?.stringValue
+        scenario = json["scenario"]?.stringValue
+        if let run = json["run"]?.stringValue, let caseID = json["case"]?.stringValue { runCase = RunCase(run: run, caseID: caseID) }
+        caseTag = json["caseTag"]?.stringValue
+        caseTagProblem = json["caseTagProblem"]?.stringValue
+        transStatus = json["transStatus"]?.stringValue
+        state = json["state"]?.stringValue.flatMap(State.init(rawValue:)) ?? .open
+        endedBecause = json["endedBecause"]?.stringValue
+        checks = (json["checks"]?.arrayValue ?? []).compactMap(CheckResult.init(json:))
+        for stored in json["messages"]?.arrayValue ?? [] {
+            guard let from = stored["from"]?.stringValue.flatMap(Participant.init(rawValue:)), let to = stored["to"]?.stringValue.flatMap(Participant.init(rawValue:)),
+                  let type = stored["type"]?.stringValue else { continue }
+            let at = stored["at"]?.stringValue.flatMap(UTCTime.date(iso8601:)) ?? started
+            let copied = stored["sameAs"]?.numberText.flatMap { Int($0) }.flatMap { messages.indices.contains($0) ? messages[$0] : nil }
+            let (body, isJSON): ([UInt8], Bool) = switch stored["message"] {
+            case .string(let text)?: (Array(text.utf8), false)
+            case let value?: (JSONWriter.write(value), true)
+            case nil: (copied?.body ?? [], copied?.isJSON ?? true)
+            }
+            messages.append(Message(from: from, to: to, at: at, type: type, body: body, note: stored["note"]?.stringValue, isJSON: isJSON))
+        }
+    }
+
     /// Records `result`, keeping the worst verdict of a check made several times (each CReq's counter).
     /// Adds a message between two parties: `body` as it came or went, JSON unless `isJSON` is false
     /// (a JWE that did not decrypt, an answer a fault garbled).

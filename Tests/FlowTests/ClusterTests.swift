@@ -247,6 +247,14 @@ struct ClusterTests {
         #expect(results.count == 1, "\(results.count) RReqs: \(results.map { JSONWriter.string($0) })")
         #expect(results.first?["transStatus"]?.stringValue == "N" && results.first?["interactionCounter"]?.stringValue == "03", "\(results)")
         #expect(cluster.instances.contains { $0.process.isRunning && $0.process.output.contains("open challenge taken up from the store") })
+        // Its journal entry went on too (saved open before each answer, taken up with the challenge): every CReq and CRes, the
+        // end, readable through the balancer.
+        let dsTransID = try #require(ares["dsTransID"]?.stringValue)
+        let (status, body) = try await cluster.get(cluster.publicURL + "/inspector/transactions/" + dsTransID)
+        let entry = try JSONReader.parse(Array(body.utf8)).value
+        #expect(status == "200" && entry["state"]?.stringValue == "ended" && entry["transStatus"]?.stringValue == "N", "\(body.prefix(400))")
+        let types = (entry["messages"]?.arrayValue ?? []).compactMap { $0["type"]?.stringValue }
+        #expect(types.count { $0 == "CReq" } >= 4 && types.count { $0 == "CRes" } == 4 && types.contains("RReq"), "\(types)")
     }
 
     /// A browser challenge of the harness's own 3DS Server whose instance dies (`kill -9`) after a wrong code goes on

@@ -80,4 +80,38 @@ struct JournalEntryTests {
         #expect(check["text"]?.stringValue == ConformanceCheck.areqElements.text)
         #expect(check["party"]?.stringValue == "3ds-server")
     }
+
+    /// In a cluster an open entry is saved before each answer, and the instance that takes its transaction up reads it back
+    /// and goes on recording: the entry read back writes the same record, and what it records next is added to it.
+    @Test func anOpenEntryTakenUpFromTheStoreGoesOnWhereItWas() async throws {
+        let archive = DictionaryArchive()
+        let home = Journal(capacity: 10, archive: archive, savesBeforeAnswers: true)
+        await home.open(JournalEntry(dsTransID: "d3", ids: TransactionIDs(dsTransID: "d3"), pan: pan, version: "2.2.0", channel: "01", scenario: "challenge-text"))
+        home.message("d3", from: .accessControlServer, to: .directoryServer, type: "ARes", body: ares)
+        home.message("d3", from: .directoryServer, to: .threeDSServer, type: "ARes", body: ares)
+        home.message("d3", from: .sdk, to: .accessControlServer, type: "CReq", body: Array("not JSON".utf8), isJSON: false)
+        home.check("d3", .fail(.challengeEnd, "not yet"))
+        #expect(archive.stored("d3").isEmpty, "an open entry waits for the answer")
+        home.saveChanged()
+        let saved = archive.stored("d3")
+        #expect(saved.contains(#""state":"open""#))
+
+        let taker = Journal(capacity: 10, archive: archive, savesBeforeAnswers: true)
+        await taker.takeUp("d3")
+        let entry = try #require(taker.entry("d3"))
+        // Read back, it writes the record it was read from (but offsets, which the times' milliseconds may move by one).
+        func comparable(_ text: [UInt8]) throws -> String {
+            var json = try JSONReader.parse(text).value
+            json.set("durationMs", nil)
+            json.set("messages", .array((json["messages"]?.arrayValue ?? []).map { var message = $0; message.set("offsetMs", nil); return message }))
+            return JSONWriter.string(json)
+        }
+        #expect(try comparable(entry.archivedJSON) == comparable(Array(saved.utf8)))
+        #expect(entry.messages[2].isJSON == false && entry.messages[1].body == entry.messages[0].body)
+        taker.message("d3", from: .accessControlServer, to: .sdk, type: "CRes", body: Array(#"{"messageType":"CRes","transStatus":"Y"}"#.utf8))
+        taker.end("d3", transStatus: "Y", because: "CRes Y")
+        let ended = try #require(await Journal(capacity: 10, archive: archive).json("d3"))
+        #expect(ended["state"]?.stringValue == "ended" && ended["messages"]?.arrayValue?.count == 4 && ended["scenario"]?.stringValue == "challenge-text")
+        #expect(ended["checks"]?.arrayValue?.first?["id"]?.stringValue == ConformanceCheck.challengeEnd.rawValue)
+    }
 }

@@ -5,11 +5,14 @@ public import Foundation
 /// each costing more than an ECDH per transaction record.
 public enum UTCTime {
     private static func fields(_ date: Date) -> (tm: tm, milliseconds: Int) {
-        let seconds = date.timeIntervalSince1970
-        var time = time_t(seconds.rounded(.down))
+        // Whole milliseconds, with a microsecond's allowance: a time read back from its text (.123 is not exact in binary,
+        // and may be a hair below) writes the same text.
+        let milliseconds = (date.timeIntervalSince1970 * 1000 + 0.001).rounded(.down)
+        let seconds = (milliseconds / 1000).rounded(.down)
+        var time = time_t(seconds)
         var parts = tm()
         gmtime_r(&time, &parts)
-        return (parts, Int((seconds - seconds.rounded(.down)) * 1000))
+        return (parts, Int(milliseconds - seconds * 1000))
     }
 
     /// "YYYYMMDDHHMMSS", the AReq's `purchaseDate`.

@@ -6,6 +6,7 @@ import JSON
 import Logging
 import Messaging
 import Net
+import Runs
 import Store
 import Synchronization
 import ThreeDSServer
@@ -144,7 +145,7 @@ struct ClusterRoutes {
                 // from it (its role goes on from the store, docs/scale.md), unless another took it first: that one is the home now.
                 metrics.passedOn(route: route.path, outcome: "home-unreachable")
                 if await archive.claimHome(role: route.role, id: id, from: home) {
-                    logger.warning("a transaction's home cannot be reached; taken over here", metadata: [
+                    logger.warning("\(route.role == RunRegistry.role ? "a test run's" : "a transaction's") home cannot be reached; taken over here", metadata: [
                         "route": "\(route.path)", "id": "\(id)", "home": "\(home)", "reason": "\(error)"])
                     return nil
                 }

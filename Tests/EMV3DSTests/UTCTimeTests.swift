@@ -21,6 +21,12 @@ struct UTCTimeTests {
             let read = UTCTime.date(iso8601: UTCTime.iso8601(date))
             #expect(read.map { abs($0.timeIntervalSince(date)) < 0.001 } == true, "\(String(describing: read)) for \(date)")
         }
+        // Read back and written again, every millisecond is the same text (a journal entry taken up by another instance is
+        // written again from what it read).
+        let rewritten = (0..<1000).map { String(format: "2026-11-26T04:31:31.%03dZ", $0) }.filter { text in
+            UTCTime.date(iso8601: text).map(UTCTime.iso8601) != text
+        }
+        #expect(rewritten.isEmpty, "\(rewritten.prefix(5))")
         for text in ["", "2026-03-04T05:06:07Z", "2026-03-04 05:06:07.062Z", "2026-13-04T05:06:07.06xZ", "2026-03-04T05:06:07.062+"] {
             #expect(UTCTime.date(iso8601: text) == nil, "\(text)")
         }

@@ -254,7 +254,12 @@ struct ClusterTests {
         let entry = try JSONReader.parse(Array(body.utf8)).value
         #expect(status == "200" && entry["state"]?.stringValue == "ended" && entry["transStatus"]?.stringValue == "N", "\(body.prefix(400))")
         let types = (entry["messages"]?.arrayValue ?? []).compactMap { $0["type"]?.stringValue }
-        #expect(types.count { $0 == "CReq" } >= 4 && types.count { $0 == "CRes" } == 4 && types.contains("RReq"), "\(types)")
+        #expect(types.contains("RReq"), "\(types)")
+        // With the roles calling each other through the balancer, the ACS may be at another instance than the DS, whose journal
+        // entry does not have the ACS's messages (docs/scale.md).
+        if ProcessInfo.processInfo.environment["THREEDS_HARNESS_TEST_ROLE_CALLS"] != "http" {
+            #expect(types.count { $0 == "CReq" } >= 4 && types.count { $0 == "CRes" } == 4, "\(types)")
+        }
     }
 
     /// A browser challenge of the harness's own 3DS Server whose instance dies (`kill -9`) after a wrong code goes on

@@ -199,6 +199,8 @@ public final class DirectoryServer: Sendable {
             logger.info("AReq refused", metadata: ["reason": "\(error)"])
             return await refused(request, dsTransID: dsTransID, error)
         }
+        // As the 3DS Server sent it: the journal keeps the AReq relayed to the ACS as what the DS changed of it.
+        let received = areq.json
         if !areq.warnings.isEmpty { logger.info("AReq warnings", metadata: ["warnings": "\(areq.warnings)"]) }
         // A 3DS Server makes a new threeDSServerTransID for every AReq; the DS refuses one it has seen.
         guard serverTransIDs.insert(areq.threeDSServerTransID, dsTransID) else {
@@ -262,7 +264,7 @@ public final class DirectoryServer: Sendable {
                                                 threeDSServerURL: areq["threeDSServerURL"] ?? "", acsURL: acsURL,
                                                 warnings: areq.warnings.map { "AReq: " + $0 }, erroDue: ErroDue(answerSpoiltBy: faults),
                                                 resultsFaults: scenario?.faults.on(.results) ?? []))
-        let answer = await relay(areq, to: acsURL)
+        let answer = await relay(areq, to: acsURL, received: received)
         guard !faults.isEmpty, let json = try? JSONReader.parse(answer.body).value else { return answered(dsTransID, answer) }
         return answered(dsTransID, await FaultyAnswer.answer(json, faults: faults, from: .directoryServer),
                         note: "as the scenario's faults on the DS leg made it")
@@ -355,11 +357,12 @@ public final class DirectoryServer: Sendable {
         return .pass(.freshEphemeralKey)
     }
 
-    private func relay(_ areq: AReq, to acsURL: String) async -> HTTPResponse {
+    /// `received`: the AReq as the 3DS Server sent it (the journal keeps what the DS changed of it).
+    private func relay(_ areq: AReq, to acsURL: String, received: JSONValue) async -> HTTPResponse {
         let dsTransID = areq["dsTransID"] ?? ""
-        // Written once: what goes to the ACS is what the journal keeps.
         let sent = JSONWriter.write(areq.json)
-        journal?.message(dsTransID, from: .directoryServer, to: .accessControlServer, type: MessageType.aReq.rawValue, body: sent)
+        journal?.relayed(dsTransID, from: .directoryServer, to: .accessControlServer, type: MessageType.aReq.rawValue, of: .threeDSServer,
+                         original: received, relayed: areq.json, body: sent)
         let answer: PeerAnswer<(envelope: MessageEnvelope, bytes: [UInt8])>
         do {
             answer = try await peer.exchange(bytes: sent, url: acsURL) { bytes throws(InvalidMessage) in

@@ -120,6 +120,13 @@ public final class Journal: Sendable {
         message(dsTransID, from: from, to: to, type: json["messageType"]?.stringValue ?? "message", body: JSONWriter.write(json), note: note)
     }
 
+    /// A message that relays the first one of its `type` from `source`, kept as what it changed of it: `original` as read,
+    /// `relayed` as sent (`body`, its bytes, kept only when there is no message to relay).
+    public func relayed(_ dsTransID: String?, from: Participant, to: Participant, type: String, of source: Participant, original: JSONValue,
+                        relayed: JSONValue, body: [UInt8]) {
+        update(dsTransID) { $0.add(from: from, to: to, type: type, relaying: source, original: original, relayed: relayed, body: body) }
+    }
+
     public func check(_ dsTransID: String?, _ result: CheckResult) {
         update(dsTransID) { $0.record(result) }
     }

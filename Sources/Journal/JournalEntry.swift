@@ -25,6 +25,51 @@ public struct JournalEntry: ArchivableRecord {
         public let note: String?
         /// Whether `body` is JSON (it is written into the record as it is) or text (written as a string).
         public let isJSON: Bool
+        /// A message kept as what changed from an earlier one, whose `body` is then empty: the AReq the DS relays to the
+        /// ACS is the 3DS Server's with the DS's members, kept once.
+        public var changes: Changes? = nil
+    }
+
+    /// What a relayed message changed of the message it relays: its members set (replacing one of the same name in place,
+    /// else added at the end, in order), and those removed.
+    public struct Changes: Sendable {
+        /// The index of the message it relays.
+        public let of: Int
+        public let set: [(key: String, value: JSONValue)]
+        public let removed: [String]
+
+        /// `relayed` as the changes of `original` (two objects), or nil when either is not an object.
+        init?(of index: Int, original: JSONValue, relayed: JSONValue) {
+            guard case .object(let before) = original, case .object(let after) = relayed else { return nil }
+            var earlier: [String: JSONValue] = [:]
+            for (key, value) in before { earlier[key] = value }
+            let kept = Set(after.map(\.key))
+            of = index
+            set = after.filter { earlier[$0.key] != $0.value }
+            removed = before.map(\.key).filter { !kept.contains($0) }
+        }
+
+        init(of index: Int, set: [(key: String, value: JSONValue)], removed: [String]) {
+            of = index
+            self.set = set
+            self.removed = removed
+        }
+
+        /// Changes as a stored message writes them (`set`, `removed`).
+        init?(stored message: JSONValue, of index: Int) {
+            guard case .object(let set)? = message["set"], case .array(let removed)? = message["removed"] else { return nil }
+            self.init(of: index, set: set, removed: removed.compactMap(\.stringValue))
+        }
+
+        /// The relayed message made whole from `original`.
+        func applied(to original: JSONValue) -> JSONValue? {
+            guard case .object(var members) = original else { return nil }
+            members.removeAll { removed.contains($0.key) }
+            for (key, value) in set {
+                if let index = members.firstIndex(where: { $0.key == key }) { members[index].value = value } else { members.append((key, value)) }
+            }
+            return .object(members)
+        }
     }
 
     /// The run and case a transaction was attached to.
@@ -97,6 +142,10 @@ public struct JournalEntry: ArchivableRecord {
             guard let from = stored["from"]?.stringValue.flatMap(Participant.init(rawValue:)), let to = stored["to"]?.stringValue.flatMap(Participant.init(rawValue:)),
                   let type = stored["type"]?.stringValue else { continue }
             let at = stored["at"]?.stringValue.flatMap(UTCTime.date(iso8601:)) ?? started
+            if let base = stored["changesOf"]?.numberText.flatMap({ Int($0) }), let changes = Changes(stored: stored, of: base) {
+                messages.append(Message(from: from, to: to, at: at, type: type, body: [], note: stored["note"]?.stringValue, isJSON: true, changes: changes))
+                continue
+            }
             let copied = stored["sameAs"]?.numberText.flatMap { Int($0) }.flatMap { messages.indices.contains($0) ? messages[$0] : nil }
             let (body, isJSON): ([UInt8], Bool) = switch stored["message"] {
             case .string(let text)?: (Array(text.utf8), false)
@@ -115,6 +164,17 @@ public struct JournalEntry: ArchivableRecord {
         // bytes: an entry is kept in memory, and an ARes with acsSignedContent is 4.5 KB.
         let body = messages.first { $0.body.count == body.count && $0.body == body }?.body ?? body
         messages.append(Message(from: from, to: to, at: Date(), type: type, body: body, note: note, isJSON: isJSON))
+    }
+
+    /// Adds a message that relays the first one of its type from `source`, kept as what it changed of it (``Changes``):
+    /// `original` is that message as read, `relayed` this one as sent. Kept whole when there is no such message.
+    public mutating func add(from: Participant, to: Participant, type: String, relaying source: Participant, original: JSONValue,
+                             relayed: JSONValue, body: @autoclosure () -> [UInt8]) {
+        guard let index = messages.firstIndex(where: { $0.type == type && $0.from == source && $0.isJSON && $0.changes == nil }),
+              let changes = Changes(of: index, original: original, relayed: relayed) else {
+            return add(from: from, to: to, type: type, body: body())
+        }
+        messages.append(Message(from: from, to: to, at: Date(), type: type, body: [], note: nil, isJSON: true, changes: changes))
     }
 
     /// Ends the entry (first reason kept); `transStatus` is the final one when given.
@@ -158,7 +218,16 @@ public struct JournalEntry: ArchivableRecord {
             out += #","offsetMs":"#.utf8
             out += String(Int((message.at.timeIntervalSince(startedAt) * 1000).rounded())).utf8
             if let note = message.note { Self.member("note", note, to: &out) }
-            if let first = messages[..<index].firstIndex(where: { $0.isJSON == message.isJSON && $0.body == message.body }) {
+            if let changes = message.changes {
+                out += #","changesOf":"#.utf8
+                out += String(changes.of).utf8
+                out += #","set":"#.utf8
+                let start = out.count
+                JSONWriter.append(.object(changes.set), to: &out)
+                if let (pan, masked) = masking { Self.replace(pan, with: masked, in: &out, from: start) }
+                out += #","removed":"#.utf8
+                JSONWriter.append(.array(changes.removed.map(JSONValue.string)), to: &out)
+            } else if let first = messages[..<index].firstIndex(where: { $0.changes == nil && $0.isJSON == message.isJSON && $0.body == message.body }) {
                 out += #","sameAs":"#.utf8
                 out += String(first).utf8
             } else {
@@ -205,6 +274,14 @@ public struct JournalEntry: ArchivableRecord {
         }
         if let messages = record["messages"]?.arrayValue {
             record.set("messages", .array(messages.map { message in
+                if let base = message["changesOf"]?.numberText.flatMap({ Int($0) }), messages.indices.contains(base),
+                   let changes = Changes(stored: message, of: base), let original = messages[base]["message"],
+                   let whole = changes.applied(to: original) {
+                    var expanded = message
+                    for key in ["changesOf", "set", "removed"] { expanded.set(key, nil) }
+                    expanded.set("message", whole)
+                    return expanded
+                }
                 guard let index = message["sameAs"]?.numberText.flatMap({ Int($0) }), messages.indices.contains(index), let body = messages[index]["message"] else {
                     return message
                 }

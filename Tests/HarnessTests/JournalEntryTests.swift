@@ -81,6 +81,33 @@ struct JournalEntryTests {
         #expect(check["party"]?.stringValue == "3ds-server")
     }
 
+    /// The AReq the DS relays to the ACS is the 3DS Server's with the DS's members: kept as what changed (no copy of the
+    /// rest), and shown whole, as it was sent, by the inspector and an instance that reads the entry back.
+    @Test func theRelayedAReqIsKeptAsWhatTheDSChanged() async throws {
+        let archive = DictionaryArchive()
+        let journal = Journal(capacity: 10, archive: archive)
+        let received = Array(#"{"messageType":"AReq","acctNumber":"\#(pan)","sdkEncData":"eyJhbGciOi.long","purchaseAmount":"101"}"#.utf8)
+        await journal.open(JournalEntry(dsTransID: "d4", ids: TransactionIDs(dsTransID: "d4"), pan: pan, version: "2.2.0", channel: "01", scenario: nil))
+        journal.message("d4", from: .threeDSServer, to: .directoryServer, type: "AReq", body: received)
+        var relayed = try JSONReader.parse(received).value
+        relayed.set("deviceInfo", .string("eyJEViI6"))
+        relayed.set("sdkEncData", nil)
+        relayed.set("dsTransID", .string("d4"))
+        relayed.set("purchaseAmount", .string("102"))
+        journal.relayed("d4", from: .directoryServer, to: .accessControlServer, type: "AReq", of: .threeDSServer,
+                        original: try JSONReader.parse(received).value, relayed: relayed, body: JSONWriter.write(relayed))
+        journal.end("d4", because: "test")
+        let stored = archive.stored("d4")
+        #expect(stored.components(separatedBy: "\"messageType\":\"AReq\"").count == 2, "the AReq is written once: \(stored)")
+        #expect(stored.contains(#""removed":["sdkEncData"]"#) && !stored.contains(pan))
+        let shown = try #require(await Journal(capacity: 10, archive: archive).json("d4"))
+        let sent = try #require(shown["messages"]?.arrayValue?.last?["message"])
+        #expect(JSONWriter.string(sent) == JSONWriter.string(relayed).replacingOccurrences(of: pan, with: CardNumber.masked(pan)))
+        // Read back by another instance, it is kept as changes still.
+        let entry = try #require(JournalEntry(stored: try JSONReader.parse(Array(stored.utf8)).value))
+        #expect(String(decoding: entry.archivedJSON, as: UTF8.self).contains(#""changesOf":0"#))
+    }
+
     /// In a cluster an open entry is saved before each answer, and the instance that takes its transaction up reads it back
     /// and goes on recording: the entry read back writes the same record, and what it records next is added to it.
     @Test func anOpenEntryTakenUpFromTheStoreGoesOnWhereItWas() async throws {

@@ -18,7 +18,8 @@ struct ShutdownUnderLoadTests {
 
     @Test func everySIGTERMUnderLoadExitsZeroAndAnswersWhatItAccepted() async throws {
         for round in 1...Self.rounds {
-            let serve = try ChildProcess(harnessBinary, ["serve", "--http-port", "0", "--https-port", "0", "--loops", "2"], directory: repositoryRoot)
+            let serve = try ChildProcess(harnessBinary, ["serve", "--http-port", "0", "--https-port", "0", "--loops", "2",
+                                                         "--data-directory", scratchDataDirectory("shutdown-under-load")], directory: repositoryRoot)
             let log = serve.awaitOutput { $0.contains("listening") ? $0 : nil } ?? ""
             guard let range = log.range(of: "http=127.0.0.1:"), let port = Int(log[range.upperBound...].prefix { $0.isNumber }) else {
                 Issue.record("round \(round): no listening line: \(serve.output)")

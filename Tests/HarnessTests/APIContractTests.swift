@@ -15,7 +15,8 @@ struct APIContractTests {
 
     @Test(.enabled(if: schemathesis != nil, "schemathesis is not installed (python3 -m pip install --user schemathesis)"))
     func everyAnswerToGeneratedRequestsMatchesTheDescription() throws {
-        let serve = try ChildProcess(harnessBinary, ["serve", "--http-port", "0", "--https-port", "0", "--loops", "2", "--log-level", "info"],
+        let serve = try ChildProcess(harnessBinary, ["serve", "--http-port", "0", "--https-port", "0", "--loops", "2", "--log-level", "info",
+                                                     "--data-directory", scratchDataDirectory("api-contract")],
                                      directory: repositoryRoot)
         defer { serve.signal(SIGTERM); _ = serve.wait() }
         let log = serve.awaitOutput { $0.contains("listening") ? $0 : nil } ?? ""

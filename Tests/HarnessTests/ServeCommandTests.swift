@@ -7,7 +7,8 @@ import Testing
 struct ServeCommandTests {
     /// Starts `serve` on free ports, waits for its "listening" line, returns the ports.
     private func start(_ arguments: [String] = []) throws -> (ChildProcess, http: Int, https: Int) {
-        let serve = try ChildProcess(harnessBinary, ["serve", "--http-port", "0", "--https-port", "0", "--loops", "2"] + arguments,
+        let serve = try ChildProcess(harnessBinary, ["serve", "--http-port", "0", "--https-port", "0", "--loops", "2",
+                                                     "--data-directory", scratchDataDirectory("serve-command")] + arguments,
                                      directory: repositoryRoot)
         let log = serve.awaitOutput { $0.contains("listening") ? $0 : nil } ?? ""
         func port(_ key: String) -> Int {
@@ -59,7 +60,8 @@ struct ServeCommandTests {
         try "server:\n  host: 0.0.0.0\n".write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let serve = try ChildProcess("/usr/bin/env", ["THREEDS_HARNESS_ADMIN_TOKEN=0123456789abcdef-env", harnessBinary, "serve", "--config", path,
-                                                      "--http-port", "0", "--https-port", "0", "--loops", "1"], directory: repositoryRoot)
+                                                      "--http-port", "0", "--https-port", "0", "--loops", "1",
+                                                      "--data-directory", scratchDataDirectory("serve-open")], directory: repositoryRoot)
         let log = serve.awaitOutput { $0.contains("listening") ? $0 : nil } ?? ""
         #expect(log.contains("http=0.0.0.0:"), "\(serve.output)")
         let port = log.range(of: "http=0.0.0.0:").map { Int(log[$0.upperBound...].prefix { $0.isNumber }) ?? 0 } ?? 0

@@ -130,7 +130,7 @@ final class ClusterRuns: JournalListener {
         for _ in 0..<3 {
             let answer: HTTPResponse
             do throws(HTTPClientError) {
-                answer = try await client.execute(request(.post, "/admin/runs/\(id)/attach", json: Self.facts(entry)), url: home + "/admin/runs/\(id)/attach")
+                answer = try await ask(home, .post, "/admin/runs/\(id)/attach", json: Self.facts(entry))
             } catch {
                 switch error {
                 case .invalidURL, .nameResolutionFailed, .connectFailed, .clientShutDown:
@@ -196,8 +196,7 @@ final class ClusterRuns: JournalListener {
     /// Reads run `id` from the store and keeps it here, once the store names this instance its home: a compare-and-set from
     /// `previous` (nil: where the store names no other instance), so that of two instances taking a run up, one holds it.
     private func takeUp(_ id: String, from previous: String?) async -> Bool {
-        guard let record = await archive.record(role: RunRegistry.role, id: id), let json = try? JSONReader.parse(record.json).value,
-              let run = TestRun(json: json), await archive.claimHome(role: RunRegistry.role, id: id, from: previous) else { return false }
+        guard let run = await storedRun(id), await archive.claimHome(role: RunRegistry.role, id: id, from: previous) else { return false }
         local.adopt(run)
         known.withLock { known in
             known.runs[id] = nil
@@ -290,13 +289,13 @@ final class ClusterRuns: JournalListener {
     /// instance (the store has it only once it ended), that instance's memory.
     func outlines(_ dsTransIDs: [String]) async -> [String: Journal.Outline] {
         var found = await journal.storedOutlines(dsTransIDs)
-        let underWay = dsTransIDs.filter { journal.outline($0) == nil && found[$0]?.ended != true }
+        let underWay = dsTransIDs.filter { !journal.holds($0) && found[$0]?.ended != true }
         guard let here = instanceURL.value, !underWay.isEmpty else { return found }
         let fetched = await withTaskGroup(of: (String, Journal.Outline?).self) { group in
             for id in underWay {
                 group.addTask { [self] in
                     guard let home = await archive.home(role: DirectoryServer.role, id: id), home != here,
-                          let answer = try? await client.execute(request(.get, "/inspector/transactions/\(id)"), url: home + "/inspector/transactions/\(id)"),
+                          let answer = try? await ask(home, .get, "/inspector/transactions/\(id)"),
                           answer.status == .ok, let json = try? JSONReader.parse(answer.body).value else { return (id, nil) }
                     return (id, Journal.outline(ofRecord: json))
                 }
@@ -314,7 +313,7 @@ final class ClusterRuns: JournalListener {
         var listings = await withTaskGroup(of: [JSONValue].self) { group in
             for peer in peers {
                 group.addTask { [self] in
-                    guard let answer = try? await client.execute(request(.get, "/admin/runs"), url: peer + "/admin/runs"), answer.status == .ok,
+                    guard let answer = try? await ask(peer, .get, "/admin/runs"), answer.status == .ok,
                           let runs = (try? JSONReader.parse(answer.body).value)?["runs"]?.arrayValue else { return [] }
                     return runs
                 }
@@ -325,12 +324,21 @@ final class ClusterRuns: JournalListener {
         var seen = listed
         listings = listings.filter { $0["id"]?.stringValue.map { seen.insert($0).inserted } ?? false }
         for id in known.withLock({ Array($0.runs.keys) }) where !seen.contains(id) {
-            guard let record = await archive.record(role: RunRegistry.role, id: id), let json = try? JSONReader.parse(record.json).value,
-                  let run = TestRun(json: json) else { continue }
+            guard let run = await storedRun(id) else { continue }
             listings.append(await grade(run))
             seen.insert(id)
         }
         return listings
+    }
+
+    /// Run `id` as the store keeps it.
+    private func storedRun(_ id: String) async -> TestRun? {
+        await archive.record(role: RunRegistry.role, id: id).flatMap { try? JSONReader.parse($0.json).value }.flatMap(TestRun.init(json:))
+    }
+
+    /// The answer of instance `base` to a request of this one (passed on, with the admin token).
+    private func ask(_ base: String, _ method: HTTPMethod, _ target: String, json: JSONValue? = nil) async throws(HTTPClientError) -> HTTPResponse {
+        try await client.execute(request(method, target, json: json), url: base + target)
     }
 
     /// A request of this instance to another: passed on, with the admin token.

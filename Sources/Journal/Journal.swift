@@ -63,7 +63,7 @@ public final class Journal: Sendable {
     /// The entry of `dsTransID` read from the store into memory, when memory does not hold it: with its transaction, taken
     /// up by this instance of a cluster, whose later messages and checks it records.
     public func takeUp(_ dsTransID: String?) async {
-        guard let dsTransID, entries.get(dsTransID) == nil, let archive,
+        guard let dsTransID, !entries.contains(dsTransID), let archive,
               let entry = await archive.record(role: Self.role, id: dsTransID).flatMap({ try? JSONReader.parse($0.json).value }).flatMap(JournalEntry.init(stored:))
         else { return }
         _ = entries.insert(dsTransID, entry)
@@ -138,6 +138,9 @@ public final class Journal: Sendable {
 
     public func entry(_ dsTransID: String) -> JournalEntry? { entries.get(dsTransID) }
 
+    /// Whether memory holds the entry of `dsTransID` (without copying it out).
+    public func holds(_ dsTransID: String) -> Bool { entries.contains(dsTransID) }
+
     /// Entries held in memory now, and at most (the newest; the store keeps every one).
     public var entriesInMemory: Int { entries.count }
     public var memoryBound: Int { entries.capacity }
@@ -160,7 +163,7 @@ public final class Journal: Sendable {
     public func storedOutlines(_ dsTransIDs: [String]) async -> [String: Outline] {
         guard let archive else { return [:] }
         var found: [String: Outline] = [:]
-        for id in dsTransIDs where entries.get(id) == nil {
+        for id in dsTransIDs where !entries.contains(id) {
             guard let json = await archive.record(role: Self.role, id: id).flatMap({ try? JSONReader.parse($0.json).value }) else { continue }
             found[id] = Self.outline(ofRecord: json)
         }

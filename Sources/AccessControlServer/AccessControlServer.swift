@@ -47,6 +47,9 @@ public final class AccessControlServer: Sendable {
     /// Why the 3DS Method's form was refused, by the threeDSServerTransID it could still be read for:
     /// graded on that transaction when its AReq comes (`method.data`).
     let methodRefusals = TransactionStore<String>(capacity: ThreeDSMethodVisit.capacity)
+    /// The WebAuthn credentials the issuer enrolled for Secure Payment Confirmation, and the ARes S awaiting their second AReq, by acsTransID.
+    let spcEnrolments = SPCEnrolments()
+    let spcOffers = TransactionStore<SPCOffer>(capacity: SPCOffer.capacity)
     /// Where the 3DS Method's visits go for the other instances when several share the store: the browser's
     /// method and its AReq may reach two of them. Nil for one instance.
     let sharedStore: (any TransactionArchive)?
@@ -107,6 +110,7 @@ public final class AccessControlServer: Sendable {
         router.emv("/acs/challenge", receives: .cReq) { request async in await self.challenge(request) }
         registerBrowserChallenge(on: &router)
         registerThreeDSMethod(on: &router)
+        registerSecurePaymentConfirmation(on: &router)
         router.record("/admin/acs/transactions/{id}", "ACS transaction") { await self.transactions.json($0) }
     }
 
@@ -152,8 +156,20 @@ public final class AccessControlServer: Sendable {
         if case .decoupled = plan, !["Y", "F", "B"].contains(areq["threeDSRequestorDecReqInd"] ?? "N") {
             plan = .final(.unavailable, reason: "23")
         }
+        // Secure Payment Confirmation (2.3.1): the second AReq after an ARes S, or an ARes S first.
+        var spcOffer: SPCOffer?
+        if let followUp = spcFollowUp(areq) {
+            journal?.check(areq["dsTransID"], followUp.check)
+            switch followUp {
+            case .verified(let offer): plan = .final(offer.script.transStatus, reason: nil)
+            case .refused: plan = .final(.notAuthenticated, reason: "01")  // card authentication failed
+            case .incomplete, .unknownPrior: break  // the scenario's outcome: SPC's fallback
+            }
+        } else {
+            spcOffer = offerSPC(areq, script: scenario.spc, ares: &ares)
+        }
         do {
-            try apply(plan, to: &ares, of: &transaction, areq: areq, faults: scenario.faults)
+            if spcOffer == nil { try apply(plan, to: &ares, of: &transaction, areq: areq, faults: scenario.faults) }
         } catch {
             logger.info("AReq refused", metadata: ["reason": "\(error)"])
             return .erro(error, from: .acs)
@@ -176,7 +192,11 @@ public final class AccessControlServer: Sendable {
             transaction.threeDSCompInd = areq["threeDSCompInd"]
         }
         transactions.put(acsTransID, transaction)
-        schedule(plan, for: transaction)
+        if let spcOffer {
+            spcOffers.put(acsTransID, spcOffer)
+        } else {
+            schedule(plan, for: transaction)
+        }
         logger.debug("ARes", metadata: ["scenario": "\(scenario.name)", "transStatus": "\(ares.transStatus.rawValue)", "acsTransID": "\(acsTransID)"])
         return await FaultyAnswer.answer(ares.json, faults: scenario.faults.on(.accessControlServer), from: .acs)
     }

@@ -101,6 +101,8 @@ struct ClusterRoutes {
             HomedRoute(method: .post, path: ThreeDSServer.notificationPath, role: serverRole,
                        key: .formJSON(field: "cres", member: "threeDSServerTransID"), holds: server),
             HomedRoute(method: .get, path: "/3ds-server/transactions/{id}", role: serverRole, key: .pathParameter("id"), holds: server),
+            // The page's SPC result goes on where the ARes S came (its ACS holds what the assertion must sign).
+            HomedRoute(method: .post, path: ThreeDSServer.spcResultPath, role: serverRole, key: .pathParameter("id"), holds: server),
             HomedRoute(method: .get, path: "/profiles/emvco/result/{id}", role: serverRole, key: .pathParameter("id"), holds: server),
             HomedRoute(method: .post, path: ThreeDSServer.methodNotificationPath, role: prepared,
                        key: .formJSON(field: "threeDSMethodData", member: "threeDSServerTransID"), holds: server),

@@ -33,14 +33,23 @@ public enum ScenarioFile {
         var faults: [FaultEntry]?
         var expect: ExpectEntry?
         var threeDSMethod: ThreeDSMethodEntry?
+        var spc: SPCEntry?
 
         static var keys: [TableKey<Self>] {
             [.key("name", \.name, required: true), .key("pan", \.pan), .key("description", \.description, required: true),
              .key("transStatus", \.transStatus), .key("transStatusReason", \.transStatusReason), .key("challenge", \.challenge),
              .key("decoupled", \.decoupled), .key("panRange", \.panRange), .key("amount", \.amount),
              .key("messageCategory", \.messageCategory), .key("faults", \.faults), .key("expect", \.expect),
-             .key("threeDSMethod", \.threeDSMethod)]
+             .key("threeDSMethod", \.threeDSMethod), .key("spc", \.spc)]
         }
+    }
+
+    /// `spc`: Secure Payment Confirmation first (2.3.1, browser), the scenario's outcome as its fallback.
+    struct SPCEntry: KeyTableDecodable {
+        var transStatus: String?
+        var displayName: String?
+
+        static var keys: [TableKey<Self>] { [.key("transStatus", \.transStatus), .key("displayName", \.displayName)] }
     }
 
     /// `threeDSMethod`: `url: none`, `notifyAfter` (seconds, or never), `unlessCompleted` (a scenario's name).
@@ -236,6 +245,11 @@ public enum ScenarioFile {
                                 expectation: try entry.expect.map { expect throws(ConfigurationError) in try expectation(expect, invalid: invalid) })
         scenario.trigger = try trigger(entry, invalid: invalid)
         if let method = entry.threeDSMethod { scenario.threeDSMethod = try threeDSMethod(method, invalid: invalid) }
+        if let spc = entry.spc {
+            let (status, _) = try finalStatus(spc.transStatus ?? "Y", nil, allowed: [.authenticated, .attempted], field: "spc.transStatus", invalid: invalid)
+            if let name = spc.displayName, !(1...40).contains(name.count) { throw invalid("spc.displayName", "is \(name.count) characters; 1-40 (spcTransData.displayName)") }
+            scenario.spc = SPCScript(transStatus: status, displayName: spc.displayName)
+        }
         if case .challenge(let script) = outcome, let round = scenario.faults.filter({ $0.leg == .sdk }).map(\.round).max(),
            round > script.steps.count * script.attempts + 1 {
             throw invalid("faults", "round \(round) is past the last CRes this challenge can send")

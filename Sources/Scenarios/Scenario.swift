@@ -16,6 +16,9 @@ public struct Scenario: Sendable, Equatable {
     public var expectation: Expectation?
     /// The browser channel's 3DS Method for this scenario's card.
     public var threeDSMethod = ThreeDSMethodScript.standard
+    /// Secure Payment Confirmation (2.3.1, browser): offered first, by an ARes S, when the requestor supports it and the
+    /// card has a credential enrolled; `outcome` is the fallback when SPC cannot run or does not complete.
+    public var spc: SPCScript?
 
     public init(name: String, pan: String?, description: String, outcome: Outcome, faults: [FaultInjection] = [], expectation: Expectation? = nil) {
         self.name = name
@@ -148,5 +151,18 @@ public enum ScenarioError: Error, Equatable, CustomStringConvertible {
         case .chainedAlternative(let name, let other):
             "scenario \(name): threeDSMethod.unlessCompleted \(other) has an unlessCompleted of its own (one step only)"
         }
+    }
+}
+
+/// What the ACS does about Secure Payment Confirmation for a card (docs/spc.md).
+public struct SPCScript: Sendable, Equatable {
+    /// The second ARes's status once the assertion verifies: Y or A.
+    public var transStatus: TransStatus
+    /// What the browser shows for the card (`spcTransData.displayName`).
+    public var displayName: String?
+
+    public init(transStatus: TransStatus = .authenticated, displayName: String? = nil) {
+        self.transStatus = transStatus
+        self.displayName = displayName
     }
 }

@@ -93,6 +93,7 @@ public final class ThreeDSServer: Sendable {
             do throws(HTTPError) { return try self.methodNotified(request) } catch { return .text(error.message, status: error.status) }
         }
         router.post(Self.notificationPath) { request, _ in await self.challengeNotified(request) }
+        router.post(Self.spcResultPath) { request, context async throws in try await self.spcResult(request, id: context.parameters["id"] ?? "") }
         EMVCoProfile(server: self).register(on: &router)
         TokenProfile(server: self).register(on: &router)
         router.record("/3ds-server/transactions/{id}", "transaction") { await self.transactions.json($0) }
@@ -119,22 +120,28 @@ public final class ThreeDSServer: Sendable {
     /// whether the DS's answer was usable (200) or not (502). Throws (400) for input that would
     /// make an invalid AReq. The requestor API and every integration profile go through here.
     func authenticate(_ input: AuthenticationRequest) async throws(HTTPError) -> (Transaction, HTTPStatus) {
-        let areq = buildAReq(input)
+        var browserOptions: Transaction.BrowserOptions?
+        if case .browser(let browser) = input.channel {
+            browserOptions = .init(challengeWindowSize: browser.challengeWindowSize,
+                                   returnTo: browser.returnURL.map { ReturnRedirect(returnURL: $0, idParameter: browser.returnIdParameter) })
+        }
+        return try await send(buildAReq(input), browserOptions: browserOptions, harnessCase: input.harnessCase)
+    }
+
+    /// Sends `areq` to the DS and keeps the transaction (see `authenticate`); a second AReq after an ARes S comes here too.
+    func send(_ areq: AReq, browserOptions: Transaction.BrowserOptions?, harnessCase: String?) async throws(HTTPError) -> (Transaction, HTTPStatus) {
         let violations = areq.violations(of: AReqRules.fromThreeDSServer)
         guard violations.isEmpty else {
             throw HTTPError(.badRequest, "the AReq would be invalid: " + violations.map(\.description).joined(separator: "; "))
         }
         var transaction = Transaction(areq: areq)
-        if case .browser(let browser) = input.channel {
-            transaction.browserOptions = .init(challengeWindowSize: browser.challengeWindowSize,
-                                               returnTo: browser.returnURL.map { ReturnRedirect(returnURL: $0, idParameter: browser.returnIdParameter) })
-        }
+        transaction.browserOptions = browserOptions
         // Written once: what goes to the DS is what the trail keeps.
         let areqBytes = JSONWriter.write(areq.json)
         transaction.record(.sent, bytes: areqBytes)
         let url = settings.directoryServerURL ?? endpoints.url("/ds/areq")
         do {
-            let headers: HTTPHeaders = input.harnessCase.map { [HarnessCaseHeader.name: $0] } ?? [:]
+            let headers: HTTPHeaders = harnessCase.map { [HarnessCaseHeader.name: $0] } ?? [:]
             let answer = try await peer.exchange(bytes: areqBytes, url: url, headers: headers) { bytes throws(InvalidMessage) in
                 let envelope = try MessageEnvelope.read(bytes, rules: AResRules.rules, request: areq.json)
                 return (ARes(validated: envelope), envelope, bytes)

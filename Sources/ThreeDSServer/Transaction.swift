@@ -15,6 +15,8 @@ extension ThreeDSServer {
             case completed
             /// No outcome: an Erro, an invalid answer, or no answer.
             case error
+            /// The ACS offered Secure Payment Confirmation (ARes S, 2.3.1): the page's result goes in a second AReq.
+            case spc
         }
 
         public enum Direction: String, Sendable { case sent, received }
@@ -57,6 +59,8 @@ extension ThreeDSServer {
         public var messages: [(direction: Direction, at: Date, message: [UInt8])] = []
         /// The browser channel's own options; nil on the app channel.
         var browserOptions: BrowserOptions?
+        /// After an ARes S: the threeDSServerTransID of the second AReq that brought SPC's result.
+        var spcFollowedBy: String?
 
         init(areq: AReq) {
             threeDSServerTransID = areq.threeDSServerTransID
@@ -114,7 +118,7 @@ extension ThreeDSServer {
             aresReadByResults = ResultsRules.aresContext(ares.json)
             ids.acsTransID = ares.acsTransID
             ids.dsTransID = ares.dsTransID
-            state = ares.transStatus.awaitsResult ? .challenge : .frictionless
+            state = ares.transStatus.awaitsResult ? .challenge : ares.transStatus == .securePaymentConfirmation ? .spc : .frictionless
         }
 
         mutating func apply(_ rreq: RReq) {
@@ -139,6 +143,19 @@ extension ThreeDSServer {
 
         /// The ARes as it came, from the trail.
         var receivedARes: JSONValue? { received(.aRes) }
+
+        /// The AReq as it went, from the trail.
+        var sentAReq: JSONValue? {
+            messages.first { $0.direction == .sent }.flatMap { try? JSONReader.parse($0.message).value }
+        }
+
+        /// What the requestor's page passes to the browser's SPC after an ARes S, and the second AReq once sent.
+        private var spc: JSONValue? {
+            guard state == .spc, let ares = receivedARes else { return nil }
+            return .object(omittingAbsent: [("spcTransData", ares["spcTransData"]), ("webAuthnCredList", ares["webAuthnCredList"]),
+                                            ("resultURL", .string(ThreeDSServer.spcResultPath.replacingOccurrences(of: "{id}", with: threeDSServerTransID))),
+                                            ("followedBy", .string(spcFollowedBy))])
+        }
 
         /// The first message of `type` received, from the trail.
         func received(_ type: MessageType) -> JSONValue? {
@@ -181,6 +198,7 @@ extension ThreeDSServer {
                 ("whiteListStatus", .string(rreqOutcome?.whiteListStatus)),
                 ("challenge", challenge),
                 ("browserChallenge", ares.flatMap(browserChallenge(answering:))),
+                ("spc", spc),
                 ("error", .string(error)),
                 ("erro", erro?.json),
                 ("erroSent", erroSent?.json),

@@ -30,6 +30,10 @@ public struct ARes: Sendable, Equatable {
     public var deviceInfoRecognisedVersion: String?
     /// `threeDSRequestorAppURLInd` (2.3.1, app): whether the ACS's OOB app returns to the requestor app.
     public var threeDSRequestorAppURLInd: String?
+    /// `spcTransData` and `webAuthnCredList` (2.3.1, browser, transStatus S): what the requestor's page passes to
+    /// Secure Payment Confirmation, and the cardholder's credentials for it.
+    public var spcTransData: JSONValue?
+    public var webAuthnCredList: JSONValue?
     public var messageExtension: JSONValue?
 
     public init(messageVersion: MessageVersion, threeDSServerTransID: String, acsTransID: String, dsTransID: String,
@@ -116,6 +120,8 @@ public struct ARes: Sendable, Equatable {
             ("acsDecConInd", .string(acsDecConInd)),
             ("deviceInfoRecognisedVersion", .string(deviceInfoRecognisedVersion)),
             ("threeDSRequestorAppURLInd", .string(threeDSRequestorAppURLInd)),
+            ("spcTransData", spcTransData),
+            ("webAuthnCredList", webAuthnCredList),
             ("messageExtension", messageExtension),
         ], version: messageVersion)
     }

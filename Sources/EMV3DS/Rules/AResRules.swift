@@ -52,6 +52,26 @@ public enum AResRules {
         FieldRule("paymentSystemImage", .optional, .url(maxLength: 256)),
     ])
 
+    /// `spcTransData` (Table A.28; the members as clearhaus/3DSv2-api-documentation's 2.3.1 table has them, EMVCo's
+    /// bulletin SB 279 does not replicate the table): what the page passes to SPC. Either payee member may stand alone.
+    static let spcTransData = FieldFormat.members([
+        FieldRule("challenge", .required, .base64url(maxLength: 100)),
+        FieldRule("currency", .required, .string(3...3)),
+        FieldRule("value", .required, .string(1...40)),
+        FieldRule("displayName", .required, .string(1...40)),
+        FieldRule("icon", .required, .string(1...2048)),
+        FieldRule("timeout", .required, .numeric(5...6)),
+        FieldRule("payeeName", .optional, .string(1...40)),
+        FieldRule("payeeOrigin", .optional, .url(maxLength: 2048)),
+        FieldRule("challengeInfoText", .optional, .string(1...350)),
+    ])
+
+    /// `webAuthnCredList` (SB 279 p.143): 1-10 objects, each a relying party and one credential id, base64url.
+    static let webAuthnCredList = FieldFormat.arrayOf(.members([
+        FieldRule("rpID", .required, .string(1...2048)),
+        FieldRule("credentialIds", .required, .base64url(maxLength: 1000)),
+    ]), count: 1...10)
+
     /// `acsRenderingType` (Table A.14): how the ACS renders the challenge.
     static let renderingType = FieldFormat.members([
         FieldRule("acsInterface", .required, .oneOf(["01", "02"])),
@@ -92,9 +112,9 @@ public enum AResRules {
                   .oneOf(["01", "02"]), versions: [.v2_3_1]),
         FieldRule("transChallengeExemption", .optional, .oneOf(["05", "08", "10", "11", "79"]), versions: [.v2_3_1]),
         FieldRule("spcTransData", .only(.browser, .requiredWhen(.fieldEquals("transStatus", ["S"]), because: "transStatus S"),
-                                        where: "the browser channel"), .object, versions: [.v2_3_1]),
+                                        where: "the browser channel"), spcTransData, versions: [.v2_3_1]),
         FieldRule("webAuthnCredList", .only(.browser, .requiredWhen(.fieldEquals("transStatus", ["S"]), because: "transStatus S"),
-                                            where: "the browser channel"), .array, versions: [.v2_3_1]),
+                                            where: "the browser channel"), webAuthnCredList, versions: [.v2_3_1]),
         // authenticationType (01 static, 02 dynamic, 03 OOB, 04 decoupled from 2.2.0) became
         // authenticationMethod in 2.3.1: a list of finer codes.
         FieldRule("authenticationType", .requiredWhen(challenge, because: "transStatus C"), .oneOf(["01", "02", "03"]), versions: [.v2_1_0]),

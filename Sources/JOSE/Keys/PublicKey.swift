@@ -87,9 +87,9 @@ public struct PublicKey: Sendable, Equatable {
     }
 }
 
-/// Conversions between DER ECDSA signatures and JOSE's raw r||s (RFC 7518 §3.4).
-enum ECDSASignature {
-    static func raw(fromDER der: [UInt8], coordinateLength: Int = 32) -> [UInt8]? {
+/// Conversions between DER ECDSA signatures (X.509, WebAuthn) and JOSE's raw r||s (RFC 7518 §3.4).
+public enum ECDSASignature {
+    public static func raw(fromDER der: [UInt8], coordinateLength: Int = 32) -> [UInt8]? {
         let signature: OpaquePointer? = der.withUnsafeBytes { raw in
             var cursor: UnsafePointer<UInt8>? = raw.baseAddress?.assumingMemoryBound(to: UInt8.self)
             return d2i_ECDSA_SIG(nil, &cursor, raw.count)
@@ -106,7 +106,7 @@ enum ECDSASignature {
         return output
     }
 
-    static func der(fromRaw raw: [UInt8]) -> [UInt8]? {
+    public static func der(fromRaw raw: [UInt8]) -> [UInt8]? {
         guard raw.count == 64, let signature = ECDSA_SIG_new() else { return nil }
         defer { ECDSA_SIG_free(signature) }
         let r = BN_bin2bn(raw, 32, nil)

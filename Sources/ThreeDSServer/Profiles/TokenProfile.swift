@@ -237,7 +237,7 @@ final class TokenProfile: Sendable {
     private static func resultCode(of transaction: ThreeDSServer.Transaction) -> (String, String?) {
         switch transaction.state {
         case .error: return ("Error", transaction.error ?? "no usable answer from the Directory Server")
-        case .challenge: return ("Pending", nil)
+        case .challenge, .spc: return ("Pending", nil)
         case .frictionless, .completed: break
         }
         guard let final = transaction.rreqOutcome ?? transaction.aresOutcome else { return ("Error", transaction.error) }
@@ -320,29 +320,6 @@ final class TokenProfile: Sendable {
         }
         return [("purchaseAmount", .string(value)), ("purchaseCurrency", .string(currency.numeric)),
                 ("purchaseExponent", .string(String(currency.exponent)))]
-    }
-}
-
-/// An ISO 4217 currency by its numeric code and exponent.
-struct Currency {
-    let numeric: String
-    let exponent: Int
-
-    /// The alphabetic codes a client is likely to send, and their numbers; another numeric code is taken as it is, with exponent 2.
-    static let known: [String: (numeric: String, exponent: Int)] = [
-        "EUR": ("978", 2), "USD": ("840", 2), "GBP": ("826", 2), "CHF": ("756", 2), "SEK": ("752", 2), "NOK": ("578", 2),
-        "DKK": ("208", 2), "PLN": ("985", 2), "CZK": ("203", 2), "JPY": ("392", 0), "AUD": ("036", 2), "CAD": ("124", 2),
-        "BRL": ("986", 2), "CNY": ("156", 2), "INR": ("356", 2), "SGD": ("702", 2), "HKD": ("344", 2), "KRW": ("410", 0),
-    ]
-
-    init?(_ code: String) {
-        if let known = Self.known[code.uppercased()] ?? Self.known.values.first(where: { $0.numeric == code }) {
-            (numeric, exponent) = known
-        } else if code.count == 3, code.allSatisfy({ ("0"..."9").contains($0) }) {
-            (numeric, exponent) = (code, 2)
-        } else {
-            return nil
-        }
     }
 }
 

@@ -1,0 +1,175 @@
+import EMV3DS
+import EMVCrypto
+import Foundation
+import JOSE
+import JSON
+import Net
+import Testing
+
+/// Secure Payment Confirmation (EMV 3DS 2.3.1, browser) end to end over HTTP, with the software authenticator in
+/// the browser's place: the issuer's enrolment, the ARes S, and the second AReq with the assertion or spcIncompInd.
+/// The flow's fields are from EMVCo's SB 279 (the 2.3.1 changes; docs/spc.md); RealBrowserSPCTests runs it in Chromium.
+@Suite("Secure Payment Confirmation (2.3.1, browser)")
+struct SPCFlowTests {
+    static let card = "4000000000810004", payeeOrigin = "https://merchant.example"
+
+    @Test func anEnrolledCardGetsAResSAndAnAssertionThatVerifiesEndsY() async throws {
+        try await withHarness { harness in
+            let authenticator = try await enrol(harness)
+            let first = try await authenticate(harness)
+            #expect(first["transStatus"]?.stringValue == "S", "\(first)")
+            #expect(first["state"]?.stringValue == "spc")
+            let spc = try #require(first["spc"], "\(first)")
+            let data = try #require(spc["spcTransData"])
+            #expect(data["payeeOrigin"]?.stringValue == Self.payeeOrigin)
+            #expect(data["currency"]?.stringValue == "EUR" && data["value"]?.stringValue == "12.34", "\(data)")
+            #expect(spc["webAuthnCredList"]?.arrayValue?.first?["credentialIds"]?.stringValue == Base64URL.encode(authenticator.credentialID))
+
+            let second = try await post(harness, first, assertion: try sign(authenticator, harness, spc))
+            #expect(second["transStatus"]?.stringValue == "Y", "\(second)")
+            #expect(second["authenticationValue"]?.stringValue?.count == 28)
+            let areq = try #require(sentAReq(second))
+            #expect(areq["threeDSRequestorPriorAuthenticationInfo"]?.arrayValue?.first?["threeDSReqPriorRef"] == first["acsTransID"])
+            #expect(areq["threeDSRequestorAuthenticationInfo"]?.arrayValue?.first?["threeDSReqAuthMethod"]?.stringValue == "09")
+            #expect(try await check(harness, second) == "pass")
+            // The first transaction shows what followed it, and takes no second result.
+            let followed = try JSONReader.parse(try await harness.get("/3ds-server/transactions/\(first["threeDSServerTransID"]?.stringValue ?? "")").body).value
+            #expect(followed["spc"]?["followedBy"] == second["threeDSServerTransID"])
+            let again = try await harness.post(resultPath(first), JSONWriter.write(.object([("spcIncompInd", .string("01"))])))
+            #expect(again.status == .conflict, "\(again.bodyText)")
+        }
+    }
+
+    /// A 3DS Server that spoils the assertion (here: signed for another challenge, as a page that reuses an old one)
+    /// fails `areq.spc`, and the ACS answers N/01.
+    @Test func anAssertionThatDoesNotVerifyEndsNAndFailsTheCheck() async throws {
+        try await withHarness { harness in
+            let authenticator = try await enrol(harness)
+            let first = try await authenticate(harness)
+            var spc = try #require(first["spc"])
+            var data = try #require(spc["spcTransData"])
+            data.set("challenge", .string(Base64URL.encode(randomBytes(32))))
+            spc.set("spcTransData", data)
+            let second = try await post(harness, first, assertion: try sign(authenticator, harness, spc))
+            #expect(second["transStatus"]?.stringValue == "N", "\(second)")
+            #expect(second["transStatusReason"]?.stringValue == "01")
+            #expect(try await check(harness, second) == "fail")
+        }
+    }
+
+    @Test(arguments: ["01", "02", "03"])
+    func spcThatDidNotCompleteFallsBackToTheChallenge(_ indicator: String) async throws {
+        try await withHarness { harness in
+            _ = try await enrol(harness)
+            let first = try await authenticate(harness)
+            let second = try await harness.post(resultPath(first), JSONWriter.write(.object([("spcIncompInd", .string(indicator))])))
+            let record = try JSONReader.parse(second.body).value
+            #expect(record["transStatus"]?.stringValue == "C", "\(record)")
+            #expect(sentAReq(record)?["spcIncompInd"]?.stringValue == indicator)
+            #expect(try await check(harness, record) == "pass")
+        }
+    }
+
+    @Test func withoutACredentialOrWithoutSPCSupportTheCardIsChallenged() async throws {
+        try await withHarness { harness in
+            #expect(try await authenticate(harness)["transStatus"]?.stringValue == "C", "no credential enrolled")
+            _ = try await enrol(harness)
+            #expect(try await authenticate(harness, spcSupport: false)["transStatus"]?.stringValue == "C", "no threeDSRequestorSpcSupport")
+            // 2.2.0 does not know SPC: the 3DS Server's table builds the version's own AReq, without its fields.
+            for version in [MessageVersion.v2_1_0, .v2_2_0] {
+                var body = browserRequest(pan: Self.card, version: version)
+                body.set("threeDSRequestorSpcSupport", .string("Y"))
+                body.set("payeeOrigin", .string(Self.payeeOrigin))
+                let answer = try JSONReader.parse(try await harness.post("/3ds-server/authenticate", JSONWriter.write(body)).body).value
+                #expect(answer["transStatus"]?.stringValue == "C", "\(answer)")
+                #expect(sentAReq(answer)?["threeDSRequestorSpcSupport"] == nil && sentAReq(answer)?["payeeOrigin"] == nil)
+            }
+        }
+    }
+
+    @Test func theResultEndpointRefusesWhatIsNotAResult() async throws {
+        try await withHarness { harness in
+            _ = try await enrol(harness)
+            let first = try await authenticate(harness)
+            for (body, reason) in [("{}", "exactly one"), (#"{"spcIncompInd":"04"}"#, "01"), (#"{"assertion":"x"}"#, "JSON object")] {
+                let answer = try await harness.post(resultPath(first), Array(body.utf8))
+                #expect(answer.status == .badRequest && answer.bodyText.contains(reason), "\(body): \(answer.bodyText)")
+            }
+            let unknown = try await harness.post("/3ds-server/transactions/\(UUID().uuidString.lowercased())/spc", Array(#"{"spcIncompInd":"01"}"#.utf8))
+            #expect(unknown.status == .notFound)
+        }
+    }
+
+    @Test func enrolmentNeedsADomainAndARegistrationThatHolds() async throws {
+        try await withHarness { harness in
+            let authenticator = try SoftwareAuthenticator()
+            let port = harness.baseURL.split(separator: ":").last.map(String.init) ?? ""
+            let (clientData, attestation) = authenticator.registration(rpID: "localhost", origin: "http://localhost:\(port)", challenge: randomBytes(32))
+            let body = JSONWriter.write(.object([("acctNumber", .string(Self.card)), ("clientDataJSON", .string(Base64URL.encode(clientData))),
+                                                 ("attestationObject", .string(Base64URL.encode(attestation)))]))
+            // At 127.0.0.1 there is no domain to scope a credential to.
+            let atIP = try await harness.post("/acs/spc/credentials", body)
+            #expect(atIP.status == .badRequest && atIP.bodyText.contains("localhost"), "\(atIP.bodyText)")
+            // Made for another origin.
+            let elsewhere = try await harness.client.post(harness.baseURL + "/acs/spc/credentials", body: body,
+                                                          headers: ["Host": "localhost:\(port)", "Origin": "http://localhost:1"])
+            #expect(elsewhere.status == .badRequest && elsewhere.bodyText.contains("origin"), "\(elsewhere.bodyText)")
+            let badCard = try await harness.client.post(harness.baseURL + "/acs/spc/credentials", body: Array(#"{"acctNumber":"1234"}"#.utf8),
+                                                        headers: ["Host": "localhost:\(port)"])
+            #expect(badCard.status == .badRequest && badCard.bodyText.contains("acctNumber"))
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Enrols a fresh software authenticator for the card, as the issuer's page at http://localhost:PORT does.
+    func enrol(_ harness: RunningHarness) async throws -> SoftwareAuthenticator {
+        let authenticator = try SoftwareAuthenticator()
+        let (clientData, attestation) = authenticator.registration(rpID: "localhost", origin: origin(harness), challenge: randomBytes(32))
+        let body = JSONWriter.write(.object([("acctNumber", .string(Self.card)), ("clientDataJSON", .string(Base64URL.encode(clientData))),
+                                             ("attestationObject", .string(Base64URL.encode(attestation)))]))
+        let answer = try await harness.client.post(harness.baseURL + "/acs/spc/credentials", body: body,
+                                                   headers: ["Host": String(origin(harness).dropFirst("http://".count)), "Origin": origin(harness)])
+        #expect(answer.status == .created, "\(answer.bodyText)")
+        return authenticator
+    }
+
+    func origin(_ harness: RunningHarness) -> String { "http://localhost:" + (harness.baseURL.split(separator: ":").last.map(String.init) ?? "") }
+
+    func authenticate(_ harness: RunningHarness, spcSupport: Bool = true) async throws -> JSONValue {
+        var body = browserRequest(pan: Self.card, version: .v2_3_1)
+        body.set("purchaseAmount", .string("1234"))
+        body.set("purchaseCurrency", .string("978"))
+        if spcSupport {
+            body.set("threeDSRequestorSpcSupport", .string("Y"))
+            body.set("payeeOrigin", .string(Self.payeeOrigin))
+        }
+        let answer = try await harness.post("/3ds-server/authenticate", JSONWriter.write(body))
+        #expect(answer.status == .ok, "\(answer.bodyText)")
+        return try JSONReader.parse(answer.body).value
+    }
+
+    /// What the browser's SPC returns for `spc` (the transaction's `spc` member), signed by `authenticator`.
+    func sign(_ authenticator: SoftwareAuthenticator, _ harness: RunningHarness, _ spc: JSONValue) throws -> JSONValue {
+        let data = try #require(spc["spcTransData"])
+        let payment = JSONValue.object([("rpId", .string("localhost")), ("topOrigin", .string(Self.payeeOrigin)),
+                                        ("payeeOrigin", data["payeeOrigin"] ?? .null),
+                                        ("total", .object([("value", data["value"] ?? .null), ("currency", data["currency"] ?? .null)])),
+                                        ("instrument", .object([("displayName", data["displayName"] ?? .null), ("icon", data["icon"] ?? .null)]))])
+        return try authenticator.assertion(rpID: "localhost", origin: Self.payeeOrigin, challenge: data["challenge"]?.stringValue ?? "", payment: payment).json
+    }
+
+    func resultPath(_ first: JSONValue) -> String { "/3ds-server/transactions/\(first["threeDSServerTransID"]?.stringValue ?? "")/spc" }
+
+    func post(_ harness: RunningHarness, _ first: JSONValue, assertion: JSONValue) async throws -> JSONValue {
+        let answer = try await harness.post(resultPath(first), JSONWriter.write(.object([("assertion", assertion)])))
+        return try JSONReader.parse(answer.body).value
+    }
+
+    /// The verdict of `areq.spc` in the journal entry of the transaction `record` (the second AReq's).
+    func check(_ harness: RunningHarness, _ record: JSONValue) async throws -> String? {
+        let dsTransID = try #require(record["dsTransID"]?.stringValue, "\(record)")
+        let entry = try JSONReader.parse(try await harness.get("/inspector/transactions/\(dsTransID)").body).value
+        return entry["checks"]?.arrayValue?.first { $0["id"]?.stringValue == "areq.spc" }?["verdict"]?.stringValue
+    }
+}

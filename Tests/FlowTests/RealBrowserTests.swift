@@ -109,6 +109,51 @@ struct RealBrowserTests {
         }
     }
 
+    // MARK: Secure Payment Confirmation (2.3.1)
+
+    /// The issuer's page enrols a credential of Chromium's virtual authenticator (DevTools WebAuthn domain), the checkout
+    /// pays at 2.3.1, the ARes S makes the page run SPC (DevTools Page.setSPCTransactionMode autoAccept), and the assertion
+    /// Chromium signed verifies at the ACS: the second AReq ends Y, graded areq.spc pass.
+    @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
+    func secureConfirmationOfAnEnrolledCardEndsYWithTheAssertionChromiumSigned() async throws {
+        try await withHarness { harness in
+            let shown = try Self.browse("checkout-spc", harness)
+            #expect(shown["transStatus"]?.stringValue == "Y", "\(shown)")
+            #expect(shown["state"]?.stringValue == "frictionless")
+            let second = try await Self.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
+            let areq = try #require(sentAReq(second))
+            let assertion = try #require(areq["threeDSRequestorAuthenticationInfo"]?.arrayValue?.first?["threeDSReqAuthData"]?.stringValue)
+            let clientData = try JSONReader.parse(Base64URL.decodeLeniently(try #require(JSONReader.parse(Array(assertion.utf8)).value["response"]?["clientDataJSON"]?.stringValue))).value
+            // Chromium's own client data: an SPC assertion, for the payee and amount the ACS asked it to show.
+            #expect(clientData["type"]?.stringValue == "payment.get", "\(clientData)")
+            #expect(clientData["payment"]?["payeeOrigin"]?.stringValue == "https://merchant.example")
+            #expect(clientData["payment"]?["total"]?["currency"]?.stringValue == "EUR")
+            #expect(try await Self.check("areq.spc", of: second, harness) == "pass")
+            #expect(shown["screenshots"]?.arrayValue?.count == 2)
+        }
+    }
+
+    /// The cardholder declines the browser's prompt (autoReject): the page sends spcIncompInd 02, the ACS falls back to
+    /// the scenario's text challenge, and the right code ends it Y.
+    @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
+    func aDeclinedSecureConfirmationFallsBackToTheChallenge() async throws {
+        try await withHarness { harness in
+            let shown = try Self.browse("checkout-spc-declined", harness)
+            #expect(shown["transStatus"]?.stringValue == "Y", "\(shown)")
+            #expect(shown["state"]?.stringValue == "completed")
+            let second = try await Self.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
+            #expect(sentAReq(second)?["spcIncompInd"]?.stringValue == "02", "\(second)")
+            #expect(try await Self.check("areq.spc", of: second, harness) == "pass")
+        }
+    }
+
+    /// The verdict of check `id` in the journal entry of the transaction `record`.
+    static func check(_ id: String, of record: JSONValue, _ harness: RunningHarness) async throws -> String? {
+        let dsTransID = try #require(record["dsTransID"]?.stringValue, "\(record)")
+        let entry = try JSONReader.parse(try await harness.get("/inspector/transactions/\(dsTransID)").body).value
+        return entry["checks"]?.arrayValue?.first { $0["id"]?.stringValue == id }?["verdict"]?.stringValue
+    }
+
     @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
     func aFrictionlessPaymentShowsItsResultWithoutAChallenge() async throws {
         try await withHarness { harness in

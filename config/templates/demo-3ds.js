@@ -46,5 +46,35 @@ const DemoThreeDS = (() => {
     form.remove();
   }
 
-  return { api, browserFields, post };
+  // Secure Payment Confirmation (2.3.1): what the ACS asked for after an ARes S (record.spc), run in the browser's
+  // PaymentRequest; the result (the assertion, or why there is none) goes to the 3DS Server, which sends the second AReq
+  // and answers its record. SPC takes only an https payee origin: over http the AReq named the demo merchant's.
+  const fromBase64url = (text) => Uint8Array.from(atob(text.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0));
+  const base64url = (buffer) => btoa(String.fromCharCode(...new Uint8Array(buffer))).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  const spcPayeeOrigin = () => (location.protocol === 'https:' ? location.origin : 'https://merchant.example');
+
+  async function confirmPayment(spc) {
+    const data = spc.spcTransData, credentials = spc.webAuthnCredList;
+    let result;
+    try {
+      if (!window.PaymentRequest) throw new Error('no PaymentRequest in this browser');
+      const request = new PaymentRequest([{ supportedMethods: 'secure-payment-confirmation', data: {
+        credentialIds: credentials.map((credential) => fromBase64url(credential.credentialIds)), rpId: credentials[0].rpID,
+        challenge: fromBase64url(data.challenge), instrument: { displayName: data.displayName, icon: data.icon },
+        payeeOrigin: data.payeeOrigin, payeeName: data.payeeName, timeout: Number(data.timeout) } }],
+        { total: { label: 'Total', amount: { currency: data.currency, value: data.value } } });
+      const response = await request.show();
+      await response.complete('success');
+      const credential = response.details;
+      result = { assertion: { id: credential.id, rawId: base64url(credential.rawId), type: credential.type, response: {
+        authenticatorData: base64url(credential.response.authenticatorData), clientDataJSON: base64url(credential.response.clientDataJSON),
+        signature: base64url(credential.response.signature) } } };
+    } catch (error) {
+      // spcIncompInd: 02 the cardholder cancelled, 03 timed out, 01 anything else (SB 279).
+      result = { spcIncompInd: error.name === 'AbortError' || error.name === 'NotAllowedError' ? '02' : error.name === 'TimeoutError' ? '03' : '01' };
+    }
+    return api(spc.resultURL, result);
+  }
+
+  return { api, browserFields, post, confirmPayment, spcPayeeOrigin };
 })();

@@ -42,7 +42,10 @@ class Browser:
         self.profile = tempfile.mkdtemp(prefix="demo-chromium-")
         options = webdriver.ChromeOptions()
         options.binary_location = chromium
+        # Secure Payment Confirmation ships on Chromium's Linux build switched off; this feature switches it on
+        # (found by trying: SecurePaymentConfirmation alone leaves the browser side unbound).
         for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                         "--enable-features=SecurePaymentConfirmationBrowser",
                          "--lang=en-GB", f"--window-size={width},{height}", f"--user-data-dir={self.profile}"]:
             options.add_argument(argument)
         options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
@@ -98,8 +101,8 @@ class Screenshots:
 
 # MARK: The checkout
 
-def open_checkout(browser, base_url, pan, window_size, shots=None):
-    """Fills in the checkout and pays (`shots`: with a picture of the filled-in form first)."""
+def open_checkout(browser, base_url, pan, window_size, shots=None, version=None):
+    """Fills in the checkout and pays (`shots`: with a picture of the filled-in form first; `version`: the messageVersion chosen)."""
     driver = browser.driver
     driver.get(base_url + "/demo/checkout")
     card = browser.wait(EC.element_to_be_clickable((By.ID, "card-number")), "the card number field")
@@ -108,6 +111,8 @@ def open_checkout(browser, base_url, pan, window_size, shots=None):
     # The 3-D Secure options are folded away: open them to choose the window size.
     driver.find_element(By.CSS_SELECTOR, "#options summary").click()
     Select(browser.wait(EC.visibility_of_element_located((By.ID, "window-size")), "the window size")).select_by_value(window_size)
+    if version:
+        Select(driver.find_element(By.ID, "message-version")).select_by_value(version)
     if shots:
         shots.take(browser, "checkout")
     driver.find_element(By.ID, "pay").click()
@@ -221,6 +226,56 @@ def checkout_frictionless(browser, args, shots):
     return outcome
 
 
+# MARK: Secure Payment Confirmation (2.3.1)
+
+SPC_CARD = "4000000000810004"
+
+
+def enrol_for_spc(browser, base_url, shots):
+    """The issuer's enrolment page registers a credential of a virtual authenticator (DevTools WebAuthn domain) for the card."""
+    driver = browser.driver
+    driver.get(f"{base_url}/acs/spc/enrol?acctNumber={SPC_CARD}")
+    driver.execute_cdp_cmd("WebAuthn.enable", {})
+    driver.execute_cdp_cmd("WebAuthn.addVirtualAuthenticator", {"options": {
+        "protocol": "ctap2", "transport": "internal", "hasResidentKey": True, "hasUserVerification": True,
+        "isUserVerified": True, "automaticPresenceSimulation": True}})
+    browser.wait(EC.element_to_be_clickable((By.ID, "enrol")), "the enrolment button").click()
+    status = browser.wait(lambda d: d.find_element(By.ID, "status") if d.find_element(By.ID, "status").get_attribute("data-state") else None,
+                          "the enrolment's outcome")
+    shots.take(browser, "enrolled")
+    if status.get_attribute("data-state") != "enrolled":
+        raise Failure(f"enrolment: {status.text}")
+
+
+def spc_checkout(browser, args, shots, mode):
+    """Enrols, then pays at 2.3.1 with SPC in `mode` (DevTools Page.setSPCTransactionMode: autoAccept, autoReject)."""
+    # WebAuthn scopes a credential to a domain: the issuer's page and the checkout are opened at localhost.
+    base_url = args.base_url.replace("127.0.0.1", "localhost")
+    enrol_for_spc(browser, base_url, shots)
+    browser.driver.execute_cdp_cmd("Page.setSPCTransactionMode", {"mode": mode})
+    open_checkout(browser, base_url, SPC_CARD, "02", version="2.3.1")
+
+
+def checkout_spc(browser, args, shots):
+    """The browser confirms the payment: the assertion verifies at the ACS: Y without a challenge."""
+    spc_checkout(browser, args, shots, "autoAccept")
+    outcome = result(browser)
+    shots.take(browser, "result")
+    return outcome
+
+
+def checkout_spc_declined(browser, args, shots):
+    """The cardholder declines the browser's prompt: spcIncompInd 02, and the ACS falls back to its text challenge (1234)."""
+    spc_checkout(browser, args, shots, "autoReject")
+    enter_challenge(browser, ("390", "400"))
+    shots.take(browser, "fallback-challenge")
+    browser.driver.find_element(By.ID, "answer").send_keys("1234")
+    last_press(browser, "submit")
+    outcome = result(browser)
+    shots.take(browser, "result")
+    return outcome
+
+
 # MARK: The web view
 
 def await_redirect(browser, prefix):
@@ -263,6 +318,8 @@ CASES = {
     "checkout-oob": (checkout_oob, (1280, 1000)),
     "checkout-cancel": (checkout_cancel, (1280, 1000)),
     "checkout-frictionless": (checkout_frictionless, (1280, 1000)),
+    "checkout-spc": (checkout_spc, (1280, 1000)),
+    "checkout-spc-declined": (checkout_spc_declined, (1280, 1000)),
     "webview-challenge": (webview_challenge, (390, 844)),
     "webview-frictionless": (webview_frictionless, (390, 844)),
     "webview-unenrolled": (webview_unenrolled, (390, 844)),

@@ -165,8 +165,10 @@ public final class AccessControlServer: Sendable {
             case .refused: plan = .final(.notAuthenticated, reason: "01")  // card authentication failed
             case .incomplete, .unknownPrior: break  // the scenario's outcome: SPC's fallback
             }
-        } else {
-            spcOffer = offerSPC(areq, script: scenario.spc, ares: &ares)
+        } else if let offer = offerSPC(areq, script: scenario.spc, ares: &ares) {
+            spcOffer = offer
+            plan = .final(.securePaymentConfirmation, reason: nil)  // the ARes S is filled: nothing to schedule
+            transaction.authentication = .securePaymentConfirmation  // in its RReq, if the second AReq never comes
         }
         do {
             if spcOffer == nil { try apply(plan, to: &ares, of: &transaction, areq: areq, faults: scenario.faults) }
@@ -194,9 +196,9 @@ public final class AccessControlServer: Sendable {
         transactions.put(acsTransID, transaction)
         if let spcOffer {
             spcOffers.put(acsTransID, spcOffer)
-        } else {
-            schedule(plan, for: transaction)
+            awaitSecondAReq(acsTransID)
         }
+        schedule(plan, for: transaction)
         logger.debug("ARes", metadata: ["scenario": "\(scenario.name)", "transStatus": "\(ares.transStatus.rawValue)", "acsTransID": "\(acsTransID)"])
         return await FaultyAnswer.answer(ares.json, faults: scenario.faults.on(.accessControlServer), from: .acs)
     }

@@ -92,6 +92,22 @@ extension AccessControlServer {
         return SPCOffer(expectation: expectation, credentials: credentials, script: script)
     }
 
+    /// The ACS waits `challengeTimeout` (10 minutes by default) for the second AReq; without it, RReq N with
+    /// transStatusReason 14 (transaction timed out at the ACS) for the first (SB 279, Req 452-453).
+    func awaitSecondAReq(_ acsTransID: String) {
+        Task { [self] in
+            try? await Task.sleep(for: .seconds(settings.challengeTimeout))
+            let unanswered = spcOffers.update(acsTransID) { offer -> Bool in
+                defer { offer.answered = true }
+                return !offer.answered
+            } ?? false
+            guard unanswered else { return }
+            logger.info("no second AReq after the ARes S", metadata: ["acsTransID": "\(acsTransID)"])
+            transactions.update(acsTransID) { $0.phase = .ended("no second AReq after the ARes S within \(settings.challengeTimeout) s") }
+            await report(acsTransID, ChallengeResult(transStatus: .notAuthenticated, reason: "14", interactions: 0))
+        }
+    }
+
     // MARK: The second AReq
 
     /// What the second AReq after an ARes S decides; nil for an AReq that names no prior SPC (`threeDSReqPriorAuthMethod` 05).

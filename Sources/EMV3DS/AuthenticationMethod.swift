@@ -6,12 +6,15 @@ public enum AuthenticationMethod: String, Sendable, CaseIterable, Codable {
     case knowledgeBased = "06"
     case outOfBandOther = "09"
     case decoupled = "12"
+    /// Secure Payment Confirmation (2.3.1 only, SB 279 p.85).
+    case securePaymentConfirmation = "14"
 
     /// `authenticationType`: 01 static, 02 dynamic, 03 out of band, 04 decoupled (2.2.0).
     public var authenticationType: String {
         switch self {
         case .staticPasscode: "01"
-        case .smsOTP, .knowledgeBased: "02"
+        // SPC is 2.3.1's, which carries authenticationMethod: a signature over a fresh challenge is dynamic.
+        case .smsOTP, .knowledgeBased, .securePaymentConfirmation: "02"
         case .outOfBandOther: "03"
         case .decoupled: "04"
         }

@@ -61,6 +61,9 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(name: .long, help: "app (an app with a 3DS SDK) or browser (a checkout page). Repeatable; default app, or both with --all and --all-frictionless.")
     var channel: [String] = []
 
+    @Option(name: .long, help: "Browser, 2.3.1, with --pan: Secure Payment Confirmation (docs/spc.md). Enrol a software authenticator for the card, say the checkout supports SPC, and after an ARes S: accept (the assertion), decline (spcIncompInd 02), unavailable (spcIncompInd 01) or spoil (an assertion signed for another challenge, a faulty page).")
+    var spc: String?
+
     @Option(name: .long, help: "The app's backend contract: server (/3ds-server/authenticate), emvco (/profiles/emvco: the EMVCo SDK API's parameters) or token (/profiles/token: Adyen-style fingerprint and challenge tokens).")
     var profile: IntegrationProfile = .server
 
@@ -96,6 +99,12 @@ struct SimulateCommand: AsyncParsableCommand {
         }
         for name in style where DeviceDataStyle(rawValue: name) == nil { throw ValidationError("--style \(name) is not android, ios-ec or rsa") }
         for name in channel where !["app", "browser"].contains(name) { throw ValidationError("--channel \(name) is not app or browser") }
+        if let spc {
+            guard SPCPlay(rawValue: spc) != nil else { throw ValidationError("--spc \(spc) is not one of \(SPCPlay.allCases.map(\.rawValue).joined(separator: ", "))") }
+            guard pan != nil, !runsScenarios, channel == ["browser"], version == ["2.3.1"] else {
+                throw ValidationError("--spc goes with --pan, --channel browser and --version 2.3.1: SPC is 2.3.1's, in the browser")
+            }
+        }
         if channel.contains("browser"), profile != .server {
             throw ValidationError("--channel browser goes through the 3DS Server's requestor API: --profile \(profile.rawValue) is an app's")
         }
@@ -126,6 +135,7 @@ struct SimulateCommand: AsyncParsableCommand {
         try await CouldNotRun.guarding { try await RunClient(client: appClient, baseURL: url).health() }
         var simulator = Simulator(client: appClient, baseURL: url, profile: profile)
         simulator.harnessCase = harnessCase
+        simulator.spc = spc.flatMap(SPCPlay.init(rawValue:))
         let pki = TestPKI(directory: pkiDirectory)
         let challenger = ChallengeRunner(client: sdkClient, trustAnchors: configuration.directoryServers.compactMap { try? pki.rootCertificate($0.rid) },
                                          misbehaviour: misbehave.flatMap(ChallengeRunner.Misbehaviour.init(rawValue:)))

@@ -1,5 +1,7 @@
 public import EMV3DS
+import EMVCrypto
 import Foundation
+import JOSE
 public import JSON
 import Net
 
@@ -34,14 +36,25 @@ public struct BrowserSimulator: Sendable {
         }
         var body = Self.authenticationBody(pan: pan, version: version)
         body.set("threeDSServerTransID", .string(id))
-        let authentication = SimulationResult(record: try await postJSON("/3ds-server/authenticate", body, acceptingBadGateway: true))
+        let authenticator = try await enrolForSPC(pan: pan, version: version, lines: &lines)
+        if authenticator != nil {
+            body.set("threeDSRequestorSpcSupport", .string("Y"))
+            body.set("payeeOrigin", .string(Self.payeeOrigin))
+        }
+        var authentication = SimulationResult(record: try await postJSON("/3ds-server/authenticate", body, acceptingBadGateway: true))
         if let compInd = authentication.sentAReq?["threeDSCompInd"]?.stringValue { lines.append("  AReq threeDSCompInd \(compInd)") }
+        var transactionID = id
+        if authentication.state == "spc", let authenticator, let play = simulator.spc {
+            // The second AReq is a transaction of its own: what follows is its.
+            authentication = try await confirm(authentication.record, play: play, authenticator: authenticator, lines: &lines)
+            transactionID = authentication.threeDSServerTransID ?? id
+        }
         guard authentication.state == "challenge" else {
             return Run(transaction: TransactionRun(authentication: authentication, challenge: nil, final: authentication), lines: lines)
         }
         guard authentication.transStatus == TransStatus.challenge.rawValue else {
             // Decoupled: the result comes by RReq, later.
-            let final = try await simulator.awaitResult(id, limit: resultWait)
+            let final = try await simulator.awaitResult(transactionID, limit: resultWait)
             return Run(transaction: TransactionRun(authentication: authentication, challenge: nil, final: final), lines: lines)
         }
         guard let challenge = authentication.record["browserChallenge"], let acsURL = challenge["acsURL"]?.stringValue,
@@ -50,10 +63,69 @@ public struct BrowserSimulator: Sendable {
         }
         let (outcome, pages) = try await runChallenge(acsURL: acsURL, creq: creq, sessionData: sessionData, answers: answers)
         lines += pages
-        let final = try await simulator.awaitResult(id, limit: .seconds(5))
+        let final = try await simulator.awaitResult(transactionID, limit: .seconds(5))
         var transaction = TransactionRun(authentication: authentication, challenge: ChallengeRunner.Report(outcome: outcome), final: final)
         transaction.channel = .browser
         return Run(transaction: transaction, lines: lines)
+    }
+
+    // MARK: Secure Payment Confirmation (2.3.1; docs/spc.md)
+
+    /// The merchant the simulated checkout is: SPC takes an https payee origin.
+    static let payeeOrigin = "https://merchant.example"
+
+    /// With `simulator.spc`, at 2.3.1: a software authenticator enrolled for the card on the issuer's page, as a browser at
+    /// localhost does (WebAuthn needs a domain); nil otherwise.
+    private func enrolForSPC(pan: String, version: MessageVersion, lines: inout [String]) async throws(SimulationError) -> SoftwareAuthenticator? {
+        guard simulator.spc != nil, version >= .v2_3_1 else { return nil }
+        let authenticator: SoftwareAuthenticator
+        do { authenticator = try SoftwareAuthenticator() } catch { throw .unreadable("no key for the software authenticator: \(error)") }
+        let host = Self.relyingPartyHost(simulator.baseURL)
+        let origin = (simulator.baseURL.hasPrefix("https") ? "https://" : "http://") + host
+        let rpID = String(host.split(separator: ":").first ?? "localhost")
+        let (clientData, attestation) = authenticator.registration(rpID: rpID, origin: origin, challenge: randomBytes(32))
+        let body = JSONValue.object([("acctNumber", .string(pan)), ("clientDataJSON", .string(Base64URL.encode(clientData))),
+                                     ("attestationObject", .string(Base64URL.encode(attestation)))])
+        let response: HTTPResponse
+        do { response = try await simulator.client.post(simulator.baseURL + "/acs/spc/credentials", body: JSONWriter.write(body), headers: ["Host": host, "Origin": origin]) } catch {
+            throw .unreachable("\(error)")
+        }
+        guard response.status.code == 201 else { throw .refused(status: response.status.code, "SPC enrolment: \(response.bodyText)") }
+        lines.append("  SPC: credential enrolled for the card at \(rpID)")
+        return authenticator
+    }
+
+    /// The host (and port) of `baseURL` as a relying party: an IP address becomes localhost, which resolves to it.
+    static func relyingPartyHost(_ baseURL: String) -> String {
+        let authority = baseURL.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first.map(String.init) ?? "localhost"
+        let port = authority.split(separator: ":").dropFirst().first.map { ":\($0)" } ?? ""
+        let name = String(authority.split(separator: ":").first ?? "")
+        return (name.allSatisfy { $0.isNumber || $0 == "." } ? "localhost" : name) + port
+    }
+
+    /// What the browser's SPC does with the ARes S's data, posted to the 3DS Server, which sends the second AReq.
+    private func confirm(_ record: JSONValue, play: SPCPlay, authenticator: SoftwareAuthenticator,
+                         lines: inout [String]) async throws(SimulationError) -> SimulationResult {
+        guard let spc = record["spc"], let data = spc["spcTransData"], let challenge = data["challenge"]?.stringValue,
+              let resultURL = spc["resultURL"]?.stringValue, let rpID = spc["webAuthnCredList"]?.arrayValue?.first?["rpID"]?.stringValue else {
+            throw .unreadable("a transaction in state spc without spc {spcTransData.challenge, webAuthnCredList[].rpID, resultURL}")
+        }
+        let result: JSONValue
+        switch play {
+        case .accept, .spoil:
+            // A spoilt assertion is one a careless page produces: signed for another challenge than the ARes S's.
+            let signed = play == .spoil ? Base64URL.encode(randomBytes(32)) : challenge
+            let payment = JSONValue.object([("rpId", .string(rpID)), ("topOrigin", .string(Self.payeeOrigin)), ("payeeOrigin", data["payeeOrigin"] ?? .null),
+                                            ("total", .object([("value", data["value"] ?? .null), ("currency", data["currency"] ?? .null)])),
+                                            ("instrument", .object([("displayName", data["displayName"] ?? .null), ("icon", data["icon"] ?? .null)]))])
+            do { result = .object([("assertion", try authenticator.assertion(rpID: rpID, origin: Self.payeeOrigin, challenge: signed, payment: payment).json)]) } catch {
+                throw .unreadable("the software authenticator could not sign: \(error)")
+            }
+        case .decline: result = .object([("spcIncompInd", .string("02"))])
+        case .unavailable: result = .object([("spcIncompInd", .string("01"))])
+        }
+        lines.append("  ARes S: SPC \(play.rawValue) → " + (result["assertion"] != nil ? "assertion" : "spcIncompInd \(result["spcIncompInd"]?.stringValue ?? "")"))
+        return SimulationResult(record: try await postJSON(resultURL, result, acceptingBadGateway: true))
     }
 
     /// Posts `threeDSMethodData` to the method URL as the hidden iframe does, then the page's
@@ -198,4 +270,16 @@ public struct HTMLForm: Sendable {
         return text.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'").replacingOccurrences(of: "&apos;", with: "'")
             .replacingOccurrences(of: "&#10;", with: "\n").replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
     }
+}
+
+/// What a simulated browser does after an ARes S (`simulate --spc`).
+public enum SPCPlay: String, Sendable, CaseIterable {
+    /// The cardholder confirms: the assertion goes in the second AReq.
+    case accept
+    /// The cardholder cancels the browser's prompt: spcIncompInd 02.
+    case decline
+    /// The browser cannot run SPC: spcIncompInd 01.
+    case unavailable
+    /// A faulty page: an assertion signed for another challenge (the ACS answers N/01, `areq.spc` fails).
+    case spoil
 }

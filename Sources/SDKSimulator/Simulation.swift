@@ -86,6 +86,8 @@ public struct Simulator: Sendable {
     /// The test run case the transactions are for (`RUN/CASE`), sent as `X-Harness-Case` so the
     /// harness attaches them to it; nil leaves that to the scenario.
     public var harnessCase: String?
+    /// What a browser run does about Secure Payment Confirmation (2.3.1); nil: a browser without it.
+    public var spc: SPCPlay?
 
     public init(client: HTTPClient, baseURL: String, profile: IntegrationProfile = .server) {
         self.client = client

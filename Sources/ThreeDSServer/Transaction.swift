@@ -86,11 +86,13 @@ extension ThreeDSServer {
             if let field = expected.mismatches(in: rreq.ids).first {
                 return refuse(field, .transactionIDNotRecognised, "is not the transaction's \(field)")
             }
-            guard state == .challenge else {
+            // After an ARes S the ACS sends an RReq only when the second AReq does not come in time (N, reason 14).
+            guard state == .challenge || (state == .spc && spcFollowedBy == nil) else {
                 if state == .completed {
                     return refuse("threeDSServerTransID", ErrorCode.duplicate(in: messageVersion), "awaits no RReq: its result has already been received")
                 }
-                let why = aresOutcome.map { "its ARes was \($0.transStatus.rawValue), not C or D" } ?? "it has no ARes"
+                let why = state == .spc ? "its SPC result went in the second AReq of \(spcFollowedBy ?? "")"
+                    : aresOutcome.map { "its ARes was \($0.transStatus.rawValue), not C or D" } ?? "it has no ARes"
                 return refuse("threeDSServerTransID", ErrorCode.unexpectedResults(in: messageVersion), "awaits no RReq: \(why)")
             }
             return nil
@@ -169,7 +171,7 @@ extension ThreeDSServer {
         public var archivedJSON: [UInt8] { JSONWriter.write(json) }
 
         /// Ended without a challenge, or with its result, or failed: no message is due.
-        public var isSettled: Bool { state != .challenge }
+        public var isSettled: Bool { state != .challenge && !(state == .spc && spcFollowedBy == nil) }
 
         public var json: JSONValue {
             let outcome = rreqOutcome ?? aresOutcome

@@ -45,6 +45,17 @@ struct AReqRulesTests {
         #expect(AReqRules.fromThreeDSServer.validate(validAReq(version: version.rawValue), version: version) == [])
     }
 
+    /// 2.3.1 defines a Fully Qualified URL as an absolute URL with scheme https (EMVCo SB 279 p.16, the amended
+    /// definition; clearhaus's 2.3.1 AReq table gives threeDSRequestorURL the format urlHttps): the requestor's web
+    /// site at http is 203 there, and still taken in 2.1.0 and 2.2.0, whose definition allowed http.
+    @Test(arguments: MessageVersion.allCases)
+    func threeDSRequestorURLIsHttpsOnlyIn231(version: MessageVersion) {
+        let violations = AReqRules.fromThreeDSServer.validate(validAReq(version: version.rawValue, replacing: ["threeDSRequestorURL": .string("http://shop.example")]),
+                                                              version: version)
+        #expect(violations.map(\.field) == (version == .v2_3_1 ? ["threeDSRequestorURL"] : []), "\(violations)")
+        #expect(violations.allSatisfy { $0.code == .formatInvalid && $0.reason.contains("https") })
+    }
+
     @Test func missingRequiredFieldIs201() {
         let violations = AReqRules.fromThreeDSServer.validate(validAReq(replacing: ["sdkTransID": nil, "acctNumber": nil]), version: .v2_2_0)
         #expect(violations == [

@@ -1,9 +1,11 @@
 import EMV3DS
 import EMVCrypto
 import Foundation
+import Harness
 import JOSE
 import JSON
 import Net
+import SDKSimulator
 import Testing
 
 /// Secure Payment Confirmation (EMV 3DS 2.3.1, browser) end to end over HTTP, with the software authenticator in
@@ -117,6 +119,43 @@ struct SPCFlowTests {
             let badCard = try await harness.client.post(harness.baseURL + "/acs/spc/credentials", body: Array(#"{"acctNumber":"1234"}"#.utf8),
                                                         headers: ["Host": "localhost:\(port)"])
             #expect(badCard.status == .badRequest && badCard.bodyText.contains("acctNumber"))
+        }
+    }
+
+    /// Without the second AReq within its time (here 0.5 s, 10 minutes by default), the ACS ends the first transaction
+    /// with RReq N, reason 14 (SB 279 Req 452-453), and a result posted after is refused.
+    @Test func withoutTheSecondAReqTheACSEndsTheFirstByRReqN14() async throws {
+        try await withHarness(configure: { $0.accessControlServer.challengeTimeout = 0.5 }) { harness in
+            _ = try await enrol(harness)
+            let first = try await authenticate(harness)
+            let path = "/3ds-server/transactions/\(first["threeDSServerTransID"]?.stringValue ?? "")"
+            var record = first
+            // On the record's state: the RReq comes after the ACS's time, bounded here at 10 s.
+            for _ in 0..<100 where record["state"]?.stringValue == "spc" {
+                try await Task.sleep(for: .milliseconds(100))
+                record = try JSONReader.parse(try await harness.get(path).body).value
+            }
+            #expect(record["state"]?.stringValue == "completed", "\(record)")
+            #expect(record["transStatus"]?.stringValue == "N" && record["transStatusReason"]?.stringValue == "14", "\(record)")
+            let late = try await harness.post(resultPath(first), JSONWriter.write(.object([("spcIncompInd", .string("03"))])))
+            #expect(late.status == .conflict, "\(late.bodyText)")
+        }
+    }
+
+    // MARK: The simulator
+
+    @Test(arguments: [(SPCPlay.accept, "Y", "pass"), (.spoil, "N", "fail"), (.decline, "Y", "pass"), (.unavailable, "Y", "pass")])
+    func theSimulatedBrowserPlaysSPC(_ play: SPCPlay, _ status: String, _ verdict: String) async throws {
+        try await withHarness { harness in
+            var simulator = harness.simulator
+            simulator.spc = play
+            // The fallback challenge (decline, unavailable) is answered with its code.
+            let run = try await BrowserSimulator(simulator: simulator).run(pan: Self.card, version: .v2_3_1, answers: ChallengeAnswers(["1234"]))
+            #expect(run.lines.contains { $0.hasPrefix("  SPC: credential enrolled") }, "\(run.lines)")
+            #expect(run.lines.contains { $0.hasPrefix("  ARes S: SPC \(play.rawValue)") }, "\(run.lines)")
+            #expect(run.transaction.final.transStatus == status, "\(run.transaction.summary)")
+            #expect(try await check(harness, run.transaction.final.record) == verdict)
+            #expect((run.transaction.challenge != nil) == [.decline, .unavailable].contains(play))
         }
     }
 

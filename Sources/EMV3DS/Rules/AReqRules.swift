@@ -101,7 +101,9 @@ public enum AReqRules {
         FieldRule("threeDSServerURL", .required, .url(maxLength: 2048), versions: since220),
         FieldRule("threeDSRequestorID", .required, .string(1...35)),
         FieldRule("threeDSRequestorName", .required, .string(1...40)),
-        FieldRule("threeDSRequestorURL", .required, .url(maxLength: 2048)),
+        FieldRule("threeDSRequestorURL", .required, .url(maxLength: 2048), versions: until220),
+        // The requestor's web site: 2.3.1's Fully Qualified URL is https (SB 279 p.16; clearhaus's 2.3.1 AReq table: urlHttps).
+        FieldRule("threeDSRequestorURL", .required, .httpsURL(maxLength: 2048), versions: v231),
         FieldRule("threeDSRequestorAuthenticationInd", .only(appOrBrowser, .required, where: "app and browser"), .oneOf(codes(1...6)), versions: v210),
         FieldRule("threeDSRequestorAuthenticationInd", .only(appOrBrowser, .required, where: "app and browser"), .oneOf(codes(1...7)), versions: v220),
         FieldRule("threeDSRequestorAuthenticationInd", .only(appOrBrowser, .required, where: "app and browser"), .oneOf(codes(1...10)), versions: v231),

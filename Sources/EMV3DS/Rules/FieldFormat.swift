@@ -18,6 +18,10 @@ public enum FieldFormat: Sendable {
     case uuid
     /// A fully qualified http(s) URL of at most the given length.
     case url(maxLength: Int)
+    /// A fully qualified https URL: 2.3.1 defines a Fully Qualified URL as an absolute URL with scheme https
+    /// (EMVCo SB 279 p.16). The harness holds to it where the URL is a web site's, not one of the endpoints it runs
+    /// itself on loopback without TLS (docs/field-rules.md).
+    case httpsURL(maxLength: Int)
     /// "YYYYMMDDHHMMSS" (purchaseDate).
     case dateTime14
     /// "YYMM" (cardExpiryDate).
@@ -129,6 +133,9 @@ public enum FieldFormat: Sendable {
             return values.contains(text) ? nil : "\"\(text)\" is not one of \(values.joined(separator: ", "))"
         case .uuid:
             return Self.isCanonicalUUID(text) ? nil : "must be a canonical UUID (8-4-4-4-12 hex)"
+        case .httpsURL(let maxLength):
+            guard count <= maxLength else { return "longer than \(maxLength)" }
+            return text.lowercased().hasPrefix("https://") && count > 8 ? nil : "must be an https URL (2.3.1: a Fully Qualified URL has scheme https)"
         case .url(let maxLength):
             guard count <= maxLength else { return "longer than \(maxLength)" }
             let lower = text.lowercased()
@@ -198,6 +205,7 @@ public enum FieldFormat: Sendable {
         case .oneOf(let values): "one of " + Self.runs(values)
         case .uuid: "UUID (36)"
         case .url(let maxLength): "http(s) URL, at most \(maxLength)"
+        case .httpsURL(let maxLength): "https URL, at most \(maxLength)"
         case .dateTime14: "YYYYMMDDHHMMSS"
         case .expiryYYMM: "YYMM"
         case .object: "JSON object"

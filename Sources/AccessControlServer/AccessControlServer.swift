@@ -124,13 +124,18 @@ public final class AccessControlServer: Sendable {
             return .erro(error, from: .acs)
         }
         var scenario = await scenarios.scenario(for: TransactionFacts(areq), transaction: areq["dsTransID"])
+        // Secure Payment Confirmation (2.3.1): the second AReq after an ARes S.
+        let followUp = spcFollowUp(areq)
         if areq.deviceChannel == DeviceChannel.browser.rawValue {
-            await fetchSharedMethodVisit(areq.threeDSServerTransID)
-            journal?.check(areq["dsTransID"], threeDSCompIndCheck(areq, script: scenario.threeDSMethod))
-            if let refusal = methodRefusals.get(areq.threeDSServerTransID) {
-                journal?.check(areq["dsTransID"], .fail(.threeDSMethodData, refusal))
-            } else if methodVisits.get(areq.threeDSServerTransID) != nil {
-                journal?.check(areq["dsTransID"], .pass(.threeDSMethodData))
+            // The 3DS Method went with the first AReq and was graded there; the second carries its threeDSCompInd on.
+            if followUp == nil {
+                await fetchSharedMethodVisit(areq.threeDSServerTransID)
+                journal?.check(areq["dsTransID"], threeDSCompIndCheck(areq, script: scenario.threeDSMethod))
+                if let refusal = methodRefusals.get(areq.threeDSServerTransID) {
+                    journal?.check(areq["dsTransID"], .fail(.threeDSMethodData, refusal))
+                } else if methodVisits.get(areq.threeDSServerTransID) != nil {
+                    journal?.check(areq["dsTransID"], .pass(.threeDSMethodData))
+                }
             }
             // Under this scenario's name, whichever outcome threeDSCompInd gives it.
             scenario.outcome = scenario.outcome(threeDSCompInd: areq["threeDSCompInd"], in: scenarios.catalog)
@@ -156,19 +161,26 @@ public final class AccessControlServer: Sendable {
         if case .decoupled = plan, !["Y", "F", "B"].contains(areq["threeDSRequestorDecReqInd"] ?? "N") {
             plan = .final(.unavailable, reason: "23")
         }
-        // Secure Payment Confirmation (2.3.1): the second AReq after an ARes S, or an ARes S first.
+        // Secure Payment Confirmation (2.3.1): what the second AReq decides, or an ARes S first.
         var spcOffer: SPCOffer?
-        if let followUp = spcFollowUp(areq) {
+        if let followUp {
             journal?.check(areq["dsTransID"], followUp.check)
             switch followUp {
             case .verified(let offer): plan = .final(offer.script.transStatus, reason: nil)
             case .refused: plan = .final(.notAuthenticated, reason: "01")  // card authentication failed
             case .incomplete, .unknownPrior: break  // the scenario's outcome: SPC's fallback
             }
+            if let first = followUp.firstAcsTransID {
+                transactions.update(first) { transaction in
+                    transaction.phase = .ended("its second AReq came (dsTransID \(areq["dsTransID"] ?? "-"))")
+                    transaction.resultsDelivery = "none due: the second AReq brought the result"
+                }
+            }
         } else if let offer = offerSPC(areq, script: scenario.spc, ares: &ares) {
             spcOffer = offer
             plan = .final(.securePaymentConfirmation, reason: nil)  // the ARes S is filled: nothing to schedule
             transaction.authentication = .securePaymentConfirmation  // in its RReq, if the second AReq never comes
+            transaction.phase = .spcOffered
         }
         do {
             if spcOffer == nil { try apply(plan, to: &ares, of: &transaction, areq: areq, faults: scenario.faults) }

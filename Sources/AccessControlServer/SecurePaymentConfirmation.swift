@@ -74,7 +74,8 @@ extension AccessControlServer {
         let currency = areq["purchaseCurrency"].flatMap(Currency.init)
         let payment = areq["messageCategory"] == MessageCategory.payment.rawValue
         // For a non-payment authentication the amount is 0 (SB 279, spcTransData).
-        let value = payment ? (currency?.decimal(areq["purchaseAmount"].flatMap(UInt64.init) ?? 0) ?? "0") : "0"
+        let exponent = areq["purchaseExponent"].flatMap(Int.init) ?? currency?.exponent ?? 2
+        let value = payment ? Currency.decimal(digits: areq["purchaseAmount"] ?? "0", exponent: exponent) ?? "0" : "0"
         let expectation = SPCAssertion.Expectation(
             challenge: Base64URL.encode(randomBytes(32)), payeeOrigin: areq["payeeOrigin"],
             currency: currency?.alphabetic ?? areq["purchaseCurrency"] ?? "EUR", value: value,
@@ -86,45 +87,60 @@ extension AccessControlServer {
             ("payeeOrigin", .string(expectation.payeeOrigin)),
             ("payeeName", expectation.payeeOrigin == nil ? .string(String((areq["merchantName"] ?? "Merchant").prefix(40))) : nil),
         ])
-        ares.webAuthnCredList = .array(credentials.prefix(10).map { credential in
+        // At most SPCEnrolments.perCard credentials, within the 1-10 webAuthnCredList takes.
+        ares.webAuthnCredList = .array(credentials.map { credential in
             .object([("rpID", .string(credential.rpID)), ("credentialIds", .string(Base64URL.encode(credential.id)))])
         })
-        return SPCOffer(expectation: expectation, credentials: credentials, script: script)
+        return SPCOffer(expectation: expectation, credentials: credentials, script: script, acsTransID: ares.acsTransID, first: SPCOffer.boundFields(of: areq))
     }
 
     /// The ACS waits `challengeTimeout` (10 minutes by default) for the second AReq; without it, RReq N with
-    /// transStatusReason 14 (transaction timed out at the ACS) for the first (SB 279, Req 452-453).
+    /// transStatusReason 14 (transaction timed out at the ACS) for the first (SB 279, Req 452-453). The wait is cancelled
+    /// when the second AReq comes.
     func awaitSecondAReq(_ acsTransID: String) {
-        Task { [self] in
-            try? await Task.sleep(for: .seconds(settings.challengeTimeout))
-            let unanswered = spcOffers.update(acsTransID) { offer -> Bool in
-                defer { offer.answered = true }
-                return !offer.answered
-            } ?? false
-            guard unanswered else { return }
+        let timer = Task { [self] in
+            guard (try? await Task.sleep(for: .seconds(settings.challengeTimeout))) != nil, take(acsTransID) != nil else { return }
             logger.info("no second AReq after the ARes S", metadata: ["acsTransID": "\(acsTransID)"])
             transactions.update(acsTransID) { $0.phase = .ended("no second AReq after the ARes S within \(settings.challengeTimeout) s") }
             await report(acsTransID, ChallengeResult(transStatus: .notAuthenticated, reason: "14", interactions: 0))
         }
+        spcOffers.update(acsTransID) { $0.timer = timer }
+    }
+
+    /// The open offer of the ARes S `acsTransID`, taken: once, by the second AReq or by the time limit.
+    private func take(_ acsTransID: String) -> SPCOffer? {
+        spcOffers.update(acsTransID) { offer -> SPCOffer? in
+            guard !offer.answered else { return nil }
+            offer.answered = true
+            return offer
+        } ?? nil
     }
 
     // MARK: The second AReq
 
-    /// What the second AReq after an ARes S decides; nil for an AReq that names no prior SPC (`threeDSReqPriorAuthMethod` 05).
+    /// What the second AReq after an ARes S decides; nil for an AReq that is none: it names no open ARes S in its prior
+    /// authentication (`threeDSReqPriorAuthMethod` 05, `threeDSReqPriorRef`), and brings no SPC result (an earlier SPC
+    /// authentication named as prior is what the method also says).
     func spcFollowUp(_ areq: AReq) -> SPCFollowUp? {
         let prior = areq.json["threeDSRequestorPriorAuthenticationInfo"]?.arrayValue ?? []
-        guard let named = prior.first(where: { $0["threeDSReqPriorAuthMethod"]?.stringValue == "05" }) else { return nil }
-        // Taken once: a second AReq sent again finds the offer answered.
-        let ref = named["threeDSReqPriorRef"]?.stringValue ?? ""
-        guard let offer = spcOffers.update(ref, { offer -> SPCOffer? in
-            guard !offer.answered else { return nil }
-            offer.answered = true
-            return offer
-        }) ?? nil else {
-            return .unknownPrior("threeDSReqPriorRef \"\(ref)\" names no ARes S of this ACS awaiting its second AReq (the first acsTransID)")
-        }
         let methods = areq.json["threeDSRequestorAuthenticationInfo"]?.arrayValue ?? []
-        if let data = methods.first(where: { $0["threeDSReqAuthMethod"]?.stringValue == "09" })?["threeDSReqAuthData"] {
+        let assertionData = methods.first(where: { $0["threeDSReqAuthMethod"]?.stringValue == "09" })?["threeDSReqAuthData"]
+        let bringsResult = assertionData != nil || areq["spcIncompInd"] != nil
+        let refs = prior.filter { $0["threeDSReqPriorAuthMethod"]?.stringValue == "05" }.compactMap { $0["threeDSReqPriorRef"]?.stringValue }
+        // Taken once: a second AReq sent again finds the offer answered. (A loop, not a lazy compactMap: taking has an
+        // effect, and a lazy collection's `first` runs the closure twice.)
+        var taken: SPCOffer?
+        for ref in refs where taken == nil { taken = take(ref) }
+        guard let offer = taken else {
+            guard bringsResult else { return nil }
+            return .unknownPrior("an SPC result, but threeDSRequestorPriorAuthenticationInfo names no ARes S of this ACS awaiting its second AReq "
+                                 + "(threeDSReqPriorAuthMethod 05, threeDSReqPriorRef the first acsTransID)" + (refs.isEmpty ? "" : ": \(refs.joined(separator: ", "))"))
+        }
+        offer.timer?.cancel()
+        if let changed = offer.changedField(in: areq) {
+            return .refused(offer, "its \(changed) is not the first AReq's: the second AReq carries the same card, purchase and requestor")
+        }
+        if let data = assertionData {
             do {
                 let assertion = try SPCAssertion(json: data)
                 guard let credential = offer.credentials.first(where: { $0.id == assertion.credentialID }) else {
@@ -187,15 +203,33 @@ extension AccessControlServer {
     }
 }
 
-/// An ARes S awaiting the second AReq: what the browser was to confirm, and with which credentials.
+/// An ARes S awaiting the second AReq: what the browser was to confirm, with which credentials, and of which AReq.
 struct SPCOffer: Sendable {
     /// Offers kept, oldest dropped first; the ACS's 10 minutes for the second AReq (SB 279, Req 452) bound them in time.
     static let capacity = 10_000
+    /// What the second AReq must carry as the first did: the card, the purchase, the payee and requestor, the version and channel.
+    static let boundFieldNames = ["acctNumber", "messageVersion", "deviceChannel", "messageCategory", "purchaseAmount", "purchaseCurrency",
+                                  "purchaseExponent", "payeeOrigin", "threeDSRequestorID", "acquirerMerchantID"]
 
     let expectation: SPCAssertion.Expectation
     let credentials: [WebAuthnCredential]
     let script: SPCScript
+    /// The ARes S's.
+    let acsTransID: String
+    /// The first AReq's values of ``boundFieldNames``.
+    let first: [String: String]
     var answered = false
+    /// The time limit's wait, cancelled when the second AReq comes.
+    var timer: Task<Void, Never>?
+
+    static func boundFields(of areq: AReq) -> [String: String] {
+        Dictionary(uniqueKeysWithValues: boundFieldNames.compactMap { name in areq[name].map { (name, $0) } })
+    }
+
+    /// The first of the bound fields the second AReq changed; nil when it carries them all as the first did.
+    func changedField(in areq: AReq) -> String? {
+        Self.boundFieldNames.first { areq[$0] != first[$0] }
+    }
 }
 
 /// What came of the second AReq.
@@ -208,6 +242,14 @@ enum SPCFollowUp {
     case incomplete(SPCOffer, String)
     /// `threeDSReqPriorRef` names no open SPC offer: answered as a first AReq.
     case unknownPrior(String)
+
+    /// The ARes S this AReq follows, when it names an open one.
+    var firstAcsTransID: String? {
+        switch self {
+        case .verified(let offer), .refused(let offer, _), .incomplete(let offer, _): offer.acsTransID
+        case .unknownPrior: nil
+        }
+    }
 
     var check: CheckResult {
         switch self {

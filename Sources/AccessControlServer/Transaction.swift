@@ -31,6 +31,8 @@ extension AccessControlServer {
             case challenge(ChallengeState)
             /// Waiting to send the decoupled result.
             case decoupled
+            /// An ARes S sent: waiting for the second AReq, or its time limit (RReq N, reason 14).
+            case spcOffered
             case ended(String)
         }
 
@@ -130,7 +132,7 @@ extension AccessControlServer {
             switch phase {
             case .answered: true
             case .ended: resultsDelivery != nil
-            case .challenge, .decoupled: false
+            case .challenge, .decoupled, .spcOffered: false
             }
         }
 
@@ -141,6 +143,7 @@ extension AccessControlServer {
             case .answered: phaseName = "answered"
             case .challenge: phaseName = "challenge"
             case .decoupled: phaseName = "decoupled"
+            case .spcOffered: phaseName = "spc"
             case .ended(let why):
                 phaseName = "ended"
                 ended = why

@@ -234,6 +234,18 @@ public final class DirectoryServer: Sendable {
         }
         if areq.deviceChannel == "01" {
             entry.record(.pass(.sdkParameters))
+            // A Split-SDK's server vouches for the transaction before anything else of it is read (SB 279 Req 390).
+            if areq["sdkType"] == "02" {
+                let check = splitSDKCheck(areq, scheme: scheme)
+                entry.record(check)
+                if check.verdict == .fail {
+                    await journal?.open(entry)
+                    var about = areq.json
+                    about.set("dsTransID", .string(dsTransID))  // the Erro names the transaction the DS made of it
+                    return answered(dsTransID, .erro(InvalidMessage(Violation(field: "sdkServerSignedContent", code: .signatureVerificationFailure,
+                                                                              reason: check.detail ?? "does not verify"), about: about), from: .directoryServer))
+                }
+            }
             do {
                 let (plaintext, information, header) = try deviceData(of: areq, scheme: scheme)
                 entry.add(from: .sdk, to: .directoryServer, type: "device data", body: plaintext,
@@ -314,6 +326,23 @@ public final class DirectoryServer: Sendable {
             }
         }
         return answer
+    }
+
+    /// `areq.sdk-server-signed-content`: the Split-SDK server's JWS verifies under the scheme's DS CA and names this AReq's
+    /// SDK and transaction.
+    func splitSDKCheck(_ areq: AReq, scheme: PaymentScheme) -> CheckResult {
+        guard let root = settings.keys[scheme.rid]?.caRoot else {
+            return .fail(.sdkServerSignedContent, "the DS has no DS CA root for \(scheme.rid) to verify it with")
+        }
+        do {
+            let content = try SDKServerSignedContent(verifying: areq["sdkServerSignedContent"] ?? "", with: CertificateVerifier(trustAnchors: [root]))
+            if let mismatch = content.mismatch(sdkReferenceNumber: areq.sdkReferenceNumber, sdkTransID: areq.sdkTransID) {
+                return .fail(.sdkServerSignedContent, mismatch)
+            }
+            return .pass(.sdkServerSignedContent, "signed by \(content.signer.subject) for splitSdkServerID \(content.splitSdkServerID)")
+        } catch {
+            return .fail(.sdkServerSignedContent, error.description)
+        }
     }
 
     /// The device data the SDK encrypted (JSON), decrypted with the scheme's DS key, and as read.

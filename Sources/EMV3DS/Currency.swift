@@ -24,11 +24,12 @@ public struct Currency: Sendable, Equatable {
         }
     }
 
-    /// `minorUnits` (the AReq's `purchaseAmount`) as a decimal amount: 1234 with exponent 2 is "12.34".
-    public func decimal(_ minorUnits: UInt64) -> String {
-        guard exponent > 0 else { return String(minorUnits) }
-        let digits = String(minorUnits)
-        let padded = String(repeating: "0", count: max(0, exponent + 1 - digits.count)) + digits
-        return "\(padded.dropLast(exponent)).\(padded.suffix(exponent))"
+    /// Minor units written as digits (the AReq's `purchaseAmount`, up to 48 of them) as a decimal amount: "1234" with
+    /// exponent 2 (the AReq's `purchaseExponent`) is "12.34"; leading zeros go. Nil for anything but digits.
+    public static func decimal(digits: String, exponent: Int) -> String? {
+        guard !digits.isEmpty, digits.allSatisfy({ ("0"..."9").contains($0) }) else { return nil }
+        let significant = String(digits.drop { $0 == "0" })
+        let padded = String(repeating: "0", count: max(0, exponent + 1 - significant.count)) + significant
+        return exponent > 0 ? "\(padded.dropLast(exponent)).\(padded.suffix(exponent))" : padded
     }
 }

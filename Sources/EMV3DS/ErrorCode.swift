@@ -14,6 +14,10 @@ public enum ErrorCode: String, Sendable, CaseIterable, Codable {
     case transactionDataNotValid = "305"
     case mccNotValid = "306"
     case serialNumberNotValid = "307"
+    /// 2.3.1: a Split-SDK's sdkServerSignedContent that does not verify (SB 279 Req 390).
+    case signatureVerificationFailure = "308"
+    /// 2.3.1: a cryptographic algorithm the context does not allow (a Split-SDK's CReq not in A128GCM).
+    case incorrectCryptographicAlgorithm = "310"
     /// 2.3.1: a message received again (an RReq for a transaction already completed).
     case duplicateMessage = "312"
     /// 2.3.1: an RReq for a transaction whose ARes was not C or D.
@@ -40,6 +44,8 @@ public enum ErrorCode: String, Sendable, CaseIterable, Codable {
         case .transactionDataNotValid: "Transaction data not valid"
         case .mccNotValid: "Merchant Category Code (MCC) Not Valid for Payment System"
         case .serialNumberNotValid: "Serial Number not Valid"
+        case .signatureVerificationFailure: "Signature Verification Failure"
+        case .incorrectCryptographicAlgorithm: "Incorrect Cryptographic Algorithm"
         case .duplicateMessage: "Duplicate Message Received"
         case .inconsistentResults: "Transaction Data Inconsistent: Results Request not expected"
         case .transactionTimedOut: "Transaction Timed Out"

@@ -21,7 +21,8 @@ public struct ACSSigningIdentity: Sendable {
 
 /// `acsSignedContent`: the JWS in an app-channel ARes C that tells the SDK where the ACS is
 /// and which ephemeral key it agreed with, so the SDK can trust the secure channel.
-public struct AcsSignedContent: Sendable {
+public struct AcsSignedContent: SignedContent {
+    public static let fieldName = "acsSignedContent"
     public let acsURL: String
     public let acsEphemPubKey: PublicKey
     /// The SDK's key as the ACS echoes it.
@@ -30,17 +31,7 @@ public struct AcsSignedContent: Sendable {
     public let signer: Certificate
 
     /// Why an SDK refuses an `acsSignedContent`: for SDKs every case is a runtime error.
-    public enum Failure: Error, Equatable, CustomStringConvertible {
-        case signature(JOSEError)
-        case payload(String)
-
-        public var description: String {
-            switch self {
-            case .signature(let error): "acsSignedContent: \(error)"
-            case .payload(let reason): "acsSignedContent payload: \(reason)"
-            }
-        }
-    }
+    public typealias Failure = SignedContentFailure<Self>
 
     /// Signs the three elements the specification names, and nothing else.
     public static func sign(acsURL: String, acsEphemeralKey: PublicKey, sdkEphemPubKey: JSONValue,
@@ -57,19 +48,49 @@ public struct AcsSignedContent: Sendable {
     /// Verifies as an SDK does: PS256 or ES256 only, the `x5c` chain up to one of the
     /// verifier's roots (dates, CA constraints), the signature with the leaf's key, then the payload.
     public init(verifying compact: String, with verifier: CertificateVerifier, at time: Date = Date()) throws(Failure) {
-        let jws: JWS
-        do {
-            jws = try JWS(compact: compact)
-            signer = try jws.verifyWithCertificateChain(verifier, allowed: [.ps256, .es256], at: time)
-        } catch { throw .signature(error) }
-        guard let payload = try? JSONReader.parse(jws.payload).value, payload.objectMembers != nil else {
-            throw .payload("is not a JSON object")
-        }
+        let payload: JSONValue
+        (payload, signer) = try Self.verified(compact, with: verifier, at: time)
         guard let url = payload["acsURL"]?.stringValue, url.lowercased().hasPrefix("http") else { throw .payload("acsURL is missing or not a URL") }
         guard let acsKey = payload["acsEphemPubKey"], acsKey.objectMembers != nil else { throw .payload("acsEphemPubKey is not a JWK object") }
         guard let sdkKey = payload["sdkEphemPubKey"], sdkKey.objectMembers != nil else { throw .payload("sdkEphemPubKey is not a JWK object") }
         do { acsEphemPubKey = try PublicKey(emvJWK: acsKey) } catch { throw .payload("acsEphemPubKey: \(error)") }
         acsURL = url
         sdkEphemPubKey = sdkKey
+    }
+}
+
+/// A JWS one party signs with its certificate under the DS CA and another verifies: `acsSignedContent`,
+/// `sdkServerSignedContent`.
+public protocol SignedContent: Sendable {
+    /// The field that carries it, for what a refusal says.
+    static var fieldName: String { get }
+}
+
+extension SignedContent {
+    /// The payload of `compact` once its JWS verifies: PS256 or ES256 only, the `x5c` chain up to one of the verifier's
+    /// roots (dates, CA constraints), the signature with the leaf's key; and the leaf. The payload is a JSON object.
+    static func verified(_ compact: String, with verifier: CertificateVerifier, at time: Date) throws(SignedContentFailure<Self>)
+        -> (payload: JSONValue, signer: Certificate) {
+        let jws: JWS
+        let signer: Certificate
+        do {
+            jws = try JWS(compact: compact)
+            signer = try jws.verifyWithCertificateChain(verifier, allowed: [.ps256, .es256], at: time)
+        } catch { throw .signature(error) }
+        guard let payload = try? JSONReader.parse(jws.payload).value, payload.objectMembers != nil else { throw .payload("is not a JSON object") }
+        return (payload, signer)
+    }
+}
+
+/// Why a signed content is refused: its JWS (the chain, the signature), or its payload.
+public enum SignedContentFailure<Content: SignedContent>: Error, Equatable, CustomStringConvertible {
+    case signature(JOSEError)
+    case payload(String)
+
+    public var description: String {
+        switch self {
+        case .signature(let error): "\(Content.fieldName): \(error)"
+        case .payload(let reason): "\(Content.fieldName) payload: \(reason)"
+        }
     }
 }

@@ -17,10 +17,13 @@ public enum DeviceDataStyle: String, Sendable, CaseIterable {
 public struct DirectoryServerKeys: Sendable {
     public let rsa: PrivateKey?
     public let ec: PrivateKey?
+    /// The DS CA root: what a Split-SDK server's certificate chains to (`sdkServerSignedContent`).
+    public let caRoot: Certificate?
 
-    public init(rsa: PrivateKey?, ec: PrivateKey?) {
+    public init(rsa: PrivateKey?, ec: PrivateKey?, caRoot: Certificate? = nil) {
         self.rsa = rsa
         self.ec = ec
+        self.caRoot = caRoot
     }
 }
 

@@ -171,7 +171,7 @@ public final class HarnessApp: Sendable {
             RecordListRoute.register("/admin/acs/transactions", on: &router) { await accessControlServer.transactions.newestJSON(limit: $0, where: $1) }
             server = try HTTPServer(configuration: configuration.serverConfiguration(baseDirectory: baseDirectory),
                                     router: router, group: group, logger: logger,
-                                    observer: Observers(all: [metrics, MessageLog(logger: logger.named("messages"))]))
+                                    observer: Observers(all: [metrics, MessageLog(logger: logger.named("messages")), SlowAnswerLog(logger: logger.named("http"))]))
         } catch {
             group.shutdown()
             archive?.close(timeoutSeconds: 10)
@@ -239,7 +239,8 @@ public final class HarnessApp: Sendable {
         var signers: [String: ACSSigningIdentity] = [:]
         for scheme in schemes {
             do {
-                keys[scheme.rid] = DirectoryServerKeys(rsa: try pki.dsPrivateKey(scheme.rid, .rsa), ec: try pki.dsPrivateKey(scheme.rid, .ec))
+                keys[scheme.rid] = DirectoryServerKeys(rsa: try pki.dsPrivateKey(scheme.rid, .rsa), ec: try pki.dsPrivateKey(scheme.rid, .ec),
+                                                       caRoot: try pki.rootCertificate(scheme.rid))
                 let variant = TestPKI.KeyVariant(rawValue: scheme.acsSigning) ?? .rsa
                 signers[scheme.rid] = ACSSigningIdentity(key: try pki.acsPrivateKey(scheme.rid, variant),
                                                          chain: [try pki.acsCertificate(scheme.rid, variant), try pki.rootCertificate(scheme.rid)],

@@ -25,12 +25,15 @@ struct PKICommand: ParsableCommand {
 
     struct Generate: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Write a TLS set and, per Directory Server profile, a DS CA root, DS encryption and ACS signing certificates (RSA 2048 and EC P-256).")
+            abstract: "Write a TLS set and, per Directory Server profile, a DS CA root, DS encryption and ACS signing certificates (RSA 2048 and EC P-256) and a Split-SDK server certificate (EC P-256).")
 
         @OptionGroup var options: Options
 
         @Flag(name: .long, help: "Overwrite existing files.")
         var force = false
+
+        @Flag(name: .long, help: "Keep the existing set and write only what it lacks under its DS CA roots (the Split-SDK server certificates of 2.3.1).")
+        var missing = false
 
         @Option(name: .long, parsing: .upToNextOption, help: "Extra DNS names or IP addresses for the TLS server certificate.")
         var tlsName: [String] = []
@@ -40,6 +43,10 @@ struct PKICommand: ParsableCommand {
 
         func run() throws {
             let (configuration, pki) = try options.load()
+            if missing {
+                let written = try pki.generateMissing(profiles: configuration.profiles, years: years)
+                return print("wrote \(written.count) missing files under \(pki.directory)/ (test keys only)")
+            }
             do {
                 let written = try pki.generate(profiles: configuration.profiles, tlsNames: tlsName, years: years, overwrite: force)
                 print("wrote \(written.count) files under \(pki.directory)/ (valid \(years) years; test keys only)")

@@ -64,6 +64,9 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Browser, 2.3.1, with --pan: Secure Payment Confirmation (docs/spc.md). Enrol a software authenticator for the card, say the checkout supports SPC, and after an ARes S: accept (the assertion), decline (spcIncompInd 02), unavailable (spcIncompInd 01) or spoil (an assertion signed for another challenge, a faulty page).")
     var spc: String?
 
+    @Option(name: .long, help: "App, 2.3.1, with --pan: play a Split-SDK (sdkType 02) whose server signs with the test PKI's Split-SDK server certificate: valid, wrong-transaction (signs another sdkTransID) or untrusted (a certificate under another DS's CA). The DS verifies it (Erro 308 when it does not).")
+    var splitSdk: String?
+
     @Option(name: .long, help: "The app's backend contract: server (/3ds-server/authenticate), emvco (/profiles/emvco: the EMVCo SDK API's parameters) or token (/profiles/token: Adyen-style fingerprint and challenge tokens).")
     var profile: IntegrationProfile = .server
 
@@ -105,6 +108,12 @@ struct SimulateCommand: AsyncParsableCommand {
                 throw ValidationError("--spc goes with --pan, --channel browser and --version 2.3.1: SPC is 2.3.1's, in the browser")
             }
         }
+        if let splitSdk {
+            guard ["valid", "wrong-transaction", "untrusted"].contains(splitSdk) else { throw ValidationError("--split-sdk \(splitSdk) is not valid, wrong-transaction or untrusted") }
+            guard pan != nil, !runsScenarios, !channel.contains("browser"), version == ["2.3.1"] else {
+                throw ValidationError("--split-sdk goes with --pan and --version 2.3.1 in the app channel: the Split-SDK is 2.3.1's")
+            }
+        }
         if channel.contains("browser"), profile != .server {
             throw ValidationError("--channel browser goes through the 3DS Server's requestor API: --profile \(profile.rawValue) is an app's")
         }
@@ -137,6 +146,17 @@ struct SimulateCommand: AsyncParsableCommand {
         simulator.harnessCase = harnessCase
         simulator.spc = spc.flatMap(SPCPlay.init(rawValue:))
         let pki = TestPKI(directory: pkiDirectory)
+        if let splitSdk {
+            let rids = configuration.directoryServers.map(\.rid)
+            simulator.splitSDK = { rid in
+                // Untrusted: the certificate of another DS's Split-SDK server, which does not chain to this DS's CA.
+                let signer = splitSdk == "untrusted" ? rids.first { $0 != rid } ?? rid : rid
+                guard let key = try? pki.splitSDKServerPrivateKey(signer), let certificate = try? pki.splitSDKServerCertificate(signer) else { return nil }
+                var server = SplitSDKServer(key: key, chain: [certificate])
+                server.signsAnotherTransaction = splitSdk == "wrong-transaction"
+                return server
+            }
+        }
         let challenger = ChallengeRunner(client: sdkClient, trustAnchors: configuration.directoryServers.compactMap { try? pki.rootCertificate($0.rid) },
                                          misbehaviour: misbehave.flatMap(ChallengeRunner.Misbehaviour.init(rawValue:)))
 

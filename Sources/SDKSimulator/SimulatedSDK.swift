@@ -1,6 +1,6 @@
 public import EMV3DS
 public import EMVCrypto
-import Foundation
+public import Foundation
 public import JOSE
 public import JSON
 
@@ -37,6 +37,8 @@ public struct SimulatedSDKTransaction: Sendable {
     /// The ephemeral key of the secure channel; its public half goes into the AReq.
     public let ephemeralKey: PrivateKey
     public let deviceData: String
+    /// A Split-SDK's members (2.3.1, `sdkType` 02, `splitSdkType`, `sdkServerSignedContent`); empty for a default SDK.
+    public private(set) var splitSDKMembers: [(key: String, value: JSONValue)] = []
 
     /// Creates the ids, the ephemeral key and the encrypted device data.
     public init(directoryServer: SDKDirectoryServer, messageVersion: MessageVersion, style: DeviceDataStyle,
@@ -86,9 +88,41 @@ public struct SimulatedSDKTransaction: Sendable {
         if messageCategory == "01" {
             members += [("purchaseAmount", .string(amount)), ("purchaseCurrency", .string(currency))]
         }
-        return .object(members)
+        return .object(members + splitSDKMembers)
+    }
+
+    /// Makes this a Split-SDK's transaction: its server signs it (SB 279 §6.2.2.3), the AReq says sdkType 02.
+    public mutating func signAsSplitSDK(_ server: SplitSDKServer, at time: Date = Date()) throws(JOSEError) {
+        let signed = try SDKServerSignedContent.sign(sdkReferenceNumber: Self.sdkReferenceNumber,
+                                                     sdkTransID: server.signsAnotherTransaction ? UUID().uuidString.lowercased() : sdkTransID,
+                                                     splitSdkServerID: server.serverID, at: time, key: server.key, chain: server.chain)
+        splitSDKMembers = [
+            ("sdkType", .string("02")),
+            ("splitSdkType", .object(omittingAbsent: [("sdkVariant", .string(server.variant)), ("limitedInd", server.limited ? .string("Y") : nil)])),
+            ("sdkServerSignedContent", .string(signed)),
+        ]
     }
 
     /// The public half of the ephemeral key as the AReq's `sdkEphemPubKey` object.
     public var ephemeralPublicKeyJSON: JSONValue { ephemeralKey.publicKey.emvJWK }
+}
+
+/// The server half of a Split-SDK (2.3.1): its signing key and certificate under the DS CA, and the id the DS gave it.
+public struct SplitSDKServer: Sendable {
+    public let key: PrivateKey
+    /// Its certificate first, then intermediates; not the DS CA's own (SB 279 §6.2.2.3).
+    public let chain: [Certificate]
+    public let serverID: String
+    /// `splitSdkType.sdkVariant`: 01 native client, 02 browser, 03 shell.
+    public var variant = "01"
+    /// `splitSdkType.limitedInd` Y: a client of limited capabilities.
+    public var limited = false
+    /// A faulty server on purpose: it signs another sdkTransID than the AReq's (the DS refuses it, Erro 308).
+    public var signsAnotherTransaction = false
+
+    public init(key: PrivateKey, chain: [Certificate], serverID: String = "HARNESS-SPLIT-SDK-1") {
+        self.key = key
+        self.chain = chain
+        self.serverID = serverID
+    }
 }

@@ -88,6 +88,8 @@ public struct Simulator: Sendable {
     public var harnessCase: String?
     /// What a browser run does about Secure Payment Confirmation (2.3.1); nil: a browser without it.
     public var spc: SPCPlay?
+    /// The server of a Split-SDK (2.3.1) for a DS id: an app transaction at 2.3.1 is then a Split-SDK's; nil: a default SDK.
+    public var splitSDK: (@Sendable (_ rid: String) -> SplitSDKServer?)?
 
     public init(client: HTTPClient, baseURL: String, profile: IntegrationProfile = .server) {
         self.client = client

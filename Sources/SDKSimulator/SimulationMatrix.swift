@@ -125,7 +125,7 @@ public struct SimulationMatrix: Sendable {
             }
             return verdict(["\(entry.label):"] + run.lines, run.transaction, want: want, entry: entry)
         }
-        let transaction: SimulatedSDKTransaction
+        var transaction: SimulatedSDKTransaction
         let scheme: SDKDirectoryServer
         do {
             guard let found = try directoryServer(simulation.pan, entry.style) else {
@@ -133,6 +133,7 @@ public struct SimulationMatrix: Sendable {
             }
             scheme = found
             transaction = try SimulatedSDKTransaction(directoryServer: scheme, messageVersion: entry.version, style: entry.style)
+            if entry.version >= .v2_3_1, let server = simulator.splitSDK?(scheme.rid) { try transaction.signAsSplitSDK(server) }
         } catch {
             return failed(["\(entry.label):"], "\(error)")
         }

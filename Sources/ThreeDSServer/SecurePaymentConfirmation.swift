@@ -34,7 +34,9 @@ extension ThreeDSServer {
         // Taken once: a result posted again finds the first transaction followed up.
         let taken = transactions.update(id) { first -> Result<(AReq, Transaction), HTTPError> in
             guard first.state == .spc else {
-                return .failure(HTTPError(.conflict, "transaction \(id) awaits no SPC result: its ARes was \(first.transStatus ?? "none"), not S"))
+                let why = first.state == .completed ? "the ACS ended it by RReq (no second AReq in its time)"
+                    : "its ARes was \(first.aresOutcome?.transStatus.rawValue ?? "none"), not S"
+                return .failure(HTTPError(.conflict, "transaction \(id) awaits no SPC result: \(why)"))
             }
             if let second = first.spcFollowedBy { return .failure(HTTPError(.conflict, "transaction \(id)'s SPC result was sent already, in the AReq of \(second)")) }
             guard let areq = first.sentAReq, let acsTransID = first.ids.acsTransID else {
@@ -46,28 +48,39 @@ extension ThreeDSServer {
         }
         guard let taken else { throw HTTPError(.notFound, "no transaction \(id)") }
         let (second, first) = try taken.get()
-        let (transaction, status) = try await send(second, browserOptions: first.browserOptions, harnessCase: request.harnessCase)
+        // A second AReq that did not get through (refused here, or no usable answer from the DS) leaves the result to be sent again.
+        let (transaction, status): (Transaction, HTTPStatus)
+        do { (transaction, status) = try await send(second, browserOptions: first.browserOptions, harnessCase: request.harnessCase) } catch {
+            transactions.update(id) { $0.spcFollowedBy = nil }
+            throw error
+        }
+        if status != .ok { transactions.update(id) { $0.spcFollowedBy = nil } }
         return .emv(transaction.json, status: status)
     }
 
     /// The second AReq: the first's members under a new threeDSServerTransID, naming the first and carrying SPC's result.
+    /// What the requestor gave of its own prior and current authentication stays; SPC's entries go last (2.3.1 takes 1-3).
     func secondAReq(after first: JSONValue, acsTransID: String, assertion: JSONValue?, incomplete: String?, version: MessageVersion) -> AReq {
         let timestamp = String(UTCTime.purchaseDate(Date()).prefix(12))  // YYYYMMDDHHMM
+        func appended(_ name: String, _ entry: JSONValue) -> JSONValue {
+            .array(Array((first[name]?.arrayValue ?? []).prefix(2)) + [entry])
+        }
         let replaced: Set<String> = ["threeDSServerTransID", "threeDSRequestorPriorAuthenticationInfo", "threeDSRequestorAuthenticationInfo", "spcIncompInd"]
         var members = (first.objectMembers ?? []).filter { !replaced.contains($0.key) }
         members.append(("threeDSServerTransID", .string(TransactionIdentifier.make())))
-        members.append(("threeDSRequestorPriorAuthenticationInfo", .array([.object([
+        members.append(("threeDSRequestorPriorAuthenticationInfo", appended("threeDSRequestorPriorAuthenticationInfo", .object([
             ("threeDSReqPriorAuthMethod", .string("05")), ("threeDSReqPriorAuthTimestamp", .string(timestamp)),
             ("threeDSReqPriorRef", .string(acsTransID)),
-        ])])))
+        ]))))
         if let assertion {
             // The Assertion Data "as a JSON object returned by the SPC API" (SB 279, Table A.12), written as a string.
-            members.append(("threeDSRequestorAuthenticationInfo", .array([.object([
+            members.append(("threeDSRequestorAuthenticationInfo", appended("threeDSRequestorAuthenticationInfo", .object([
                 ("threeDSReqAuthMethod", .string("09")), ("threeDSReqAuthTimestamp", .string(timestamp)),
                 ("threeDSReqAuthData", .string(String(decoding: JSONWriter.write(assertion), as: UTF8.self))),
-            ])])))
-        } else if let incomplete {
-            members.append(("spcIncompInd", .string(incomplete)))
+            ]))))
+        } else {
+            if let own = first["threeDSRequestorAuthenticationInfo"] { members.append(("threeDSRequestorAuthenticationInfo", own)) }
+            if let incomplete { members.append(("spcIncompInd", .string(incomplete))) }
         }
         return AReq(json: .object(members), version: version)
     }

@@ -72,7 +72,7 @@ extension ThreeDSServer {
         }
 
         /// Why `rreq` cannot be this transaction's result: a transaction awaits one only after an
-        /// ARes C or D, once, and every id the RReq carries for it must be the transaction's.
+        /// ARes C or D (or S, whose second AReq did not come: N), once, and every id the RReq carries for it must be the transaction's.
         func refusal(of rreq: RReq) -> InvalidMessage? {
             func refuse(_ field: String, _ code: ErrorCode, _ reason: String) -> InvalidMessage {
                 InvalidMessage(Violation(field: field, code: code, reason: reason), about: rreq.json)
@@ -86,7 +86,11 @@ extension ThreeDSServer {
             if let field = expected.mismatches(in: rreq.ids).first {
                 return refuse(field, .transactionIDNotRecognised, "is not the transaction's \(field)")
             }
-            // After an ARes S the ACS sends an RReq only when the second AReq does not come in time (N, reason 14).
+            // After an ARes S the ACS sends an RReq only when the second AReq does not come in time: N, reason 14.
+            if state == .spc, spcFollowedBy == nil, rreq.transStatus != .notAuthenticated {
+                return refuse("transStatus", ErrorCode.unexpectedResults(in: messageVersion),
+                              "\(rreq.transStatus.rawValue) after an ARes S: only the ACS's time limit ends it by RReq, with N (reason 14)")
+            }
             guard state == .challenge || (state == .spc && spcFollowedBy == nil) else {
                 if state == .completed {
                     return refuse("threeDSServerTransID", ErrorCode.duplicate(in: messageVersion), "awaits no RReq: its result has already been received")

@@ -86,6 +86,31 @@ struct ChallengeMessageTests {
                                      ("whyInfoLabel", .string(""))]) == ["203 whyInfoLabel: is empty; omit an absent field"])
     }
 
+    /// 2.3.1 keeps challengeInfoLabel ("CRes = OC, see Table A.20", EMVCo SB 279 p.101) beside the text template's new
+    /// challengeEntryBox (p.99, with Challenge Data Entry Label): a text screen carries its label in both, so that an SDK that
+    /// reads the entry box and a parser built for 2.2.0, which refuses a text screen without challengeInfoLabel, both show it.
+    /// The rules take the label beside the entry box, which they still require on a 2.3.1 text screen.
+    @Test func a231TextScreenCarriesItsLabelInBothPlaces() {
+        var screen = ChallengeScreenContent(uiType: .text)
+        (screen.header, screen.label, screen.text, screen.submitLabel) = ("Bank", "Enter your code", "Test code 1234.", "Submit")
+        let members = JSONValue.object(omittingAbsent: screen.json(version: .v2_3_1, htmlEncoder: { $0 }))
+        #expect(members["challengeInfoLabel"]?.stringValue == "Enter your code")
+        #expect(members["challengeEntryBox"]?["challengeDataEntryLabel"]?.stringValue == "Enter your code")
+        #expect(JSONValue.object(omittingAbsent: screen.json(version: .v2_2_0, htmlEncoder: { $0 }))["challengeEntryBox"] == nil)
+
+        func violations(_ labels: [(String, JSONValue)]) -> [String] {
+            let json = JSONValue.object([("messageType", .string("CRes")), ("messageVersion", .string("2.3.1")), ("acsCounterAtoS", .string("000")),
+                                         ("challengeCompletionInd", .string("N")), ("acsUiType", .string("01")), ("challengeInfoHeader", .string("Bank")),
+                                         ("challengeInfoText", .string("T")), ("submitAuthenticationLabel", .string("OK"))] + labels
+                + ids.map { (key: $0.0, value: JSONValue.string($0.1)) })
+            return ChallengeRules.cRes.validate(json, version: .v2_3_1).map(\.description)
+        }
+        let entryBox = ("challengeEntryBox", JSONValue.object([("challengeDataEntryLabel", .string("Code"))]))
+        #expect(violations([entryBox, ("challengeInfoLabel", .string("Code"))]).isEmpty)
+        #expect(violations([entryBox]).isEmpty)
+        #expect(violations([("challengeInfoLabel", .string("Code"))]) == ["201 challengeEntryBox: is required for acsUiType 01"])
+    }
+
     @Test func uiTypesOfOlderVersions() {
         #expect(ACSUIType.htmlOutOfBand.available(in: .v2_2_0) == .html)
         #expect(ACSUIType.information.available(in: .v2_1_0) == .outOfBand)

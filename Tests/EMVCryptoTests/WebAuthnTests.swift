@@ -43,8 +43,9 @@ struct WebAuthnTests {
         let credential = WebAuthnCredential(id: authenticator.credentialID, publicKey: authenticator.key.publicKey, rpID: rpID)
         let expected = SPCAssertion.Expectation(challenge: "Y2hhbGxlbmdlLW9mLXRoZS1hY3MtZm9yLXRoaXMtdHJhbnNhY3Rpb24", payeeOrigin: "https://merchant.example",
                                                 currency: "EUR", value: "12.34", displayName: "Card")
-        func payment(value: String = "12.34", payee: String = "https://merchant.example") -> JSONValue {
-            .object([("rpId", .string(rpID)), ("payeeOrigin", .string(payee)), ("total", .object([("value", .string(value)), ("currency", .string("EUR"))]))])
+        func payment(value: String = "12.34", payee: String = "https://merchant.example", card: String = "Card") -> JSONValue {
+            .object([("rpId", .string(rpID)), ("payeeOrigin", .string(payee)), ("total", .object([("value", .string(value)), ("currency", .string("EUR"))])),
+                     ("instrument", .object([("displayName", .string(card)), ("icon", .string("data:image/png;base64,AA"))]))])
         }
         let good = try authenticator.assertion(rpID: rpID, origin: "https://merchant.example", challenge: expected.challenge, payment: payment())
         try good.verify(with: credential, expecting: expected)
@@ -64,6 +65,12 @@ struct WebAuthnTests {
         #expect(refusal(SPCAssertion(credentialID: good.credentialID, authenticatorData: good.authenticatorData, clientDataJSON: good.clientDataJSON, signature: flipped)) == "signature")
         let other = try SoftwareAuthenticator().assertion(rpID: rpID, origin: "x", challenge: expected.challenge, payment: payment())
         #expect(refusal(other) == "rawId")
+        // What the browser showed is part of what is signed: without it, or with another card shown, no verification.
+        #expect(refusal(try authenticator.assertion(rpID: rpID, origin: "x", challenge: expected.challenge, payment: .object([]))) == "clientDataJSON.payment.rpId")
+        #expect(refusal(try authenticator.assertion(rpID: rpID, origin: "x", challenge: expected.challenge, payment: .null)) == "clientDataJSON.payment")
+        #expect(refusal(try authenticator.assertion(rpID: rpID, origin: "x", challenge: expected.challenge, payment: payment(card: "Other"))) == "clientDataJSON.payment.instrument.displayName")
+        // SPC verifies the cardholder: an authenticator that did not (UV unset) does not do.
+        #expect(refusal(try authenticator.assertion(rpID: rpID, origin: "x", challenge: expected.challenge, payment: payment(), userVerified: false)) == "authenticatorData.flags")
     }
 
     @Test func onlyES256KeysAreTaken() throws {

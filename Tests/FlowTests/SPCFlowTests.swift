@@ -34,6 +34,9 @@ struct SPCFlowTests {
             #expect(areq["threeDSRequestorPriorAuthenticationInfo"]?.arrayValue?.first?["threeDSReqPriorRef"] == first["acsTransID"])
             #expect(areq["threeDSRequestorAuthenticationInfo"]?.arrayValue?.first?["threeDSReqAuthMethod"]?.stringValue == "09")
             #expect(try await check(harness, second) == "pass")
+            // Nothing else of the second AReq fails: its 3DS Method was the first's, graded there.
+            let checks = try await harness.checks(of: second)
+            #expect(!checks.isEmpty && checks.allSatisfy { $0.verdict != "fail" }, "\(checks)")
             // The first transaction shows what followed it, and takes no second result.
             let followed = try JSONReader.parse(try await harness.get("/3ds-server/transactions/\(first["threeDSServerTransID"]?.stringValue ?? "")").body).value
             #expect(followed["spc"]?["followedBy"] == second["threeDSServerTransID"])
@@ -56,6 +59,38 @@ struct SPCFlowTests {
             #expect(second["transStatus"]?.stringValue == "N", "\(second)")
             #expect(second["transStatusReason"]?.stringValue == "01")
             #expect(try await check(harness, second) == "fail")
+        }
+    }
+
+    /// A 3DS Server that changes the purchase between the two AReqs (here: a bigger amount than the cardholder confirmed)
+    /// gets N/01 and fails `areq.spc`; the same second AReq sent again (under a new threeDSServerTransID) finds the ARes S
+    /// answered: never Y twice.
+    @Test func aSecondAReqMustBeTheFirstsPurchaseAndComesOnce() async throws {
+        try await withHarness { harness in
+            let authenticator = try await enrol(harness)
+            let first = try await authenticate(harness)
+            let spc = try #require(first["spc"])
+            var areq = try #require(sentAReq(first))
+            areq.set("acctNumber", .string(Self.card))  // the record shows it masked
+            areq.set("threeDSRequestorPriorAuthenticationInfo", .array([.object([("threeDSReqPriorAuthMethod", .string("05")),
+                                                                               ("threeDSReqPriorRef", first["acsTransID"] ?? .null)])]))
+            let assertion = String(decoding: JSONWriter.write(try sign(authenticator, harness, spc)), as: UTF8.self)
+            areq.set("threeDSRequestorAuthenticationInfo", .array([.object([("threeDSReqAuthMethod", .string("09")), ("threeDSReqAuthData", .string(assertion))])]))
+            func send(_ areq: JSONValue) async throws -> JSONValue {
+                var areq = areq
+                areq.set("threeDSServerTransID", .string(UUID().uuidString.lowercased()))
+                return try JSONReader.parse(try await harness.post("/ds/areq", JSONWriter.write(areq)).body).value
+            }
+            var bigger = areq
+            bigger.set("purchaseAmount", .string("999999"))
+            let changed = try await send(bigger)
+            #expect(changed["transStatus"]?.stringValue == "N" && changed["transStatusReason"]?.stringValue == "01", "\(changed)")
+            let verdict = try await harness.check("areq.spc", of: changed)
+            #expect(verdict == "fail")
+            // Its offer is taken: the right second AReq after it is no longer a follow-up of an open ARes S.
+            let again = try await send(areq)
+            #expect(again["transStatus"]?.stringValue != "Y", "\(again)")
+            #expect(try await harness.check("areq.spc", of: again) == "fail")
         }
     }
 
@@ -206,9 +241,5 @@ struct SPCFlowTests {
     }
 
     /// The verdict of `areq.spc` in the journal entry of the transaction `record` (the second AReq's).
-    func check(_ harness: RunningHarness, _ record: JSONValue) async throws -> String? {
-        let dsTransID = try #require(record["dsTransID"]?.stringValue, "\(record)")
-        let entry = try JSONReader.parse(try await harness.get("/inspector/transactions/\(dsTransID)").body).value
-        return entry["checks"]?.arrayValue?.first { $0["id"]?.stringValue == "areq.spc" }?["verdict"]?.stringValue
-    }
+    func check(_ harness: RunningHarness, _ record: JSONValue) async throws -> String? { try await harness.check("areq.spc", of: record) }
 }

@@ -61,7 +61,7 @@ struct SpecFidelityFlowTests {
             #expect(rreq["authenticationMethod"] == .array([.string("02")]) && rreq["authenticationType"] == nil)
             #expect(rreq["acsRenderingType"]?["acsUiTemplate"] == .string("01"))
             #expect(rreq["sdkTransID"] != nil)
-            // The text screen's label travels in challengeEntryBox, as 2.3.1 Table A.20 has it.
+            // The text screen's label travels in challengeEntryBox and challengeInfoLabel (ChallengeMessageTests).
             #expect(challenge.challenge?.screens.first?.label == "Enter your code")
 
             let whitelisting = try await runTransaction(harness, pan: "4000000000160004", version: .v2_3_1, answers: ["1234"], whitelisting: "Y")

@@ -55,6 +55,18 @@ final class RunningHarness: Sendable {
         ChallengeRunner(client: client, trustAnchors: app.configuration.directoryServers.compactMap { try? pki.rootCertificate($0.rid) })
     }
 
+    /// The checks (id, verdict) of the journal entry of the transaction `record` (a 3DS Server's, by its dsTransID).
+    func checks(of record: JSONValue) async throws -> [(id: String, verdict: String)] {
+        guard let dsTransID = (record["dsTransID"] ?? record["erro"]?["dsTransID"])?.stringValue else { return [] }
+        let entry = try JSONReader.parse(try await get("/inspector/transactions/\(dsTransID)").body).value
+        return (entry["checks"]?.arrayValue ?? []).map { ($0["id"]?.stringValue ?? "", $0["verdict"]?.stringValue ?? "") }
+    }
+
+    /// The verdict of check `id` of the transaction `record`; nil when it was not made.
+    func check(_ id: String, of record: JSONValue) async throws -> String? {
+        try await checks(of: record).first { $0.id == id }?.verdict
+    }
+
     /// Posts raw bytes to a path of the harness.
     func post(_ path: String, _ body: [UInt8], contentType: String = "application/json") async throws -> HTTPResponse {
         try await client.post(baseURL + path, body: body, contentType: contentType)

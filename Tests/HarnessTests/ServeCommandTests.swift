@@ -1,5 +1,6 @@
 import Foundation
 import Harness
+import JOSE
 import TestSupport
 import Testing
 
@@ -91,10 +92,18 @@ struct PKICommandTests {
         defer { try? FileManager.default.removeItem(atPath: config) }
         let first = try harness(["pki", "generate", "--config", config, "--dir", directory, "--years", "12"])
         #expect(first.status == 0, "\(first.output)")
-        #expect(first.output.contains("wrote 16 files"), "\(first.output)")  // the TLS set, and one DS's
+        #expect(first.output.contains("wrote 18 files"), "\(first.output)")  // the TLS set, and one DS's
         let again = try harness(["pki", "generate", "--config", config, "--dir", directory])
         #expect(again.status != 0)
         #expect(again.output.contains("pass --force to overwrite"))
+        // A set made before the Split-SDK's certificates gets them, under its own root, and nothing else changes.
+        let root = try String(contentsOfFile: directory + "/A000000025/root-ca.pem", encoding: .utf8)
+        for file in ["split-sdk-server-ec.pem", "split-sdk-server-ec-key.pem"] { try FileManager.default.removeItem(atPath: directory + "/A000000025/" + file) }
+        let missing = try harness(["pki", "generate", "--config", config, "--dir", directory, "--missing"])
+        #expect(missing.status == 0 && missing.output.contains("wrote 2 missing files"), "\(missing.output)")
+        #expect(try String(contentsOfFile: directory + "/A000000025/root-ca.pem", encoding: .utf8) == root)
+        let issued = try TestPKI(directory: directory).splitSDKServerCertificate("A000000025")
+        #expect(issued.issuer == (try TestPKI(directory: directory).rootCertificate("A000000025")).subject)
         #expect(try harness(["pki", "generate", "--config", config, "--dir", directory, "--force"]).status == 0)
         let export = try harness(["pki", "export", "--config", config, "--dir", directory, "--rid", "a000000025", "--format", "json"])
         #expect(export.status == 0)

@@ -53,7 +53,7 @@ struct TestPKITests {
         let profiles = [DirectoryServerProfile(rid: "F000000001", name: "Harness Test")]
         _ = try pki.generate(profiles: profiles)
         let before = try String(contentsOfFile: pki.rootCertificatePath("F000000001"), encoding: .utf8)
-        #expect(throws: TestPKIError.wouldOverwrite(directory + "/tls/root-ca.pem", count: 14)) {
+        #expect(throws: TestPKIError.wouldOverwrite(directory + "/tls/root-ca.pem", count: 16)) {
             _ = try pki.generate(profiles: profiles)
         }
         #expect(try String(contentsOfFile: pki.rootCertificatePath("F000000001"), encoding: .utf8) == before)

@@ -29,6 +29,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
     case oobContinuation = "creq.oob-continue"
     case sdkTimeout = "challenge.sdk-timeout"
     case spcFollowUp = "areq.spc"
+    case sdkServerSignedContent = "areq.sdk-server-signed-content"
 
     /// Who is judged: the SDK (through the app) or a 3DS Server talking to the DS.
     public enum Party: String, Sendable, CaseIterable {
@@ -41,7 +42,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .areqElements, .areqUndefinedMembers, .threeDSCompInd, .threeDSMethodData, .aresErro, .purchaseDate, .browserCReqForm, .rresValid,
              .rreqErro, .preparationSerial, .preparationFrequency, .presErro, .areqCardRange, .spcFollowUp: .threeDSServer
         case .deviceDataDecrypts, .deviceInformation, .deviceDataHeader, .sdkParameters, .freshEphemeralKey, .creqDecrypts, .creqIdentifiers, .creqCounter,
-             .creqElements, .sdkErro, .challengeEnd, .oobContinuation, .sdkTimeout: .sdk
+             .creqElements, .sdkErro, .challengeEnd, .oobContinuation, .sdkTimeout, .sdkServerSignedContent: .sdk
         }
     }
 
@@ -73,6 +74,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .challengeEnd: "The SDK takes the challenge to the end the scenario expects"
         case .oobContinuation: "After an out-of-band screen the SDK continues with oobContinue (or cancels, or asks to resend), and sends oobContinue after no other screen"
         case .sdkTimeout: "The SDK ends a challenge not completed within the AReq's sdkMaxTimeout with Erro 402, and sends no CReq after it"
+        case .sdkServerSignedContent: "A Split-SDK's AReq (sdkType 02) carries sdkServerSignedContent: a JWS (PS256 or ES256) by its server, x5c chaining to the DS CA, over the AReq's sdkReferenceNumber and sdkTransID, a splitSdkServerID and an sdkSignatureTimestamp"
         case .spcFollowUp: "After an ARes S, the second AReq names the first (threeDSReqPriorAuthMethod 05, threeDSReqPriorRef its acsTransID) and carries the SPC assertion, which verifies, or spcIncompInd"
         }
     }
@@ -105,6 +107,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .challengeEnd: "Core Spec: challenge flow (CReq/CRes, challengeCompletionInd, challengeCancel)"
         case .oobContinuation: "Core Spec, Annex A: oobContinue (CReq after acsUiType 04), challengeCancel, resendChallenge"
         case .sdkTimeout: "Core Spec, Annex A: sdkMaxTimeout; SDK Spec: challenge timeout (Erro 402 transaction timed out, timedout reported)"
+        case .sdkServerSignedContent: "Core Spec 2.3.1: 6.2.2.3 Split-SDK Server Signature, 6.2.2.4, Req 390 (Erro 308); Annex A: sdkType, splitSdkType, sdkServerSignedContent, sdkSignatureTimestamp, splitSdkServerID (EMVCo SB 279)"
         case .spcFollowUp: "Core Spec 2.3.1: SPC authentication (second AReq); Annex A: threeDSRequestorAuthenticationInfo (threeDSReqAuthMethod 09), threeDSRequestorPriorAuthenticationInfo (05), spcIncompInd, spcTransData (EMVCo SB 279)"
         }
     }
@@ -138,6 +141,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .challengeEnd: "Take the challenge to its end: the final CRes, the cardholder's cancel (challengeCancel), or a stop after an Erro or a runtime error; send nothing after the final CRes."
         case .oobContinuation: "On an acsUiType 04 screen, send the next CReq with oobContinue true when the cardholder returns (or challengeCancel, or resendChallenge), never challengeDataEntry; on other screens never oobContinue."
         case .sdkTimeout: "Start the challenge timer at the ARes with the timeout given (sdkMaxTimeout, at least 5 minutes); when it runs out, post Erro 402 to the acsURL, report timedout and send no further CReq."
+        case .sdkServerSignedContent: "Have the Split-SDK server sign, for each transaction, the JSON {sdkReferenceNumber, sdkSignatureTimestamp (UTC YYYYMMDDHHMMSS), sdkTransID, splitSdkServerID} as a compact JWS with alg PS256 or ES256 and x5c its certificate issued under the DS CA (not the DS CA's own), and carry it unchanged as sdkServerSignedContent beside sdkType 02 and splitSdkType."
         case .spcFollowUp: "Pass spcTransData and webAuthnCredList to the browser's PaymentRequest (secure-payment-confirmation) unchanged, then send a new AReq with threeDSRequestorPriorAuthenticationInfo [{threeDSReqPriorAuthMethod 05, threeDSReqPriorRef: the first acsTransID}] and either threeDSRequestorAuthenticationInfo [{threeDSReqAuthMethod 09, threeDSReqAuthData: PaymentResponse.details as JSON, binary members base64url}] or, when SPC did not complete, spcIncompInd (01 failed, 02 cancelled, 03 timed out)."
         }
     }

@@ -38,13 +38,15 @@ public struct ChallengeScreenContent: Sendable, Equatable {
     /// form. Members a version names differently are given under each name; the table keeps
     /// the version's own.
     func json(version: MessageVersion = .v2_2_0, htmlEncoder: (String) -> String) -> [(String, JSONValue?)] {
-        // 2.3.1: a text screen's label is its entry box's; an information screen has its own continue label.
+        // 2.3.1: a text screen's label is its entry box's too, and still challengeInfoLabel, which a parser built for
+        // 2.2.0 requires on a text screen (both are allowed: SB 279 p.99 and p.101); an information screen has its own
+        // continue label.
         let entryBox = version >= .v2_3_1 && uiType == .text
         let informationScreen = version >= .v2_3_1 && uiType == .information
         return [
             ("acsUiType", .string(uiType.rawValue)),
             ("challengeInfoHeader", .string(header)),
-            ("challengeInfoLabel", entryBox ? nil : .string(label)),
+            ("challengeInfoLabel", .string(label)),
             ("challengeEntryBox", entryBox ? label.map { .object([("challengeDataEntryLabel", .string($0))]) } : nil),
             ("challengeInfoText", .string(text)),
             ("challengeInfoTextIndicator", textIsWarning ? .string("Y") : nil),

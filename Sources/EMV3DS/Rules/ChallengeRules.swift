@@ -66,8 +66,8 @@ public enum ChallengeRules {
     /// What each native screen needs. Up to 2.2.0, Annex A requires the submit and continue
     /// labels; the EMVCo SDK test cases (TC_SDK_10268 and after, cited by GuavaPay's parser)
     /// also expect header, label and text on screens 01-03, and SDKs refuse a CRes without them.
-    /// 2.3.1 Table A.20 requires header and text on every native screen, moves the text
-    /// screen's label into `challengeEntryBox`, and gives the information screen its own label.
+    /// 2.3.1 Table A.20 requires header and text on every native screen, gives the text screen's
+    /// label to `challengeEntryBox` (challengeInfoLabel stays allowed), and the information screen its own label.
     private static let screens: [FieldRule] = [
         FieldRule("challengeInfoHeader", .requiredWhen(showing(.text, .singleSelect, .multiSelect), because: "acsUiType 01-03"),
                   .string(1...45), versions: until220),
@@ -75,8 +75,9 @@ public enum ChallengeRules {
                                                        because: "acsUiType 01-04 and 07"), .string(1...45), versions: v231),
         FieldRule("challengeInfoLabel", .requiredWhen(showing(.text, .singleSelect, .multiSelect), because: "acsUiType 01-03"),
                   .string(1...45), versions: until220),
-        FieldRule("challengeInfoLabel", .only(.not(showing(.text)), .requiredWhen(showing(.singleSelect, .multiSelect), because: "acsUiType 02-03"),
-                                              where: "screens other than text (01 puts it in challengeEntryBox)"), .string(1...45), versions: v231),
+        // 2.3.1 keeps challengeInfoLabel, "CRes = OC, see Table A.20" (EMVCo SB 279 p.101), beside the text screen's new
+        // challengeEntryBox.challengeDataEntryLabel: a text screen may carry both, and the harness sends both (CRes.swift).
+        FieldRule("challengeInfoLabel", .requiredWhen(showing(.singleSelect, .multiSelect), because: "acsUiType 02-03"), .string(1...45), versions: v231),
         FieldRule("challengeInfoText", .requiredWhen(showing(.text, .singleSelect, .multiSelect), because: "acsUiType 01-03"),
                   .string(1...350), versions: until220),
         FieldRule("challengeInfoText", .requiredWhen(showing(.text, .singleSelect, .multiSelect, .outOfBand, .information),

@@ -66,21 +66,30 @@ public struct SPCAssertion: Sendable {
         guard clientData["challenge"]?.stringValue == expected.challenge else {
             throw WebAuthnError("clientDataJSON.challenge", "is not spcTransData.challenge: the assertion answers another transaction")
         }
-        let payment = clientData["payment"]
-        if let rpID = payment?["rpId"]?.stringValue, rpID != credential.rpID {
-            throw WebAuthnError("clientDataJSON.payment.rpId", "\"\(rpID)\" is not the credential's \(credential.rpID)")
+        // What the browser showed the cardholder, signed with the challenge (the SPC specification's CollectedClientPaymentData).
+        guard let payment = clientData["payment"], payment.objectMembers != nil else {
+            throw WebAuthnError("clientDataJSON.payment", "is required: an SPC assertion signs what the browser showed")
         }
-        if let payeeOrigin = expected.payeeOrigin, let signed = payment?["payeeOrigin"]?.stringValue, signed != payeeOrigin {
-            throw WebAuthnError("clientDataJSON.payment.payeeOrigin", "\"\(signed)\" is not the AReq's payeeOrigin \(payeeOrigin)")
+        guard payment["rpId"]?.stringValue == credential.rpID else {
+            throw WebAuthnError("clientDataJSON.payment.rpId", "\"\(payment["rpId"]?.stringValue ?? "")\" is not the credential's \(credential.rpID)")
         }
-        if let total = payment?["total"], total["currency"]?.stringValue != expected.currency || total["value"]?.stringValue != expected.value {
-            throw WebAuthnError("clientDataJSON.payment.total", "\(total["value"]?.stringValue ?? "?") \(total["currency"]?.stringValue ?? "?") is not the amount to confirm, \(expected.value) \(expected.currency)")
+        if let payeeOrigin = expected.payeeOrigin, payment["payeeOrigin"]?.stringValue != payeeOrigin {
+            throw WebAuthnError("clientDataJSON.payment.payeeOrigin", "\"\(payment["payeeOrigin"]?.stringValue ?? "")\" is not the AReq's payeeOrigin \(payeeOrigin)")
+        }
+        let total = payment["total"]
+        guard total?["currency"]?.stringValue == expected.currency, total?["value"]?.stringValue == expected.value else {
+            throw WebAuthnError("clientDataJSON.payment.total", "\(total?["value"]?.stringValue ?? "?") \(total?["currency"]?.stringValue ?? "?") is not the amount to confirm, \(expected.value) \(expected.currency)")
+        }
+        guard payment["instrument"]?["displayName"]?.stringValue == expected.displayName else {
+            throw WebAuthnError("clientDataJSON.payment.instrument.displayName", "is not spcTransData.displayName \"\(expected.displayName)\"")
         }
         let authData = try AuthenticatorData(authenticatorData)
         guard authData.rpIDHash == DigestAlgorithm.sha256.hash(Array(credential.rpID.utf8)) else {
             throw WebAuthnError("authenticatorData.rpIdHash", "is not the SHA-256 of \(credential.rpID)")
         }
+        // SPC verifies the cardholder (the browser asks the authenticator for user verification): UP and UV.
         guard authData.flags & AuthenticatorData.userPresent != 0 else { throw WebAuthnError("authenticatorData.flags", "user presence (UP) is not set") }
+        guard authData.flags & AuthenticatorData.userVerified != 0 else { throw WebAuthnError("authenticatorData.flags", "user verification (UV) is not set") }
         guard let raw = ECDSASignature.raw(fromDER: signature),
               (try? credential.publicKey.verify(signature: raw, of: authenticatorData + DigestAlgorithm.sha256.hash(clientDataJSON), algorithm: .es256)) == true else {
             throw WebAuthnError("signature", "does not verify with the enrolled credential's key over authenticatorData and the hash of clientDataJSON")
@@ -116,11 +125,12 @@ public struct SoftwareAuthenticator: Sendable {
         return (clientData, attestation.encoded)
     }
 
-    /// The assertion a browser's SPC returns for `payment` (the `payment` member of the client data).
-    public func assertion(rpID: String, origin: String, challenge: String, payment: JSONValue) throws(JOSEError) -> SPCAssertion {
-        let clientData = JSONWriter.write(.object([("type", .string("payment.get")), ("challenge", .string(challenge)), ("origin", .string(origin)),
-                                                   ("crossOrigin", .bool(false)), ("payment", payment)]))
-        let authData = AuthenticatorData.make(rpID: rpID, flags: AuthenticatorData.userPresent | AuthenticatorData.userVerified, signCount: 1)
+    /// The assertion a browser's SPC returns for `payment` (the `payment` member of the client data; `.null` leaves it
+    /// out); `userVerified` false plays an authenticator that did not verify the cardholder.
+    public func assertion(rpID: String, origin: String, challenge: String, payment: JSONValue, userVerified: Bool = true) throws(JOSEError) -> SPCAssertion {
+        let clientData = JSONWriter.write(.object(omittingAbsent: [("type", .string("payment.get")), ("challenge", .string(challenge)), ("origin", .string(origin)),
+                                                                   ("crossOrigin", .bool(false)), ("payment", payment == .null ? nil : payment)]))
+        let authData = AuthenticatorData.make(rpID: rpID, flags: AuthenticatorData.userPresent | (userVerified ? AuthenticatorData.userVerified : 0), signCount: 1)
         let raw = try key.sign(authData + DigestAlgorithm.sha256.hash(clientData), algorithm: .es256)
         guard let der = ECDSASignature.der(fromRaw: raw) else { throw .crypto("ECDSA signature conversion") }
         return SPCAssertion(credentialID: credentialID, authenticatorData: authData, clientDataJSON: clientData, signature: der)

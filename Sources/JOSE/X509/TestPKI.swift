@@ -49,6 +49,10 @@ public struct TestPKI: Sendable {
     public func dsKeyPath(_ rid: String, _ variant: KeyVariant) -> String { profileDirectory(rid) + "/ds-encryption-\(variant.rawValue)-key.pem" }
     public func acsCertificatePath(_ rid: String, _ variant: KeyVariant) -> String { profileDirectory(rid) + "/acs-signing-\(variant.rawValue).pem" }
     public func acsKeyPath(_ rid: String, _ variant: KeyVariant) -> String { profileDirectory(rid) + "/acs-signing-\(variant.rawValue)-key.pem" }
+    /// A Split-SDK server's signing certificate under the DS CA (2.3.1 `sdkServerSignedContent`), EC P-256 for ES256.
+    public func splitSDKServerCertificatePath(_ rid: String) -> String { profileDirectory(rid) + "/" + Self.splitSDKServerFile }
+    public func splitSDKServerKeyPath(_ rid: String) -> String { profileDirectory(rid) + "/" + Self.splitSDKServerKeyFile }
+    static let splitSDKServerFile = "split-sdk-server-ec.pem", splitSDKServerKeyFile = "split-sdk-server-ec-key.pem"
 
     /// The key id an SDK is configured with for the DS key (also the JWE `kid`).
     public static func dsKeyID(_ rid: String, _ variant: KeyVariant) -> String { "\(rid)-ds-\(variant.rawValue)" }
@@ -61,7 +65,7 @@ public struct TestPKI: Sendable {
             ["root-ca.pem", "root-ca-key.pem"] + KeyVariant.allCases.flatMap { variant in
                 ["ds-encryption-\(variant.rawValue).pem", "ds-encryption-\(variant.rawValue)-key.pem",
                  "acs-signing-\(variant.rawValue).pem", "acs-signing-\(variant.rawValue)-key.pem"]
-            }.map { "\(profile.rid)/\($0)" }
+            }.map { "\(profile.rid)/\($0)" } + [splitSDKServerFile, splitSDKServerKeyFile].map { "\(profile.rid)/\($0)" }
         }
     }
 
@@ -118,8 +122,31 @@ public struct TestPKI: Sendable {
                 try issue("ds-encryption", variant, title: "DS Encryption", usage: variant == .rsa ? "keyEncipherment" : "keyAgreement")
                 try issue("acs-signing", variant, title: "ACS Signing", usage: "digitalSignature")
             }
+            written += try issueSplitSDKServer(profile, root: root, rootKey: rootKey, notBefore: start, days: days - 1)
         }
         return written
+    }
+
+    /// Writes the files of the set that are missing and can be issued under its existing DS CA roots: the Split-SDK
+    /// server certificates, which sets made before 2.3.1's Split-SDK lack. Every other file must be there.
+    public func generateMissing(profiles: [DirectoryServerProfile], years: Int = 20, now: Date = Date()) throws -> [String] {
+        var written: [String] = []
+        for profile in profiles where !FileManager.default.fileExists(atPath: splitSDKServerCertificatePath(profile.rid)) {
+            let root = try rootCertificate(profile.rid), rootKey = try rootPrivateKey(profile.rid)
+            written += try issueSplitSDKServer(profile, root: root, rootKey: rootKey, notBefore: now.addingTimeInterval(-86_400), days: years * 365 - 1)
+        }
+        return written
+    }
+
+    /// The Split-SDK server's key and certificate under `root`, for signing (ES256).
+    private func issueSplitSDKServer(_ profile: DirectoryServerProfile, root: Certificate, rootKey: PrivateKey, notBefore: Date, days: Int) throws -> [String] {
+        let key = try PrivateKey.generateP256()
+        let certificate = try CertificateBuilder.issue(
+            CertificateProfile(commonName: "\(profile.name) Test Split-SDK Server EC", notBefore: notBefore, validFor: days, keyUsage: ["digitalSignature"]),
+            publicKey: key.publicKey, issuer: root, issuerKey: rootKey)
+        try certificate.pemRepresentation.write(toFile: splitSDKServerCertificatePath(profile.rid), atomically: true, encoding: .utf8)
+        try key.pemRepresentation.write(toFile: splitSDKServerKeyPath(profile.rid), atomically: true, encoding: .utf8)
+        return [splitSDKServerCertificatePath(profile.rid), splitSDKServerKeyPath(profile.rid)]
     }
 
     private static func root(_ commonName: String, key: PrivateKey, notBefore: Date, days: Int) throws(JOSEError) -> Certificate {
@@ -209,6 +236,8 @@ public struct TestPKI: Sendable {
     public func dsPrivateKey(_ rid: String, _ variant: KeyVariant) throws -> PrivateKey { try PrivateKey(pem: read(dsKeyPath(rid, variant))) }
     public func acsCertificate(_ rid: String, _ variant: KeyVariant) throws -> Certificate { try Certificate(pem: read(acsCertificatePath(rid, variant))) }
     public func acsPrivateKey(_ rid: String, _ variant: KeyVariant) throws -> PrivateKey { try PrivateKey(pem: read(acsKeyPath(rid, variant))) }
+    public func splitSDKServerCertificate(_ rid: String) throws -> Certificate { try Certificate(pem: read(splitSDKServerCertificatePath(rid))) }
+    public func splitSDKServerPrivateKey(_ rid: String) throws -> PrivateKey { try PrivateKey(pem: read(splitSDKServerKeyPath(rid))) }
 
     private func read(_ path: String) throws -> String {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw TestPKIError.missingFile(path) }

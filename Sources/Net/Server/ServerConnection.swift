@@ -136,8 +136,17 @@ final class ServerConnection {
     private static func gated(_ handle: @escaping AsyncHandler, by gate: @escaping @Sendable () async -> Void) -> AsyncHandler {
         { request, context in
             let result: Result<HTTPResponse, any Error>
+            let started = ContinuousClock.now
             do { result = .success(try await handle(request, context)) } catch { result = .failure(error) }
+            let handled = ContinuousClock.now
             await gate()
+            // Which part of a slow answer was the gate's (the store's writes) and which the handler's.
+            let held = ContinuousClock.now - handled
+            if held > .seconds(2) {
+                func milliseconds(_ duration: Duration) -> Int64 { duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000 }
+                context.logger.warning("answer held by its gate", metadata: ["path": "\(request.path)", "handlerMs": "\(milliseconds(handled - started))",
+                                                                        "gateMs": "\(milliseconds(held))"])
+            }
             return try result.get()
         }
     }

@@ -1,0 +1,66 @@
+import EMV3DS
+import EMVCrypto
+import Foundation
+import JOSE
+import JSON
+import SDKSimulator
+import Testing
+
+/// A Split-SDK (EMV 3DS 2.3.1, `sdkType` 02): its server signs each transaction (`sdkServerSignedContent`, a JWS with its
+/// certificate under the DS CA), and the DS verifies it before anything else of the AReq, answering Erro 308 when it does
+/// not verify (EMVCo SB 279 §6.2.2.3-6.2.2.4, Req 390; the error code's text in Table A.4 of the bulletin). The signing
+/// certificate is the test PKI's (`certs/<RID>/split-sdk-server-ec.pem`).
+@Suite("Split-SDK (2.3.1, sdkType 02)")
+struct SplitSDKTests {
+    static let card = "4000000000001000"
+
+    func server(_ rid: String = "A000000003") throws -> SplitSDKServer {
+        SplitSDKServer(key: try pki.splitSDKServerPrivateKey(rid), chain: [try pki.splitSDKServerCertificate(rid)])
+    }
+
+    func authenticate(_ harness: RunningHarness, as server: SplitSDKServer) async throws -> SimulationResult {
+        var transaction = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: .v2_3_1, style: .android)
+        try transaction.signAsSplitSDK(server)
+        return try await harness.simulator.authenticate(transaction, pan: Self.card)
+    }
+
+    @Test func aSplitSDKWhoseServerSignedItsTransactionIsAuthenticated() async throws {
+        try await withHarness { harness in
+            let result = try await authenticate(harness, as: try server())
+            #expect(result.transStatus == "Y", "\(result.record)")
+            let areq = try #require(result.sentAReq)
+            #expect(areq["sdkType"]?.stringValue == "02" && areq["splitSdkType"]?["sdkVariant"]?.stringValue == "01" && areq["defaultSdkType"] == nil)
+            #expect(try await harness.check("areq.sdk-server-signed-content", of: result.record) == "pass")
+        }
+    }
+
+    /// A Split-SDK server that signs another transaction, or one whose certificate is not under this DS's CA: Erro 308
+    /// from the DS, and the check fails (the party judged is the SDK).
+    @Test(arguments: ["wrong-transaction", "untrusted"])
+    func signedContentThatDoesNotVouchForTheAReqIsErro308(_ fault: String) async throws {
+        try await withHarness { harness in
+            var signer = try server(fault == "untrusted" ? "A000000004" : "A000000003")
+            signer.signsAnotherTransaction = fault == "wrong-transaction"
+            let result = try await authenticate(harness, as: signer)
+            #expect(result.state == "error", "\(result.record)")
+            #expect(result.record["erro"]?["errorCode"]?.stringValue == "308" && result.record["erro"]?["errorComponent"]?.stringValue == "D", "\(result.record)")
+            #expect(result.record["erro"]?["errorDescription"]?.stringValue?.hasPrefix("Signature Verification Failure") == true)
+            #expect(try await harness.check("areq.sdk-server-signed-content", of: result.record) == "fail")
+        }
+    }
+
+    /// The payload check on its own: each element the specification names, and its timestamp not ahead of the DS's clock.
+    @Test func theSignedContentNamesItsTransactionAndTime() throws {
+        let signer = try server()
+        let verifier = CertificateVerifier(trustAnchors: [try pki.rootCertificate("A000000003")])
+        let signed = try SDKServerSignedContent.sign(sdkReferenceNumber: "3DS_LOA_SDK_X", sdkTransID: UUID().uuidString.lowercased(),
+                                                     splitSdkServerID: "S1", key: signer.key, chain: signer.chain)
+        let content = try SDKServerSignedContent(verifying: signed, with: verifier)
+        #expect(content.splitSdkServerID == "S1" && content.sdkSignatureTimestamp.count == 14)
+        #expect(content.mismatch(sdkReferenceNumber: "3DS_LOA_SDK_X", sdkTransID: content.sdkTransID) == nil)
+        #expect(content.mismatch(sdkReferenceNumber: "3DS_LOA_SDK_Y", sdkTransID: content.sdkTransID)?.contains("sdkReferenceNumber") == true)
+        let ahead = try SDKServerSignedContent.sign(sdkReferenceNumber: "R", sdkTransID: UUID().uuidString.lowercased(), splitSdkServerID: "S1",
+                                                    at: Date().addingTimeInterval(3600), key: signer.key, chain: signer.chain)
+        #expect(throws: SDKServerSignedContent.Failure.self) { try SDKServerSignedContent(verifying: ahead, with: verifier) }
+    }
+}

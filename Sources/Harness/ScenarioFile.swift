@@ -34,13 +34,14 @@ public enum ScenarioFile {
         var expect: ExpectEntry?
         var threeDSMethod: ThreeDSMethodEntry?
         var spc: SPCEntry?
+        var outcomeFields: [String: YAMLJSON]?
 
         static var keys: [TableKey<Self>] {
             [.key("name", \.name, required: true), .key("pan", \.pan), .key("description", \.description, required: true),
              .key("transStatus", \.transStatus), .key("transStatusReason", \.transStatusReason), .key("challenge", \.challenge),
              .key("decoupled", \.decoupled), .key("panRange", \.panRange), .key("amount", \.amount),
              .key("messageCategory", \.messageCategory), .key("faults", \.faults), .key("expect", \.expect),
-             .key("threeDSMethod", \.threeDSMethod), .key("spc", \.spc)]
+             .key("threeDSMethod", \.threeDSMethod), .key("spc", \.spc), .key("outcomeFields", \.outcomeFields)]
         }
     }
 
@@ -245,6 +246,7 @@ public enum ScenarioFile {
                                 expectation: try entry.expect.map { expect throws(ConfigurationError) in try expectation(expect, invalid: invalid) })
         scenario.trigger = try trigger(entry, invalid: invalid)
         if let method = entry.threeDSMethod { scenario.threeDSMethod = try threeDSMethod(method, invalid: invalid) }
+        if let fields = entry.outcomeFields { scenario.outcomeFields = try outcomeFields(fields, invalid: invalid) }
         if let spc = entry.spc {
             let (status, _) = try finalStatus(spc.transStatus ?? "Y", nil, allowed: [.authenticated, .attempted], field: "spc.transStatus", invalid: invalid)
             if let name = spc.displayName, !(1...40).contains(name.count) { throw invalid("spc.displayName", "is \(name.count) characters; 1-40 (spcTransData.displayName)") }
@@ -255,6 +257,26 @@ public enum ScenarioFile {
             throw invalid("faults", "round \(round) is past the last CRes this challenge can send")
         }
         return scenario
+    }
+
+    /// `outcomeFields`: 2.3.1 ARes members, each checked as the 2.3.1 ARes table has it; `cardholderInfo` is its text.
+    private static func outcomeFields(_ fields: [String: YAMLJSON], invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> JSONValue {
+        let members = fields.keys.sorted().map { ($0, fields[$0]?.value ?? .null) }
+        for (name, _) in members where !AResRules.outcomeFieldNames.contains(name) {
+            throw invalid("outcomeFields.\(name)", "is not one of \(AResRules.outcomeFieldNames.joined(separator: ", "))")
+        }
+        // As an ARes of 2.3.1 would carry them (the cardholder's text in its object).
+        var ares = ARes(messageVersion: .v2_3_1, threeDSServerTransID: "", acsTransID: "", dsTransID: "", sdkTransID: nil, acsReferenceNumber: "",
+                        dsReferenceNumber: "", transStatus: .authenticated)
+        ares.cardholderInfo = members.first { $0.0 == "cardholderInfo" }?.1.stringValue
+        if members.contains(where: { $0.0 == "cardholderInfo" }), ares.cardholderInfo == nil { throw invalid("outcomeFields.cardholderInfo", "is the cardholder's text, a string") }
+        let others = members.filter { $0.0 != "cardholderInfo" }
+        ares.outcomeFields = others.isEmpty ? nil : .object(others.map { (key: $0.0, value: $0.1) })
+        let violations = AResRules.rules.validate(ares.json, version: .v2_3_1).filter { violation in
+            AResRules.outcomeFieldNames.contains { violation.field == $0 || violation.field.hasPrefix($0 + ".") }
+        }
+        if let violation = violations.first { throw invalid("outcomeFields.\(violation.field)", violation.reason) }
+        return .object(members.map { (key: $0.0, value: $0.1) })
     }
 
     private static func threeDSMethod(_ entry: ThreeDSMethodEntry, invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> ThreeDSMethodScript {

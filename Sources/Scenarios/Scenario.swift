@@ -1,5 +1,6 @@
 public import EMV3DS
 public import Faults
+public import JSON
 
 /// A named, scripted outcome and how a transaction selects it.
 public struct Scenario: Sendable, Equatable {
@@ -19,6 +20,9 @@ public struct Scenario: Sendable, Equatable {
     /// Secure Payment Confirmation (2.3.1, browser): offered first, by an ARes S, when the requestor supports it and the
     /// card has a credential enrolled; `outcome` is the fallback when SPC cannot run or does not complete.
     public var spc: SPCScript?
+    /// 2.3.1 members the ARes carries beside the outcome (``AResRules/outcomeFieldNames``): device binding and trust list
+    /// statuses, the cardholder's and the other parties' information. Left out of older versions, which do not define them.
+    public var outcomeFields: JSONValue?
 
     public init(name: String, pan: String?, description: String, outcome: Outcome, faults: [FaultInjection] = [], expectation: Expectation? = nil) {
         self.name = name

@@ -61,6 +61,10 @@ extension ThreeDSServer {
         var browserOptions: BrowserOptions?
         /// After an ARes S: the threeDSServerTransID of the second AReq that brought SPC's result.
         var spcFollowedBy: String?
+        /// What the ARes said beside the outcome (2.3.1): device binding and trust list statuses, information for the parties.
+        private var aresOutcomeFields: JSONValue?
+        /// The ARes's `cardholderInfo` text.
+        private var cardholderInfo: String?
 
         init(areq: AReq) {
             threeDSServerTransID = areq.threeDSServerTransID
@@ -121,6 +125,8 @@ extension ThreeDSServer {
             aresOutcome = Outcome(transStatus: ares.transStatus, transStatusReason: ares.transStatusReason,
                                   authenticationValue: ares.authenticationValue, eci: ares.eci)
             acsReferenceNumber = ares.acsReferenceNumber
+            aresOutcomeFields = ares.outcomeFields
+            cardholderInfo = ares.cardholderInfo
             aresReadByResults = ResultsRules.aresContext(ares.json)
             ids.acsTransID = ares.acsTransID
             ids.dsTransID = ares.dsTransID
@@ -174,6 +180,11 @@ extension ThreeDSServer {
         /// The record as the requestor API shows it.
         public var archivedJSON: [UInt8] { JSONWriter.write(json) }
 
+        /// What the ARes said beside the outcome, as members of the record.
+        private var outcomeMembers: [(String, JSONValue?)] {
+            (aresOutcomeFields?.objectMembers ?? []).map { member -> (String, JSONValue?) in (member.key, member.value) }
+        }
+
         /// Ended without a challenge, or with its result, or failed: no message is due.
         public var isSettled: Bool { state != .challenge && !(state == .spc && spcFollowedBy == nil) }
 
@@ -202,9 +213,11 @@ extension ThreeDSServer {
                 ("sdkTransID", .string(ids.sdkTransID)),
                 ("challengeCancel", .string(rreqOutcome?.challengeCancel)),
                 ("whiteListStatus", .string(rreqOutcome?.whiteListStatus)),
+                ("cardholderInfo", .string(cardholderInfo)),
                 ("challenge", challenge),
                 ("browserChallenge", ares.flatMap(browserChallenge(answering:))),
                 ("spc", spc),
+            ] + outcomeMembers + [
                 ("error", .string(error)),
                 ("erro", erro?.json),
                 ("erroSent", erroSent?.json),

@@ -87,7 +87,7 @@ struct ConfigurationTests {
 struct ScenarioFileTests {
     @Test func committedFileParses() throws {
         let catalog = try ScenarioFile.load(path: repositoryRoot + "/config/scenarios.yaml")
-        #expect(catalog.scenarios.count == 70)
+        #expect(catalog.scenarios.count == 72)
         #expect(catalog.scenario(for: "4000000000003006").name == "frictionless-n")
         guard case .challenge(let script) = catalog.scenario(for: "4000000000110009").outcome else {
             Issue.record("challenge-text is not a challenge")
@@ -166,6 +166,13 @@ struct ScenarioFileTests {
          "s.yaml:3: scenarios[0] (a).amount: \"500-100\" is not N, N-M or N- with N <= M"),
         ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, transStatus: Y, messageCategory: \"03\"}",
          "s.yaml:3: scenarios[0] (a).messageCategory: \"03\" is not 01 (payment) or 02 (non-payment)"),
+        // 2.3.1's outcome fields, checked as the 2.3.1 ARes table has them.
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, transStatus: Y, outcomeFields: {deviceBindingStatus: \"99\"}}",
+         "s.yaml:3: scenarios[0] (a).outcomeFields.deviceBindingStatus: \"99\" is not one of 01, 02, 03, 04, 05, 11"),
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, transStatus: Y, outcomeFields: {broadInfo: {category: \"01\", recipients: [\"02\"], source: \"03\"}}}",
+         "s.yaml:3: scenarios[0] (a).outcomeFields.broadInfo.severity: is required"),
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, transStatus: Y, outcomeFields: {acsURL: \"https://x\"}}",
+         "s.yaml:3: scenarios[0] (a).outcomeFields.acsURL: is not one of deviceBindingStatus, trustListStatus"),
     ])
     func invalidFilesSayWhatIsWrong(yaml: String, message: String) {
         do {

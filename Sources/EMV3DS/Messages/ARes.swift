@@ -34,6 +34,9 @@ public struct ARes: Sendable, Equatable {
     /// Secure Payment Confirmation, and the cardholder's credentials for it.
     public var spcTransData: JSONValue?
     public var webAuthnCredList: JSONValue?
+    /// The 2.3.1 members that say more about the outcome (``AResRules/outcomeFieldNames`` but `cardholderInfo`, which is
+    /// its own), as an object; nil when there are none.
+    public var outcomeFields: JSONValue?
     public var messageExtension: JSONValue?
 
     public init(messageVersion: MessageVersion, threeDSServerTransID: String, acsTransID: String, dsTransID: String,
@@ -77,6 +80,8 @@ public struct ARes: Sendable, Equatable {
         deviceInfoRecognisedVersion = text("deviceInfoRecognisedVersion")
         threeDSRequestorAppURLInd = text("threeDSRequestorAppURLInd")
         messageExtension = json["messageExtension"]
+        let outcome = AResRules.outcomeFieldNames.filter { $0 != "cardholderInfo" }.compactMap { name in json[name].map { (name, $0) } }
+        outcomeFields = outcome.isEmpty ? nil : .object(outcome)
     }
 
     /// The fields an app-channel ARes carries beside its outcome where the version has them
@@ -122,7 +127,18 @@ public struct ARes: Sendable, Equatable {
             ("threeDSRequestorAppURLInd", .string(threeDSRequestorAppURLInd)),
             ("spcTransData", spcTransData),
             ("webAuthnCredList", webAuthnCredList),
+        ] + Self.withSources(outcomeFields) + [
             ("messageExtension", messageExtension),
         ], version: messageVersion)
+    }
+}
+
+extension ARes {
+    /// The outcome fields, each list status followed by its source: the ACS's (03) unless given.
+    static func withSources(_ fields: JSONValue?) -> [(String, JSONValue?)] {
+        (fields?.objectMembers ?? []).flatMap { member -> [(String, JSONValue?)] in
+            guard ["deviceBindingStatus", "trustListStatus"].contains(member.key), fields?[member.key + "Source"] == nil else { return [(member.key, member.value)] }
+            return [(member.key, member.value), (member.key + "Source", .string("03"))]
+        }
     }
 }

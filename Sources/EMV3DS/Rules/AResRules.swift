@@ -66,6 +66,21 @@ public enum AResRules {
         FieldRule("challengeInfoText", .optional, .string(1...350)),
     ])
 
+    /// `broadInfo` (2.3.1, Table A.27; "DS specific" presence, SB 279): structured information for the other parties. The
+    /// members as clearhaus/3DSv2-api-documentation's 2.3.1 table has them, as the bulletin does not replicate the table.
+    public static let broadInfo = FieldFormat.members([
+        FieldRule("category", .required, .oneOf(["01", "02", "03", "04", "05", "06"])),
+        FieldRule("description", .optional, .string(1...4000)),
+        FieldRule("expDate", .optional, .numeric(8...8)),
+        FieldRule("recipients", .required, .arrayOf(.oneOf(["01", "02", "03", "04"]), count: 1...3)),
+        FieldRule("severity", .required, .oneOf(["01", "02", "03", "04"])),
+        FieldRule("source", .required, .oneOf(["01", "02", "03"])),
+    ])
+
+    /// The 2.3.1 members of an ARes that say more about its outcome, which a scenario may script (`outcomeFields`): the
+    /// list statuses (their source is the ACS's, 03), the information for the cardholder and for the other parties.
+    public static let outcomeFieldNames = ["deviceBindingStatus", "trustListStatus", "cardholderInfo", "broadInfo", "transStatusReasonInfo"]
+
     /// `webAuthnCredList` (SB 279 p.143): 1-10 objects, each a relying party and one credential id, base64url.
     static let webAuthnCredList = FieldFormat.arrayOf(.members([
         FieldRule("rpID", .required, .string(1...2048)),
@@ -104,7 +119,7 @@ public enum AResRules {
         FieldRule("cardholderInfo", .optional, .string(1...128), versions: [.v2_1_0]),
         FieldRule("cardholderInfo", .requiredWhen(.fieldEquals("acsDecConInd", ["Y"]), because: "acsDecConInd Y"), .string(1...128), versions: [.v2_2_0]),
         FieldRule("cardholderInfo", .requiredWhen(.fieldEquals("acsDecConInd", ["Y"]), because: "acsDecConInd Y"), cardholderInfo, versions: [.v2_3_1]),
-        FieldRule("broadInfo", .optional, .object),
+        FieldRule("broadInfo", .optional, broadInfo),
         FieldRule("deviceInfoRecognisedVersion", .only(.app, .required, where: "the app channel"), .string(3...64), versions: [.v2_3_1]),
         FieldRule("threeDSRequestorAppURLInd", .only(.app, .required, where: "the app channel"), .oneOf(["Y", "N"]), versions: [.v2_3_1]),
         FieldRule("cardSecurityCodeStatus", .optional, .oneOf(["Y", "N", "U"]), versions: [.v2_3_1]),

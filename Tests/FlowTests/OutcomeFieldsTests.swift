@@ -1,0 +1,36 @@
+import EMV3DS
+import EMVCrypto
+import Foundation
+import JSON
+import SDKSimulator
+import Testing
+
+/// 2.3.1's information beside an outcome, scripted per scenario (`outcomeFields`): the ARes carries the device binding
+/// and trust list statuses with the ACS as their source (03), `cardholderInfo` as 2.3.1's object, `broadInfo` and
+/// `transStatusReasonInfo`; the 3DS Server's record shows them; 2.1.0 and 2.2.0 ARes leave them out. Values from EMVCo
+/// SB 279 (deviceBindingStatus 11 "bound using hardware/SIM internal to the device"; trustListStatus Y).
+@Suite("2.3.1 outcome fields of a scenario")
+struct OutcomeFieldsTests {
+    static let card = "4000000000820003"
+
+    @Test(arguments: MessageVersion.allCases)
+    func theARes231CarriesWhatTheScenarioSaysBesideTheOutcome(_ version: MessageVersion) async throws {
+        try await withHarness { harness in
+            let transaction = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: version, style: .android)
+            let result = try await harness.simulator.authenticate(transaction, pan: Self.card)
+            #expect(result.transStatus == "Y", "\(result.record)")
+            let ares = try #require(SimulationResult(record: result.record).messages("received", "ARes").first)
+            guard version == .v2_3_1 else {
+                #expect(ares["deviceBindingStatus"] == nil && ares["broadInfo"] == nil && ares["cardholderInfo"] == nil, "\(ares)")
+                return
+            }
+            #expect(ares["deviceBindingStatus"]?.stringValue == "11" && ares["deviceBindingStatusSource"]?.stringValue == "03")
+            #expect(ares["trustListStatus"]?.stringValue == "Y" && ares["trustListStatusSource"]?.stringValue == "03")
+            #expect(ares["cardholderInfo"]?["text"]?.stringValue == "Paid with your bound device. No further step needed.")
+            #expect(ares["broadInfo"]?["recipients"] == .array([.string("02")]))
+            #expect(result.record["deviceBindingStatus"]?.stringValue == "11" && result.record["trustListStatus"]?.stringValue == "Y")
+            #expect(result.record["cardholderInfo"]?.stringValue?.hasPrefix("Paid with") == true)
+            #expect(result.record["broadInfo"]?["severity"]?.stringValue == "04")
+        }
+    }
+}

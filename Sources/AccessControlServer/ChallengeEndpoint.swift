@@ -117,6 +117,14 @@ extension AccessControlServer {
             throw ChallengeRefusal("CReq", .dataDecryptionFailure, "cannot be decrypted with the channel key", about: known, ends: kid,
                                    fails: .creqDecrypts)
         }
+        // A Split-SDK protects its CReqs with A128GCM only (SB 279 §6.2.4.1): another enc is Erro 310, and the RReq (§5.9.5).
+        if transaction.splitSDK, jwe.contentEncryption != .a128gcm {
+            journal?.message(dsTransID, from: .sdk, to: .accessControlServer, type: MessageType.cReq.rawValue, body: plaintext,
+                             note: "decrypted by the ACS (\(jwe.contentEncryption.rawValue)), refused: a Split-SDK's", isJSON: true)
+            throw ChallengeRefusal("CReq", .incorrectCryptographicAlgorithm,
+                                   "a Split-SDK (sdkType 02) protects its CReq with A128GCM, not \(jwe.contentEncryption.rawValue)",
+                                   about: known, ends: kid, fails: .creqDecrypts)
+        }
         journal?.check(dsTransID, .pass(.creqDecrypts))
         func journalCReq(isJSON: Bool) {
             journal?.message(dsTransID, from: .sdk, to: .accessControlServer, type: MessageType.cReq.rawValue, body: plaintext,

@@ -23,7 +23,7 @@ extension AccessControlServer.Transaction {
             ("medium", medium), ("progress", state.session.progress), ("nextCounter", .number(String(state.nextCounter))),
             ("messageCategory", .string(messageCategory)), ("scheme", .string(scheme?.rid)), ("resultsURL", .string(resultsURL)),
             ("authentication", .string(authentication?.rawValue)), ("renderingType", renderingType),
-            ("threeDSCompInd", .string(threeDSCompInd)), ("noCReqDue", noCReqDue ? .bool(true) : nil),
+            ("threeDSCompInd", .string(threeDSCompInd)), ("noCReqDue", noCReqDue ? .bool(true) : nil), ("splitSDK", splitSDK ? .bool(true) : nil),
             ("deadline", challengeDeadline.map { .number(String($0)) }),
             ("sdkTimeout", sdkTimeout.map { .object([("minutes", .number(String($0.minutes))), ("start", .number(String($0.wallStart)))]) }),
         ])
@@ -68,6 +68,7 @@ extension AccessControlServer.Transaction {
         faults = scenario.faults
         expectation = scenario.expectation
         noCReqDue = resume["noCReqDue"] == .bool(true)
+        splitSDK = resume["splitSDK"] == .bool(true)
         challengeDeadline = resume["deadline"]?.numberText.flatMap(Int64.init)
         threeDSCompInd = resume["threeDSCompInd"]?.stringValue
         if let timeout = resume["sdkTimeout"], let minutes = timeout["minutes"]?.numberText.flatMap(Int.init),

@@ -71,6 +71,8 @@ extension AccessControlServer {
         var challengeDeadline: Int64?
         /// The browser AReq's `threeDSCompInd`, which chose the outcome played (``Scenario/outcome(threeDSCompInd:in:)``).
         var threeDSCompInd: String?
+        /// A Split-SDK's transaction (2.3.1 `sdkType` 02): its CReqs must be in A128GCM (SB 279 §6.2.4.1).
+        var splitSDK = false
         /// Erro messages from the DS about this transaction's ARes.
         var erroReceived: [String] = []
         /// Members of the AReq that its table does not define for its version or channel.
@@ -86,6 +88,7 @@ extension AccessControlServer {
             messageCategory = areq.messageCategory
             self.scheme = scheme
             self.resultsURL = resultsURL
+            splitSDK = areq["sdkType"] == "02"
         }
 
         /// The scheme's ECI for an authenticated or attempted result (Visa-like for a PAN of no known scheme).

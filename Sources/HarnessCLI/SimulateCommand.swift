@@ -52,8 +52,8 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(name: .long, help: "whitelistingDataEntry to send when a screen asks (Y or N).")
     var whitelisting = "Y"
 
-    @Option(name: .long, help: "CReq encryption: A128CBC-HS256 or A128GCM.")
-    var encryption = "A128CBC-HS256"
+    @Option(name: .long, help: "CReq encryption: A128CBC-HS256 (the default) or A128GCM (the default, and the only one, of a Split-SDK).")
+    var encryption: String?
 
     @Option(name: .long, help: "Play a wrong SDK on purpose: withhold-erro (no Erro about a bad CRes), repeat-counter (the second CReq repeats sdkCounterStoA 000) or oob-as-data-entry (an out-of-band screen answered with challengeDataEntry).")
     var misbehave: String?
@@ -95,7 +95,7 @@ struct SimulateCommand: AsyncParsableCommand {
         guard pan != nil || runsScenarios else { throw ValidationError("give --pan, --all or --all-frictionless") }
         if writesReports, !runsScenarios || pan != nil { throw ValidationError("--junit, --report and --json go with --all or --all-frictionless (without --pan)") }
         if writesReports, harnessCase != nil { throw ValidationError("--harness-case names a run of yours: its reports come from `run --id`, not from --junit here") }
-        guard ["A128CBC-HS256", "A128GCM"].contains(encryption) else { throw ValidationError("--encryption \(encryption) is not A128CBC-HS256 or A128GCM") }
+        if let encryption, !["A128CBC-HS256", "A128GCM"].contains(encryption) { throw ValidationError("--encryption \(encryption) is not A128CBC-HS256 or A128GCM") }
         for name in version where MessageVersion(rawValue: name) == nil { throw ValidationError("--version \(name) is not 2.1.0, 2.2.0 or 2.3.1") }
         if let misbehave, ChallengeRunner.Misbehaviour(rawValue: misbehave) == nil {
             throw ValidationError("--misbehave \(misbehave) is not one of \(ChallengeRunner.Misbehaviour.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -131,7 +131,7 @@ struct SimulateCommand: AsyncParsableCommand {
         let pkiDirectory = location.resolve(configuration.pkiDirectory)
         let versions = version.isEmpty ? (runsScenarios ? MessageVersion.allCases : [.v2_2_0]) : version.compactMap(MessageVersion.init(rawValue:))
         let styles = style.isEmpty ? (runsScenarios ? DeviceDataStyle.allCases : [.android]) : style.compactMap(DeviceDataStyle.init(rawValue:))
-        let contentEncryption = ContentEncryptionAlgorithm(rawValue: encryption) ?? .a128cbcHS256
+        let contentEncryption = ContentEncryptionAlgorithm(rawValue: encryption ?? (splitSdk != nil ? "A128GCM" : "A128CBC-HS256")) ?? .a128cbcHS256
 
         let group = EventLoopGroup(loopCount: 1)
         defer { group.shutdown() }

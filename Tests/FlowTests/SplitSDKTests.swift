@@ -49,6 +49,25 @@ struct SplitSDKTests {
         }
     }
 
+    /// A Split-SDK's CReqs are A128GCM only (SB 279 §6.2.4.1): one in A128CBC-HS256 gets Erro 310 (Incorrect Cryptographic
+    /// Algorithm, §5.9.5) and fails creq.decrypts; in A128GCM the challenge ends Y.
+    @Test(arguments: [(ContentEncryptionAlgorithm.a128gcm, true), (.a128cbcHS256, false)])
+    func aSplitSDKsChallengeIsInA128GCM(_ encryption: ContentEncryptionAlgorithm, _ allowed: Bool) async throws {
+        try await withHarness { harness in
+            var transaction = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: .v2_3_1, style: .android)
+            try transaction.signAsSplitSDK(try server())
+            let run = try await harness.simulator.run(transaction, pan: "4000000000110009", answers: ChallengeAnswers(["1234"]),
+                                                      challenger: harness.challenger, style: DeviceDataStyle.android.channelStyle, encryption: encryption)
+            if allowed {
+                #expect(run.final.transStatus == "Y", "\(run.summary)")
+                #expect(try await harness.check("creq.decrypts", of: run.final.record) == "pass")
+            } else {
+                #expect(run.challenge?.outcome.description.contains("310") == true, "\(run.summary)")
+                #expect(try await harness.check("creq.decrypts", of: run.final.record) == "fail")
+            }
+        }
+    }
+
     /// The payload check on its own: each element the specification names, and its timestamp not ahead of the DS's clock.
     @Test func theSignedContentNamesItsTransactionAndTime() throws {
         let signer = try server()

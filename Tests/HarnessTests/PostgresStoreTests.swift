@@ -226,7 +226,7 @@ struct PostgresStoreTests {
         let ids = simulate.output.split(separator: "\n").compactMap { line -> String? in
             line.hasPrefix("  ") && line.contains(": 3DS Server") ? String(line.dropFirst(2).prefix(36)) : nil
         }
-        #expect(ids.count == 72)
+        #expect(ids.count == 84)
         let missing = try ids.filter { id in
             try ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10",
                                                    "http://127.0.0.1:\(otherPort)/3ds-server/transactions/\(id)"]).output != "200"

@@ -33,7 +33,7 @@ struct StoreDurabilityTests {
             guard line.hasPrefix("  "), line.contains(": 3DS Server") else { return nil }
             return String(line.dropFirst(2).prefix(36))
         }
-        #expect(ids.count == 72, "\(simulate.output.suffix(2000))")
+        #expect(ids.count == 84, "\(simulate.output.suffix(2000))")
 
         let (second, again) = try serve(folder, durability: "answered")
         defer { second.signal(SIGTERM); _ = second.wait() }

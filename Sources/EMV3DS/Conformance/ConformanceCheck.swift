@@ -66,7 +66,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .preparationFrequency: "The 3DS Server caches the card ranges: a PReq at most once an hour (sooner only after a change), not one per transaction"
         case .presErro: "The 3DS Server answers a PRes it cannot process with the Erro the specification names, and a valid PRes or an Erro with none"
         case .areqCardRange: "The AReq is for a card in a range of the DS's last PRes, in a messageVersion that range offers"
-        case .creqDecrypts: "Each CReq is a JWE that decrypts with the secure channel's key"
+        case .creqDecrypts: "Each CReq is a JWE that decrypts with the secure channel's key (a Split-SDK's in A128GCM)"
         case .creqIdentifiers: "Each CReq carries the transaction's messageVersion and ids"
         case .creqCounter: "sdkCounterStoA starts at 000 and rises by one with each CReq"
         case .creqElements: "Each CReq's elements meet Annex A"

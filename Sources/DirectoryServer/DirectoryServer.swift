@@ -341,7 +341,7 @@ public final class DirectoryServer: Sendable {
             }
             return .pass(.sdkServerSignedContent, "signed by \(content.signer.subject) for splitSdkServerID \(content.splitSdkServerID)")
         } catch {
-            return .fail(.sdkServerSignedContent, error.description)
+            return .fail(.sdkServerSignedContent, error.reason)
         }
     }
 

@@ -89,8 +89,16 @@ public enum SignedContentFailure<Content: SignedContent>: Error, Equatable, Cust
 
     public var description: String {
         switch self {
-        case .signature(let error): "\(Content.fieldName): \(error)"
-        case .payload(let reason): "\(Content.fieldName) payload: \(reason)"
+        case .signature: "\(Content.fieldName): \(reason)"
+        case .payload: "\(Content.fieldName) \(reason)"
+        }
+    }
+
+    /// What is wrong, without the field's name: for a refusal that names the field itself (an Erro's errorDetail).
+    public var reason: String {
+        switch self {
+        case .signature(let error): "\(error)"
+        case .payload(let reason): "payload: \(reason)"
         }
     }
 }

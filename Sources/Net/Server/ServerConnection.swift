@@ -143,7 +143,6 @@ final class ServerConnection {
             // Which part of a slow answer was the gate's (the store's writes) and which the handler's.
             let held = ContinuousClock.now - handled
             if held > .seconds(2) {
-                func milliseconds(_ duration: Duration) -> Int64 { duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000 }
                 context.logger.warning("answer held by its gate", metadata: ["path": "\(request.path)", "handlerMs": "\(milliseconds(handled - started))",
                                                                         "gateMs": "\(milliseconds(held))"])
             }
@@ -160,17 +159,26 @@ final class ServerConnection {
 
     private static func startTask(on loop: EventLoop, _ handle: @escaping AsyncHandler, _ request: HTTPRequest,
                                   _ context: RequestContext, then pending: PendingResponse) {
+        let dispatched = ContinuousClock.now
         Task(executorPreference: loop) {
-            await runAsync(handle, request, context, then: pending)
+            await runAsync(handle, request, context, then: pending, dispatched: dispatched)
         }
     }
 
     private static func runAsync(_ handle: AsyncHandler, _ request: HTTPRequest, _ context: RequestContext,
-                                 then pending: PendingResponse) async {
+                                 then pending: PendingResponse, dispatched: ContinuousClock.Instant) async {
+        let started = ContinuousClock.now
         let response: HTTPResponse
         do { response = try await handle(request, context) } catch { response = pending.connection.value.response(for: error) }
+        // A slow answer's time split between waiting for the loop to start its task and the handler (gate included).
+        if ContinuousClock.now - dispatched > .seconds(2) {
+            context.logger.warning("slow async handler", metadata: ["path": "\(request.path)", "startMs": "\(milliseconds(started - dispatched))",
+                                                                   "handlerMs": "\(milliseconds(ContinuousClock.now - started))"])
+        }
         pending.connection.value.respond(response, to: pending.message)
     }
+
+    private static func milliseconds(_ duration: Duration) -> Int64 { duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000 }
 
     private func run(_ body: () throws -> HTTPResponse) -> HTTPResponse {
         do { return try body() } catch { return response(for: error) }

@@ -117,10 +117,12 @@ public struct Suite: Sendable, Equatable {
         }
         guard !cases.isEmpty else { throw SuiteError("no scenario of the suite plays in its channels (SDK-leg faults are app only)") }
         guard !only.isEmpty else { return cases }
-        for name in only where !cases.contains(where: { $0.id == name || $0.scenario == name }) {
+        // Sets, not nested searches: a request may name thousands (see RunRegistry.retry).
+        let known = Set(cases.map(\.id)).union(cases.map(\.scenario)), named = Set(only)
+        if let name = only.first(where: { !known.contains($0) }) {
             throw SuiteError("suite.only: \(name) is neither a case id (scenario/version/channel) nor a scenario of the suite")
         }
-        return cases.filter { only.contains($0.id) || only.contains($0.scenario) }
+        return cases.filter { named.contains($0.id) || named.contains($0.scenario) }
     }
 
     /// Whether a scenario tests the party: its faults are on the party's legs (or it has none).

@@ -2,7 +2,6 @@ import EMV3DS
 import Foundation
 import Journal
 import JSON
-import Logging
 import Net
 import Runs
 import Scenarios
@@ -148,7 +147,6 @@ struct RunRoutes {
     /// `{"cases": ["challenge-text/2.2.0/app", …]}`, or no body: every failed case. Each starts a
     /// new attempt (the retry's verdict counts); a finished run opens again.
     func retry(_ request: HTTPRequest, _ context: RequestContext) async throws -> HTTPResponse {
-        let steps = ContinuousClock.now
         let id = try context.parameter("id")
         guard await held(id), let run = runs.run(id) else { throw HTTPError(.notFound, "no run \(id) (GET /admin/runs lists them)") }
         var caseIDs: [String]
@@ -166,16 +164,9 @@ struct RunRoutes {
         let retried: TestRun?
         do { retried = try runs.retry(id, cases: caseIDs) } catch { throw HTTPError(.badRequest, error.description) }
         guard let retried else { throw HTTPError(.notFound, "no run \(id)") }
-        let marked = ContinuousClock.now
         // Open again: the other instances attach to it again.
         await cluster?.announce(retried)
-        let answer = await graded(retried).json
-        // Where a slow retry's time went: a stall of 10 s and more seen under CI load, not yet explained.
-        if ContinuousClock.now - steps > .seconds(2) {
-            context.logger.warning("slow retry", metadata: ["run": "\(id)", "cases": "\(caseIDs.count)", "toRetriedMs": "\((marked - steps) / .milliseconds(1))",
-                                                           "gradeMs": "\((ContinuousClock.now - marked) / .milliseconds(1))"])
-        }
-        return .json(answer)
+        return .json(await graded(retried).json)
     }
 
     /// A YAML suite file (`name`, `party`, `scenarios`, …, optionally under `suite:` beside `name:`) as the JSON request.

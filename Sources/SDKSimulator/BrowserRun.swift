@@ -106,7 +106,7 @@ public struct BrowserSimulator: Sendable {
     /// What the browser's SPC does with the ARes S's data, posted to the 3DS Server, which sends the second AReq.
     private func confirm(_ record: JSONValue, play: SPCPlay, authenticator: SoftwareAuthenticator,
                          lines: inout [String]) async throws(SimulationError) -> SimulationResult {
-        guard let spc = record["spc"], let data = spc["spcTransData"], let challenge = data["challenge"]?.stringValue,
+        guard let spc = record["spc"], let data = spc["spcTransData"], data["challenge"]?.stringValue != nil,
               let resultURL = spc["resultURL"]?.stringValue, let rpID = spc["webAuthnCredList"]?.arrayValue?.first?["rpID"]?.stringValue else {
             throw .unreadable("a transaction in state spc without spc {spcTransData.challenge, webAuthnCredList[].rpID, resultURL}")
         }
@@ -114,11 +114,8 @@ public struct BrowserSimulator: Sendable {
         switch play {
         case .accept, .spoil:
             // A spoilt assertion is one a careless page produces: signed for another challenge than the ARes S's.
-            let signed = play == .spoil ? Base64URL.encode(randomBytes(32)) : challenge
-            let payment = JSONValue.object([("rpId", .string(rpID)), ("topOrigin", .string(Self.payeeOrigin)), ("payeeOrigin", data["payeeOrigin"] ?? .null),
-                                            ("total", .object([("value", data["value"] ?? .null), ("currency", data["currency"] ?? .null)])),
-                                            ("instrument", .object([("displayName", data["displayName"] ?? .null), ("icon", data["icon"] ?? .null)]))])
-            do { result = .object([("assertion", try authenticator.assertion(rpID: rpID, origin: Self.payeeOrigin, challenge: signed, payment: payment).json)]) } catch {
+            let other = play == .spoil ? Base64URL.encode(randomBytes(32)) : nil
+            do { result = .object([("assertion", try authenticator.assertion(confirming: data, rpID: rpID, topOrigin: Self.payeeOrigin, challenge: other).json)]) } catch {
                 throw .unreadable("the software authenticator could not sign: \(error)")
             }
         case .decline: result = .object([("spcIncompInd", .string("02"))])

@@ -157,9 +157,7 @@ extension ThreeDSServer {
         var receivedARes: JSONValue? { received(.aRes) }
 
         /// The AReq as it went, from the trail.
-        var sentAReq: JSONValue? {
-            messages.first { $0.direction == .sent }.flatMap { try? JSONReader.parse($0.message).value }
-        }
+        var sentAReq: JSONValue? { first(.aReq, .sent) }
 
         /// What the requestor's page passes to the browser's SPC after an ARes S, and the second AReq once sent.
         private var spc: JSONValue? {
@@ -170,8 +168,11 @@ extension ThreeDSServer {
         }
 
         /// The first message of `type` received, from the trail.
-        func received(_ type: MessageType) -> JSONValue? {
-            for entry in messages where entry.direction == .received {
+        func received(_ type: MessageType) -> JSONValue? { first(type, .received) }
+
+        /// The first message of `type` that went `direction`, from the trail.
+        private func first(_ type: MessageType, _ direction: Direction) -> JSONValue? {
+            for entry in messages where entry.direction == direction {
                 if let json = try? JSONReader.parse(entry.message).value, json["messageType"]?.stringValue == type.rawValue { return json }
             }
             return nil

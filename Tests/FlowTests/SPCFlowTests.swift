@@ -225,12 +225,7 @@ struct SPCFlowTests {
 
     /// What the browser's SPC returns for `spc` (the transaction's `spc` member), signed by `authenticator`.
     func sign(_ authenticator: SoftwareAuthenticator, _ harness: RunningHarness, _ spc: JSONValue) throws -> JSONValue {
-        let data = try #require(spc["spcTransData"])
-        let payment = JSONValue.object([("rpId", .string("localhost")), ("topOrigin", .string(Self.payeeOrigin)),
-                                        ("payeeOrigin", data["payeeOrigin"] ?? .null),
-                                        ("total", .object([("value", data["value"] ?? .null), ("currency", data["currency"] ?? .null)])),
-                                        ("instrument", .object([("displayName", data["displayName"] ?? .null), ("icon", data["icon"] ?? .null)]))])
-        return try authenticator.assertion(rpID: "localhost", origin: Self.payeeOrigin, challenge: data["challenge"]?.stringValue ?? "", payment: payment).json
+        try authenticator.assertion(confirming: try #require(spc["spcTransData"]), rpID: "localhost", topOrigin: Self.payeeOrigin).json
     }
 
     func resultPath(_ first: JSONValue) -> String { "/3ds-server/transactions/\(first["threeDSServerTransID"]?.stringValue ?? "")/spc" }

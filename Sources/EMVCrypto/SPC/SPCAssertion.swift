@@ -125,6 +125,16 @@ public struct SoftwareAuthenticator: Sendable {
         return (clientData, attestation.encoded)
     }
 
+    /// What a browser's SPC signs for `spcTransData` (the ARes S's) shown on `topOrigin`: the challenge (another one for a
+    /// faulty page), and the client data's `payment` member with the rpId, payee, total and card the browser showed.
+    public func assertion(confirming spcTransData: JSONValue, rpID: String, topOrigin: String, challenge: String? = nil) throws(JOSEError) -> SPCAssertion {
+        let data = spcTransData
+        let payment = JSONValue.object([("rpId", .string(rpID)), ("topOrigin", .string(topOrigin)), ("payeeOrigin", data["payeeOrigin"] ?? .null),
+                                        ("total", .object([("value", data["value"] ?? .null), ("currency", data["currency"] ?? .null)])),
+                                        ("instrument", .object([("displayName", data["displayName"] ?? .null), ("icon", data["icon"] ?? .null)]))])
+        return try assertion(rpID: rpID, origin: topOrigin, challenge: challenge ?? data["challenge"]?.stringValue ?? "", payment: payment)
+    }
+
     /// The assertion a browser's SPC returns for `payment` (the `payment` member of the client data; `.null` leaves it
     /// out); `userVerified` false plays an authenticator that did not verify the cardholder.
     public func assertion(rpID: String, origin: String, challenge: String, payment: JSONValue, userVerified: Bool = true) throws(JOSEError) -> SPCAssertion {

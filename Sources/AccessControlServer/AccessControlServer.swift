@@ -190,9 +190,7 @@ public final class AccessControlServer: Sendable {
         }
         if areq.version >= .v2_3_1, let fields = scenario.outcomeFields {
             // What the scenario says beside the outcome: 2.3.1's alone defines these members.
-            ares.cardholderInfo = ares.cardholderInfo ?? fields["cardholderInfo"]?.stringValue
-            let others = (fields.objectMembers ?? []).filter { $0.key != "cardholderInfo" }
-            ares.outcomeFields = others.isEmpty ? nil : .object(others)
+            ares.addOutcomeFields(fields)
         }
         if areq.deviceChannel == DeviceChannel.app.rawValue {
             // Read only in the versions that carry it: it costs a decode and a parse.

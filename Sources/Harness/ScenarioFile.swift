@@ -268,15 +268,14 @@ public enum ScenarioFile {
         // As an ARes of 2.3.1 would carry them (the cardholder's text in its object).
         var ares = ARes(messageVersion: .v2_3_1, threeDSServerTransID: "", acsTransID: "", dsTransID: "", sdkTransID: nil, acsReferenceNumber: "",
                         dsReferenceNumber: "", transStatus: .authenticated)
-        ares.cardholderInfo = members.first { $0.0 == "cardholderInfo" }?.1.stringValue
-        if members.contains(where: { $0.0 == "cardholderInfo" }), ares.cardholderInfo == nil { throw invalid("outcomeFields.cardholderInfo", "is the cardholder's text, a string") }
-        let others = members.filter { $0.0 != "cardholderInfo" }
-        ares.outcomeFields = others.isEmpty ? nil : .object(others.map { (key: $0.0, value: $0.1) })
+        let scripted = JSONValue.object(members.map { (key: $0.0, value: $0.1) })
+        if let text = scripted["cardholderInfo"], text.stringValue == nil { throw invalid("outcomeFields.cardholderInfo", "is the cardholder's text, a string") }
+        ares.addOutcomeFields(scripted)
         let violations = AResRules.rules.validate(ares.json, version: .v2_3_1).filter { violation in
             AResRules.outcomeFieldNames.contains { violation.field == $0 || violation.field.hasPrefix($0 + ".") }
         }
         if let violation = violations.first { throw invalid("outcomeFields.\(violation.field)", violation.reason) }
-        return .object(members.map { (key: $0.0, value: $0.1) })
+        return scripted
     }
 
     private static func threeDSMethod(_ entry: ThreeDSMethodEntry, invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> ThreeDSMethodScript {

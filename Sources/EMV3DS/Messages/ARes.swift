@@ -134,6 +134,14 @@ public struct ARes: Sendable, Equatable {
 }
 
 extension ARes {
+    /// Puts a scenario's outcome fields (``AResRules/outcomeFieldNames``) in the ARes: `cardholderInfo`'s text in its own
+    /// member (unless the ARes has one already: a decoupled one's), the others as they are.
+    public mutating func addOutcomeFields(_ fields: JSONValue) {
+        cardholderInfo = cardholderInfo ?? fields["cardholderInfo"]?.stringValue
+        let others = (fields.objectMembers ?? []).filter { $0.key != "cardholderInfo" }
+        outcomeFields = others.isEmpty ? nil : .object(others)
+    }
+
     /// The outcome fields, each list status followed by its source: the ACS's (03) unless given.
     static func withSources(_ fields: JSONValue?) -> [(String, JSONValue?)] {
         (fields?.objectMembers ?? []).flatMap { member -> [(String, JSONValue?)] in

@@ -23,6 +23,8 @@ public struct AccessControlServerSettings: Sendable {
     public var directoryServerURL: String?
     /// Seconds a challenge may take, from the ARes to the final CRes, before it ends as timed out.
     public var challengeTimeout: Double = 600
+    /// Seconds from an RReq D (Decoupled Authentication Fallback) within which the 3RI AReq passes its check.
+    public var decoupledFallbackWindow = DecoupledFallback.followUpWindow
     /// The browser challenge's page templates; without them a browser challenge ends at once as U (reason 07).
     public var browserPages: BrowserChallengePages?
     /// The clock the SDK's challenge timeout (`challenge.sdk-timeout`) is measured with; tests give one that jumps.
@@ -152,6 +154,14 @@ public final class AccessControlServer: Sendable {
         ares.acsOperatorID = settings.operatorID
 
         var plan = scenario.outcome.plan(for: areq.version, on: DeviceChannel(rawValue: areq.deviceChannel) ?? .app)
+        // Decoupled Authentication Fallback (2.3.1): the 3RI AReq after an RReq D is authenticated decoupled; a challenge
+        // that would fall back must have been allowed to.
+        if let fallback = decoupledFallbackFollowUp(areq) {
+            journal?.check(areq["dsTransID"], fallback.check)
+            if let script = fallback.script { plan = .decoupled(script) }
+        } else if let refusal = fallbackNotAllowed(plan, areq: areq) {
+            journal?.check(areq["dsTransID"], refusal)
+        }
         if case .challenge = plan, areq.deviceChannel == DeviceChannel.browser.rawValue, settings.browserPages == nil {
             plan = .final(.unavailable, reason: "07")  // a browser challenge needs the page templates
         }
@@ -347,9 +357,10 @@ public final class AccessControlServer: Sendable {
         func refuse(_ field: String, _ code: ErrorCode, _ reason: String) -> InvalidMessage {
             InvalidMessage(Violation(field: field, code: code, reason: reason), about: areq.json)
         }
+        let fallbackAllowed = DecoupledFallback.isAllowed(version: areq.version, indicator: areq["threeDSRequestorDecReqInd"])
         if areq.deviceChannel == DeviceChannel.browser.rawValue {
             guard let notificationURL = areq["notificationURL"] else { throw refuse("notificationURL", .requiredElementMissing, "is required") }
-            let session = ChallengeSession(script: script, version: areq.version)
+            let session = ChallengeSession(script: script, version: areq.version, fallbackAllowed: fallbackAllowed)
             transaction.phase = .challenge(ChallengeState(medium: .browser(BrowserChallenge(notificationURL: notificationURL)), session: session))
             ares.transStatus = .challenge
             ares.acsChallengeMandated = "Y"
@@ -365,7 +376,7 @@ public final class AccessControlServer: Sendable {
         guard let signer = transaction.scheme.flatMap({ settings.signers[$0.rid] }) ?? settings.signers.values.first else {
             throw refuse("acctNumber", .permanentSystemFailure, "the ACS has no signing certificate")
         }
-        let session = ChallengeSession(script: script, version: areq.version)
+        let session = ChallengeSession(script: script, version: areq.version, fallbackAllowed: fallbackAllowed)
         let acsURL = settings.challengeURL ?? endpoints.secureURL("/acs/challenge")
         do {
             let ephemeral = try PrivateKey.generateP256()
@@ -468,6 +479,11 @@ public final class AccessControlServer: Sendable {
             transaction.transStatus = result.transStatus
             return transaction
         }) else { return }
+        let fallingBack = result.transStatus == .decoupled
+        if fallingBack {
+            // Before the RReq: the 3DS Server may send its 3RI AReq before the RRes is back here.
+            transactions.update(acsTransID) { $0.fallbackRReqAt = SQLiteArchive.wallClock() }
+        }
         if let sharedStore, transaction.authentication != .decoupled {
             // The challenge's time limit is not due any more (a job left behind finds the record settled and does nothing).
             Task { await sharedStore.finishJob(id: Self.expiryJobID(acsTransID)) }
@@ -476,8 +492,14 @@ public final class AccessControlServer: Sendable {
         let delivery: String
         do {
             switch try await peer.exchange(rreq.json, url: transaction.resultsURL, read: { bytes throws(InvalidMessage) in try RRes(bytes: bytes) }) {
-            case .message(let rres): delivery = "RRes resultsStatus \(rres.resultsStatus.rawValue)"
-            case .erro(let erro): delivery = "Erro \(erro.errorCode.rawValue): \(erro.errorDescription)"
+            case .message(let rres):
+                delivery = "RRes resultsStatus \(rres.resultsStatus.rawValue)"
+                if fallingBack { journal?.check(transaction.ids.dsTransID, Self.fallbackResultsCheck(rres.resultsStatus)) }
+            case .erro(let erro):
+                delivery = "Erro \(erro.errorCode.rawValue): \(erro.errorDescription)"
+                if fallingBack {
+                    journal?.check(transaction.ids.dsTransID, .fail(.rresDecoupledFallback, "the RReq D was answered with Erro \(erro.errorCode.rawValue) (\(erro.errorDetail)), not an RRes with resultsStatus 04"))
+                }
             }
         } catch {
             delivery = "no RRes: \(error)"

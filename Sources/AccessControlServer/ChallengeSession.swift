@@ -45,10 +45,16 @@ public struct ChallengeSession: Sendable {
     private(set) var resends = 0
     private(set) var interactions = 0
     private(set) var whitelistingEntry: String?
+    /// Whether the challenge ends in Decoupled Authentication Fallback (2.3.1): the script has one, and the AReq allowed it.
+    let fallsBack: Bool
+    /// The fallback's information screen is showing (Req 461): the cardholder's next action ends the challenge D.
+    private(set) var informingFallback = false
 
-    init(script: ChallengeScript, version: MessageVersion) {
+    /// `fallbackAllowed`: the AReq's `threeDSRequestorDecReqInd` allows Decoupled Authentication Fallback (``DecoupledFallback``).
+    init(script: ChallengeScript, version: MessageVersion, fallbackAllowed: Bool = false) {
         self.script = script
         self.version = version
+        fallsBack = fallbackAllowed && version >= .v2_3_1 && script.decoupledFallback != nil
     }
 
     /// The first screen's type, for the ARes's `acsRenderingType` and `authenticationType`.
@@ -66,6 +72,15 @@ public struct ChallengeSession: Sendable {
         // The first CReq asks for the first screen; some SDKs send it as an empty submit.
         guard !isFirst else { return .show(screen()) }
         interactions += 1
+        if informingFallback, let fallback = script.decoupledFallback {
+            switch action {
+            case .oobContinue, .noEntry:
+                return .finish(ChallengeResult(transStatus: .decoupled, reason: fallback.reason, whiteListStatus: whiteListStatus,
+                                               interactions: interactions))
+            default:
+                return .show(screen())  // the information screen takes only a continue (or a cancel, above)
+            }
+        }
         guard let step = currentStep else { return .finish(result(cancel: .transactionError)) }
         let type = step.screen.uiType.available(in: version)
         switch action {
@@ -90,7 +105,7 @@ public struct ChallengeSession: Sendable {
     /// cancels or asks to resend; `oobContinue` answers no text, select or HTML screen. Nil where neither
     /// applies (the first CReq, the 2.3.1 screens that take both).
     func oobContinuation(of action: CReq.Action, isFirst: Bool) -> CheckResult? {
-        guard !isFirst, let step = currentStep else { return nil }
+        guard !isFirst, !informingFallback, let step = currentStep else { return nil }
         let type = step.screen.uiType.available(in: version)
         switch (type, action) {
         case (.outOfBand, .oobContinue), (.outOfBand, .cancel), (.outOfBand, .resend):
@@ -109,6 +124,7 @@ public struct ChallengeSession: Sendable {
         wrongAnswers = 0
         resends = 0
         guard stepIndex < script.steps.count else {
+            if fallsBack, script.decoupledFallback?.afterSuccess == true { return startFallback() }
             return .finish(ChallengeResult(transStatus: script.success, whiteListStatus: whiteListStatus, interactions: interactions))
         }
         return .show(screen())
@@ -117,10 +133,17 @@ public struct ChallengeSession: Sendable {
     private mutating func fail() -> Decision {
         wrongAnswers += 1
         guard wrongAnswers < script.attempts else {
+            if fallsBack, script.decoupledFallback?.afterSuccess == false { return startFallback() }
             return .finish(ChallengeResult(transStatus: script.failure.status, reason: script.failure.reason,
                                            whiteListStatus: whiteListStatus, interactions: interactions))
         }
         return .show(screen(warning: true))
+    }
+
+    /// Tells the cardholder that the bank authenticates them decoupled next, on an information screen (Req 461).
+    private mutating func startFallback() -> Decision {
+        informingFallback = true
+        return .show(screen())
     }
 
     private func result(cancel: ChallengeCancel) -> ChallengeResult {
@@ -137,6 +160,13 @@ public struct ChallengeSession: Sendable {
 
     /// The current step as the SDK of this version shows it.
     func screen(warning: Bool = false, resent: Bool = false) -> ChallengeScreenContent {
+        if informingFallback, let fallback = script.decoupledFallback {
+            var screen = ChallengeScreenContent(uiType: ACSUIType.information.available(in: version))
+            screen.header = "Approve in your banking app"
+            screen.text = fallback.text
+            screen.oobContinueLabel = "Continue"
+            return screen
+        }
         guard let step = currentStep else { return ChallengeScreenContent(uiType: .text) }
         var screen = step.screen
         screen.uiType = screen.uiType.available(in: version)
@@ -202,15 +232,18 @@ extension ChallengeSession {
         .object(omittingAbsent: [
             ("step", .number(String(stepIndex))), ("wrongAnswers", .number(String(wrongAnswers))), ("resends", .number(String(resends))),
             ("interactions", .number(String(interactions))), ("whitelistingEntry", .string(whitelistingEntry)),
+            ("decoupledFallback", .string(informingFallback ? "informing" : fallsBack ? "allowed" : nil)),
         ])
     }
 
     /// The session of `script` at the progress a record kept; nil when it is not one (or no step of the script).
     init?(script: ChallengeScript, version: MessageVersion, progress: JSONValue) {
         func count(_ key: String) -> Int? { progress[key]?.numberText.flatMap(Int.init).flatMap { $0 >= 0 ? $0 : nil } }
-        guard let step = count("step"), step < script.steps.count, let wrongAnswers = count("wrongAnswers"), let resends = count("resends"),
-              let interactions = count("interactions") else { return nil }
-        self.init(script: script, version: version)
+        let fallback = progress["decoupledFallback"]?.stringValue
+        guard let step = count("step"), step < script.steps.count || fallback == "informing", let wrongAnswers = count("wrongAnswers"),
+              let resends = count("resends"), let interactions = count("interactions") else { return nil }
+        self.init(script: script, version: version, fallbackAllowed: fallback != nil)
+        informingFallback = fallback == "informing"
         stepIndex = step
         self.wrongAnswers = wrongAnswers
         self.resends = resends

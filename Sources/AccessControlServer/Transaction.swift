@@ -73,6 +73,10 @@ extension AccessControlServer {
         var threeDSCompInd: String?
         /// A Split-SDK's transaction (2.3.1 `sdkType` 02): its CReqs must be in A128GCM (SB 279 §6.2.4.1).
         var splitSDK = false
+        /// Decoupled Authentication Fallback (2.3.1): when the RReq D went (milliseconds since 1970), and the dsTransID of
+        /// the 3RI AReq that followed it up.
+        var fallbackRReqAt: Int64?
+        var fallbackFollowedBy: String?
         /// Erro messages from the DS about this transaction's ARes.
         var erroReceived: [String] = []
         /// Members of the AReq that its table does not define for its version or channel.
@@ -114,6 +118,8 @@ extension AccessControlServer {
                             dsTransID: ids.dsTransID ?? "", sdkTransID: ids.sdkTransID, transStatus: result.transStatus,
                             interactionCounter: CReq.counterText(min(result.interactions, 99)).suffix(2).description)
             if result.transStatus.carriesReason { rreq.transStatusReason = result.reason ?? "01" }
+            // A decoupled fallback's D says why (29 or 30, DecoupledFallback).
+            if result.transStatus == .decoupled { rreq.transStatusReason = result.reason }
             if result.transStatus.carriesAuthenticationValue {
                 rreq.authenticationValue = TransactionIdentifier.authenticationValue()
                 rreq.eci = eci(for: result.transStatus)
@@ -165,6 +171,8 @@ extension AccessControlServer {
                 ("transStatusReason", .string(result?.reason)),
                 ("challengeCancel", .string(result?.cancel?.rawValue)),
                 ("whiteListStatus", .string(result?.whiteListStatus)),
+                ("decoupledFallback", fallbackRReqAt.map { at in .object(omittingAbsent: [
+                    ("rreqAtMs", .number(String(at))), ("followedBy", .string(fallbackFollowedBy))]) }),
                 ("resultsDelivery", .string(resultsDelivery)),
                 ("expectedSDKErro", .string(sdkErroCheck)),
                 ("erroReceived", erroReceived.isEmpty ? nil : .array(erroReceived.map(JSONValue.string))),

@@ -159,13 +159,13 @@ struct AdminRoutes {
 
     static func json(_ scenario: Scenario, in catalog: ScenarioCatalog) -> JSONValue {
         var answers: JSONValue?
-        if case .challenge(let script) = scenario.outcome { answers = .array(script.passingAnswers.map(JSONValue.string)) }
+        if case .challenge(let script) = scenario.outcome { answers = .array(script.passingAnswers().map(JSONValue.string)) }
         // The browser's own outcome and answers where its 3DS Method makes the ACS play another scenario's.
         var browser: JSONValue?
         if scenario.channels.contains(.browser) {
             let outcome = scenario.outcome(on: .browser, in: catalog)
             var browserAnswers: JSONValue?
-            if outcome != scenario.outcome, case .challenge(let script) = outcome { browserAnswers = .array(script.passingAnswers.map(JSONValue.string)) }
+            if outcome != scenario.outcome, case .challenge(let script) = outcome { browserAnswers = .array(script.passingAnswers().map(JSONValue.string)) }
             browser = .object(omittingAbsent: [("threeDSCompInd", .string(scenario.threeDSMethod.expectedCompInd.rawValue)),
                                                ("answers", browserAnswers), ("expected", expected(outcome, on: .browser))])
         }
@@ -189,9 +189,14 @@ struct AdminRoutes {
             let plan = outcome.plan(for: version, on: channel)
             var reason: String?
             if case .final(_, let finalReason) = plan { reason = finalReason }
+            // A challenge that falls back (2.3.1) ends D at the SDK; the decoupled authentication that follows brings the result.
+            var challengeStatus: String?
+            if case .challenge(let script) = plan, let fallback = script.decoupledFallback, fallback.afterSuccess, version >= .v2_3_1 {
+                challengeStatus = TransStatus.decoupled.rawValue
+            }
             return (version.rawValue, .object(omittingAbsent: [("flow", .string(plan.flow)),
                                                               ("transStatus", .string(outcome.expectedResult(for: version, on: channel).rawValue)),
-                                                              ("transStatusReason", .string(reason))]))
+                                                              ("transStatusReason", .string(reason)), ("challengeTransStatus", .string(challengeStatus))]))
         })
     }
 

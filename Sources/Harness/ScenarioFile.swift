@@ -103,11 +103,24 @@ public enum ScenarioFile {
         var failureReason: String?
         var whitelisting: String?
         var cardholder: String?
+        var decoupledFallback: DecoupledFallbackEntry?
 
         static var keys: [TableKey<Self>] {
             [.key("steps", \.steps, required: true), .key("attempts", \.attempts), .key("success", \.success),
              .key("failureStatus", \.failureStatus), .key("failureReason", \.failureReason), .key("whitelisting", \.whitelisting),
-             .key("cardholder", \.cardholder)]
+             .key("cardholder", \.cardholder), .key("decoupledFallback", \.decoupledFallback)]
+        }
+    }
+
+    /// `challenge.decoupledFallback` (2.3.1): `reason` 30 after the steps pass or 29 after the attempts run out, the
+    /// information screen's `text`, and the `decoupled` authentication of the 3RI AReq that follows.
+    struct DecoupledFallbackEntry: KeyTableDecodable {
+        var reason = ""
+        var text: String?
+        var decoupled: DecoupledEntry?
+
+        static var keys: [TableKey<Self>] {
+            [.key("reason", \.reason, required: true), .key("text", \.text), .key("decoupled", \.decoupled)]
         }
     }
 
@@ -229,15 +242,7 @@ public enum ScenarioFile {
         case (nil, let challenge?, nil):
             outcome = .challenge(try script(challenge, invalid: invalid))
         case (nil, nil, let decoupled?):
-            let (status, reason) = try finalStatus(decoupled.transStatus ?? "Y", decoupled.transStatusReason,
-                                                   allowed: [.authenticated, .attempted, .notAuthenticated, .rejected, .unavailable],
-                                                   field: "decoupled.transStatus", invalid: invalid)
-            let delay = decoupled.never ? nil : decoupled.delay ?? 2
-            // A Duration of 1e19 seconds, infinity or NaN traps: the range is checked where the number enters.
-            if let delay, !(delay.isFinite && (0...86_400).contains(delay)) {
-                throw invalid("decoupled.delay", "\(delay) is not 0-86400 seconds, or never")
-            }
-            outcome = .decoupled(DecoupledScript(status: status, reason: reason, delay: delay, cardholderInfo: decoupled.cardholderInfo))
+            outcome = .decoupled(try decoupledScript(decoupled, field: "decoupled", invalid: invalid))
         default:
             throw invalid("transStatus", "give exactly one of transStatus, challenge or decoupled")
         }
@@ -385,6 +390,33 @@ public enum ScenarioFile {
         return (status, reason)
     }
 
+    /// A decoupled authentication: `decoupled`, or a challenge's `decoupledFallback.decoupled`.
+    private static func decoupledScript(_ entry: DecoupledEntry, field: String,
+                                        invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> DecoupledScript {
+        let (status, reason) = try finalStatus(entry.transStatus ?? "Y", entry.transStatusReason,
+                                               allowed: [.authenticated, .attempted, .notAuthenticated, .rejected, .unavailable],
+                                               field: field + ".transStatus", invalid: invalid)
+        let delay = entry.never ? nil : entry.delay ?? 2
+        // A Duration of 1e19 seconds, infinity or NaN traps: the range is checked where the number enters.
+        if let delay, !(delay.isFinite && (0...86_400).contains(delay)) {
+            throw invalid(field + ".delay", "\(delay) is not 0-86400 seconds, or never")
+        }
+        return DecoupledScript(status: status, reason: reason, delay: delay, cardholderInfo: entry.cardholderInfo)
+    }
+
+    private static func fallback(_ entry: DecoupledFallbackEntry,
+                                 invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> DecoupledFallbackScript {
+        let field = "challenge.decoupledFallback"
+        guard DecoupledFallback.reasons.contains(entry.reason) else {
+            throw invalid(field + ".reason", "\"\(entry.reason)\" is not 30 (after the steps pass) or 29 (after the attempts run out)")
+        }
+        if let text = entry.text, text.isEmpty || text.count > 350 { throw invalid(field + ".text", "must be 1-350 characters") }
+        return DecoupledFallbackScript(reason: entry.reason, text: entry.text ?? DecoupledFallbackScript.defaultText,
+                                       decoupled: try entry.decoupled.map { entry throws(ConfigurationError) in
+                                           try decoupledScript(entry, field: field + ".decoupled", invalid: invalid)
+                                       } ?? DecoupledScript())
+    }
+
     private static func script(_ entry: ChallengeEntry, invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> ChallengeScript {
         guard !entry.steps.isEmpty else { throw invalid("challenge.steps", "at least one step") }
         var steps: [ChallengeStep] = []
@@ -407,8 +439,9 @@ public enum ScenarioFile {
         guard let scriptedCardholder = ChallengeScript.Cardholder(rawValue: cardholder) else {
             throw invalid("challenge.cardholder", "\"\(cardholder)\" is not \(ChallengeScript.Cardholder.allCases.map(\.rawValue).joined(separator: " or "))")
         }
-        let script = ChallengeScript(steps: steps, attempts: attempts, success: successStatus, failure: (failureStatus, failureReason ?? "01"),
+        var script = ChallengeScript(steps: steps, attempts: attempts, success: successStatus, failure: (failureStatus, failureReason ?? "01"),
                                      whitelistingInfoText: entry.whitelisting, cardholder: scriptedCardholder)
+        script.decoupledFallback = try entry.decoupledFallback.map { entry throws(ConfigurationError) in try fallback(entry, invalid: invalid) }
         // Each screen as the ACS sends it, in every version, against the CRes table.
         if let problem = ChallengeSession.problems(in: script).first {
             let key = screenKeys[problem.violation.field] ?? problem.violation.field

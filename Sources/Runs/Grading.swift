@@ -90,9 +90,11 @@ public struct GradedRun: Sendable {
                 problems.append("transaction \(dsTransID): its record is no longer kept")
                 continue
             }
-            // A transaction tagged for this case must be of its scenario, version and channel.
+            // A transaction tagged for this case must be of its scenario, version and channel; the 3RI AReq of a decoupled
+            // fallback (2.3.1) belongs to the challenge it follows up.
             let seen = (entry.summary["scenario"]?.stringValue, entry.summary["messageVersion"]?.stringValue, entry.summary["deviceChannel"]?.stringValue)
-            if seen != (runCase.scenario, runCase.version, runCase.channel.deviceChannel) {
+            let followsUp = seen.2 == DeviceChannel.threeRI.rawValue && entry.checks.contains { $0.check == .decoupledFallback }
+            if seen != (runCase.scenario, runCase.version, followsUp ? seen.2 : runCase.channel.deviceChannel) {
                 problems.append("transaction \(dsTransID) is of scenario \(seen.0 ?? "none"), version \(seen.1 ?? "none"), deviceChannel \(seen.2 ?? "none"), "
                                 + "not this case's: use the case's card \(runCase.card ?? runCase.pan) in \(runCase.version) (\(runCase.channel.rawValue))")
             }
@@ -132,6 +134,16 @@ public struct GradedRun: Sendable {
                 }
             }
             summaries.append(entry.summary)
+        }
+        // After an RReq D (the RRes graded) a 3RI AReq is due (Req 467): its check, wherever it is, settles the case.
+        let graded = attempt.compactMap { dsTransID in outline(dsTransID).map { (dsTransID, $0.checks) } }
+        if let fallenBack = graded.first(where: { $0.1.contains { $0.check == .rresDecoupledFallback } })?.0,
+           !graded.contains(where: { $0.1.contains { $0.check == .decoupledFallback } }) {
+            if settled {
+                checks.append((fallenBack, .fail(.decoupledFallback, "no 3RI AReq (threeRIInd 19) naming the challenge followed its RReq D \(when)")))
+            } else {
+                open = true
+            }
         }
         // Only the party under test fails its cases: another party's failure (the app's backend writing a
         // local purchaseDate in an SDK run, a team's test SDK in a 3DS Server run) is shown as a warning.

@@ -81,7 +81,7 @@ public struct RunCase: Sendable, Equatable {
         pan = scenario.pan ?? ""
         let deviceChannel = DeviceChannel(rawValue: channel.deviceChannel) ?? .app
         let outcome = scenario.outcome(on: deviceChannel, in: catalog)
-        if case .challenge(let script) = outcome { answers = script.passingAnswers } else { answers = [] }
+        if case .challenge(let script) = outcome { answers = script.passingAnswers(in: version) } else { answers = [] }
         let plan = outcome.plan(for: version, on: deviceChannel)
         flow = plan.flow
         transStatus = outcome.expectedResult(for: version, on: deviceChannel).rawValue

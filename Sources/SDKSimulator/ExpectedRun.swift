@@ -24,12 +24,15 @@ public struct ExpectedRun: Sendable {
     public var sdkErro: String?
     /// The state the 3DS Server's record ends in (faults on the DS and ACS legs, a result that never comes).
     public var threeDSServerState: String?
+    /// The final CRes's status where it is not the result: D, when a decoupled fallback (2.3.1) brings the result.
+    public var challengeTransStatus: String?
 
     public init?(scenario: JSONValue, version: MessageVersion) {
         guard let entry = scenario["expected"]?[version.rawValue], let flow = entry["flow"]?.stringValue,
               let status = entry["transStatus"]?.stringValue else { return nil }
         self.flow = flow
         transStatus = status
+        challengeTransStatus = entry["challengeTransStatus"]?.stringValue
         // Where the version turns a challenge or decoupled scenario into a frictionless U, its faults never act.
         let downgraded = flow == "frictionless" && MessageVersion.allCases.contains { scenario["expected"]?[$0.rawValue]?["flow"]?.stringValue != "frictionless" }
         guard !downgraded else { return }
@@ -57,8 +60,9 @@ public struct ExpectedRun: Sendable {
             let finalState = flow == "frictionless" ? "frictionless" : "completed"
             if run.final.transStatus != transStatus || run.final.state != finalState {
                 problems.append("\(run.final.state ?? "none") \(run.final.transStatus ?? "none"), wanted \(flow) \(transStatus)")
-            } else if flow == "challenge", run.challenge?.outcome != .completed(TransStatus(rawValue: transStatus) ?? .unavailable) {
-                problems.append("SDK \(run.challenge.map { "\($0.outcome)" } ?? "ran no challenge"), wanted completed \(transStatus)")
+            } else if flow == "challenge", let wanted = challengeTransStatus ?? Optional(transStatus),
+                      run.challenge?.outcome != .completed(TransStatus(rawValue: wanted) ?? .unavailable) {
+                problems.append("SDK \(run.challenge.map { "\($0.outcome)" } ?? "ran no challenge"), wanted completed \(wanted)")
             }
         }
         return problems.isEmpty ? nil : problems.joined(separator: "; ")

@@ -130,7 +130,8 @@ public struct Simulator: Sendable {
         let deadline = ContinuousClock.now + limit
         while true {
             let result = try await record(threeDSServerTransID)
-            if result.state != "challenge" || ContinuousClock.now >= deadline { return result }
+            // A decoupled fallback (2.3.1) ends by the RReq of the 3RI authentication that follows.
+            if !["challenge", "decoupledFallback"].contains(result.state) || ContinuousClock.now >= deadline { return result }
             try? await Task.sleep(for: .milliseconds(100))
         }
     }
@@ -165,6 +166,9 @@ public struct Simulator: Sendable {
     /// The record once a challenge ended as `report` says.
     func record(_ id: String, after report: ChallengeRunner.Report) async throws(SimulationError) -> SimulationResult {
         switch report.outcome {
+        case .completed(.decoupled):
+            // A decoupled fallback (2.3.1): the 3DS Server's 3RI authentication brings the result after the final CRes.
+            try await awaitResult(id)
         case .completed, .cancelled, .runtimeError:
             // The ACS sends the RReq before the final CRes; after a runtime error there is no result to wait for.
             try await record(id)

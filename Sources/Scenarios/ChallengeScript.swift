@@ -65,6 +65,8 @@ public struct ChallengeScript: Sendable, Equatable {
     public var whitelistingInfoText: String?
     /// What the scripted cardholder does: answers every step, or cancels on the first screen.
     public var cardholder: Cardholder
+    /// Decoupled Authentication Fallback (2.3.1): where the AReq allows it, the challenge ends D instead.
+    public var decoupledFallback: DecoupledFallbackScript?
 
     public enum Cardholder: String, Sendable, CaseIterable {
         /// Gives the passing answers.
@@ -87,19 +89,48 @@ public struct ChallengeScript: Sendable, Equatable {
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.steps == rhs.steps && lhs.attempts == rhs.attempts && lhs.success == rhs.success
             && lhs.failure == rhs.failure && lhs.whitelistingInfoText == rhs.whitelistingInfoText && lhs.cardholder == rhs.cardholder
+            && lhs.decoupledFallback == rhs.decoupledFallback
     }
 
     /// What the scripted cardholder enters, in order: the answers that pass every step, or a
     /// cancel. What `simulate` sends by default, and what a run's case tells a person to do.
-    public var passingAnswers: [String] {
+    /// In `version` (every version when nil): a decoupled fallback's information screen (2.3.1) takes a continue too.
+    public func passingAnswers(in version: MessageVersion? = nil) -> [String] {
         guard cardholder == .answers else { return ["cancel"] }
-        return steps.map { $0.screen.uiType.continuesOutOfBand ? "continue" : $0.answer }
+        let answers = steps.map { $0.screen.uiType.continuesOutOfBand ? "continue" : $0.answer }
+        guard decoupledFallback?.afterSuccess == true, version.map({ $0 >= .v2_3_1 }) ?? true else { return answers }
+        return answers + ["continue"]
     }
 
-    /// The transStatus the challenge ends in when the cardholder does what the script says.
-    public var expectedResult: TransStatus {
-        cardholder == .cancels ? ChallengeCancel.cardholderCancelled.result.transStatus : success
+    /// The transStatus the challenge ends in when the cardholder does what the script says; in 2.3.1, with a fallback
+    /// after the steps pass (reason 30), the decoupled authentication's, the requestor allowing it as this harness's does.
+    public func expectedResult(in version: MessageVersion) -> TransStatus {
+        guard cardholder == .answers else { return ChallengeCancel.cardholderCancelled.result.transStatus }
+        if let fallback = decoupledFallback, fallback.afterSuccess, version >= .v2_3_1 { return fallback.decoupled.status }
+        return success
     }
+}
+
+/// Decoupled Authentication Fallback (2.3.1, ``DecoupledFallback``): the challenge's end, where the AReq allowed it.
+/// Reason 30 replaces success (authenticated, but more is needed), 29 replaces the failure when the attempts run out
+/// (not completed by the cardholder). The ACS first shows an information screen (Req 461), then ends with RReq D and
+/// final CRes D; the 3RI AReq that follows gets ARes D and the result of `decoupled`.
+public struct DecoupledFallbackScript: Sendable, Equatable {
+    public var reason: String
+    /// The information screen's text.
+    public var text: String
+    public var decoupled: DecoupledScript
+
+    public init(reason: String, text: String = DecoupledFallbackScript.defaultText, decoupled: DecoupledScript = DecoupledScript()) {
+        self.reason = reason
+        self.text = text
+        self.decoupled = decoupled
+    }
+
+    public static let defaultText = "To finish, approve this purchase in your banking app. You can close this screen."
+
+    /// 30: after the steps passed; 29: after the attempts ran out.
+    public var afterSuccess: Bool { reason == "30" }
 }
 
 /// A decoupled authentication: ARes D, and the result by RReq after `delay`.

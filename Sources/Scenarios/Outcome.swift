@@ -25,13 +25,15 @@ public enum Outcome: Sendable, Equatable {
         }
     }
 
-    /// The plan for `version`. A status the version does not know (I or D before 2.2.0)
-    /// cannot be sent: the ACS answers U with reason 07 ("invalid transaction") instead.
+    /// The plan for `version`. A status or reason the version does not know (I or D before 2.2.0, reasons 27-30 before
+    /// 2.3.1) cannot be sent: the ACS answers U with reason 07 ("invalid transaction") instead.
     public func plan(for version: MessageVersion) -> Plan {
         switch self {
         case .frictionless(let status, let reason):
             guard status.since <= version else { return .final(.unavailable, reason: "07") }
-            return .final(status, reason: status.carriesReason ? reason : nil)
+            guard status.carriesReason else { return .final(status, reason: nil) }
+            if let reason, !TransStatusReason.isDefined(reason, in: version) { return .final(.unavailable, reason: "07") }
+            return .final(status, reason: reason)
         case .challenge(let script):
             return .challenge(script)
         case .decoupled(let script):
@@ -53,7 +55,7 @@ public enum Outcome: Sendable, Equatable {
     public func expectedResult(for version: MessageVersion, on channel: DeviceChannel = .app) -> TransStatus {
         switch plan(for: version, on: channel) {
         case .final(let status, _): status
-        case .challenge(let script): script.expectedResult
+        case .challenge(let script): script.expectedResult(in: version)
         case .decoupled(let script): script.status
         }
     }

@@ -129,13 +129,17 @@ public final class ThreeDSServer: Sendable {
     }
 
     /// Sends `areq` to the DS and keeps the transaction (see `authenticate`); a second AReq after an ARes S comes here too.
-    func send(_ areq: AReq, browserOptions: Transaction.BrowserOptions?, harnessCase: String?) async throws(HTTPError) -> (Transaction, HTTPStatus) {
+    /// `fallbackOf`: the transaction whose decoupled fallback this 3RI AReq performs.
+    func send(_ areq: AReq, browserOptions: Transaction.BrowserOptions?, harnessCase: String?,
+              fallbackOf: String? = nil) async throws(HTTPError) -> (Transaction, HTTPStatus) {
         let violations = areq.violations(of: AReqRules.fromThreeDSServer)
         guard violations.isEmpty else {
             throw HTTPError(.badRequest, "the AReq would be invalid: " + violations.map(\.description).joined(separator: "; "))
         }
         var transaction = Transaction(areq: areq)
         transaction.browserOptions = browserOptions
+        transaction.harnessCase = harnessCase
+        transaction.fallbackOf = fallbackOf
         // Written once: what goes to the DS is what the trail keeps.
         let areqBytes = JSONWriter.write(areq.json)
         transaction.record(.sent, bytes: areqBytes)
@@ -215,8 +219,9 @@ public final class ThreeDSServer: Sendable {
             ("threeDSRequestorName", .string(settings.requestorName)),
             ("threeDSRequestorURL", .string(settings.requestorURL)),
             ("threeDSRequestorAuthenticationInd", .string("01")),
-            // The requestor accepts decoupled authentication, so an ARes D is valid (2.2.0+).
-            ("threeDSRequestorDecReqInd", .string("Y")),
+            // The requestor accepts decoupled authentication, so an ARes D is valid (2.2.0+); in 2.3.1 also as a
+            // fallback after a challenge (B: primary or fallback, DecoupledFallback).
+            ("threeDSRequestorDecReqInd", .string(version >= .v2_3_1 ? "B" : "Y")),
             ("threeDSRequestorDecMaxTime", .string("00010")),
             ("acctNumber", .string(input.acctNumber)),
             ("acquirerCountryCode", .string(settings.merchantCountryCode)),
@@ -296,17 +301,18 @@ public final class ThreeDSServer: Sendable {
         let named = received?["threeDSServerTransID"]?.stringValue
         if let named { await takeUp(named) }
         let known = named.flatMap { transactions.get($0) }
-        let outcome: Result<RRes, InvalidMessage>
+        let outcome: Result<(RRes, Transaction), InvalidMessage>
         do {
             let rreq = try RReq(bytes: body, channel: known?.channel, ares: known?.aresReadByResults)
             outcome = transactions.update(rreq.threeDSServerTransID) { transaction in
                 transaction.record(.received, bytes: body)
                 transaction.warnings += rreq.warnings.map { "RReq: " + $0 }
                 if let refusal = transaction.refusal(of: rreq) { return .failure(refusal) }
-                let rres = RRes(answering: rreq)
+                // An RReq D (2.3.1, accepted above only where the AReq allowed it): the decoupled authentication follows.
+                let rres = RRes(answering: rreq, resultsStatus: rreq.transStatus == .decoupled ? .decoupledLater : .received)
                 transaction.apply(rreq)
                 transaction.record(.sent, rres.json)
-                return .success(rres)
+                return .success((rres, transaction))
             } ?? .failure(InvalidMessage(Violation(field: "threeDSServerTransID", code: .transactionIDNotRecognised,
                                                    reason: "names no transaction of this 3DS Server"), about: rreq.json))
         } catch {
@@ -314,7 +320,12 @@ public final class ThreeDSServer: Sendable {
             outcome = .failure(error)
         }
         switch outcome {
-        case .success(let rres):
+        case .success(let (rres, transaction)):
+            if transaction.state == .decoupledFallback {
+                Task { await followUpFallback(transaction.threeDSServerTransID) }
+            } else if let first = transaction.fallbackOf {
+                transactions.update(first) { $0.endFallback(with: transaction) }
+            }
             return .emv(rres.json)
         case .failure(let refusal):
             logger.info("RReq refused", metadata: ["reason": "\(refusal)"])

@@ -17,6 +17,8 @@ extension ThreeDSServer {
             case error
             /// The ACS offered Secure Payment Confirmation (ARes S, 2.3.1): the page's result goes in a second AReq.
             case spc
+            /// The RReq said D (Decoupled Authentication Fallback, 2.3.1): the result comes from the 3RI authentication that follows.
+            case decoupledFallback
         }
 
         public enum Direction: String, Sendable { case sent, received }
@@ -61,6 +63,13 @@ extension ThreeDSServer {
         var browserOptions: BrowserOptions?
         /// After an ARes S: the threeDSServerTransID of the second AReq that brought SPC's result.
         var spcFollowedBy: String?
+        /// Decoupled Authentication Fallback: the 3RI authentication that follows this one's RReq D, and in that one, this one.
+        var fallbackFollowedBy: String?
+        var fallbackOf: String?
+        /// The result the fallback's 3RI authentication brought (its RReq, or its ARes when that was final).
+        private var fallbackOutcome: Outcome?
+        /// The run case the requestor named (`X-Harness-Case`), passed on with a follow-up's AReq.
+        var harnessCase: String?
         /// What the ARes said beside the outcome (2.3.1): device binding and trust list statuses, information for the parties.
         private var aresOutcomeFields: JSONValue?
         /// The ARes's `cardholderInfo` text.
@@ -89,6 +98,10 @@ extension ThreeDSServer {
                                           sdkTransID: ResultsRules.rReq.defines("sdkTransID", in: messageVersion) ? ids.sdkTransID : nil)
             if let field = expected.mismatches(in: rreq.ids).first {
                 return refuse(field, .transactionIDNotRecognised, "is not the transaction's \(field)")
+            }
+            // An RReq D only where the AReq allowed the fallback (Table A.17 footnote 11): Erro 203.
+            if rreq.transStatus == .decoupled, !DecoupledFallback.isAllowed(version: messageVersion, indicator: sentAReq?["threeDSRequestorDecReqInd"]?.stringValue) {
+                return refuse("transStatus", .formatInvalid, "D in an RReq only when the AReq's threeDSRequestorDecReqInd was F or B (decoupled fallback)")
             }
             // After an ARes S the ACS sends an RReq only when the second AReq does not come in time: N, reason 14.
             if state == .spc, spcFollowedBy == nil, rreq.transStatus != .notAuthenticated {
@@ -137,6 +150,16 @@ extension ThreeDSServer {
             rreqOutcome = Outcome(transStatus: rreq.transStatus, transStatusReason: rreq.transStatusReason,
                                   authenticationValue: rreq.authenticationValue, eci: rreq.eci,
                                   challengeCancel: rreq.challengeCancel, whiteListStatus: rreq.whiteListStatus)
+            state = rreq.transStatus == .decoupled ? .decoupledFallback : .completed
+        }
+
+        /// Ends a transaction that fell back with the result of its 3RI authentication `followUp`, or with its failure.
+        mutating func endFallback(with followUp: Self) {
+            guard state == .decoupledFallback else { return }
+            guard let outcome = followUp.rreqOutcome ?? followUp.aresOutcome, followUp.state != .error else {
+                return fail("the 3RI authentication of the decoupled fallback (\(followUp.threeDSServerTransID)) failed: \(followUp.error ?? "no outcome")")
+            }
+            fallbackOutcome = outcome
             state = .completed
         }
 
@@ -150,8 +173,9 @@ extension ThreeDSServer {
             error = reason
         }
 
-        /// The final outcome: the RReq's when there is one, else the ARes's.
-        var transStatus: String? { (rreqOutcome ?? aresOutcome)?.transStatus.rawValue }
+        /// The final outcome: the decoupled fallback's when there is one, else the RReq's, else the ARes's.
+        public var finalOutcome: Outcome? { fallbackOutcome ?? rreqOutcome ?? aresOutcome }
+        var transStatus: String? { finalOutcome?.transStatus.rawValue }
 
         /// The ARes as it came, from the trail.
         var receivedARes: JSONValue? { received(.aRes) }
@@ -187,10 +211,10 @@ extension ThreeDSServer {
         }
 
         /// Ended without a challenge, or with its result, or failed: no message is due.
-        public var isSettled: Bool { state != .challenge && !(state == .spc && spcFollowedBy == nil) }
+        public var isSettled: Bool { state != .challenge && state != .decoupledFallback && !(state == .spc && spcFollowedBy == nil) }
 
         public var json: JSONValue {
-            let outcome = rreqOutcome ?? aresOutcome
+            let outcome = finalOutcome
             let challenged = aresOutcome.map { ares in
                 (state == .challenge || rreqOutcome != nil) && ares.transStatus.awaitsResult
             } ?? false
@@ -218,6 +242,9 @@ extension ThreeDSServer {
                 ("challenge", challenge),
                 ("browserChallenge", ares.flatMap(browserChallenge(answering:))),
                 ("spc", spc),
+                ("decoupledFallback", rreqOutcome?.transStatus == .decoupled ? .object(omittingAbsent: [
+                    ("transStatusReason", .string(rreqOutcome?.transStatusReason)), ("followedBy", .string(fallbackFollowedBy))]) : nil),
+                ("fallbackOf", .string(fallbackOf)),
             ] + outcomeMembers + [
                 ("error", .string(error)),
                 ("erro", erro?.json),

@@ -72,4 +72,46 @@ struct ChallengeSessionTests {
         #expect(session.handle(creq(.cancel(.cardholderCancelled), version: .v2_1_0, whitelisting: "Y"))
                 == .finish(.cancelled(.cardholderCancelled, interactions: 0)))
     }
+
+    // MARK: Decoupled Authentication Fallback (2.3.1, EMVCo SB 279 Req 461: an information screen, then D)
+
+    static func fallingBack(_ reason: String, attempts: Int = 3) -> ChallengeScript {
+        var script = ChallengeScript(steps: [ChallengeStep(screen: screen(.text), answer: "1234")], attempts: attempts)
+        script.decoupledFallback = DecoupledFallbackScript(reason: reason, text: "Approve in your banking app.")
+        return script
+    }
+
+    @Test mutating func afterTheStepsPassAFallbackShowsTheInformationScreenThenEndsD() throws {
+        var session = ChallengeSession(script: Self.fallingBack("30"), version: .v2_3_1, fallbackAllowed: true)
+        _ = session.handle(creq(.none, version: .v2_3_1))
+        let information = try #require(Self.shown(session.handle(creq(.dataEntry("1234"), version: .v2_3_1))))
+        #expect(information.uiType == .information && information.text == "Approve in your banking app.")
+        #expect(session.handle(creq(.oobContinue, version: .v2_3_1)) == .finish(ChallengeResult(transStatus: .decoupled, reason: "30", interactions: 2)))
+    }
+
+    /// Reason 29 replaces the failure: the attempts ran out, and the bank goes on decoupled.
+    @Test mutating func afterTheAttemptsRunOutReason29FallsBack() throws {
+        var session = ChallengeSession(script: Self.fallingBack("29", attempts: 1), version: .v2_3_1, fallbackAllowed: true)
+        _ = session.handle(creq(.none, version: .v2_3_1))
+        #expect(try #require(Self.shown(session.handle(creq(.dataEntry("0000"), version: .v2_3_1)))).uiType == .information)
+        #expect(session.handle(creq(.noEntry, version: .v2_3_1)) == .finish(ChallengeResult(transStatus: .decoupled, reason: "29", interactions: 2)))
+    }
+
+    /// Without the requestor's F or B, or before 2.3.1, the challenge ends as scripted; the cardholder may cancel on the information screen.
+    @Test(arguments: [(MessageVersion.v2_3_1, false), (.v2_2_0, true)])
+    mutating func withoutTheRequestorsConsentOrBefore231TheChallengeEndsAsScripted(_ version: MessageVersion, _ allowed: Bool) {
+        var session = ChallengeSession(script: Self.fallingBack("30"), version: version, fallbackAllowed: allowed)
+        _ = session.handle(creq(.none, version: version))
+        #expect(session.handle(creq(.dataEntry("1234"), version: version)) == .finish(ChallengeResult(transStatus: .authenticated, interactions: 1)))
+    }
+
+    /// Another instance of a cluster takes the challenge up on the information screen: it ends D there too.
+    @Test mutating func theInformationScreenSurvivesTheRecord() throws {
+        var session = ChallengeSession(script: Self.fallingBack("30"), version: .v2_3_1, fallbackAllowed: true)
+        _ = session.handle(creq(.none, version: .v2_3_1))
+        _ = session.handle(creq(.dataEntry("1234"), version: .v2_3_1))
+        var restored = try #require(ChallengeSession(script: Self.fallingBack("30"), version: .v2_3_1, progress: session.progress))
+        #expect(restored.screen().uiType == .information)
+        #expect(restored.handle(creq(.oobContinue, version: .v2_3_1)) == .finish(ChallengeResult(transStatus: .decoupled, reason: "30", interactions: 2)))
+    }
 }

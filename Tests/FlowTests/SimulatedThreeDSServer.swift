@@ -4,6 +4,7 @@ import Foundation
 import JSON
 import Messaging
 import Net
+import SDKSimulator
 import Synchronization
 
 /// A 3DS Server under test, as a team would write one against the docs: it posts AReqs straight
@@ -30,7 +31,20 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
         case slowRRes
     }
 
+    /// Mistakes about Decoupled Authentication Fallback (2.3.1), played by ``challenge(pan:version:tag:)``.
+    enum FallbackBug: String, CaseIterable, Sendable {
+        /// Asks for decoupled authentication as the primary method only (threeDSRequestorDecReqInd Y), never as a fallback.
+        case fallbackNotAllowed
+        /// Answers the RReq D with resultsStatus 01, as any other RReq.
+        case resultsStatus01
+        /// Sends no 3RI AReq after the RReq D.
+        case noFollowUp
+        /// Names the challenge with threeDSReqPriorAuthMethod 05 (an SPC authentication), not 02.
+        case priorMethod05
+    }
+
     let bugs: Set<Bug>
+    let fallbackBugs: Set<FallbackBug>
     static let slowRResDelay = Duration.milliseconds(1500)
     private let harness: RunningHarness
     private let group = EventLoopGroup(loopCount: 1)
@@ -38,10 +52,13 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
     private var resultsURL: String { "http://127.0.0.1:\(server.httpPort ?? 0)/rreq" }
     /// What the RReq rules read of each ARes (decoupled or not), by the threeDSServerTransID of its AReq: an RReq naming another is refused.
     private let sent = Mutex([String: JSONValue]())
+    /// Each AReq sent, its channel and its run case tag, by threeDSServerTransID: what a follow-up and an RReq's rules need.
+    private let areqs = Mutex([String: (areq: JSONValue, channel: DeviceChannel, tag: String?)]())
 
-    init(_ harness: RunningHarness, bugs: Set<Bug> = []) throws {
+    init(_ harness: RunningHarness, bugs: Set<Bug> = [], fallbackBugs: Set<FallbackBug> = []) throws {
         self.harness = harness
         self.bugs = bugs
+        self.fallbackBugs = fallbackBugs
         var router = Router()
         router.post("/rreq") { [unowned self] (request, _) async throws -> HTTPResponse in
             if self.bugs.contains(.slowRRes) { try await Task.sleep(for: Self.slowRResDelay) }
@@ -49,10 +66,15 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
             if !self.bugs.contains(.rresToEveryRReq), let refusal = self.refusal(of: request.body, rreq) {
                 return HTTPResponse(headers: ["Content-Type": "application/json"], body: JSONWriter.write(refusal.json))
             }
-            var rres = JSONValue.object([
+            // A decoupled fallback (2.3.1): 04, and the 3RI AReq that performs it.
+            let fallback = rreq["transStatus"]?.stringValue == "D"
+            if fallback, !self.fallbackBugs.contains(.noFollowUp) { Task { try await self.followUp(rreq) } }
+            // sdkTransID as the RReq has it: a 3RI one has none.
+            var rres = JSONValue.object(omittingAbsent: [
                 ("messageType", .string("RRes")), ("messageVersion", rreq["messageVersion"] ?? .null),
                 ("threeDSServerTransID", rreq["threeDSServerTransID"] ?? .null), ("acsTransID", rreq["acsTransID"] ?? .null),
-                ("dsTransID", rreq["dsTransID"] ?? .null), ("sdkTransID", rreq["sdkTransID"] ?? .null), ("resultsStatus", .string("01")),
+                ("dsTransID", rreq["dsTransID"] ?? .null), ("sdkTransID", rreq["sdkTransID"]),
+                ("resultsStatus", .string(fallback && !self.fallbackBugs.contains(.resultsStatus01) ? "04" : "01")),
             ])
             if self.bugs.contains(.rresWithWrongAcsTransID) { rres.set("acsTransID", .string(UUID().uuidString.lowercased())) }
             return HTTPResponse(headers: ["Content-Type": "application/json"], body: JSONWriter.write(rres))
@@ -69,7 +91,8 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
         if bugs.contains(.erroAboutValidRReq) {
             invalid = InvalidMessage(Violation(field: "interactionCounter", code: .formatInvalid, reason: "a stricter table"), about: rreq)
         } else if let ares {
-            do { _ = try RReq(bytes: body, channel: .app, ares: ares); return nil } catch { invalid = error }
+            let channel = rreq["threeDSServerTransID"]?.stringValue.flatMap { id in areqs.withLock { $0[id]?.channel } } ?? .app
+            do { _ = try RReq(bytes: body, channel: channel, ares: ares); return nil } catch { invalid = error }
         } else {
             invalid = InvalidMessage(Violation(field: "threeDSServerTransID", code: .transactionIDNotRecognised, reason: "names no AReq of this 3DS Server"),
                                      about: rreq)
@@ -97,8 +120,52 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
         return result
     }
 
+    /// A 2.3.1 app challenge of `pan` allowing the decoupled fallback (threeDSRequestorDecReqInd F), its cardholder played
+    /// by the harness's SDK simulator: the SDK's report, nil when the ARes was no C.
+    @discardableResult
+    func challenge(pan: String, version: MessageVersion = .v2_3_1, tag: String?) async throws -> ChallengeRunner.Report? {
+        let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: version, style: .android)
+        let uiTypes = ACSUIType.allCases.filter { $0.since <= version }.map { JSONValue.string($0.rawValue) }
+        let areq = try appAReq(pan: pan, version: version, sdk: sdk, replacing: [
+            "threeDSServerURL": .string(resultsURL), "threeDSRequestorDecMaxTime": .string("00010"),
+            "threeDSRequestorDecReqInd": .string(fallbackBugs.contains(.fallbackNotAllowed) ? "Y" : "F"),
+            "deviceRenderOptions": .object([("sdkInterface", .string("03")), ("sdkUiType", .array(uiTypes))]),
+        ])
+        guard case .message(let ares)? = try await send(areq, tag: tag).answer, ares["transStatus"]?.stringValue == "C",
+              let acsTransID = ares["acsTransID"]?.stringValue, let signed = ares["acsSignedContent"]?.stringValue,
+              let id = areq["threeDSServerTransID"]?.stringValue else { return nil }
+        return await harness.challenger.run(sdk, parameters: ChallengeParameters(threeDSServerTransID: id, acsTransID: acsTransID, acsSignedContent: signed),
+                                            answers: ChallengeAnswers(["1234", "continue"]), style: DeviceDataStyle.android.channelStyle)
+    }
+
+    /// The 3RI AReq after an RReq D (Req 467): the first AReq's card, purchase and requestor, threeRIInd 19, decoupled, naming the challenge.
+    private func followUp(_ rreq: JSONValue) async throws {
+        guard let id = rreq["threeDSServerTransID"]?.stringValue, let (first, _, tag) = areqs.withLock({ $0[id] }),
+              let acsTransID = rreq["acsTransID"]?.stringValue else { return }
+        let kept: Set<String> = [
+            "messageType", "messageVersion", "messageCategory", "threeDSServerRefNumber", "threeDSServerURL", "threeDSRequestorID", "threeDSRequestorName",
+            "threeDSRequestorURL", "acctNumber", "cardExpiryDate", "acquirerBIN", "acquirerMerchantID", "mcc", "merchantCountryCode", "merchantName",
+            "purchaseAmount", "purchaseCurrency", "purchaseExponent", "purchaseDate", "acquirerCountryCode", "acquirerCountryCodeSource",
+            "threeDSRequestorDecMaxTime",
+        ]
+        var members = (first.objectMembers ?? []).filter { kept.contains($0.key) }
+        members += [
+            ("deviceChannel", .string("03")), ("threeDSServerTransID", .string(UUID().uuidString.lowercased())), ("threeRIInd", .string("19")),
+            ("threeDSRequestorDecReqInd", .string("Y")),
+            ("threeDSRequestorPriorAuthenticationInfo", .array([.object([
+                ("threeDSReqPriorAuthMethod", .string(fallbackBugs.contains(.priorMethod05) ? "05" : "02")),
+                ("threeDSReqPriorAuthTimestamp", .string("202611261200")), ("threeDSReqPriorRef", .string(acsTransID)),
+            ])])),
+        ]
+        _ = try await send(.object(members), tag: tag)
+    }
+
     private func send(_ areq: JSONValue, tag: String?) async throws -> (answer: PeerAnswer<JSONValue>?, erro: ErroMessage?) {
-        if let id = areq["threeDSServerTransID"]?.stringValue { sent.withLock { $0[id] = .null } }
+        if let id = areq["threeDSServerTransID"]?.stringValue {
+            sent.withLock { $0[id] = .null }
+            let channel = areq["deviceChannel"]?.stringValue.flatMap(DeviceChannel.init(rawValue:)) ?? .app
+            areqs.withLock { $0[id] = (areq, channel, tag) }
+        }
         let url = harness.baseURL + "/ds/areq"
         let peer = EMVPeer(client: harness.client)
         let headers: HTTPHeaders = tag.map { [HarnessCaseHeader.name: $0] } ?? [:]

@@ -7,6 +7,7 @@ import JSON
 import Logging
 import Net
 import SDKSimulator
+import Testing
 import TestSupport
 import Messaging
 
@@ -67,6 +68,18 @@ final class RunningHarness: Sendable {
         try await checks(of: record).first { $0.id == id }?.verdict
     }
 
+    /// Run `id` once no case is under way (synchronised on its state, polled), or null and an issue after `limit`.
+    func settledRun(_ id: String, within limit: Duration) async throws -> JSONValue {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            let run = try JSONReader.parse(try await get("/admin/runs/\(id)").body).value
+            if run["summary"]?["running"]?.numberText == "0" { return run }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        Issue.record("run \(id) still had cases under way after \(limit)")
+        return .null
+    }
+
     /// Posts raw bytes to a path of the harness.
     func post(_ path: String, _ body: [UInt8], contentType: String = "application/json") async throws -> HTTPResponse {
         try await client.post(baseURL + path, body: body, contentType: contentType)
@@ -114,9 +127,9 @@ func directoryServer(_ rid: String, _ style: DeviceDataStyle) throws -> SDKSimul
 
 /// A complete app-channel AReq as a 3DS Server sends it to the DS, with real device data.
 func appAReq(pan: String = "4000000000001000", version: MessageVersion = .v2_2_0, style: DeviceDataStyle = .android,
-             rid: String = "A000000003", encryption: ContentEncryptionAlgorithm = .a128cbcHS256,
+             rid: String = "A000000003", encryption: ContentEncryptionAlgorithm = .a128cbcHS256, sdk given: SimulatedSDKTransaction? = nil,
              replacing changes: [String: JSONValue?] = [:]) throws -> JSONValue {
-    let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer(rid, style), messageVersion: version, style: style, encryption: encryption)
+    let sdk = try given ?? SimulatedSDKTransaction(directoryServer: directoryServer(rid, style), messageVersion: version, style: style, encryption: encryption)
     var areq: JSONValue = .object([
         ("messageType", .string("AReq")), ("messageVersion", .string(version.rawValue)), ("messageCategory", .string("01")),
         ("deviceChannel", .string("01")), ("threeDSServerTransID", .string(UUID().uuidString.lowercased())),

@@ -120,9 +120,9 @@ struct ThreeDSServerTests {
             let list = try JSONReader.parse(try await harness.get("/admin/scenarios").body).value
             guard case .array(let scenarios)? = list["scenarios"] else { Issue.record("no scenarios"); return }
             let names = scenarios.compactMap { $0["name"]?.stringValue }
-            #expect(Array(names.prefix(17)) == ["frictionless-y", "frictionless-a", "frictionless-n", "frictionless-r", "frictionless-u", "frictionless-i",
+            #expect(Array(names.prefix(18)) == ["frictionless-y", "frictionless-a", "frictionless-n", "frictionless-r", "frictionless-u", "frictionless-i",
                                                 "challenge-text", "challenge-single-select", "challenge-multi-select", "challenge-oob", "challenge-html",
-                                                "challenge-whitelisting", "challenge-two-steps", "challenge-information", "challenge-html-oob",
+                                                "challenge-whitelisting", "challenge-two-steps", "challenge-decoupled-fallback", "challenge-information", "challenge-html-oob",
                                                 "challenge-cancelled", "decoupled"])
             #expect(names.filter { $0.hasPrefix("fault-") }.count == 47)
             // Every scenario has a PAN but those selected by a trigger; every fault says what a correct client does.

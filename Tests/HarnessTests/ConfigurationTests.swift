@@ -85,9 +85,18 @@ struct ConfigurationTests {
 
 @Suite("Scenario file")
 struct ScenarioFileTests {
+    /// A reason 2.3.1 added (27-30, SB 279 Table A.1 transStatusReason) cannot be sent in an older version: as for a status
+    /// the version does not know, the ACS answers U with reason 07 there.
+    @Test func aReasonTheVersionDoesNotDefineIsAnsweredU07() {
+        let outcome = Outcome.frictionless(.notAuthenticated, reason: "27")
+        #expect(outcome.plan(for: .v2_3_1) == .final(.notAuthenticated, reason: "27"))
+        #expect(outcome.plan(for: .v2_2_0) == .final(.unavailable, reason: "07"))
+        #expect(outcome.expectedResult(for: .v2_1_0) == .unavailable)
+    }
+
     @Test func committedFileParses() throws {
         let catalog = try ScenarioFile.load(path: repositoryRoot + "/config/scenarios.yaml")
-        #expect(catalog.scenarios.count == 72)
+        #expect(catalog.scenarios.count == 73)
         #expect(catalog.scenario(for: "4000000000003006").name == "frictionless-n")
         guard case .challenge(let script) = catalog.scenario(for: "4000000000110009").outcome else {
             Issue.record("challenge-text is not a challenge")
@@ -173,6 +182,11 @@ struct ScenarioFileTests {
          "s.yaml:3: scenarios[0] (a).outcomeFields.broadInfo.severity: is required"),
         ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, transStatus: Y, outcomeFields: {acsURL: \"https://x\"}}",
          "s.yaml:3: scenarios[0] (a).outcomeFields.acsURL: is not one of deviceBindingStatus, trustListStatus"),
+        // Decoupled Authentication Fallback (2.3.1): reason 29 or 30 only.
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, challenge: {steps: [{uiType: text, answer: \"1\"}], decoupledFallback: {reason: \"27\"}}}",
+         "s.yaml:3: scenarios[0] (a).challenge.decoupledFallback.reason: \"27\" is not 30 (after the steps pass) or 29 (after the attempts run out)"),
+        ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, challenge: {steps: [{uiType: text, answer: \"1\"}], decoupledFallback: {reason: \"30\", decoupled: {transStatus: C}}}}",
+         "s.yaml:3: scenarios[0] (a).challenge.decoupledFallback.decoupled.transStatus: \"C\" is not"),
     ])
     func invalidFilesSayWhatIsWrong(yaml: String, message: String) {
         do {

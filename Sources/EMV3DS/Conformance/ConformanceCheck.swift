@@ -30,6 +30,8 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
     case sdkTimeout = "challenge.sdk-timeout"
     case spcFollowUp = "areq.spc"
     case sdkServerSignedContent = "areq.sdk-server-signed-content"
+    case rresDecoupledFallback = "rres.decoupled-fallback"
+    case decoupledFallback = "areq.decoupled-fallback"
 
     /// Who is judged: the SDK (through the app) or a 3DS Server talking to the DS.
     public enum Party: String, Sendable, CaseIterable {
@@ -40,7 +42,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
     public var party: Party {
         switch self {
         case .areqElements, .areqUndefinedMembers, .threeDSCompInd, .threeDSMethodData, .aresErro, .purchaseDate, .browserCReqForm, .rresValid,
-             .rreqErro, .preparationSerial, .preparationFrequency, .presErro, .areqCardRange, .spcFollowUp: .threeDSServer
+             .rreqErro, .preparationSerial, .preparationFrequency, .presErro, .areqCardRange, .spcFollowUp, .rresDecoupledFallback, .decoupledFallback: .threeDSServer
         case .deviceDataDecrypts, .deviceInformation, .deviceDataHeader, .sdkParameters, .freshEphemeralKey, .creqDecrypts, .creqIdentifiers, .creqCounter,
              .creqElements, .sdkErro, .challengeEnd, .oobContinuation, .sdkTimeout, .sdkServerSignedContent: .sdk
         }
@@ -75,6 +77,8 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .oobContinuation: "After an out-of-band screen the SDK continues with oobContinue (or cancels, or asks to resend), and sends oobContinue after no other screen"
         case .sdkTimeout: "The SDK ends a challenge not completed within the AReq's sdkMaxTimeout with Erro 402, and sends no CReq after it"
         case .sdkServerSignedContent: "A Split-SDK's AReq (sdkType 02) carries sdkServerSignedContent: a JWS (PS256 or ES256) by its server, x5c chaining to the DS CA, over the AReq's sdkReferenceNumber and sdkTransID, a splitSdkServerID and an sdkSignatureTimestamp"
+        case .rresDecoupledFallback: "The 3DS Server answers an RReq D (Decoupled Authentication Fallback, 2.3.1) with resultsStatus 04"
+        case .decoupledFallback: "A 2.3.1 challenge that falls back to decoupled authentication was allowed (threeDSRequestorDecReqInd F or B), and is followed within 60 s of its RReq D by a 3RI AReq (threeRIInd 19, threeDSRequestorDecReqInd Y) naming it (threeDSReqPriorAuthMethod 02, threeDSReqPriorRef its acsTransID)"
         case .spcFollowUp: "After an ARes S, the second AReq names the first (threeDSReqPriorAuthMethod 05, threeDSReqPriorRef its acsTransID) and carries the SPC assertion, which verifies, or spcIncompInd"
         }
     }
@@ -108,6 +112,8 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .oobContinuation: "Core Spec, Annex A: oobContinue (CReq after acsUiType 04), challengeCancel, resendChallenge"
         case .sdkTimeout: "Core Spec, Annex A: sdkMaxTimeout; SDK Spec: challenge timeout (Erro 402 transaction timed out, timedout reported)"
         case .sdkServerSignedContent: "Core Spec 2.3.1: 6.2.2.3 Split-SDK Server Signature, 6.2.2.4, Req 390 (Erro 308); Annex A: sdkType, splitSdkType, sdkServerSignedContent, sdkSignatureTimestamp, splitSdkServerID (EMVCo SB 279)"
+        case .rresDecoupledFallback: "Core Spec 2.3.1: Req 463/466 (transStatus D in the RReq and threeDSRequestorDecReqInd F or B: resultsStatus 04); Annex A: resultsStatus (EMVCo SB 279)"
+        case .decoupledFallback: "Core Spec 2.3.1: Decoupled Authentication Fallback, Req 461-471 and Req 467 (the 3RI AReq); Annex A: threeDSRequestorDecReqInd F/B, threeRIInd 19, threeDSRequestorPriorAuthenticationInfo, transStatusReason 29/30, Table A.17 footnote 11 (EMVCo SB 279)"
         case .spcFollowUp: "Core Spec 2.3.1: SPC authentication (second AReq); Annex A: threeDSRequestorAuthenticationInfo (threeDSReqAuthMethod 09), threeDSRequestorPriorAuthenticationInfo (05), spcIncompInd, spcTransData (EMVCo SB 279)"
         }
     }
@@ -142,6 +148,8 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .oobContinuation: "On an acsUiType 04 screen, send the next CReq with oobContinue true when the cardholder returns (or challengeCancel, or resendChallenge), never challengeDataEntry; on other screens never oobContinue."
         case .sdkTimeout: "Start the challenge timer at the ARes with the timeout given (sdkMaxTimeout, at least 5 minutes); when it runs out, post Erro 402 to the acsURL, report timedout and send no further CReq."
         case .sdkServerSignedContent: "Have the Split-SDK server sign, for each transaction, the JSON {sdkReferenceNumber, sdkSignatureTimestamp (UTC YYYYMMDDHHMMSS), sdkTransID, splitSdkServerID} as a compact JWS with alg PS256 or ES256 and x5c its certificate issued under the DS CA (not the DS CA's own), and carry it unchanged as sdkServerSignedContent beside sdkType 02 and splitSdkType."
+        case .rresDecoupledFallback: "When an RReq says transStatus D (reason 29 or 30) for an AReq you sent with threeDSRequestorDecReqInd F or B, answer it with resultsStatus 04 (\"3DS Server will process Decoupled Authentication in a subsequent authentication\"), not 01."
+        case .decoupledFallback: "Send threeDSRequestorDecReqInd F (fallback only) or B (primary or fallback) with threeDSRequestorDecMaxTime in the 2.3.1 AReq; after an RReq D, send within 60 s a new AReq with deviceChannel 03, threeRIInd 19, threeDSRequestorDecReqInd Y, the same card and purchase, and threeDSRequestorPriorAuthenticationInfo [{threeDSReqPriorAuthMethod 02, threeDSReqPriorRef: the RReq's acsTransID, threeDSReqPriorAuthTimestamp}]; its ARes D and RReq bring the result."
         case .spcFollowUp: "Pass spcTransData and webAuthnCredList to the browser's PaymentRequest (secure-payment-confirmation) unchanged, then send a new AReq with threeDSRequestorPriorAuthenticationInfo [{threeDSReqPriorAuthMethod 05, threeDSReqPriorRef: the first acsTransID}] and either threeDSRequestorAuthenticationInfo [{threeDSReqAuthMethod 09, threeDSReqAuthData: PaymentResponse.details as JSON, binary members base64url}] or, when SPC did not complete, spcIncompInd (01 failed, 02 cancelled, 03 timed out)."
         }
     }

@@ -116,6 +116,8 @@ public struct RRes: Sendable, Equatable {
         case received = "01"
         case challengeResultsNotReceived = "02"
         case notSentToRequestor = "03"
+        /// 2.3.1: the 3DS Server will perform Decoupled Authentication in a subsequent authentication (``DecoupledFallback``).
+        case decoupledLater = "04"
     }
 
     public var messageVersion: MessageVersion

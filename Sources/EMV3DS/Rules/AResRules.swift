@@ -16,16 +16,11 @@ public enum AResRules {
         }
     }
 
-    /// `transStatusReason` codes: the version's EMVCo range, and 80-99 for the DS.
-    static func reasons(_ range: ClosedRange<Int>) -> [String] {
-        (Array(range) + Array(80...99)).map { $0 < 10 ? "0\($0)" : "\($0)" }
-    }
-
     /// Fields an ARes and an RReq share: the outcome and its proof, and the list statuses.
-    static let outcome: [FieldRule] = [
-        FieldRule("transStatusReason", .requiredWhen(failed, because: "a payment with transStatus N, U or R"), .oneOf(reasons(1...21)), versions: [.v2_1_0]),
-        FieldRule("transStatusReason", .requiredWhen(failed, because: "a payment with transStatus N, U or R"), .oneOf(reasons(1...26)), versions: [.v2_2_0]),
-        FieldRule("transStatusReason", .requiredWhen(failed, because: "a payment with transStatus N, U or R"), .oneOf(reasons(1...30)), versions: [.v2_3_1]),
+    static let outcome: [FieldRule] = MessageVersion.allCases.map { version in
+        FieldRule("transStatusReason", .requiredWhen(failed, because: "a payment with transStatus N, U or R"),
+                  .oneOf(TransStatusReason.codes(in: version)), versions: [version])
+    } + [
         FieldRule("transStatusReasonInfo", .optional, .string(1...256), versions: [.v2_3_1]),
         FieldRule("authenticationValue", .requiredWhen(authenticated, because: "a payment with transStatus Y or A"), .string(28...28),
                   versions: FieldRule.until(.v2_2_0)),

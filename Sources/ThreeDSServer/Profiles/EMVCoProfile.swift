@@ -81,7 +81,7 @@ struct EMVCoProfile {
     /// challenge), ECI and authentication value (`cavv`), and liability: possible when the
     /// ACS took part (ARes Y, A, C or D), shifted when the final status is Y or A.
     private static func resultMembers(of transaction: ThreeDSServer.Transaction) -> [(String, JSONValue?)] {
-        let final = transaction.rreqOutcome ?? transaction.aresOutcome
+        let final = transaction.finalOutcome
         let possible = transaction.aresOutcome.map { [.authenticated, .attempted, .challenge, .decoupled].contains($0.transStatus) } ?? false
         let shifted = final.map { [.authenticated, .attempted].contains($0.transStatus) } ?? false
         return [

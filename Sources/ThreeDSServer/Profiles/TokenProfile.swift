@@ -202,7 +202,7 @@ final class TokenProfile: Sendable {
     /// The payment's outcome as the client decodes it: `resultCode` from the final transStatus,
     /// `threeDS2Result` as the ARes or RReq gave it, and the liability in `additionalData`.
     static func outcome(of transaction: ThreeDSServer.Transaction, reference: String?) -> JSONValue {
-        let final = transaction.rreqOutcome ?? transaction.aresOutcome
+        let final = transaction.finalOutcome
         let authenticated = final.map { [.authenticated, .attempted].contains($0.transStatus) } ?? false
         let (resultCode, refusal) = resultCode(of: transaction)
         return .object(omittingAbsent: [
@@ -237,10 +237,10 @@ final class TokenProfile: Sendable {
     private static func resultCode(of transaction: ThreeDSServer.Transaction) -> (String, String?) {
         switch transaction.state {
         case .error: return ("Error", transaction.error ?? "no usable answer from the Directory Server")
-        case .challenge, .spc: return ("Pending", nil)
+        case .challenge, .spc, .decoupledFallback: return ("Pending", nil)
         case .frictionless, .completed: break
         }
-        guard let final = transaction.rreqOutcome ?? transaction.aresOutcome else { return ("Error", transaction.error) }
+        guard let final = transaction.finalOutcome else { return ("Error", transaction.error) }
         // Only 01 is the cardholder's cancel; a timeout or an error (04-08) ends as its transStatus says.
         if transaction.rreqOutcome?.challengeCancel == "01" { return ("Cancelled", "Cancelled by shopper") }
         switch final.transStatus {

@@ -158,6 +158,7 @@ public final class AccessControlServer: Sendable {
         // that would fall back must have been allowed to.
         if let fallback = decoupledFallbackFollowUp(areq) {
             journal?.check(areq["dsTransID"], fallback.check)
+            journal?.check(fallback.challenged, fallback.check)
             if let script = fallback.script { plan = .decoupled(script) }
         } else if let refusal = fallbackNotAllowed(plan, areq: areq) {
             journal?.check(areq["dsTransID"], refusal)
@@ -165,10 +166,10 @@ public final class AccessControlServer: Sendable {
         if case .challenge = plan, areq.deviceChannel == DeviceChannel.browser.rawValue, settings.browserPages == nil {
             plan = .final(.unavailable, reason: "07")  // a browser challenge needs the page templates
         }
-        // Decoupled only when the requestor asked for it (Y; in 2.3.1 also F fallback, B preferred): an absent
-        // threeDSRequestorDecReqInd means N. Then U with transStatusReason 23, "Decoupled Authentication required by
-        // ACS but not requested by 3DS Requestor" (2.2.0 and later: the versions with decoupled).
-        if case .decoupled = plan, !["Y", "F", "B"].contains(areq["threeDSRequestorDecReqInd"] ?? "N") {
+        // Decoupled only when the requestor asked for it as the primary method (Y; in 2.3.1 also B, not F, which is for the
+        // fallback alone): an absent threeDSRequestorDecReqInd means N. Then U with transStatusReason 23, "Decoupled
+        // Authentication required by ACS but not requested by 3DS Requestor" (2.2.0 and later: the versions with decoupled).
+        if case .decoupled = plan, !DecoupledRequest.allowsARes(version: areq.version, indicator: areq["threeDSRequestorDecReqInd"]) {
             plan = .final(.unavailable, reason: "23")
         }
         // Secure Payment Confirmation (2.3.1): what the second AReq decides, or an ARes S first.
@@ -199,8 +200,9 @@ public final class AccessControlServer: Sendable {
             return .erro(error, from: .acs)
         }
         if areq.version >= .v2_3_1, let fields = scenario.outcomeFields {
-            // What the scenario says beside the outcome: 2.3.1's alone defines these members.
+            // What the scenario says beside the outcome: 2.3.1's alone defines these members; its RReq says them again.
             ares.addOutcomeFields(fields)
+            transaction.outcomeFields = fields
         }
         if areq.deviceChannel == DeviceChannel.app.rawValue {
             // Read only in the versions that carry it: it costs a decode and a parse.
@@ -503,6 +505,7 @@ public final class AccessControlServer: Sendable {
             }
         } catch {
             delivery = "no RRes: \(error)"
+            if fallingBack { journal?.check(transaction.ids.dsTransID, .fail(.rresDecoupledFallback, "the RReq D got no RRes: \(error)")) }
             logger.warning("RReq not delivered", metadata: ["acsTransID": "\(acsTransID)", "reason": "\(error)"])
         }
         transactions.update(acsTransID) { $0.resultsDelivery = delivery }

@@ -12,6 +12,8 @@ extension AccessControlServer {
     struct FallbackFollowUp {
         let check: CheckResult
         let script: DecoupledScript?
+        /// The dsTransID of the challenge followed up: its case is graded on the check too, wherever the 3RI's transaction lands.
+        let challenged: String?
     }
 
     /// The follow-up of a fallen-back challenge: a 3RI AReq naming one in its prior authentication, or one with
@@ -34,7 +36,8 @@ extension AccessControlServer {
         guard let (entry, first) = taken else {
             guard areq["threeRIInd"] == DecoupledFallback.threeRIInd else { return nil }
             return FallbackFollowUp(check: .fail(.decoupledFallback, "threeRIInd 19, but threeDSRequestorPriorAuthenticationInfo names no challenge of this "
-                                                 + "ACS that ended with RReq D awaiting its 3RI AReq (threeDSReqPriorRef its acsTransID)"), script: nil)
+                                                 + "ACS that ended with RReq D awaiting its 3RI AReq (threeDSReqPriorRef its acsTransID)"),
+                                    script: nil, challenged: nil)
         }
         var problems: [String] = []
         if areq["threeRIInd"] != DecoupledFallback.threeRIInd {
@@ -57,16 +60,16 @@ extension AccessControlServer {
         let check: CheckResult = problems.isEmpty
             ? .pass(.decoupledFallback, "the 3RI AReq followed the RReq D after \(Int(elapsed)) s, naming acsTransID \(first.ids.acsTransID ?? "-")")
             : .fail(.decoupledFallback, "the 3RI AReq after the RReq D of acsTransID \(first.ids.acsTransID ?? "-"): " + problems.joined(separator: "; "))
-        return FallbackFollowUp(check: check, script: script ?? DecoupledScript())
+        return FallbackFollowUp(check: check, script: script ?? DecoupledScript(), challenged: first.ids.dsTransID)
     }
 
-    /// A 2.3.1 challenge that falls back to decoupled authentication, for an AReq that did not allow it: the case tests the
-    /// fallback, and this AReq cannot take it there (the challenge ends as scripted without one).
+    /// A 2.3.1 challenge that falls back to decoupled authentication, for an AReq that did not allow it: a warning, as the
+    /// fallback is the requestor's option, but the case did not test it (the challenge ends as scripted without one).
     func fallbackNotAllowed(_ plan: Outcome.Plan, areq: AReq) -> CheckResult? {
         guard case .challenge(let script) = plan, script.decoupledFallback != nil, areq.version >= .v2_3_1,
               !DecoupledFallback.isAllowed(version: areq.version, indicator: areq["threeDSRequestorDecReqInd"]) else { return nil }
-        return .fail(.decoupledFallback, "this card's challenge falls back to decoupled authentication, which the AReq does not allow: "
-                     + "threeDSRequestorDecReqInd \(areq["threeDSRequestorDecReqInd"] ?? "absent"), not F or B")
+        return CheckResult(.decoupledFallback, .warning, "not tested: this card's challenge falls back to decoupled authentication, which the AReq "
+                           + "does not allow (threeDSRequestorDecReqInd \(areq["threeDSRequestorDecReqInd"] ?? "absent"), not F or B); the challenge ends as scripted")
     }
 
     /// The 3DS Server's RRes to an RReq D: resultsStatus 04 (Req 463/466).

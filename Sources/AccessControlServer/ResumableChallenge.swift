@@ -61,6 +61,7 @@ extension AccessControlServer.Transaction {
         messageCategory = resume["messageCategory"]?.stringValue ?? ""
         scheme = resume["scheme"]?.stringValue.flatMap { rid in schemes.first { $0.rid == rid } }
         self.resultsURL = resultsURL
+        outcomeFields = version >= .v2_3_1 ? scenario.outcomeFields : nil
         transStatus = .challenge
         authentication = resume["authentication"]?.stringValue.flatMap(AuthenticationMethod.init(rawValue:))
         renderingType = resume["renderingType"]

@@ -76,6 +76,8 @@ extension AccessControlServer {
         /// Decoupled Authentication Fallback (2.3.1): when the RReq D went (milliseconds since 1970), and the dsTransID of
         /// the 3RI AReq that followed it up.
         var fallbackRReqAt: Int64?
+        /// The scenario's 2.3.1 outcome fields, repeated in the RReq of a challenge or decoupled authentication.
+        var outcomeFields: JSONValue?
         var fallbackFollowedBy: String?
         /// Erro messages from the DS about this transaction's ARes.
         var erroReceived: [String] = []
@@ -131,6 +133,7 @@ extension AccessControlServer {
             rreq.challengeCancel = (reportsErro && result.errorReport == nil ? ChallengeCancel.transactionError : result.cancel)?.rawValue
             rreq.challengeErrorReporting = result.errorReport
             rreq.whiteListStatus = result.whiteListStatus
+            if let outcomeFields { rreq.addOutcomeFields(outcomeFields) }
             return rreq
         }
 
@@ -140,7 +143,8 @@ extension AccessControlServer {
         public var isSettled: Bool {
             switch phase {
             case .answered: true
-            case .ended: resultsDelivery != nil
+            // A challenge that fell back stays in memory while its 3RI AReq may come (DecoupledFallback.followUpWindow).
+            case .ended: resultsDelivery != nil && !awaitsFallbackFollowUp
             case .challenge, .decoupled, .spcOffered: false
             }
         }
@@ -179,6 +183,12 @@ extension AccessControlServer {
                 ("warnings", warnings.isEmpty ? nil : .array(warnings.map(JSONValue.string))),
                 ("resume", resume),
             ])
+        }
+
+        /// An RReq D went, and no 3RI AReq has followed it up yet, within the window the specification gives it.
+        var awaitsFallbackFollowUp: Bool {
+            guard let at = fallbackRReqAt, fallbackFollowedBy == nil else { return false }
+            return SQLiteArchive.wallClock() - at < Int64(DecoupledFallback.followUpWindow * 1000)
         }
 
         /// "expected Erro 302 from SDK: received" (or "not received", or what came instead).

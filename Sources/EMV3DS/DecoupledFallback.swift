@@ -23,6 +23,14 @@ public enum DecoupledFallback {
     }
 }
 
+/// `threeDSRequestorDecReqInd` (2.2.0+): whether the requestor accepts decoupled authentication; absent means N.
+public enum DecoupledRequest {
+    /// An ARes D only for Y, and in 2.3.1 for B (primary or fallback); F is for the fallback alone (Table A.17 footnote 10).
+    public static func allowsARes(version: MessageVersion, indicator: String?) -> Bool {
+        version >= .v2_3_1 ? ["Y", "B"].contains(indicator ?? "N") : indicator == "Y"
+    }
+}
+
 /// `transStatusReason`: the codes EMVCo defines in each version (80-99 are the DS's in every version).
 public enum TransStatusReason {
     /// 01-21 in 2.1.0, to 26 in 2.2.0, to 30 in 2.3.1 (27 preferred method not supported, 28 content security policy

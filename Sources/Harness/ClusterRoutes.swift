@@ -29,6 +29,12 @@ struct ClusterRoutes {
         case jweKeyID
         /// A form field of base64url JSON (`threeDSMethodData`, `creq`, `cres`), and the member of it.
         case formJSON(field: String, member: String)
+        /// An AReq that follows an earlier one up (2.3.1: SPC's second AReq, a decoupled fallback's 3RI AReq): the last
+        /// `threeDSReqPriorRef` of its prior authentication, where the follow-up puts the acsTransID it names. Its ACS
+        /// transaction's home holds what the follow-up needs (the SPC offer, the challenge that fell back).
+        case priorReference
+        /// The first of several keys the request has.
+        case first([TransactionKey])
 
         func value(in request: HTTPRequest, _ context: RequestContext) -> String? {
             switch self {
@@ -43,6 +49,13 @@ struct ClusterRoutes {
             case .formJSON(let field, let member):
                 guard let value = request.formFields?[field], let object = try? Base64URL.decodeObject(value).object else { return nil }
                 return object[member]?.stringValue
+            case .priorReference:
+                guard ByteSearch.contains(request.body, "\"threeDSReqPriorRef\"") else { return nil }
+                let prior = (try? JSONReader.parse(request.body).value)?["threeDSRequestorPriorAuthenticationInfo"]
+                return (prior?.arrayValue?.last ?? prior)?["threeDSReqPriorRef"]?.stringValue
+            case .first(let keys):
+                for key in keys { if let value = key.value(in: request, context) { return value } }
+                return nil
             }
         }
     }
@@ -91,8 +104,9 @@ struct ClusterRoutes {
             HomedRoute(method: .post, path: AccessControlServer.browserChallengePath + "/{acsTransID}", role: acsRole,
                        key: .pathParameter("acsTransID"), holds: acs),
             HomedRoute(method: .get, path: "/admin/acs/transactions/{id}", role: acsRole, key: .pathParameter("id"), holds: acs),
-            // An Erro from the DS about an ARes (an AReq carries no acsTransID: it stays where it came).
-            HomedRoute(method: .post, path: ACSPaths.aReq, role: acsRole, key: .jsonMember("acsTransID"), holds: acs),
+            // An Erro from the DS about an ARes; an AReq that follows an earlier one up goes where that one is (any other AReq,
+            // which carries no acsTransID, stays where it came).
+            HomedRoute(method: .post, path: ACSPaths.aReq, role: acsRole, key: .first([.jsonMember("acsTransID"), .priorReference]), holds: acs),
             HomedRoute(method: .post, path: "/ds/rreq", role: dsRole, key: .jsonMember("dsTransID"), holds: ds),
             // A 3DS Server's Erro about an ARes, graded where the transaction is (an AReq carries no dsTransID).
             HomedRoute(method: .post, path: "/ds/areq", role: dsRole, key: .jsonMember("dsTransID"), holds: ds),

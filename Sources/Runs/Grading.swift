@@ -112,6 +112,14 @@ public struct GradedRun: Sendable {
             }
             // A challenge whose end is judged (an SDK that rightly stopped) is settled, though the ACS still waits.
             if !ended, !results.contains(where: { $0.check == .challengeEnd }) { open = true }
+            // A challenge that falls back (2.3.1) awaits its 3RI AReq, whose check the ACS records on the challenge too.
+            if runCase.decoupledFallback, !followsUp, !results.contains(where: { $0.check == .decoupledFallback }) {
+                if settled {
+                    checks.append((dsTransID, .fail(.decoupledFallback, "no 3RI AReq (threeRIInd 19) naming the challenge followed its RReq D \(when)")))
+                } else {
+                    open = true
+                }
+            }
             // What is due but never came is a failure once the run is finished or the case's deadline passed.
             if settled, !ended {
                 if runCase.flow == "challenge", !results.contains(where: { $0.check == .challengeEnd }) {
@@ -135,16 +143,7 @@ public struct GradedRun: Sendable {
             }
             summaries.append(entry.summary)
         }
-        // After an RReq D (the RRes graded) a 3RI AReq is due (Req 467): its check, wherever it is, settles the case.
-        let graded = attempt.compactMap { dsTransID in outline(dsTransID).map { (dsTransID, $0.checks) } }
-        if let fallenBack = graded.first(where: { $0.1.contains { $0.check == .rresDecoupledFallback } })?.0,
-           !graded.contains(where: { $0.1.contains { $0.check == .decoupledFallback } }) {
-            if settled {
-                checks.append((fallenBack, .fail(.decoupledFallback, "no 3RI AReq (threeRIInd 19) naming the challenge followed its RReq D \(when)")))
-            } else {
-                open = true
-            }
-        }
+
         // Only the party under test fails its cases: another party's failure (the app's backend writing a
         // local purchaseDate in an SDK run, a team's test SDK in a 3DS Server run) is shown as a warning.
         checks = checks.map { dsTransID, result in

@@ -29,6 +29,8 @@ public struct RunCase: Sendable, Equatable {
     public let resultsErro: [String]?
     /// A decoupled authentication whose RReq the ACS sends after its delay: the case is not done without its RRes.
     public let awaitsResults: Bool
+    /// The challenge falls back to decoupled authentication (2.3.1) when the cardholder answers: a 3RI AReq is due after it.
+    public let decoupledFallback: Bool
     /// How a correct SDK reports the challenge (completed, cancelled, protocolError, timedOut, runtimeError).
     public let sdkReport: String?
     /// What a correct party does, in words.
@@ -92,6 +94,11 @@ public struct RunCase: Sendable, Equatable {
         // Only a challenge or a decoupled authentication ends in an RReq.
         resultsErro = flow == "frictionless" ? nil : ErroDue(answerSpoiltBy: scenario.faults.on(.results)).codes
         if case .decoupled(let script) = plan { awaitsResults = script.delay != nil } else { awaitsResults = false }
+        if case .challenge(let script) = plan, version >= .v2_3_1, script.cardholder == .answers {
+            decoupledFallback = script.decoupledFallback?.afterSuccess == true
+        } else {
+            decoupledFallback = false
+        }
         expectation = scenario.expectation?.text
     }
 
@@ -102,7 +109,7 @@ public struct RunCase: Sendable, Equatable {
             ("flow", .string(flow)), ("transStatus", .string(transStatus)), ("sdkErro", .string(sdkErro)),
             ("threeDSServerErro", threeDSServerErro.map { .array($0.map(JSONValue.string)) }),
             ("resultsErro", resultsErro.map { .array($0.map(JSONValue.string)) }), ("awaitsResults", awaitsResults ? .bool(true) : nil),
-            ("sdkReport", .string(sdkReport)), ("expectation", .string(expectation)), ("transactions", .array(transactions.map(JSONValue.string))),
+            ("decoupledFallback", decoupledFallback ? .bool(true) : nil), ("sdkReport", .string(sdkReport)), ("expectation", .string(expectation)), ("transactions", .array(transactions.map(JSONValue.string))),
             ("attempt", attempt > 1 ? .number(String(attempt)) : nil), ("attemptStart", attemptStart > 0 ? .number(String(attemptStart)) : nil),
             ("lastAttachedAtMs", lastAttachedAt.map { .number(String(Int64($0.timeIntervalSince1970 * 1000))) }),
             ("overflow", overflow > 0 ? .number(String(overflow)) : nil),
@@ -127,6 +134,7 @@ public struct RunCase: Sendable, Equatable {
         threeDSServerErro = json["threeDSServerErro"]?.arrayValue?.compactMap(\.stringValue)
         resultsErro = json["resultsErro"]?.arrayValue?.compactMap(\.stringValue)
         awaitsResults = json["awaitsResults"] == .bool(true)
+        decoupledFallback = json["decoupledFallback"] == .bool(true)
         expectation = json["expectation"]?.stringValue
         if case .array(let items)? = json["transactions"] { transactions = items.compactMap(\.stringValue) }
         attempt = json["attempt"]?.numberText.flatMap { Int($0) } ?? 1

@@ -11,15 +11,23 @@ import Store
 extension ThreeDSServer {
     /// Sends the 3RI AReq that follows transaction `id`'s RReq D, at once (the specification allows 60 s).
     func followUpFallback(_ id: String) async {
-        guard let first = transactions.get(id), let areq = first.sentAReq, let acsTransID = first.ids.acsTransID else { return }
+        guard let first = transactions.get(id) else { return }
+        guard let areq = first.sentAReq, let acsTransID = first.ids.acsTransID else {
+            transactions.update(id) { $0.fail("the decoupled fallback's 3RI AReq cannot be built: the transaction has no AReq or acsTransID") }
+            return
+        }
+        // Another instance took the transaction up from the store, which keeps the card number masked.
+        guard areq["acctNumber"]?.stringValue?.contains("*") != true else {
+            transactions.update(id) { $0.fail("the decoupled fallback's 3RI AReq cannot be built here: the store keeps the card number masked") }
+            return
+        }
         do {
             let followUp = buildAReq(try fallbackRequest(after: areq, acsTransID: acsTransID))
+            // Named before it goes: the record says which transaction brings the result while it is under way.
+            transactions.update(id) { $0.fallbackFollowedBy = followUp.threeDSServerTransID }
             let (transaction, _) = try await send(followUp, browserOptions: nil, harnessCase: first.harnessCase, fallbackOf: id)
-            transactions.update(id) { first in
-                first.fallbackFollowedBy = transaction.threeDSServerTransID
-                // A 3RI answered at once (no ARes D, or none usable) ends the first with it; an ARes D, by its RReq later.
-                if transaction.state != .challenge { first.endFallback(with: transaction) }
-            }
+            // A 3RI answered at once (an Erro, no usable answer, a final ARes) ends the first with it; an ARes D, by its RReq later.
+            if transaction.state != .challenge { transactions.update(id) { $0.endFallback(with: transaction) } }
         } catch {
             logger.warning("the decoupled fallback's 3RI AReq was not sent", metadata: ["threeDSServerTransID": "\(id)", "reason": "\(error)"])
             transactions.update(id) { $0.fail("the 3RI AReq of the decoupled fallback would be invalid: \(error.message)") }

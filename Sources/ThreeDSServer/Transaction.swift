@@ -70,8 +70,8 @@ extension ThreeDSServer {
         private var fallbackOutcome: Outcome?
         /// The run case the requestor named (`X-Harness-Case`), passed on with a follow-up's AReq.
         var harnessCase: String?
-        /// What the ARes said beside the outcome (2.3.1): device binding and trust list statuses, information for the parties.
-        private var aresOutcomeFields: JSONValue?
+        /// What the ARes, then the RReq, said beside the outcome (2.3.1): device binding and trust list statuses, information for the parties.
+        private var outcomeFields: JSONValue?
         /// The ARes's `cardholderInfo` text.
         private var cardholderInfo: String?
 
@@ -99,9 +99,14 @@ extension ThreeDSServer {
             if let field = expected.mismatches(in: rreq.ids).first {
                 return refuse(field, .transactionIDNotRecognised, "is not the transaction's \(field)")
             }
-            // An RReq D only where the AReq allowed the fallback (Table A.17 footnote 11): Erro 203.
-            if rreq.transStatus == .decoupled, !DecoupledFallback.isAllowed(version: messageVersion, indicator: sentAReq?["threeDSRequestorDecReqInd"]?.stringValue) {
-                return refuse("transStatus", .formatInvalid, "D in an RReq only when the AReq's threeDSRequestorDecReqInd was F or B (decoupled fallback)")
+            // An RReq D only after a challenge (Req 462) whose AReq allowed the fallback (Table A.17 footnote 11): Erro 203.
+            if rreq.transStatus == .decoupled, state == .challenge {
+                guard aresOutcome?.transStatus == .challenge else {
+                    return refuse("transStatus", .formatInvalid, "D in an RReq only ends a challenge (ARes C) that falls back to decoupled authentication")
+                }
+                guard DecoupledFallback.isAllowed(version: messageVersion, indicator: sentAReq?["threeDSRequestorDecReqInd"]?.stringValue) else {
+                    return refuse("transStatus", .formatInvalid, "D in an RReq only when the AReq's threeDSRequestorDecReqInd was F or B (decoupled fallback)")
+                }
             }
             // After an ARes S the ACS sends an RReq only when the second AReq does not come in time: N, reason 14.
             if state == .spc, spcFollowedBy == nil, rreq.transStatus != .notAuthenticated {
@@ -109,7 +114,7 @@ extension ThreeDSServer {
                               "\(rreq.transStatus.rawValue) after an ARes S: only the ACS's time limit ends it by RReq, with N (reason 14)")
             }
             guard state == .challenge || (state == .spc && spcFollowedBy == nil) else {
-                if state == .completed {
+                if state == .completed || state == .decoupledFallback {
                     return refuse("threeDSServerTransID", ErrorCode.duplicate(in: messageVersion), "awaits no RReq: its result has already been received")
                 }
                 let why = state == .spc ? "its SPC result went in the second AReq of \(spcFollowedBy ?? "")"
@@ -138,7 +143,7 @@ extension ThreeDSServer {
             aresOutcome = Outcome(transStatus: ares.transStatus, transStatusReason: ares.transStatusReason,
                                   authenticationValue: ares.authenticationValue, eci: ares.eci)
             acsReferenceNumber = ares.acsReferenceNumber
-            aresOutcomeFields = ares.outcomeFields
+            outcomeFields = ares.outcomeFields
             cardholderInfo = ares.cardholderInfo
             aresReadByResults = ResultsRules.aresContext(ares.json)
             ids.acsTransID = ares.acsTransID
@@ -151,6 +156,9 @@ extension ThreeDSServer {
                                   authenticationValue: rreq.authenticationValue, eci: rreq.eci,
                                   challengeCancel: rreq.challengeCancel, whiteListStatus: rreq.whiteListStatus)
             state = rreq.transStatus == .decoupled ? .decoupledFallback : .completed
+            // What the RReq says beside the outcome (2.3.1) is the last word, as its status is.
+            if let fields = rreq.outcomeFields { outcomeFields = fields }
+            if let info = rreq.cardholderInfo { cardholderInfo = info }
         }
 
         /// Ends a transaction that fell back with the result of its 3RI authentication `followUp`, or with its failure.
@@ -207,7 +215,7 @@ extension ThreeDSServer {
 
         /// What the ARes said beside the outcome, as members of the record.
         private var outcomeMembers: [(String, JSONValue?)] {
-            (aresOutcomeFields?.objectMembers ?? []).map { member -> (String, JSONValue?) in (member.key, member.value) }
+            (outcomeFields?.objectMembers ?? []).map { member -> (String, JSONValue?) in (member.key, member.value) }
         }
 
         /// Ended without a challenge, or with its result, or failed: no message is due.
@@ -268,8 +276,9 @@ extension ThreeDSServer {
 /// final CRes), what the record does not show.
 extension ThreeDSServer.Transaction {
     var resume: JSONValue? {
-        guard state == .challenge || awaitsFinalCRes else { return nil }
+        guard state == .challenge || state == .decoupledFallback || awaitsFinalCRes else { return nil }
         return .object(omittingAbsent: [
+            ("fallbackOf", .string(fallbackOf)), ("fallbackFollowedBy", .string(fallbackFollowedBy)),
             ("deviceChannel", .string(channel?.rawValue)), ("aresContext", aresReadByResults),
             ("challengeWindowSize", .string(browserOptions?.challengeWindowSize)),
             ("returnURL", .string(browserOptions?.returnTo?.returnURL)), ("returnIdParameter", .string(browserOptions?.returnTo?.idParameter)),
@@ -278,7 +287,7 @@ extension ThreeDSServer.Transaction {
 
     /// A browser challenge whose result came and whose final CRes has not (the ACS's last page posts it after the RReq).
     private var awaitsFinalCRes: Bool {
-        state == .completed && channel == .browser && aresOutcome?.transStatus == .challenge && received(.cRes) == nil
+        [.completed, .decoupledFallback].contains(state) && channel == .browser && aresOutcome?.transStatus == .challenge && received(.cRes) == nil
     }
 
     /// The transaction as its stored record left it; nil when the record has no `resume` (no message is due), or is not one.
@@ -302,13 +311,15 @@ extension ThreeDSServer.Transaction {
         guard let ares = received(.aRes), let status = ares["transStatus"]?.stringValue.flatMap(TransStatus.init(rawValue:)) else { return nil }
         aresOutcome = Outcome(transStatus: status, transStatusReason: ares["transStatusReason"]?.stringValue,
                               authenticationValue: ares["authenticationValue"]?.stringValue, eci: ares["eci"]?.stringValue)
-        if state == .completed, let result = record["transStatus"]?.stringValue.flatMap(TransStatus.init(rawValue:)) {
+        if state == .completed || state == .decoupledFallback, let result = record["transStatus"]?.stringValue.flatMap(TransStatus.init(rawValue:)) {
             rreqOutcome = Outcome(transStatus: result, transStatusReason: record["transStatusReason"]?.stringValue,
                                   authenticationValue: record["authenticationValue"]?.stringValue, eci: record["eci"]?.stringValue,
                                   challengeCancel: record["challengeCancel"]?.stringValue, whiteListStatus: record["whiteListStatus"]?.stringValue)
         }
         acsReferenceNumber = ares["acsReferenceNumber"]?.stringValue
         aresReadByResults = resume["aresContext"]
+        fallbackOf = resume["fallbackOf"]?.stringValue
+        fallbackFollowedBy = resume["fallbackFollowedBy"]?.stringValue
         erroReceived = (record["erroReceived"]?.arrayValue ?? []).compactMap { try? ErroMessage(json: $0) }
         violations = record["violations"]?.arrayValue?.compactMap(\.stringValue) ?? []
         warnings = record["warnings"]?.arrayValue?.compactMap(\.stringValue) ?? []

@@ -33,6 +33,25 @@ struct MessageTests {
         #expect(Set(challenge.map(\.field)) == ["acsChallengeMandated", "authenticationType", "acsRenderingType", "acsSignedContent"])
     }
 
+    /// Table A.17's footnotes (EMVCo SB 279 p.170): D only where the AReq asked for decoupled authentication as its
+    /// primary method (Y, and in 2.3.1 B; F is for the fallback alone, footnote 10), S only with threeDSRequestorSpcSupport Y
+    /// (footnote 13), neither C nor S in 3RI. The DS and the 3DS Server answer another with Erro 203.
+    @Test(arguments: [
+        ("2.2.0", "01", "D", "Y", nil, true), ("2.2.0", "01", "D", "N", nil, false), ("2.2.0", "01", "D", nil, nil, false),
+        ("2.3.1", "01", "D", "B", nil, true), ("2.3.1", "01", "D", "F", nil, false),
+        ("2.3.1", "02", "S", nil, "Y", true), ("2.3.1", "02", "S", nil, nil, false), ("2.3.1", "03", "C", nil, nil, false),
+        ("2.3.1", "01", "C", "F", nil, true),
+    ] as [(String, String, String, String?, String?, Bool)])
+    func anAResStatusTheAReqDidNotAllowIs203(_ version: String, _ channel: String, _ status: String, _ decoupled: String?, _ spc: String?, _ allowed: Bool) {
+        let request = AReq(json: validAReq(replacing: ["messageVersion": .string(version), "deviceChannel": .string(channel),
+                                                       "threeDSRequestorDecReqInd": decoupled.map(JSONValue.string),
+                                                       "threeDSRequestorSpcSupport": spc.map(JSONValue.string)]),
+                           version: MessageVersion(rawValue: version) ?? .v2_2_0)
+        let violation = request.statusNotAllowed(in: ares(["transStatus": .string(status)]))
+        #expect((violation == nil) == allowed, "\(String(describing: violation))")
+        #expect(violation.map { $0.field == "transStatus" && $0.code == .formatInvalid } ?? true)
+    }
+
     @Test func sdkTransIDIsRequiredOnlyForTheAppChannel() {
         let withoutSDK = ares(["sdkTransID": nil])
         #expect(AResRules.rules.validate(withoutSDK, version: .v2_2_0, request: areq).map(\.field) == ["sdkTransID"])

@@ -2,6 +2,7 @@ import EMV3DS
 import EMVCrypto
 import Foundation
 import JSON
+import Net
 import SDKSimulator
 import Testing
 
@@ -31,6 +32,29 @@ struct OutcomeFieldsTests {
             #expect(result.record["deviceBindingStatus"]?.stringValue == "11" && result.record["trustListStatus"]?.stringValue == "Y")
             #expect(result.record["cardholderInfo"]?.stringValue?.hasPrefix("Paid with") == true)
             #expect(result.record["broadInfo"]?["severity"]?.stringValue == "04")
+        }
+    }
+
+    /// After a challenge the RReq is the outcome: it repeats the scenario's outcome fields (SB 279 gives the RReq
+    /// deviceBindingStatus, trustListStatus and cardholderInfo as the ARes has them), and the 3DS Server's record shows the RReq's.
+    @Test func theRReqAfterAChallengeCarriesThemToo() async throws {
+        try await withHarness { harness in
+            let card = "4000000000001000"
+            let pin = JSONValue.object([("pan", .string(card)), ("scenario", .object([
+                ("name", .string("bound-after-challenge")), ("description", .string("A text challenge that binds the device.")),
+                ("challenge", .object([("steps", .array([.object([("uiType", .string("text")), ("header", .string("Verify")), ("label", .string("Code")), ("text", .string("Code 1234.")), ("answer", .string("1234"))])]))])),
+                ("outcomeFields", .object([("deviceBindingStatus", .string("12")), ("cardholderInfo", .string("This device is now bound."))])),
+            ]))])
+            let pinned = try await harness.post("/admin/pins", JSONWriter.write(pin))
+            #expect(pinned.status.code == 201, "\(pinned.bodyText)")
+            let transaction = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: .v2_3_1, style: .android)
+            let run = try await harness.simulator.run(transaction, pan: card, answers: ChallengeAnswers(["1234"]), challenger: harness.challenger,
+                                                      style: DeviceDataStyle.android.channelStyle)
+            #expect(run.final.transStatus == "Y", "\(run.final.record)")
+            let rreq = try #require(SimulationResult(record: run.final.record).messages("received", "RReq").first)
+            #expect(rreq["deviceBindingStatus"]?.stringValue == "12" && rreq["deviceBindingStatusSource"]?.stringValue == "03", "\(rreq)")
+            #expect(rreq["cardholderInfo"]?["text"]?.stringValue == "This device is now bound.")
+            #expect(run.final.record["deviceBindingStatus"]?.stringValue == "12")
         }
     }
 }

@@ -47,6 +47,25 @@ public struct AReq: Sendable {
         return nil
     }
 
+    /// Why the answer's `transStatus` is one this AReq does not allow (Table A.17 and its footnotes; Erro 203): C or S in a
+    /// 3RI authentication, D where the requestor did not ask for decoupled authentication as its primary method (Y; in
+    /// 2.3.1 Y or B, footnote 10), S without `threeDSRequestorSpcSupport` Y (footnote 13). Nil when it is allowed.
+    public func statusNotAllowed(in answer: JSONValue) -> Violation? {
+        guard let status = answer["transStatus"]?.stringValue.flatMap(TransStatus.init(rawValue:)) else { return nil }
+        func refuse(_ why: String) -> Violation { Violation(field: "transStatus", code: .formatInvalid, reason: "\(status.rawValue) \(why)") }
+        switch status {
+        case .challenge where deviceChannel == DeviceChannel.threeRI.rawValue,
+             .securePaymentConfirmation where deviceChannel == DeviceChannel.threeRI.rawValue:
+            return refuse("is not valid for a 3RI authentication (deviceChannel 03)")
+        case .decoupled where !DecoupledRequest.allowsARes(version: version, indicator: self["threeDSRequestorDecReqInd"]):
+            return refuse("answers an AReq whose threeDSRequestorDecReqInd \(self["threeDSRequestorDecReqInd"] ?? "absent") did not ask for decoupled authentication")
+        case .securePaymentConfirmation where self["threeDSRequestorSpcSupport"] != "Y":
+            return refuse("answers an AReq without threeDSRequestorSpcSupport Y")
+        default:
+            return nil
+        }
+    }
+
     /// An Erro about its ARes that names this AReq's transaction, in its version, with the
     /// ACS's `acsTransID` and `dsTransID` where the ARes carried them (`answered`).
     public func erro(about violations: [Violation], answered: TransactionIDs, from component: ErrorComponent) -> ErroMessage {

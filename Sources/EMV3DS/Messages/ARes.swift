@@ -75,13 +75,11 @@ public struct ARes: Sendable, Equatable {
         acsRenderingType = json["acsRenderingType"]
         acsSignedContent = text("acsSignedContent")
         acsURL = text("acsURL")
-        cardholderInfo = text("cardholderInfo") ?? json["cardholderInfo"]?["text"]?.stringValue
+        (cardholderInfo, outcomeFields) = Self.outcomeFields(of: json)
         acsDecConInd = text("acsDecConInd")
         deviceInfoRecognisedVersion = text("deviceInfoRecognisedVersion")
         threeDSRequestorAppURLInd = text("threeDSRequestorAppURLInd")
         messageExtension = json["messageExtension"]
-        let outcome = AResRules.outcomeFieldNames.filter { $0 != "cardholderInfo" }.compactMap { name in json[name].map { (name, $0) } }
-        outcomeFields = outcome.isEmpty ? nil : .object(outcome)
     }
 
     /// The fields an app-channel ARes carries beside its outcome where the version has them
@@ -133,13 +131,30 @@ public struct ARes: Sendable, Equatable {
     }
 }
 
-extension ARes {
-    /// Puts a scenario's outcome fields (``AResRules/outcomeFieldNames``) in the ARes: `cardholderInfo`'s text in its own
-    /// member (unless the ARes has one already: a decoupled one's), the others as they are.
+extension ARes: CarriesOutcomeFields {}
+
+/// The ARes and the RReq (2.3.1) say more about the outcome than its status (``AResRules/outcomeFieldNames``): device
+/// binding and trust list statuses, `cardholderInfo`, `broadInfo`, `transStatusReasonInfo`.
+public protocol CarriesOutcomeFields {
+    /// `cardholderInfo`: a string up to 2.2.0, an object `{"text": ...}` in 2.3.1; the text either way.
+    var cardholderInfo: String? { get set }
+    /// The other outcome fields, as an object; nil when there are none.
+    var outcomeFields: JSONValue? { get set }
+}
+
+extension CarriesOutcomeFields {
+    /// Puts a scenario's outcome fields in the message: `cardholderInfo`'s text in its own member (unless the message has
+    /// one already: a decoupled ARes's), the others as they are.
     public mutating func addOutcomeFields(_ fields: JSONValue) {
         cardholderInfo = cardholderInfo ?? fields["cardholderInfo"]?.stringValue
         let others = (fields.objectMembers ?? []).filter { $0.key != "cardholderInfo" }
         outcomeFields = others.isEmpty ? nil : .object(others)
+    }
+
+    /// A received message's `cardholderInfo` text and its other outcome fields.
+    static func outcomeFields(of json: JSONValue) -> (cardholderInfo: String?, others: JSONValue?) {
+        let others = AResRules.outcomeFieldNames.filter { $0 != "cardholderInfo" }.compactMap { name in json[name].map { (name, $0) } }
+        return (json["cardholderInfo"]?.stringValue ?? json["cardholderInfo"]?["text"]?.stringValue, others.isEmpty ? nil : .object(others))
     }
 
     /// The outcome fields, each list status followed by its source: the ACS's (03) unless given.

@@ -27,6 +27,9 @@ public struct RReq: Sendable, Equatable {
     /// The cardholder's answer to the whitelisting prompt: `whiteListStatus` in 2.2.0,
     /// `trustListStatus` in 2.3.1, each sent with its source (03, the ACS).
     public var whiteListStatus: String?
+    /// 2.3.1: what the RReq says beside the outcome (``CarriesOutcomeFields``): the scenario's, as in its ARes.
+    public var cardholderInfo: String?
+    public var outcomeFields: JSONValue?
 
     public init(messageVersion: MessageVersion, messageCategory: String, threeDSServerTransID: String, acsTransID: String,
                 dsTransID: String, sdkTransID: String?, transStatus: TransStatus, interactionCounter: String?) {
@@ -61,6 +64,7 @@ public struct RReq: Sendable, Equatable {
         challengeErrorReporting = json["challengeErrorReporting"]
         acsRenderingType = json["acsRenderingType"]
         whiteListStatus = text("whiteListStatus") ?? text("trustListStatus")
+        (cardholderInfo, outcomeFields) = Self.outcomeFields(of: json)
         warnings = envelope.warnings
         received = json
     }
@@ -83,6 +87,8 @@ public struct RReq: Sendable, Equatable {
     /// The message, built through `ResultsRules.rReq` for its version.
     public var json: JSONValue {
         let listSource: JSONValue? = whiteListStatus == nil ? nil : .string("03")
+        // The cardholder's answer to the whitelisting prompt is the trust list status; a scenario's gives way to it.
+        let outcome = Self.withSources(outcomeFields).filter { whiteListStatus == nil || !$0.0.hasPrefix("trustListStatus") }
         return ResultsRules.rReq.build([
             ("messageType", .string(MessageType.rReq.rawValue)),
             ("messageVersion", .string(messageVersion.rawValue)),
@@ -105,9 +111,12 @@ public struct RReq: Sendable, Equatable {
             ("whiteListStatusSource", listSource),
             ("trustListStatus", .string(whiteListStatus)),
             ("trustListStatusSource", listSource),
-        ], version: messageVersion)
+            ("cardholderInfo", cardholderInfo.map { .object([("text", .string($0))]) }),
+        ] + outcome, version: messageVersion)
     }
 }
+
+extension RReq: CarriesOutcomeFields {}
 
 /// A Results Response: the receipt for an RReq.
 public struct RRes: Sendable, Equatable {

@@ -91,9 +91,9 @@ public struct GradedRun: Sendable {
                 continue
             }
             // A transaction tagged for this case must be of its scenario, version and channel; the 3RI AReq of a decoupled
-            // fallback (2.3.1) belongs to the challenge it follows up.
+            // fallback (2.3.1) belongs to the challenge it follows up (known by the case: the ACS grades it a moment later).
             let seen = (entry.summary["scenario"]?.stringValue, entry.summary["messageVersion"]?.stringValue, entry.summary["deviceChannel"]?.stringValue)
-            let followsUp = seen.2 == DeviceChannel.threeRI.rawValue && entry.checks.contains { $0.check == .decoupledFallback }
+            let followsUp = runCase.decoupledFallback && seen.2 == DeviceChannel.threeRI.rawValue
             if seen != (runCase.scenario, runCase.version, followsUp ? seen.2 : runCase.channel.deviceChannel) {
                 problems.append("transaction \(dsTransID) is of scenario \(seen.0 ?? "none"), version \(seen.1 ?? "none"), deviceChannel \(seen.2 ?? "none"), "
                                 + "not this case's: use the case's card \(runCase.card ?? runCase.pan) in \(runCase.version) (\(runCase.channel.rawValue))")

@@ -163,6 +163,12 @@ public final class AccessControlServer: Sendable {
         } else if let refusal = fallbackNotAllowed(plan, areq: areq) {
             journal?.check(areq["dsTransID"], refusal)
         }
+        // A limited Split-SDK takes no static passcode (01) or knowledge-based (06) challenge (SB 279, authenticationMethod):
+        // U with transStatusReason 03, unsupported device.
+        if case .challenge(let script) = plan, areq.isLimitedSplitSDK,
+           script.steps.contains(where: { SplitSDK.methodsNotForLimited.contains($0.screen.uiType.available(in: areq.version).authenticationMethod.rawValue) }) {
+            plan = .final(.unavailable, reason: "03")
+        }
         if case .challenge = plan, areq.deviceChannel == DeviceChannel.browser.rawValue, settings.browserPages == nil {
             plan = .final(.unavailable, reason: "07")  // a browser challenge needs the page templates
         }

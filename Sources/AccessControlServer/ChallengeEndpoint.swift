@@ -137,6 +137,11 @@ extension AccessControlServer {
             throw ChallengeRefusal(invalid: error.echoing(known), ends: kid, fails: .creqElements)
         }
         journalCReq(isJSON: true)
+        // OOB App URL does not work for a Split-SDK/Browser: its CReqs say 02 (SB 279, oobAppURLInd).
+        if transaction.splitSDKBrowser, creq.messageVersion >= .v2_3_1, creq.oobAppURLInd != "02" {
+            throw ChallengeRefusal("oobAppURLInd", .formatInvalid, "is \(creq.oobAppURLInd ?? "absent"), not 02: a Split-SDK/Browser (splitSdkType.sdkVariant 02) cannot open an OOB app",
+                                   about: known, ends: kid, fails: .creqElements)
+        }
         journal?.check(dsTransID, .pass(.creqElements))
         guard creq.messageVersion == transaction.version else {
             throw ChallengeRefusal("messageVersion", .versionNotSupported,

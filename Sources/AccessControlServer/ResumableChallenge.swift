@@ -24,6 +24,7 @@ extension AccessControlServer.Transaction {
             ("messageCategory", .string(messageCategory)), ("scheme", .string(scheme?.rid)), ("resultsURL", .string(resultsURL)),
             ("authentication", .string(authentication?.rawValue)), ("renderingType", renderingType),
             ("threeDSCompInd", .string(threeDSCompInd)), ("noCReqDue", noCReqDue ? .bool(true) : nil), ("splitSDK", splitSDK ? .bool(true) : nil),
+            ("splitSDKBrowser", splitSDKBrowser ? .bool(true) : nil),
             ("deadline", challengeDeadline.map { .number(String($0)) }),
             ("sdkTimeout", sdkTimeout.map { .object([("minutes", .number(String($0.minutes))), ("start", .number(String($0.wallStart)))]) }),
         ])
@@ -70,6 +71,7 @@ extension AccessControlServer.Transaction {
         expectation = scenario.expectation
         noCReqDue = resume["noCReqDue"] == .bool(true)
         splitSDK = resume["splitSDK"] == .bool(true)
+        splitSDKBrowser = resume["splitSDKBrowser"] == .bool(true)
         challengeDeadline = resume["deadline"]?.numberText.flatMap(Int64.init)
         threeDSCompInd = resume["threeDSCompInd"]?.stringValue
         if let timeout = resume["sdkTimeout"], let minutes = timeout["minutes"]?.numberText.flatMap(Int.init),

@@ -73,6 +73,8 @@ extension AccessControlServer {
         var threeDSCompInd: String?
         /// A Split-SDK's transaction (2.3.1 `sdkType` 02): its CReqs must be in A128GCM (SB 279 §6.2.4.1).
         var splitSDK = false
+        /// A Split-SDK/Browser's (`splitSdkType.sdkVariant` 02): its CReqs say `oobAppURLInd` 02 (SB 279, `oobAppURLInd`).
+        var splitSDKBrowser = false
         /// Decoupled Authentication Fallback (2.3.1): when the RReq D went (milliseconds since 1970), and the dsTransID of
         /// the 3RI AReq that followed it up.
         var fallbackRReqAt: Int64?
@@ -94,7 +96,8 @@ extension AccessControlServer {
             messageCategory = areq.messageCategory
             self.scheme = scheme
             self.resultsURL = resultsURL
-            splitSDK = areq["sdkType"] == "02"
+            splitSDK = areq["sdkType"] == SplitSDK.sdkType
+            splitSDKBrowser = areq.isSplitSDKBrowser
         }
 
         /// The scheme's ECI for an authenticated or attempted result (Visa-like for a PAN of no known scheme).

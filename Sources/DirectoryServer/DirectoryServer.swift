@@ -413,7 +413,7 @@ public final class DirectoryServer: Sendable {
             return .emv(erro.json)
         case .message(let ares):
             journal?.message(dsTransID, from: .accessControlServer, to: .directoryServer, type: MessageType.aRes.rawValue, body: ares.bytes)
-            if let unechoed = areq.unechoed(in: ares.envelope.json) ?? areq.statusNotAllowed(in: ares.envelope.json) {
+            if let unechoed = areq.unechoed(in: ares.envelope.json) ?? areq.answerNotAllowed(ares.envelope.json) {
                 let erro = areq.erro(about: [unechoed], answered: TransactionIDs(json: ares.envelope.json), from: .directoryServer)
                 await tellACS(erro, dsTransID: dsTransID, url: acsURL)
                 record(dsTransID, "sent to the 3DS Server: Erro \(erro.errorCode.rawValue) about the ARes")

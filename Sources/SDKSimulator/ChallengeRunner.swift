@@ -100,6 +100,8 @@ public struct ChallengeRunner: Sendable {
         case repeatCounter = "repeat-counter"
         /// Answers an out-of-band screen with challengeDataEntry instead of oobContinue.
         case oobAsDataEntry = "oob-as-data-entry"
+        /// Says in its CReqs that it opens an OOB app (2.3.1 oobAppURLInd 01), which a Split-SDK/Browser cannot.
+        case oobAppURLSupported = "oob-app-url-supported"
     }
 
     public init(client: HTTPClient, trustAnchors: [Certificate], misbehaviour: Misbehaviour? = nil) {
@@ -256,6 +258,7 @@ struct Session {
             if case .oobContinue = action { creq.threeDSRequestorAppURL = "https://merchant.example/3ds-return" }
         }
         if style == .android { creq.extraMembers = [("messageExtensions", .array([]))] }
+        if runner.misbehaviour == .oobAppURLSupported { creq.oobAppURLInd = "01" }
         return creq
     }
 

@@ -154,7 +154,7 @@ public final class ThreeDSServer: Sendable {
             case .message(let (ares, envelope, bytes)):
                 transaction.record(.received, bytes: bytes)
                 transaction.warnings += envelope.warnings.map { "ARes: " + $0 }
-                if let unechoed = areq.unechoed(in: envelope.json) ?? areq.statusNotAllowed(in: envelope.json) {
+                if let unechoed = areq.unechoed(in: envelope.json) ?? areq.answerNotAllowed(envelope.json) {
                     // An ARes that is not this transaction's is no usable answer: as an invalid one.
                     await refuse(areq.erro(about: [unechoed], answered: TransactionIDs(json: envelope.json), from: .threeDSServer), violations: [unechoed],
                                  of: &transaction, url: url)

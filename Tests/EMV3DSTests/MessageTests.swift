@@ -47,7 +47,7 @@ struct MessageTests {
                                                        "threeDSRequestorDecReqInd": decoupled.map(JSONValue.string),
                                                        "threeDSRequestorSpcSupport": spc.map(JSONValue.string)]),
                            version: MessageVersion(rawValue: version) ?? .v2_2_0)
-        let violation = request.statusNotAllowed(in: ares(["transStatus": .string(status)]))
+        let violation = request.answerNotAllowed(ares(["transStatus": .string(status)]))
         #expect((violation == nil) == allowed, "\(String(describing: violation))")
         #expect(violation.map { $0.field == "transStatus" && $0.code == .formatInvalid } ?? true)
     }

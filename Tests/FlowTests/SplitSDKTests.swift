@@ -82,4 +82,54 @@ struct SplitSDKTests {
                                                     at: Date().addingTimeInterval(3600), key: signer.key, chain: signer.chain)
         #expect(throws: SDKServerSignedContent.Failure.self) { try SDKServerSignedContent(verifying: ahead, with: verifier) }
     }
+
+    /// A Split-SDK/Browser (splitSdkType.sdkVariant 02) opens no OOB app: its CReqs say oobAppURLInd 02 (SB 279, oobAppURLInd:
+    /// "If SDK Type = 02 and Split-SDK Type = 02, the OOB App URL Indicator is set to 02"). One that says 01 gets Erro 203 and
+    /// fails creq.elements; one that says 02 completes.
+    @Test(arguments: [false, true])
+    func aSplitSDKBrowserSaysItOpensNoOOBApp(_ claimsOOBApp: Bool) async throws {
+        try await withHarness { harness in
+            var transaction = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: .v2_3_1, style: .android)
+            var signer = try server()
+            signer.variant = "02"
+            try transaction.signAsSplitSDK(signer)
+            let challenger = claimsOOBApp ? ChallengeRunner(client: harness.client, trustAnchors: [try pki.rootCertificate("A000000003")],
+                                                            misbehaviour: .oobAppURLSupported) : harness.challenger
+            let run = try await harness.simulator.run(transaction, pan: "4000000000110009", answers: ChallengeAnswers(["1234"]),
+                                                      challenger: challenger, style: DeviceDataStyle.android.channelStyle, encryption: .a128gcm)
+            if claimsOOBApp {
+                #expect(run.challenge?.outcome.description.contains("203") == true, "\(run.summary)")
+                #expect(try await harness.check("creq.elements", of: run.final.record) == "fail")
+            } else {
+                #expect(run.final.transStatus == "Y", "\(run.summary)")
+                #expect(try await harness.check("creq.elements", of: run.final.record) == "pass")
+            }
+        }
+    }
+
+    /// A limited Split-SDK (splitSdkType.limitedInd Y) takes no static passcode (01) or knowledge-based (06) challenge (SB 279,
+    /// authenticationMethod: "If SDK Type and Split-SDK Type/Limited Indicator = Y, a value of 01 or 06 is not valid"): a
+    /// single-select challenge (06) is answered U with reason 03 (unsupported device); a text one (02) is run.
+    @Test(arguments: [("4000000000120008", "U"), ("4000000000110009", "C")])
+    func aLimitedSplitSDKGetsNoKnowledgeBasedChallenge(_ card: String, _ status: String) async throws {
+        try await withHarness { harness in
+            var transaction = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: .v2_3_1, style: .android)
+            var signer = try server()
+            signer.limited = true
+            try transaction.signAsSplitSDK(signer)
+            let result = try await harness.simulator.authenticate(transaction, pan: card)
+            #expect(result.transStatus == status, "\(result.record)")
+            if status == "U" { #expect(result.record["transStatusReason"]?.stringValue == "03") }
+        }
+    }
+
+    /// The rule as the DS and the 3DS Server apply it to an ARes from elsewhere: 01 or 06 for a limited Split-SDK is Erro 203.
+    @Test func anAResWithAKnowledgeBasedMethodForALimitedSplitSDKIs203() throws {
+        let areq = AReq(json: try appAReq(version: .v2_3_1, replacing: [
+            "sdkType": .string("02"), "defaultSdkType": nil, "splitSdkType": .object([("sdkVariant", .string("01")), ("limitedInd", .string("Y"))]),
+        ]), version: .v2_3_1)
+        let ares = JSONValue.object([("transStatus", .string("C")), ("authenticationMethod", .array([.string("06")]))])
+        #expect(areq.answerNotAllowed(ares)?.field == "authenticationMethod")
+        #expect(areq.answerNotAllowed(.object([("transStatus", .string("C")), ("authenticationMethod", .array([.string("02")]))])) == nil)
+    }
 }

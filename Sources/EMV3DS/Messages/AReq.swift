@@ -47,10 +47,16 @@ public struct AReq: Sendable {
         return nil
     }
 
-    /// Why the answer's `transStatus` is one this AReq does not allow (Table A.17 and its footnotes; Erro 203): C or S in a
-    /// 3RI authentication, D where the requestor did not ask for decoupled authentication as its primary method (Y; in
-    /// 2.3.1 Y or B, footnote 10), S without `threeDSRequestorSpcSupport` Y (footnote 13). Nil when it is allowed.
-    public func statusNotAllowed(in answer: JSONValue) -> Violation? {
+    /// Why the answer is not one this AReq allows (Erro 203): a `transStatus` Table A.17 and its footnotes refuse (C or S in
+    /// a 3RI authentication, D where the requestor did not ask for decoupled authentication as its primary method: Y, in
+    /// 2.3.1 Y or B, footnote 10; S without `threeDSRequestorSpcSupport` Y, footnote 13), or an `authenticationMethod` 01
+    /// or 06 for a limited Split-SDK (SB 279, `authenticationMethod`). Nil when it is allowed.
+    public func answerNotAllowed(_ answer: JSONValue) -> Violation? {
+        let methods = answer["authenticationMethod"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        if isLimitedSplitSDK, let method = methods.first(where: SplitSDK.methodsNotForLimited.contains) {
+            return Violation(field: "authenticationMethod", code: .formatInvalid,
+                             reason: "\(method) is not valid for a limited Split-SDK (splitSdkType.limitedInd Y)")
+        }
         guard let status = answer["transStatus"]?.stringValue.flatMap(TransStatus.init(rawValue:)) else { return nil }
         func refuse(_ why: String) -> Violation { Violation(field: "transStatus", code: .formatInvalid, reason: "\(status.rawValue) \(why)") }
         switch status {
@@ -65,6 +71,12 @@ public struct AReq: Sendable {
             return nil
         }
     }
+
+    /// A Split-SDK (2.3.1 `sdkType` 02) whose client has limited capabilities (`splitSdkType.limitedInd` Y).
+    public var isLimitedSplitSDK: Bool { self["sdkType"] == SplitSDK.sdkType && json["splitSdkType"]?["limitedInd"]?.stringValue == "Y" }
+
+    /// A Split-SDK/Browser (2.3.1 `sdkType` 02, `splitSdkType.sdkVariant` 02), which cannot open an OOB app.
+    public var isSplitSDKBrowser: Bool { self["sdkType"] == SplitSDK.sdkType && json["splitSdkType"]?["sdkVariant"]?.stringValue == SplitSDK.browserVariant }
 
     /// An Erro about its ARes that names this AReq's transaction, in its version, with the
     /// ACS's `acsTransID` and `dsTransID` where the ARes carried them (`answered`).

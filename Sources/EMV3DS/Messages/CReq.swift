@@ -42,6 +42,9 @@ public struct CReq: Sendable {
     public var whitelistingDataEntry: String?
     /// `threeDSRequestorAppURL` (2.2.0+): where an OOB app returns the cardholder.
     public var threeDSRequestorAppURL: String?
+    /// `oobAppURLInd` (2.3.1): 01 the SDK supports the OOB App URL, 02 not the device, 03 not the requestor. A simulated
+    /// device opens no OOB app: 02 unless set.
+    public var oobAppURLInd: String?
     /// Members beyond the standard ones, kept as sent (e.g. `messageExtensions`).
     public var extraMembers: [(key: String, value: JSONValue)] = []
 
@@ -81,6 +84,7 @@ public struct CReq: Sendable {
         }
         whitelistingDataEntry = text("whitelistingDataEntry") ?? text("trustListDataEntry")
         threeDSRequestorAppURL = text("threeDSRequestorAppURL")
+        oobAppURLInd = text("oobAppURLInd")
     }
 
     public var ids: TransactionIDs {
@@ -103,7 +107,7 @@ public struct CReq: Sendable {
             ("acsTransID", .string(acsTransID)),
             ("sdkTransID", .string(sdkTransID)),
             ("sdkCounterStoA", .string(Self.counterText(counter))),
-            ("oobAppURLInd", .string("02")),  // a simulated device opens no OOB app
+            ("oobAppURLInd", .string(oobAppURLInd ?? "02")),
         ]
         switch action {
         case .none: break

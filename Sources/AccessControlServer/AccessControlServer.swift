@@ -182,6 +182,8 @@ public final class AccessControlServer: Sendable {
         var spcOffer: SPCOffer?
         if let followUp {
             journal?.check(areq["dsTransID"], followUp.check)
+            // On the first's entry too: in a cluster this AReq was passed on here, and its own entry is the DS's elsewhere.
+            if let first = followUp.firstAcsTransID { journal?.check(transactions.get(first)?.ids.dsTransID, followUp.check) }
             switch followUp {
             case .verified(let offer): plan = .final(offer.script.transStatus, reason: nil)
             case .refused: plan = .final(.notAuthenticated, reason: "01")  // card authentication failed

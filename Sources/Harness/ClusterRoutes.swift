@@ -1,6 +1,7 @@
 import AccessControlServer
 import Foundation
 import DirectoryServer
+import EMV3DS
 import JOSE
 import JSON
 import Logging
@@ -29,10 +30,11 @@ struct ClusterRoutes {
         case jweKeyID
         /// A form field of base64url JSON (`threeDSMethodData`, `creq`, `cres`), and the member of it.
         case formJSON(field: String, member: String)
-        /// An AReq that follows an earlier one up (2.3.1: SPC's second AReq, a decoupled fallback's 3RI AReq): the last
-        /// `threeDSReqPriorRef` of its prior authentication, where the follow-up puts the acsTransID it names. Its ACS
-        /// transaction's home holds what the follow-up needs (the SPC offer, the challenge that fell back).
-        case priorReference
+        /// An AReq that follows an earlier one up (2.3.1): SPC's second AReq (an SPC result, and a prior authentication of
+        /// method 05) or a decoupled fallback's 3RI AReq (`threeRIInd` 19, method 02): that entry's `threeDSReqPriorRef`,
+        /// the acsTransID it names, whose home holds what the follow-up needs (the SPC offer, the challenge that fell back).
+        /// Any other AReq, whatever prior authentication it names, stays where it came.
+        case followedUpTransaction
         /// The first of several keys the request has.
         case first([TransactionKey])
 
@@ -49,10 +51,20 @@ struct ClusterRoutes {
             case .formJSON(let field, let member):
                 guard let value = request.formFields?[field], let object = try? Base64URL.decodeObject(value).object else { return nil }
                 return object[member]?.stringValue
-            case .priorReference:
-                guard ByteSearch.contains(request.body, "\"threeDSReqPriorRef\"") else { return nil }
-                let prior = (try? JSONReader.parse(request.body).value)?["threeDSRequestorPriorAuthenticationInfo"]
-                return (prior?.arrayValue?.last ?? prior)?["threeDSReqPriorRef"]?.stringValue
+            case .followedUpTransaction:
+                guard ByteSearch.contains(request.body, "\"threeDSReqPriorRef\""), let areq = try? JSONReader.parse(request.body).value,
+                      areq["messageVersion"]?.stringValue == MessageVersion.v2_3_1.rawValue else { return nil }
+                let method: String
+                if areq["deviceChannel"]?.stringValue == DeviceChannel.threeRI.rawValue, areq["threeRIInd"]?.stringValue == DecoupledFallback.threeRIInd {
+                    method = DecoupledFallback.priorAuthMethod
+                } else if areq["spcIncompInd"] != nil
+                            || (areq["threeDSRequestorAuthenticationInfo"]?.arrayValue ?? []).contains(where: { $0["threeDSReqAuthMethod"]?.stringValue == "09" }) {
+                    method = "05"
+                } else {
+                    return nil
+                }
+                let entries = areq["threeDSRequestorPriorAuthenticationInfo"]?.arrayValue ?? []
+                return entries.last { $0["threeDSReqPriorAuthMethod"]?.stringValue == method }?["threeDSReqPriorRef"]?.stringValue
             case .first(let keys):
                 for key in keys { if let value = key.value(in: request, context) { return value } }
                 return nil
@@ -106,7 +118,7 @@ struct ClusterRoutes {
             HomedRoute(method: .get, path: "/admin/acs/transactions/{id}", role: acsRole, key: .pathParameter("id"), holds: acs),
             // An Erro from the DS about an ARes; an AReq that follows an earlier one up goes where that one is (any other AReq,
             // which carries no acsTransID, stays where it came).
-            HomedRoute(method: .post, path: ACSPaths.aReq, role: acsRole, key: .first([.jsonMember("acsTransID"), .priorReference]), holds: acs),
+            HomedRoute(method: .post, path: ACSPaths.aReq, role: acsRole, key: .first([.jsonMember("acsTransID"), .followedUpTransaction]), holds: acs),
             HomedRoute(method: .post, path: "/ds/rreq", role: dsRole, key: .jsonMember("dsTransID"), holds: ds),
             // A 3DS Server's Erro about an ARes, graded where the transaction is (an AReq carries no dsTransID).
             HomedRoute(method: .post, path: "/ds/areq", role: dsRole, key: .jsonMember("dsTransID"), holds: ds),

@@ -85,6 +85,9 @@ public struct GradedRun: Sendable {
         if runCase.overflow > 0 {
             problems.append("\(runCase.overflow) more transactions were not attached: an attempt takes at most \(RunCase.maxTransactionsPerAttempt)")
         }
+        // A 3RI AReq follows a challenge up only where the attempt has the challenge (a 3RI alone is not this case's).
+        let hasChallenge = runCase.decoupledFallback
+            && attempt.contains { outline($0)?.summary["deviceChannel"]?.stringValue == runCase.channel.deviceChannel }
         for dsTransID in attempt {
             guard let entry = outline(dsTransID) else {
                 problems.append("transaction \(dsTransID): its record is no longer kept")
@@ -93,7 +96,7 @@ public struct GradedRun: Sendable {
             // A transaction tagged for this case must be of its scenario, version and channel; the 3RI AReq of a decoupled
             // fallback (2.3.1) belongs to the challenge it follows up (known by the case: the ACS grades it a moment later).
             let seen = (entry.summary["scenario"]?.stringValue, entry.summary["messageVersion"]?.stringValue, entry.summary["deviceChannel"]?.stringValue)
-            let followsUp = runCase.decoupledFallback && seen.2 == DeviceChannel.threeRI.rawValue
+            let followsUp = hasChallenge && seen.2 == DeviceChannel.threeRI.rawValue
             if seen != (runCase.scenario, runCase.version, followsUp ? seen.2 : runCase.channel.deviceChannel) {
                 problems.append("transaction \(dsTransID) is of scenario \(seen.0 ?? "none"), version \(seen.1 ?? "none"), deviceChannel \(seen.2 ?? "none"), "
                                 + "not this case's: use the case's card \(runCase.card ?? runCase.pan) in \(runCase.version) (\(runCase.channel.rawValue))")

@@ -324,6 +324,7 @@ public final class ThreeDSServer: Sendable {
             if transaction.state == .decoupledFallback {
                 Task { await followUpFallback(transaction.threeDSServerTransID) }
             } else if let first = transaction.fallbackOf {
+                await takeUp(first)
                 transactions.update(first) { $0.endFallback(with: transaction) }
             }
             return .emv(rres.json)

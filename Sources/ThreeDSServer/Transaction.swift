@@ -114,7 +114,7 @@ extension ThreeDSServer {
                               "\(rreq.transStatus.rawValue) after an ARes S: only the ACS's time limit ends it by RReq, with N (reason 14)")
             }
             guard state == .challenge || (state == .spc && spcFollowedBy == nil) else {
-                if state == .completed || state == .decoupledFallback {
+                if state == .completed || state == .decoupledFallback || (state == .error && rreqOutcome != nil) {
                     return refuse("threeDSServerTransID", ErrorCode.duplicate(in: messageVersion), "awaits no RReq: its result has already been received")
                 }
                 let why = state == .spc ? "its SPC result went in the second AReq of \(spcFollowedBy ?? "")"
@@ -157,7 +157,13 @@ extension ThreeDSServer {
                                   challengeCancel: rreq.challengeCancel, whiteListStatus: rreq.whiteListStatus)
             state = rreq.transStatus == .decoupled ? .decoupledFallback : .completed
             // What the RReq says beside the outcome (2.3.1) is the last word, as its status is.
-            if let fields = rreq.outcomeFields { outcomeFields = fields }
+            if let fields = rreq.outcomeFields?.objectMembers {
+                var merged = outcomeFields?.objectMembers ?? []
+                for member in fields {
+                    if let index = merged.firstIndex(where: { $0.key == member.key }) { merged[index].value = member.value } else { merged.append(member) }
+                }
+                outcomeFields = .object(merged)
+            }
             if let info = rreq.cardholderInfo { cardholderInfo = info }
         }
 
@@ -279,6 +285,8 @@ extension ThreeDSServer.Transaction {
         guard state == .challenge || state == .decoupledFallback || awaitsFinalCRes else { return nil }
         return .object(omittingAbsent: [
             ("fallbackOf", .string(fallbackOf)), ("fallbackFollowedBy", .string(fallbackFollowedBy)),
+            // The RReq D of a fallback that ended: the record's outcome is the 3RI's.
+            ("fallbackReason", fallbackOutcome != nil && rreqOutcome?.transStatus == .decoupled ? .string(rreqOutcome?.transStatusReason ?? "") : nil),
             ("deviceChannel", .string(channel?.rawValue)), ("aresContext", aresReadByResults),
             ("challengeWindowSize", .string(browserOptions?.challengeWindowSize)),
             ("returnURL", .string(browserOptions?.returnTo?.returnURL)), ("returnIdParameter", .string(browserOptions?.returnTo?.idParameter)),
@@ -318,6 +326,10 @@ extension ThreeDSServer.Transaction {
         }
         acsReferenceNumber = ares["acsReferenceNumber"]?.stringValue
         aresReadByResults = resume["aresContext"]
+        if let reason = resume["fallbackReason"]?.stringValue, let final = rreqOutcome {
+            fallbackOutcome = final
+            rreqOutcome = Outcome(transStatus: .decoupled, transStatusReason: reason.isEmpty ? nil : reason)
+        }
         fallbackOf = resume["fallbackOf"]?.stringValue
         fallbackFollowedBy = resume["fallbackFollowedBy"]?.stringValue
         erroReceived = (record["erroReceived"]?.arrayValue ?? []).compactMap { try? ErroMessage(json: $0) }

@@ -139,4 +139,25 @@ struct DecoupledFallbackTests {
             #expect(result.fix?.isEmpty == false)
         }
     }
+
+    /// A 3RI AReq (threeRIInd 19) alone, tagged for the fallback case: it follows no challenge there, so it is not the
+    /// case's transaction (and the ACS fails its check: it names no challenge that fell back).
+    @Test func aThreeRIAReqAloneIsNotTheFallbackCase() async throws {
+        try await withHarness { harness in
+            let party = try SimulatedThreeDSServer(harness)
+            defer { party.stop() }
+            let request = JSONValue.object([
+                ("suite", .object([("name", .string("fallback")), ("party", .string("3ds-server")), ("scenarios", .array([.string(Self.scenario)])),
+                                   ("versions", .array([.string("2.3.1")])), ("channels", .array([.string("app")]))])),
+                ("caseDeadlineSeconds", .number("30")),
+            ])
+            let started = try JSONReader.parse(try await harness.post("/admin/runs", JSONWriter.write(request)).body).value
+            let id = try #require(started["id"]?.stringValue)
+            try await party.threeRIAlone(pan: Self.card, tag: "\(id)/\(Self.scenario)/2.3.1/app")
+            let run = try await harness.settledRun(id, within: .seconds(40))
+            let entry = try #require(run["cases"]?.arrayValue?.first)
+            #expect(entry["status"]?.stringValue == "failed", "\(JSONWriter.string(run))")
+            #expect(entry["problems"]?.arrayValue?.first?.stringValue?.contains("deviceChannel 03, not this case's") == true, "\(JSONWriter.string(entry))")
+        }
+    }
 }

@@ -43,7 +43,9 @@ struct OutcomeFieldsTests {
             let pin = JSONValue.object([("pan", .string(card)), ("scenario", .object([
                 ("name", .string("bound-after-challenge")), ("description", .string("A text challenge that binds the device.")),
                 ("challenge", .object([("steps", .array([.object([("uiType", .string("text")), ("header", .string("Verify")), ("label", .string("Code")), ("text", .string("Code 1234.")), ("answer", .string("1234"))])]))])),
-                ("outcomeFields", .object([("deviceBindingStatus", .string("12")), ("cardholderInfo", .string("This device is now bound."))])),
+                ("outcomeFields", .object([("deviceBindingStatus", .string("12")), ("cardholderInfo", .string("This device is now bound.")),
+                                           ("broadInfo", .object([("category", .string("01")), ("recipients", .array([.string("02")])),
+                                                                  ("severity", .string("04")), ("source", .string("03"))]))])),
             ]))])
             let pinned = try await harness.post("/admin/pins", JSONWriter.write(pin))
             #expect(pinned.status.code == 201, "\(pinned.bodyText)")
@@ -55,6 +57,8 @@ struct OutcomeFieldsTests {
             #expect(rreq["deviceBindingStatus"]?.stringValue == "12" && rreq["deviceBindingStatusSource"]?.stringValue == "03", "\(rreq)")
             #expect(rreq["cardholderInfo"]?["text"]?.stringValue == "This device is now bound.")
             #expect(run.final.record["deviceBindingStatus"]?.stringValue == "12")
+            // broadInfo is the ARes's alone (SB 279 gives it no place in the RReq): left out there, kept in the record from the ARes.
+            #expect(rreq["broadInfo"] == nil && run.final.record["broadInfo"]?["severity"]?.stringValue == "04")
         }
     }
 }

@@ -138,6 +138,14 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
                                             answers: ChallengeAnswers(["1234", "continue"]), style: DeviceDataStyle.android.channelStyle)
     }
 
+    /// A 3RI AReq with threeRIInd 19 on `pan` that follows no challenge: what a case must not take for the fallback.
+    func threeRIAlone(pan: String, tag: String?) async throws {
+        let first = try appAReq(pan: pan, version: .v2_3_1, replacing: ["threeDSServerURL": .string(resultsURL)])
+        let id = UUID().uuidString.lowercased()
+        areqs.withLock { $0[id] = (first, .app, tag) }
+        try await followUp(.object([("threeDSServerTransID", .string(id)), ("acsTransID", .string(UUID().uuidString.lowercased()))]))
+    }
+
     /// The 3RI AReq after an RReq D (Req 467): the first AReq's card, purchase and requestor, threeRIInd 19, decoupled, naming the challenge.
     private func followUp(_ rreq: JSONValue) async throws {
         guard let id = rreq["threeDSServerTransID"]?.stringValue, let (first, _, tag) = areqs.withLock({ $0[id] }),

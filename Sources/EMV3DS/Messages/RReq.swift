@@ -88,7 +88,10 @@ public struct RReq: Sendable, Equatable {
     public var json: JSONValue {
         let listSource: JSONValue? = whiteListStatus == nil ? nil : .string("03")
         // The cardholder's answer to the whitelisting prompt is the trust list status; a scenario's gives way to it.
-        let outcome = Self.withSources(outcomeFields).filter { whiteListStatus == nil || !$0.0.hasPrefix("trustListStatus") }
+        // Only what the RReq defines (broadInfo is the ARes's alone).
+        let outcome = Self.withSources(outcomeFields).filter {
+            ResultsRules.rReq.defines($0.0, in: messageVersion) && (whiteListStatus == nil || !$0.0.hasPrefix("trustListStatus"))
+        }
         return ResultsRules.rReq.build([
             ("messageType", .string(MessageType.rReq.rawValue)),
             ("messageVersion", .string(messageVersion.rawValue)),

@@ -216,6 +216,7 @@ public struct HarnessConfiguration: Sendable, Equatable {
             ("directoryServer.acsTimeoutMs", Double(directoryServer.acsTimeoutMs), 1...day * 1000, "milliseconds"),
             ("threeDSServer.directoryServerTimeoutMs", Double(threeDSServer.directoryServerTimeoutMs), 1...day * 1000, "milliseconds"),
             ("threeDSServer.cardRangeRefreshSeconds", threeDSServer.cardRangeRefreshSeconds, 0...day, "seconds"),
+            ("threeDSServer.spcResultTimeout", threeDSServer.spcResultTimeout, 0.001...day, "seconds"),
             ("accessControlServer.challengeTimeout", accessControlServer.challengeTimeout, 0.001...day, "seconds"),
             ("store.maxAgeDays", store.maxAgeDays, 0.001...36_500, "days"),
         ]

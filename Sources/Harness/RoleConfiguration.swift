@@ -102,7 +102,7 @@ extension ThreeDSServerSettings: KeyTableDecodable {
         [.key("referenceNumber", \.referenceNumber), .key("operatorID", \.operatorID), .key("requestorID", \.requestorID),
          .key("requestorName", \.requestorName), .key("requestorURL", \.requestorURL), .key("directoryServerURL", \.directoryServerURL),
          .key("directoryServerTimeoutMs", \.directoryServerTimeoutMs),
-         .key("cardRangeRefreshSeconds", \.cardRangeRefreshSeconds), .key("acquirerBIN", \.acquirerBIN),
+         .key("cardRangeRefreshSeconds", \.cardRangeRefreshSeconds), .key("spcResultTimeout", \.spcResultTimeout), .key("acquirerBIN", \.acquirerBIN),
          .key("acquirerMerchantID", \.acquirerMerchantID), .key("mcc", \.mcc), .key("merchantCountryCode", \.merchantCountryCode)]
     }
 }

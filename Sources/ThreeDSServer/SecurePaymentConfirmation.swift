@@ -2,6 +2,7 @@ import EMV3DS
 import EMVCrypto
 import Foundation
 import JSON
+import Logging
 import Messaging
 import Net
 import Store
@@ -31,6 +32,29 @@ extension ThreeDSServer {
             throw HTTPError(.badRequest, "assertion must be the PublicKeyCredential as a JSON object (PaymentResponse.details.toJSON())")
         default: break
         }
+        let (transaction, status) = try await sendSecondAReq(after: id, assertion: assertion, incomplete: incomplete, harnessCase: request.harnessCase)
+        return .emv(transaction.json, status: status)
+    }
+
+    /// The page did not post SPC's result within ``ThreeDSServerSettings/spcResultTimeout`` of the ARes S: the second AReq
+    /// goes with spcIncompInd 03 and without the requestor's authentication information (SB 279 Req 454-455).
+    func awaitSPCResult(_ id: String, harnessCase: String?) {
+        let timeout = settings.spcResultTimeout
+        Task { [self] in
+            guard (try? await Task.sleep(for: .seconds(timeout))) != nil,
+                  transactions.get(id).map({ $0.state == .spc && $0.spcFollowedBy == nil }) == true else { return }
+            do throws(HTTPError) {
+                _ = try await sendSecondAReq(after: id, assertion: nil, incomplete: "03", harnessCase: harnessCase, keepingOwnAuthentication: false)
+            } catch {
+                // The page's result came meanwhile, or the ACS's RReq N/14 ended it: nothing is due.
+                logger.debug("no second AReq at the SPC time limit", metadata: ["threeDSServerTransID": "\(id)", "reason": "\(error.message)"])
+            }
+        }
+    }
+
+    /// Sends the second AReq after transaction `id`'s ARes S, once.
+    func sendSecondAReq(after id: String, assertion: JSONValue?, incomplete: String?, harnessCase: String?,
+                        keepingOwnAuthentication: Bool = true) async throws(HTTPError) -> (Transaction, HTTPStatus) {
         // Taken once: a result posted again finds the first transaction followed up.
         let taken = transactions.update(id) { first -> Result<(AReq, Transaction), HTTPError> in
             guard first.state == .spc else {
@@ -42,7 +66,8 @@ extension ThreeDSServer {
             guard let areq = first.sentAReq, let acsTransID = first.ids.acsTransID else {
                 return .failure(HTTPError(.conflict, "transaction \(id) has no AReq or acsTransID to follow up"))
             }
-            let second = secondAReq(after: areq, acsTransID: acsTransID, assertion: assertion, incomplete: incomplete, version: first.messageVersion)
+            let second = secondAReq(after: areq, acsTransID: acsTransID, assertion: assertion, incomplete: incomplete, version: first.messageVersion,
+                                    keepingOwnAuthentication: keepingOwnAuthentication)
             first.spcFollowedBy = second.threeDSServerTransID
             return .success((second, first))
         }
@@ -50,17 +75,19 @@ extension ThreeDSServer {
         let (second, first) = try taken.get()
         // A second AReq that did not get through (refused here, or no usable answer from the DS) leaves the result to be sent again.
         let (transaction, status): (Transaction, HTTPStatus)
-        do { (transaction, status) = try await send(second, browserOptions: first.browserOptions, harnessCase: request.harnessCase) } catch {
+        do { (transaction, status) = try await send(second, browserOptions: first.browserOptions, harnessCase: harnessCase) } catch {
             transactions.update(id) { $0.spcFollowedBy = nil }
             throw error
         }
         if status != .ok { transactions.update(id) { $0.spcFollowedBy = nil } }
-        return .emv(transaction.json, status: status)
+        return (transaction, status)
     }
 
     /// The second AReq: the first's members under a new threeDSServerTransID, naming the first and carrying SPC's result.
     /// What the requestor gave of its own prior and current authentication stays; SPC's entries go last (2.3.1 takes 1-3).
-    func secondAReq(after first: JSONValue, acsTransID: String, assertion: JSONValue?, incomplete: String?, version: MessageVersion) -> AReq {
+    /// `keepingOwnAuthentication`: false at the 3DS Server's time limit, whose second AReq goes without it (Req 455).
+    func secondAReq(after first: JSONValue, acsTransID: String, assertion: JSONValue?, incomplete: String?, version: MessageVersion,
+                    keepingOwnAuthentication: Bool = true) -> AReq {
         let timestamp = String(UTCTime.purchaseDate(Date()).prefix(12))  // YYYYMMDDHHMM
         func appended(_ name: String, _ entry: JSONValue) -> JSONValue {
             .array(Array((first[name]?.arrayValue ?? []).prefix(2)) + [entry])
@@ -79,7 +106,7 @@ extension ThreeDSServer {
                 ("threeDSReqAuthData", .string(String(decoding: JSONWriter.write(assertion), as: UTF8.self))),
             ]))))
         } else {
-            if let own = first["threeDSRequestorAuthenticationInfo"] { members.append(("threeDSRequestorAuthenticationInfo", own)) }
+            if keepingOwnAuthentication, let own = first["threeDSRequestorAuthenticationInfo"] { members.append(("threeDSRequestorAuthenticationInfo", own)) }
             if let incomplete { members.append(("spcIncompInd", .string(incomplete))) }
         }
         return AReq(json: .object(members), version: version)

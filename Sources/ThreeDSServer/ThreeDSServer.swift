@@ -21,6 +21,9 @@ public struct ThreeDSServerSettings: Sendable, Equatable, Encodable {
     public var directoryServerTimeoutMs: UInt64 = 30_000
     /// How long the DS's card ranges are cached before a PReq (with the last serialNum) refreshes them.
     public var cardRangeRefreshSeconds: Double = 3600
+    /// Seconds after an ARes S within which the requestor's page posts SPC's result; then the 3DS Server sends the second
+    /// AReq itself, with spcIncompInd 03 (SB 279 Req 454-455: 540 s, a minute before the ACS's own limit).
+    public var spcResultTimeout: Double = 540
     /// Merchant defaults for payment AReqs, overridable per request.
     public var acquirerBIN = "400551"
     public var acquirerMerchantID = "harness-merchant-1"
@@ -161,6 +164,7 @@ public final class ThreeDSServer: Sendable {
                     return (finish(transaction), .badGateway)
                 }
                 transaction.apply(ares)
+                if transaction.state == .spc { awaitSPCResult(transaction.threeDSServerTransID, harnessCase: harnessCase) }
             case .erro(let erro):
                 transaction.record(.received, erro.json)
                 transaction.fail(erro)

@@ -7,6 +7,7 @@ import JSON
 import Net
 import SDKSimulator
 import Testing
+import ThreeDSServer
 
 /// Secure Payment Confirmation (EMV 3DS 2.3.1, browser) end to end over HTTP, with the software authenticator in
 /// the browser's place: the issuer's enrolment, the ARes S, and the second AReq with the assertion or spcIncompInd.
@@ -163,16 +164,32 @@ struct SPCFlowTests {
         try await withHarness(configure: { $0.accessControlServer.challengeTimeout = 0.5 }) { harness in
             _ = try await enrol(harness)
             let first = try await authenticate(harness)
-            let path = "/3ds-server/transactions/\(first["threeDSServerTransID"]?.stringValue ?? "")"
-            var record = first
-            // On the record's state: the RReq comes after the ACS's time, bounded here at 10 s.
-            for _ in 0..<100 where record["state"]?.stringValue == "spc" {
-                try await Task.sleep(for: .milliseconds(100))
-                record = try JSONReader.parse(try await harness.get(path).body).value
-            }
+            // On the record's state: the RReq comes after the ACS's time.
+            let record = try await self.record(harness, first) { $0["state"]?.stringValue == "spc" }
             #expect(record["state"]?.stringValue == "completed", "\(record)")
             #expect(record["transStatus"]?.stringValue == "N" && record["transStatusReason"]?.stringValue == "14", "\(record)")
             let late = try await harness.post(resultPath(first), JSONWriter.write(.object([("spcIncompInd", .string("03"))])))
+            #expect(late.status == .conflict, "\(late.bodyText)")
+        }
+    }
+
+    /// The page never posts SPC's result: at the 3DS Server's time limit (here 0.5 s, 540 s by default; SB 279 Req 454-455:
+    /// "send the second AReq message to the ACS with SPC Incompletion Indicator = 03 and without the 3DS Requestor
+    /// Authentication Information") it sends the second AReq itself, and the ACS falls back to the scenario's challenge.
+    @Test func withoutThePagesResultThe3DSServerSendsTheSecondAReqWithSpcIncompInd03() async throws {
+        try await withHarness(configure: { $0.threeDSServer.spcResultTimeout = 0.5 }) { harness in
+            _ = try await enrol(harness)
+            let first = try await authenticate(harness)
+            // On the record's state: the second AReq goes after the 3DS Server's time.
+            let record = try await self.record(harness, first) { $0["spc"]?["followedBy"] == nil }
+            let secondID = try #require(record["spc"]?["followedBy"]?.stringValue, "\(record)")
+            let second = try JSONReader.parse(try await harness.get("/3ds-server/transactions/\(secondID)").body).value
+            #expect(second["transStatus"]?.stringValue == "C", "\(second)")
+            let areq = try #require(sentAReq(second))
+            #expect(areq["spcIncompInd"]?.stringValue == "03" && areq["threeDSRequestorAuthenticationInfo"] == nil, "\(areq)")
+            #expect(try await check(harness, second) == "pass")
+            // The page's result after the limit finds the transaction followed up.
+            let late = try await harness.post(resultPath(first), JSONWriter.write(.object([("spcIncompInd", .string("02"))])))
             #expect(late.status == .conflict, "\(late.bodyText)")
         }
     }
@@ -226,6 +243,17 @@ struct SPCFlowTests {
     /// What the browser's SPC returns for `spc` (the transaction's `spc` member), signed by `authenticator`.
     func sign(_ authenticator: SoftwareAuthenticator, _ harness: RunningHarness, _ spc: JSONValue) throws -> JSONValue {
         try authenticator.assertion(confirming: try #require(spc["spcTransData"]), rpID: "localhost", topOrigin: Self.payeeOrigin).json
+    }
+
+    /// The 3DS Server's record of `first` once `pending` no longer holds of it, polled; at most 10 s.
+    func record(_ harness: RunningHarness, _ first: JSONValue, while pending: (JSONValue) -> Bool) async throws -> JSONValue {
+        let path = "/3ds-server/transactions/\(first["threeDSServerTransID"]?.stringValue ?? "")"
+        var record = first
+        for _ in 0..<100 where pending(record) {
+            try await Task.sleep(for: .milliseconds(100))
+            record = try JSONReader.parse(try await harness.get(path).body).value
+        }
+        return record
     }
 
     func resultPath(_ first: JSONValue) -> String { "/3ds-server/transactions/\(first["threeDSServerTransID"]?.stringValue ?? "")/spc" }

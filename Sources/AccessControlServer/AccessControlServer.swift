@@ -23,8 +23,6 @@ public struct AccessControlServerSettings: Sendable {
     public var directoryServerURL: String?
     /// Seconds a challenge may take, from the ARes to the final CRes, before it ends as timed out.
     public var challengeTimeout: Double = 600
-    /// Seconds from an RReq D (Decoupled Authentication Fallback) within which the 3RI AReq passes its check.
-    public var decoupledFallbackWindow = DecoupledFallback.followUpWindow
     /// The browser challenge's page templates; without them a browser challenge ends at once as U (reason 07).
     public var browserPages: BrowserChallengePages?
     /// The clock the SDK's challenge timeout (`challenge.sdk-timeout`) is measured with; tests give one that jumps.

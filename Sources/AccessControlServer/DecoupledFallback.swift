@@ -51,8 +51,8 @@ extension AccessControlServer {
         }
         if CardNumber.masked(areq.acctNumber) != first.maskedPAN { problems.append("acctNumber is not the challenged transaction's card") }
         let elapsed = Double(SQLiteArchive.wallClock() - (first.fallbackRReqAt ?? 0)) / 1000
-        if elapsed > settings.decoupledFallbackWindow {
-            problems.append("it came \(Int(elapsed)) s after the RReq D: within \(Int(settings.decoupledFallbackWindow)) s (Req 467)")
+        if elapsed > DecoupledFallback.followUpWindow {
+            problems.append("it came \(Int(elapsed)) s after the RReq D: within \(Int(DecoupledFallback.followUpWindow)) s (Req 467)")
         }
         let script: DecoupledScript? = if case .challenge(let challenge)? = scenarios.catalog.scenario(named: first.scenario)?.outcome {
             challenge.decoupledFallback?.decoupled

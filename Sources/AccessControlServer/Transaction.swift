@@ -78,9 +78,9 @@ extension AccessControlServer {
         /// Decoupled Authentication Fallback (2.3.1): when the RReq D went (milliseconds since 1970), and the dsTransID of
         /// the 3RI AReq that followed it up.
         var fallbackRReqAt: Int64?
+        var fallbackFollowedBy: String?
         /// The scenario's 2.3.1 outcome fields, repeated in the RReq of a challenge or decoupled authentication.
         var outcomeFields: JSONValue?
-        var fallbackFollowedBy: String?
         /// Erro messages from the DS about this transaction's ARes.
         var erroReceived: [String] = []
         /// Members of the AReq that its table does not define for its version or channel.

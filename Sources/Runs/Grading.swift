@@ -146,7 +146,6 @@ public struct GradedRun: Sendable {
             }
             summaries.append(entry.summary)
         }
-
         // Only the party under test fails its cases: another party's failure (the app's backend writing a
         // local purchaseDate in an SDK run, a team's test SDK in a 3DS Server run) is shown as a warning.
         checks = checks.map { dsTransID, result in

@@ -158,11 +158,9 @@ extension ThreeDSServer {
             state = rreq.transStatus == .decoupled ? .decoupledFallback : .completed
             // What the RReq says beside the outcome (2.3.1) is the last word, as its status is.
             if let fields = rreq.outcomeFields?.objectMembers {
-                var merged = outcomeFields?.objectMembers ?? []
-                for member in fields {
-                    if let index = merged.firstIndex(where: { $0.key == member.key }) { merged[index].value = member.value } else { merged.append(member) }
-                }
-                outcomeFields = .object(merged)
+                var merged = outcomeFields ?? .object([])
+                for member in fields { merged.set(member.key, member.value) }
+                outcomeFields = merged
             }
             if let info = rreq.cardholderInfo { cardholderInfo = info }
         }

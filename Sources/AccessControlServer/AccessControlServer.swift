@@ -119,7 +119,7 @@ public final class AccessControlServer: Sendable {
     func authenticate(_ request: HTTPRequest) async -> HTTPResponse {
         if let erro = request.erroMessage { return received(erro) }
         let areq: AReq
-        do { areq = try AReq(bytes: try request.emvMessageBody(), rules: AReqRules.fromDirectoryServer) } catch {
+        do { areq = try AReq(bytes: try request.emvMessageBody(), written: request.writtenJSON, rules: AReqRules.fromDirectoryServer) } catch {
             logger.info("AReq refused", metadata: ["reason": "\(error)"])
             return .erro(error, from: .acs)
         }
@@ -335,7 +335,7 @@ public final class AccessControlServer: Sendable {
         }
         let delivery: String
         do {
-            switch try await peer.exchange(rreq, url: url, read: { bytes throws(InvalidMessage) in try RRes(bytes: bytes) }) {
+            switch try await peer.exchange(rreq, url: url, read: { body throws(InvalidMessage) in try RRes(bytes: body.bytes, written: body.written) }) {
             case .message(let rres): delivery = "RRes resultsStatus \(rres.resultsStatus.rawValue)"
             case .erro(let erro): delivery = "Erro \(erro.errorCode.rawValue): \(erro.errorDescription)"
             }
@@ -499,7 +499,7 @@ public final class AccessControlServer: Sendable {
         let rreq = transaction.rreq(for: result)
         let delivery: String
         do {
-            switch try await peer.exchange(rreq.json, url: transaction.resultsURL, read: { bytes throws(InvalidMessage) in try RRes(bytes: bytes) }) {
+            switch try await peer.exchange(rreq.json, url: transaction.resultsURL, read: { body throws(InvalidMessage) in try RRes(bytes: body.bytes, written: body.written) }) {
             case .message(let rres):
                 delivery = "RRes resultsStatus \(rres.resultsStatus.rawValue)"
                 if fallingBack { journal?.check(transaction.ids.dsTransID, Self.fallbackResultsCheck(rres.resultsStatus)) }

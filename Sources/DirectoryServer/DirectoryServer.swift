@@ -389,13 +389,13 @@ public final class DirectoryServer: Sendable {
     /// `received`: the AReq as the 3DS Server sent it (the journal keeps what the DS changed of it).
     private func relay(_ areq: AReq, to acsURL: String, received: JSONValue) async -> HTTPResponse {
         let dsTransID = areq["dsTransID"] ?? ""
-        let sent = JSONWriter.write(areq.json)
+        let sent = WrittenJSON(areq.json)
         journal?.relayed(dsTransID, from: .directoryServer, to: .accessControlServer, type: MessageType.aReq.rawValue, of: .threeDSServer,
-                         original: received, relayed: areq.json, body: sent)
+                         original: received, relayed: areq.json, body: sent.bytes)
         let answer: PeerAnswer<(envelope: MessageEnvelope, bytes: [UInt8])>
         do {
-            answer = try await peer.exchange(bytes: sent, url: acsURL) { bytes throws(InvalidMessage) in
-                (try MessageEnvelope.read(bytes, rules: AResRules.rules, request: areq.json), bytes)
+            answer = try await peer.exchange(sent, url: acsURL) { body throws(InvalidMessage) in
+                (try MessageEnvelope.read(body.bytes, written: body.written, rules: AResRules.rules, request: areq.json), body.bytes)
             }
         } catch {
             logger.warning("ACS gave no usable ARes", metadata: ["reason": "\(error)"])
@@ -820,11 +820,12 @@ public final class DirectoryServer: Sendable {
     func results(_ request: HTTPRequest) async -> HTTPResponse {
         let body: [UInt8]
         do { body = try request.emvMessageBody() } catch { return .erro(error, from: .directoryServer) }
-        let named = (try? JSONReader.parse(body).value)?["dsTransID"]?.stringValue
+        let written = request.writtenJSON
+        let named = (written ?? (try? JSONReader.parse(body).value))?["dsTransID"]?.stringValue
         if let named { await takeUp(named) }
         let known = named.flatMap { dsTransID in transactions.get(dsTransID).map { (dsTransID, $0) } }
         let rreq: RReq
-        do { rreq = try RReq(bytes: body, channel: known?.1.channel, ares: known?.1.aresContext) } catch {
+        do { rreq = try RReq(bytes: body, written: written, channel: known?.1.channel, ares: known?.1.aresContext) } catch {
             guard let (dsTransID, transaction) = known else { return .erro(error, from: .directoryServer) }
             return await refuse(error, of: dsTransID, transaction, about: "RReq")
         }
@@ -848,8 +849,10 @@ public final class DirectoryServer: Sendable {
                          isJSON: !faults.contains(.malformedJSON))
         journal?.update(dsTransID) { $0.transStatus = rreq.transStatus.rawValue }
         do {
-            let answer = try await peer.exchange(bytes: sent, url: transaction.threeDSServerURL) { bytes throws(InvalidMessage) in
-                (bytes, try RRes(bytes: bytes, channel: transaction.channel).ids)
+            // Relayed unchanged, the RReq is read at the 3DS Server as the DS read it.
+            let answer = try await peer.exchange(bytes: sent, written: faults.isEmpty ? request.written : nil,
+                                                 url: transaction.threeDSServerURL) { body throws(InvalidMessage) in
+                (body.bytes, try RRes(bytes: body.bytes, written: body.written, channel: transaction.channel).ids)
             }
             switch answer {
             case .message(let rres):

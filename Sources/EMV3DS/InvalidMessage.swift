@@ -71,13 +71,20 @@ public struct InvalidMessage: Error, Sendable, CustomStringConvertible {
 extension MessageEnvelope {
     /// Reads `bytes` as a message of `rules`' type and checks every field rule; `request` is
     /// the message this one answers, if any; `channel` is the transaction's, for messages that
-    /// do not carry it (RReq, RRes, CRes). Warnings ride on the envelope.
-    public static func read(_ bytes: [UInt8], rules: MessageRules, request: JSONValue? = nil,
+    /// do not carry it (RReq, RRes, CRes); `written`, the value the bytes were written from when a role of this process
+    /// sent them in process (read instead of the bytes, with the same rules). Warnings ride on the envelope.
+    public static func read(_ bytes: [UInt8], written: JSONValue? = nil, rules: MessageRules, request: JSONValue? = nil,
                             channel: DeviceChannel? = nil) throws(InvalidMessage) -> MessageEnvelope {
         var envelope: MessageEnvelope
-        do { envelope = try MessageEnvelope(bytes: bytes, expected: [rules.messageType]) } catch {
+        do throws(Rejection) {
+            if let written {
+                envelope = try MessageEnvelope(written: written, expected: [rules.messageType])
+            } else {
+                envelope = try MessageEnvelope(bytes: bytes, expected: [rules.messageType])
+            }
+        } catch {
             // The body may still be readable JSON: echo what ids it has.
-            let json = try? JSONReader.parse(bytes).value
+            let json = written ?? (try? JSONReader.parse(bytes).value)
             throw InvalidMessage(violations: [Violation(field: error.field, code: error.code, reason: error.reason)],
                                  messageType: json?["messageType"]?.stringValue, claimedVersion: error.claimedVersion,
                                  ids: json.map(TransactionIDs.init(json:)) ?? TransactionIDs())

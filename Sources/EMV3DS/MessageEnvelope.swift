@@ -26,6 +26,16 @@ public struct MessageEnvelope: Sendable {
         do { parsed = try JSONReader.parse(bytes) } catch {
             throw Rejection(code: .messageNotRecognised, field: "message", reason: "body is not JSON: \(error.description)", claimedVersion: nil)
         }
+        try self.init(parsed: parsed, expected: expected)
+    }
+
+    /// Reads a message as `bytes` would be read, from the value they were written from (``WrittenJSON``: a role of this
+    /// process called in process), without parsing them again.
+    public init(written json: JSONValue, expected: Set<MessageType>) throws(Rejection) {
+        try self.init(parsed: (json, []), expected: expected)
+    }
+
+    private init(parsed: (value: JSONValue, duplicates: [JSONReader.Duplicate]), expected: Set<MessageType>) throws(Rejection) {
         guard parsed.value.objectMembers != nil else {
             throw Rejection(code: .messageNotRecognised, field: "message", reason: "body is not a JSON object", claimedVersion: nil)
         }

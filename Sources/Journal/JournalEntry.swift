@@ -41,12 +41,41 @@ public struct JournalEntry: ArchivableRecord {
         /// `relayed` as the changes of `original` (two objects), or nil when either is not an object.
         init?(of index: Int, original: JSONValue, relayed: JSONValue) {
             guard case .object(let before) = original, case .object(let after) = relayed else { return nil }
+            of = index
+            (set, removed) = Self.inPlace(before, after) ?? Self.byName(before, after)
+        }
+
+        /// The changes of a relay that changed the message in place, as `JSONValue.set` does: members kept in their
+        /// order, some replaced, some removed, new ones appended. Read in one pass, no name hashed (this runs for every
+        /// relayed AReq, under the journal's lock); nil when `after` is not of that form.
+        static func inPlace(_ before: [(key: String, value: JSONValue)], _ after: [(key: String, value: JSONValue)])
+            -> (set: [(key: String, value: JSONValue)], removed: [String])? {
+            var set: [(key: String, value: JSONValue)] = []
+            var removed: [String] = []
+            var next = 0
+            for member in before {
+                if next < after.count, after[next].key == member.key {
+                    if after[next].value != member.value { set.append(after[next]) }
+                    next += 1
+                } else {
+                    removed.append(member.key)
+                }
+            }
+            let appended = after[next...]
+            // A member moved (or repeated) is not a change in place: an appended name is new, a removed one gone.
+            guard appended.allSatisfy({ added in !before.contains { $0.key == added.key } }),
+                  removed.allSatisfy({ name in !after.contains { $0.key == name } }) else { return nil }
+            set += appended
+            return (set, removed)
+        }
+
+        /// The changes of any two objects, by name: the members of `after` not in `before` as they are, and the names gone.
+        static func byName(_ before: [(key: String, value: JSONValue)], _ after: [(key: String, value: JSONValue)])
+            -> (set: [(key: String, value: JSONValue)], removed: [String]) {
             var earlier: [String: JSONValue] = [:]
             for (key, value) in before { earlier[key] = value }
             let kept = Set(after.map(\.key))
-            of = index
-            set = after.filter { earlier[$0.key] != $0.value }
-            removed = before.map(\.key).filter { !kept.contains($0) }
+            return (after.filter { earlier[$0.key] != $0.value }, before.map(\.key).filter { !kept.contains($0) })
         }
 
         init(of index: Int, set: [(key: String, value: JSONValue)], removed: [String]) {

@@ -6,7 +6,10 @@ import Glibc
 extension HTTPResponse {
     /// An EMV message as an answer: plain JSON, HTTP 200 (an `Erro` too: it is a message, not a failure of HTTP).
     public static func emv(_ json: JSONValue, status: HTTPStatus = .ok) -> HTTPResponse {
-        .emv(bytes: JSONWriter.write(json), exchange: MessageExchange(answer: json), status: status)
+        let written = WrittenJSON(json)
+        var response = HTTPResponse.emv(bytes: written.bytes, exchange: MessageExchange(answer: json), status: status)
+        response.written = written
+        return response
     }
 
     /// An EMV message answered as `bytes` (a relay passes on what it received; a fault spoils
@@ -32,6 +35,13 @@ extension HTTPRequest {
         }
         return body
     }
+}
+
+/// A peer's answer as its reader gets it: the bytes, and the value they were written from when the peer is a role of this
+/// process (one parse per hop: ``MessageEnvelope/read(_:written:rules:request:channel:)`` reads it instead of the bytes).
+public struct ReceivedBody: Sendable {
+    public let bytes: [UInt8]
+    public let written: JSONValue?
 }
 
 /// What a peer answered: the message asked for, or an `Erro`.
@@ -79,9 +89,10 @@ public struct EMVPeer: Sendable {
         self.inProcess = inProcess
     }
 
-    /// POSTs `body` to `url`: in process when it is this process's, else over HTTP.
-    private func post(_ url: String, body: [UInt8], headers: HTTPHeaders = [:]) async throws(HTTPClientError) -> HTTPResponse {
-        if let inProcess, let answer = try await inProcess.post(url, body: body, contentType: "application/json", headers: headers,
+    /// POSTs `body` to `url`: in process when it is this process's (with `written`, the value it was written from, if
+    /// any), else over HTTP.
+    private func post(_ url: String, body: [UInt8], written: WrittenJSON? = nil, headers: HTTPHeaders = [:]) async throws(HTTPClientError) -> HTTPResponse {
+        if let inProcess, let answer = try await inProcess.post(url, body: body, written: written, contentType: "application/json", headers: headers,
                                                                  readTimeoutMilliseconds: client.configuration.readTimeoutMilliseconds) {
             return answer
         }
@@ -90,15 +101,21 @@ public struct EMVPeer: Sendable {
 
     /// Posts `message` to `url` and reads the answer with `read`, or as an `Erro`.
     public func exchange<Message: Sendable>(_ message: JSONValue, url: String,
-                                            read: ([UInt8]) throws(InvalidMessage) -> Message) async throws(PeerFailure) -> PeerAnswer<Message> {
-        try await exchange(bytes: JSONWriter.write(message), url: url, read: read)
+                                            read: (ReceivedBody) throws(InvalidMessage) -> Message) async throws(PeerFailure) -> PeerAnswer<Message> {
+        try await exchange(WrittenJSON(message), url: url, read: read)
+    }
+
+    /// Posts `message`, already written, to `url` (a role of this process called in process reads its value).
+    public func exchange<Message: Sendable>(_ message: WrittenJSON, url: String, headers: HTTPHeaders = [:],
+                                            read: (ReceivedBody) throws(InvalidMessage) -> Message) async throws(PeerFailure) -> PeerAnswer<Message> {
+        try await exchange(bytes: message.bytes, written: message, url: url, headers: headers, read: read)
     }
 
     /// Posts a message as `bytes` (a relay passes on what it received, unchanged) and reads the answer.
-    public func exchange<Message: Sendable>(bytes: [UInt8], url: String, headers: HTTPHeaders = [:],
-                                            read: ([UInt8]) throws(InvalidMessage) -> Message) async throws(PeerFailure) -> PeerAnswer<Message> {
+    public func exchange<Message: Sendable>(bytes: [UInt8], written: WrittenJSON? = nil, url: String, headers: HTTPHeaders = [:],
+                                            read: (ReceivedBody) throws(InvalidMessage) -> Message) async throws(PeerFailure) -> PeerAnswer<Message> {
         let response: HTTPResponse
-        do { response = try await post(url, body: bytes, headers: headers) } catch {
+        do { response = try await post(url, body: bytes, written: written, headers: headers) } catch {
             throw .unreachable(url: url, error)
         }
         guard (200..<300).contains(response.status.code) else {
@@ -108,9 +125,9 @@ public struct EMVPeer: Sendable {
             throw .invalid(url: url, InvalidMessage(.wrongContentType(response.headers["Content-Type"]), about: nil))
         }
         do {
-            return .message(try read(response.body))
+            return .message(try read(ReceivedBody(bytes: response.body, written: response.writtenJSON)))
         } catch {
-            if let json = try? JSONReader.parse(response.body).value, json["messageType"]?.stringValue == MessageType.erro.rawValue,
+            if let json = response.writtenJSON ?? (try? JSONReader.parse(response.body).value), json["messageType"]?.stringValue == MessageType.erro.rawValue,
                let erro = try? ErroMessage(json: json) {
                 return .erro(erro)
             }

@@ -144,14 +144,14 @@ public final class ThreeDSServer: Sendable {
         transaction.harnessCase = harnessCase
         transaction.fallbackOf = fallbackOf
         // Written once: what goes to the DS is what the trail keeps.
-        let areqBytes = JSONWriter.write(areq.json)
-        transaction.record(.sent, bytes: areqBytes)
+        let sent = WrittenJSON(areq.json)
+        transaction.record(.sent, bytes: sent.bytes)
         let url = settings.directoryServerURL ?? endpoints.url("/ds/areq")
         do {
             let headers: HTTPHeaders = harnessCase.map { [HarnessCaseHeader.name: $0] } ?? [:]
-            let answer = try await peer.exchange(bytes: areqBytes, url: url, headers: headers) { bytes throws(InvalidMessage) in
-                let envelope = try MessageEnvelope.read(bytes, rules: AResRules.rules, request: areq.json)
-                return (ARes(validated: envelope), envelope, bytes)
+            let answer = try await peer.exchange(sent, url: url, headers: headers) { body throws(InvalidMessage) in
+                let envelope = try MessageEnvelope.read(body.bytes, written: body.written, rules: AResRules.rules, request: areq.json)
+                return (ARes(validated: envelope), envelope, body.bytes)
             }
             switch answer {
             case .message(let (ares, envelope, bytes)):
@@ -301,13 +301,14 @@ public final class ThreeDSServer: Sendable {
         let body: [UInt8]
         do { body = try request.emvMessageBody() } catch { return .erro(error, from: .threeDSServer) }
         // The transaction decides the rules that depend on it (channel, decoupled ARes).
-        let received = try? JSONReader.parse(body).value
+        let written = request.writtenJSON
+        let received = written ?? (try? JSONReader.parse(body).value)
         let named = received?["threeDSServerTransID"]?.stringValue
         if let named { await takeUp(named) }
         let known = named.flatMap { transactions.get($0) }
         let outcome: Result<(RRes, Transaction), InvalidMessage>
         do {
-            let rreq = try RReq(bytes: body, channel: known?.channel, ares: known?.aresReadByResults)
+            let rreq = try RReq(bytes: body, written: written, channel: known?.channel, ares: known?.aresReadByResults)
             outcome = transactions.update(rreq.threeDSServerTransID) { transaction in
                 transaction.record(.received, bytes: body)
                 transaction.warnings += rreq.warnings.map { "RReq: " + $0 }

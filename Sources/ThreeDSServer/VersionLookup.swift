@@ -108,8 +108,8 @@ extension ThreeDSServer {
         ], version: version)
         let answer: PeerAnswer<JSONValue>
         do {
-            answer = try await peer.exchange(preq, url: preparationURL) { bytes throws(InvalidMessage) in
-                try MessageEnvelope.read(bytes, rules: PreparationRules.pRes, request: preq).json
+            answer = try await peer.exchange(preq, url: preparationURL) { body throws(InvalidMessage) in
+                try MessageEnvelope.read(body.bytes, written: body.written, rules: PreparationRules.pRes, request: preq).json
             }
         } catch {
             // A PRes that fails validation is answered with an Erro to the DS; the cached ranges stay as they were.

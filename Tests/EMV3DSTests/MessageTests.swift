@@ -128,3 +128,25 @@ struct MessageTests {
         #expect(CardNumber.masked("4000000000001000") == "400000******1000")
     }
 }
+
+/// One parse per hop: a message read from the value it was written from (a role of this process called in process) is the
+/// message read from its bytes, valid or not.
+@Suite("Reading a written message")
+struct WrittenMessageTests {
+    @Test func aValidAReqReadsTheSameFromItsValueAsFromItsBytes() throws {
+        let written = WrittenJSON(validAReq(replacing: ["undefinedMember": .string("x")]))
+        let fromBytes = try AReq(bytes: written.bytes, rules: AReqRules.fromThreeDSServer)
+        let fromValue = try AReq(bytes: written.bytes, written: written.value, rules: AReqRules.fromThreeDSServer)
+        #expect(fromValue.json == fromBytes.json && fromValue.version == fromBytes.version)
+        #expect(fromValue.warnings == fromBytes.warnings && !fromValue.warnings.isEmpty)
+    }
+
+    @Test(arguments: [["purchaseAmount": nil], ["messageVersion": .string("9.9.9")], ["messageType": .string("ARes")]] as [[String: JSONValue?]])
+    func anInvalidAReqIsRefusedTheSameFromItsValueAsFromItsBytes(_ changes: [String: JSONValue?]) throws {
+        let written = WrittenJSON(validAReq(replacing: changes))
+        let fromBytes = #expect(throws: InvalidMessage.self) { try AReq(bytes: written.bytes, rules: AReqRules.fromThreeDSServer) }
+        let fromValue = #expect(throws: InvalidMessage.self) { try AReq(bytes: written.bytes, written: written.value, rules: AReqRules.fromThreeDSServer) }
+        #expect(fromValue?.violations == fromBytes?.violations && fromValue?.violations.isEmpty == false)
+        #expect(fromValue?.ids == fromBytes?.ids && fromValue?.claimedVersion == fromBytes?.claimedVersion)
+    }
+}

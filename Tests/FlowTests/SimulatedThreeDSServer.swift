@@ -181,8 +181,8 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
         var erro: ErroMessage?
         var answer: PeerAnswer<JSONValue>?
         do {
-            answer = try await peer.exchange(bytes: JSONWriter.write(areq), url: url, headers: headers) { bytes throws(InvalidMessage) in
-                let envelope = try MessageEnvelope.read(bytes, rules: AResRules.rules, request: areq)
+            answer = try await peer.exchange(bytes: JSONWriter.write(areq), url: url, headers: headers) { body throws(InvalidMessage) in
+                let envelope = try MessageEnvelope.read(body.bytes, rules: AResRules.rules, request: areq)
                 return envelope.json
             }
             if case .message(let ares)? = answer, bugs.contains(.erroAboutValidARes) {

@@ -1,7 +1,7 @@
 import EMV3DS
 import Foundation
 import JSON
-import Journal
+@testable import Journal
 @testable import Store
 import Synchronization
 import Testing
@@ -106,6 +106,26 @@ struct JournalEntryTests {
         // Read back by another instance, it is kept as changes still.
         let entry = try #require(JournalEntry(stored: try JSONReader.parse(Array(stored.utf8)).value))
         #expect(String(decoding: entry.archivedJSON, as: UTF8.self).contains(#""changesOf":0"#))
+    }
+
+    /// The relay's changes are read in one pass when the relay changed the message in place (as `JSONValue.set` does), and
+    /// by name otherwise: both readings agree where both apply, and a moved member is left to the reading by name.
+    @Test func aRelayChangedInPlaceIsReadInOnePassAsByName() throws {
+        let original = try JSONReader.parse(Array(#"{"messageType":"AReq","sdkEncData":"e","purchaseAmount":"101","acctNumber":"4"}"#.utf8)).value
+        var relayed = original
+        relayed.set("deviceInfo", .string("d"))
+        relayed.set("sdkEncData", nil)
+        relayed.set("purchaseAmount", .string("102"))
+        relayed.set("dsTransID", .string("t"))
+        let before = try #require(original.objectMembers), after = try #require(relayed.objectMembers)
+        let inPlace = try #require(JournalEntry.Changes.inPlace(before, after))
+        let byName = JournalEntry.Changes.byName(before, after)
+        #expect(inPlace.set.map(\.key) == ["purchaseAmount", "deviceInfo", "dsTransID"] && inPlace.set.map(\.key) == byName.set.map(\.key))
+        #expect(inPlace.removed == ["sdkEncData"] && inPlace.removed == byName.removed)
+        #expect(JournalEntry.Changes(of: 0, original: original, relayed: relayed)?.applied(to: original) == relayed)
+
+        let moved = JSONValue.object([(key: "acctNumber", value: .string("4")), (key: "messageType", value: .string("AReq"))])
+        #expect(JournalEntry.Changes.inPlace(try #require(moved.objectMembers), [(key: "messageType", value: .string("AReq")), (key: "acctNumber", value: .string("4"))]) == nil)
     }
 
     /// In a cluster an open entry is saved before each answer, and the instance that takes its transaction up reads it back

@@ -80,3 +80,27 @@ struct JSONReaderTests {
         #expect(throws: JSONReader.SyntaxError.self) { _ = try JSONReader.parse(Array(deep.utf8)) }
     }
 }
+
+/// A message one role of the process sends another in process goes with the value it was written from; the value stands for
+/// those very bytes only.
+@Suite("JSON written from a value")
+struct WrittenJSONTests {
+    let value = JSONValue.object([(key: "messageType", value: .string("AReq")), (key: "purchaseAmount", value: .string("101"))])
+
+    @Test func itsOwnBytesAreReadAsTheValue() {
+        let written = WrittenJSON(value)
+        #expect(written.bytes == JSONWriter.write(value))
+        #expect(written.value(ifWrittenAs: written.bytes) == value)
+    }
+
+    @Test func equalBytesElsewhereOrBytesChangedSinceAreNot() {
+        let written = WrittenJSON(value)
+        // Equal bytes in other storage (the same message parsed from the wire) are parsed as any.
+        #expect(written.value(ifWrittenAs: JSONWriter.write(value)) == nil)
+        // A fault that spoils the body changes a copy: the copy is not the value's writing.
+        var spoilt = written.bytes
+        spoilt[spoilt.count - 1] = UInt8(ascii: " ")
+        #expect(written.value(ifWrittenAs: spoilt) == nil)
+        #expect(written.value(ifWrittenAs: Array(written.bytes.dropLast())) == nil)
+    }
+}

@@ -8,9 +8,10 @@ public struct AReq: Sendable {
     /// What validation let through: members the table does not define for this version or channel.
     public private(set) var warnings: [String] = []
 
-    /// Reads and validates an AReq on one of its legs (`AReqRules.fromThreeDSServer` or `.fromDirectoryServer`).
-    public init(bytes: [UInt8], rules: MessageRules) throws(InvalidMessage) {
-        let envelope = try MessageEnvelope.read(bytes, rules: rules)
+    /// Reads and validates an AReq on one of its legs (`AReqRules.fromThreeDSServer` or `.fromDirectoryServer`); `written`,
+    /// the value the bytes were written from, when a role of this process sent them in process.
+    public init(bytes: [UInt8], written: JSONValue? = nil, rules: MessageRules) throws(InvalidMessage) {
+        let envelope = try MessageEnvelope.read(bytes, written: written, rules: rules)
         json = envelope.json
         version = envelope.version
         warnings = envelope.warnings

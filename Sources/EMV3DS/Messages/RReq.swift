@@ -46,8 +46,8 @@ public struct RReq: Sendable, Equatable {
     /// Reads and validates an RReq of a transaction whose channel and ARes the receiver knows
     /// (rules such as `sdkTransID` for the app, or `interactionCounter` unless decoupled, need
     /// them); without them those rules are checked as far as the message allows.
-    public init(bytes: [UInt8], channel: DeviceChannel? = nil, ares: JSONValue? = nil) throws(InvalidMessage) {
-        let envelope = try MessageEnvelope.read(bytes, rules: ResultsRules.rReq, request: ares, channel: channel)
+    public init(bytes: [UInt8], written: JSONValue? = nil, channel: DeviceChannel? = nil, ares: JSONValue? = nil) throws(InvalidMessage) {
+        let envelope = try MessageEnvelope.read(bytes, written: written, rules: ResultsRules.rReq, request: ares, channel: channel)
         let json = envelope.json
         func text(_ name: String) -> String? { json[name]?.stringValue }
         self.init(messageVersion: envelope.version, messageCategory: text("messageCategory") ?? "",
@@ -143,8 +143,8 @@ public struct RRes: Sendable, Equatable {
     }
 
     /// Reads and validates an RRes; `channel` is its transaction's (an app RRes carries `sdkTransID` from 2.2.0).
-    public init(bytes: [UInt8], channel: DeviceChannel? = nil) throws(InvalidMessage) {
-        let envelope = try MessageEnvelope.read(bytes, rules: ResultsRules.rRes, channel: channel)
+    public init(bytes: [UInt8], written: JSONValue? = nil, channel: DeviceChannel? = nil) throws(InvalidMessage) {
+        let envelope = try MessageEnvelope.read(bytes, written: written, rules: ResultsRules.rRes, channel: channel)
         messageVersion = envelope.version
         ids = TransactionIDs(json: envelope.json)
         resultsStatus = envelope.json["resultsStatus"]?.stringValue.flatMap(ResultsStatus.init(rawValue:)) ?? .received

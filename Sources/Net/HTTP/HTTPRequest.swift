@@ -1,4 +1,5 @@
 import Foundation
+public import JSON
 
 /// An HTTP/1.1 request as received by the server or built for the client.
 public struct HTTPRequest: Sendable {
@@ -8,6 +9,11 @@ public struct HTTPRequest: Sendable {
     public var headers: HTTPHeaders
     public var body: [UInt8]
     public var versionMinor: Int
+    /// The value `body` was written from, when a role of this process posted it in process (never from the wire).
+    public var written: WrittenJSON?
+
+    /// `body` as already read: the value it was written from, when it came in process unchanged.
+    public var writtenJSON: JSONValue? { written?.value(ifWrittenAs: body) }
 
     public init(method: HTTPMethod, target: String, headers: HTTPHeaders = [:], body: [UInt8] = [], versionMinor: Int = 1) {
         self.method = method

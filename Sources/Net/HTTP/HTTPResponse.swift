@@ -1,4 +1,4 @@
-import JSON
+public import JSON
 /// An HTTP response: what a handler returns, or what the client received.
 public struct HTTPResponse: Sendable {
     public var status: HTTPStatus
@@ -9,6 +9,12 @@ public struct HTTPResponse: Sendable {
     /// Not sent: what the handler says about the exchange to the server's observer (an EMV
     /// endpoint's message types and outcome, for metrics).
     public var annotation: (any Sendable)?
+    /// The value `body` was written from, when the handler wrote it from one: read by a role of this process that called in
+    /// process instead of parsing the body again. Not sent.
+    public var written: WrittenJSON?
+
+    /// `body` as already read: the value it was written from, unless the body was changed since.
+    public var writtenJSON: JSONValue? { written?.value(ifWrittenAs: body) }
 
     public init(status: HTTPStatus = .ok, headers: HTTPHeaders = [:], body: [UInt8] = [], delivery: Delivery = .complete) {
         self.status = status

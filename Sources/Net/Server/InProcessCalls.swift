@@ -1,4 +1,5 @@
 import Foundation
+public import JSON
 import Synchronization
 
 /// Where this process's roles call each other without a socket. A POST to one of the server's own
@@ -22,7 +23,7 @@ public final class InProcessCalls: Sendable {
     }
 
     /// The answer to a POST of `body` to `url` when `url` is this process's; nil when it is not (the caller uses HTTP).
-    public func post(_ url: String, body: [UInt8], contentType: String, headers: HTTPHeaders,
+    public func post(_ url: String, body: [UInt8], written: WrittenJSON? = nil, contentType: String, headers: HTTPHeaders,
                      readTimeoutMilliseconds: UInt64) async throws(HTTPClientError) -> HTTPResponse? {
         let found = target.withLock { target -> (HTTPServer, String, Bool)? in
             guard let server = target.server else { return nil }
@@ -38,7 +39,9 @@ public final class InProcessCalls: Sendable {
         var requestHeaders = headers
         requestHeaders.set("Content-Type", contentType)
         requestHeaders.set("Content-Length", String(body.count))
-        let response = await server.answer(HTTPRequest(method: .post, target: path, headers: requestHeaders, body: body), isSecure: isSecure)
+        var request = HTTPRequest(method: .post, target: path, headers: requestHeaders, body: body)
+        request.written = written
+        let response = await server.answer(request, isSecure: isSecure)
         switch response.delivery {
         case .complete:
             return response

@@ -28,7 +28,7 @@ public enum FaultyAnswer {
                 response = .emv(erro(code, about: message, from: component).json)
             case .httpStatus(let code):
                 response = HTTPResponse(status: HTTPStatus(code: code),
-                                        headers: ["Content-Type": "text/plain; charset=utf-8"], body: Array("scripted failure (harness fault)".utf8))
+                                        headers: .plainText, body: Array("scripted failure (harness fault)".utf8))
             case .contentType(let value):
                 response.headers.set("Content-Type", value)
             default:

@@ -376,7 +376,7 @@ public final class HarnessApp: Sendable {
     static func baseRoutes() -> Router {
         var router = Router()
         let health = Array(#"{"status":"ok","version":"\#(HarnessVersion.current)"}"#.utf8)
-        router.get("/health") { _, _ in HTTPResponse(headers: ["Content-Type": "application/json"], body: health) }
+        router.get("/health") { _, _ in HTTPResponse(headers: .json, body: health) }
         // Parses and re-serialises a JSON body with the reader and writer the roles use: the cost of
         // JSON on the request path, for benchmarks.
         router.post("/admin/echo") { request, _ in
@@ -387,7 +387,7 @@ public final class HarnessApp: Sendable {
             do throws(JSONReader.SyntaxError) { value = try JSONReader.parse(request.body).value } catch {
                 throw HTTPError(.badRequest, "body is not JSON: \(error.description)")
             }
-            return HTTPResponse(headers: ["Content-Type": "application/json"], body: JSONWriter.write(value))
+            return HTTPResponse(headers: .json, body: JSONWriter.write(value))
         }
         return router
     }

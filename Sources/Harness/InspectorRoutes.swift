@@ -83,7 +83,7 @@ struct RecordListRoute {
                 body += record
             }
             body += Array("]}".utf8)
-            return HTTPResponse(headers: ["Content-Type": "application/json"], body: body)
+            return HTTPResponse(headers: .json, body: body)
         }
     }
 }

@@ -200,7 +200,7 @@ extension GradedRun {
 
 extension HTTPResponse {
     static func json(_ value: JSONValue, status: HTTPStatus = .ok) -> HTTPResponse {
-        HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: JSONWriter.write(value))
+        HTTPResponse(status: status, headers: .json, body: JSONWriter.write(value))
     }
 
     static func document(_ text: String, type: String) -> HTTPResponse {

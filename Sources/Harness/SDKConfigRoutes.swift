@@ -70,7 +70,7 @@ struct SDKConfigRoutes: Sendable {
         }
         var members: [(key: String, value: JSONValue)] = [("directoryServers", .array(servers))]
         if let tlsRoot { members.append(("tlsRootCertificatePem", .string(tlsRoot.pemRepresentation))) }
-        return HTTPResponse(headers: ["Content-Type": "application/json"], body: JSONWriter.write(.object(members)))
+        return HTTPResponse(headers: .json, body: JSONWriter.write(.object(members)))
     }
 
     private func logo(_ file: String) throws(HTTPError) -> HTTPResponse {

@@ -15,7 +15,7 @@ extension HTTPResponse {
     /// An EMV message answered as `bytes` (a relay passes on what it received; a fault spoils
     /// them), with what it is for the server's observer.
     public static func emv(bytes: [UInt8], exchange: MessageExchange?, status: HTTPStatus = .ok) -> HTTPResponse {
-        var response = HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: bytes)
+        var response = HTTPResponse(status: status, headers: .json, body: bytes)
         response.annotation = exchange
         return response
     }
@@ -203,7 +203,7 @@ extension Router {
         get(path) { _, context async throws in
             let id = try context.parameter("id")
             guard let record = await lookup(id) else { throw HTTPError(.notFound, "no \(what) \(id)") }
-            return HTTPResponse(headers: ["Content-Type": "application/json"], body: record)
+            return HTTPResponse(headers: .json, body: record)
         }
     }
 }

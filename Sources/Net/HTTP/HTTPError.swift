@@ -19,7 +19,7 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
 
     /// The response a server sends for this error.
     public var response: HTTPResponse {
-        var response = HTTPResponse(status: status, headers: ["Content-Type": "application/json"],
+        var response = HTTPResponse(status: status, headers: .json,
                                     body: JSONWriter.write(.object([("error", .string(message))])))
         for (name, value) in headers { response.headers.set(name, value) }
         return response

@@ -7,6 +7,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         fields = elements.map { (name: $0.0, value: $0.1) }
     }
 
+    // The heads of the common answers, made once: a literal per answer is an allocation per answer.
+    public static let json: HTTPHeaders = ["Content-Type": "application/json"]
+    public static let plainText: HTTPHeaders = ["Content-Type": "text/plain; charset=utf-8"]
+    public static let html: HTTPHeaders = ["Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store"]
+
     /// The first value of `name`, or nil.
     public subscript(name: String) -> String? {
         fields.first { $0.name.equalsIgnoringASCIICase(name) }?.value

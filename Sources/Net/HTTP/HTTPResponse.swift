@@ -34,13 +34,13 @@ public struct HTTPResponse: Sendable {
 
     /// A plain-text response.
     public static func text(_ text: String, status: HTTPStatus = .ok) -> HTTPResponse {
-        HTTPResponse(status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: Array(text.utf8))
+        HTTPResponse(status: status, headers: .plainText, body: Array(text.utf8))
     }
 
     /// An HTML page (what a browser is answered: a form's target, a redirect's body); never
     /// cached, as each belongs to one transaction's step.
     public static func html(_ page: String, status: HTTPStatus = .ok) -> HTTPResponse {
-        HTTPResponse(status: status, headers: ["Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store"], body: Array(page.utf8))
+        HTTPResponse(status: status, headers: .html, body: Array(page.utf8))
     }
 
     /// A short page for the cardholder's browser: a title and a paragraph (`paragraph` is HTML,

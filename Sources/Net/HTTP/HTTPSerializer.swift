@@ -21,6 +21,14 @@ struct HTTPSerializer {
     /// The response's head and body in one buffer; `includeBody` is false for HEAD.
     mutating func serialize(_ response: HTTPResponse, keepAlive: Bool, includeBody: Bool = true) -> [UInt8] {
         var out: [UInt8] = []
+        serialize(response, keepAlive: keepAlive, includeBody: includeBody, into: &out)
+        return out
+    }
+
+    /// The response's head and body written over `out` (a connection's buffer, reused from answer to answer: the bytes
+    /// are sent, or copied to wait for the socket, before the next answer is written).
+    mutating func serialize(_ response: HTTPResponse, keepAlive: Bool, includeBody: Bool, into out: inout [UInt8]) {
+        out.removeAll(keepingCapacity: true)
         out.reserveCapacity(128 + response.body.count + response.headers.fields.count * 32)
         if response.status == .ok {
             out.append(contentsOf: Self.okStatusLine)
@@ -41,7 +49,6 @@ struct HTTPSerializer {
         if !keepAlive { out.append(contentsOf: "Connection: close\r\n".utf8) }
         out.append(contentsOf: "\r\n".utf8)
         if includeBody { out.append(contentsOf: response.body) }
-        return out
     }
 
     private static let okStatusLine = Array("HTTP/1.1 200 OK\r\n".utf8)

@@ -14,6 +14,10 @@ final class ServerConnection {
     private(set) var state: State
     private var timer: LoopTimer?
     private var serializer = HTTPSerializer()
+    /// The buffer answers are written into, kept for the next (an answer is sent, or copied to wait, at once).
+    private var output: [UInt8] = []
+    /// A buffer grown past this by a large answer is let go after it, so an idle connection holds little.
+    private static let keptOutputCapacity = 64 * 1024
     /// The request being handled (one at a time): its route and when it was dispatched, for the observer.
     private var handling: (route: String, method: HTTPMethod, since: ContinuousClock.Instant)?
     private let peer: String
@@ -201,7 +205,9 @@ final class ServerConnection {
             channel.stream.closeAfterFlush()  // no TLS close_notify: the cut is abrupt
             return
         case .send(let keepAlive):
-            channel.send(serializer.serialize(response, keepAlive: keepAlive, includeBody: message?.method != .head))
+            serializer.serialize(response, keepAlive: keepAlive, includeBody: message?.method != .head, into: &output)
+            channel.send(output)
+            if output.capacity > Self.keptOutputCapacity { output = [] }
             if keepAlive { return perform(state.sent(unsentBytes: channel.stream.unsentBytes, inMessage: parser.inMessage)) }
         }
         perform(effects)

@@ -66,8 +66,10 @@ public enum DeviceInformation {
 
     /// `C001`, `A012`, `I003`: a letter for the platform and three digits.
     static func isIdentifier(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
-        return bytes.count == 4 && [UInt8(ascii: "C"), UInt8(ascii: "A"), UInt8(ascii: "I")].contains(bytes[0])
-            && bytes[1...].allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+        // Read in place: every parameter of every AReq's device data is asked, twice.
+        let bytes = name.utf8
+        guard bytes.count == 4, let platform = bytes.first,
+              platform == UInt8(ascii: "C") || platform == UInt8(ascii: "A") || platform == UInt8(ascii: "I") else { return false }
+        return bytes.dropFirst().allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
     }
 }

@@ -144,7 +144,9 @@ public final class HarnessMetrics: HTTPServerObserver {
 
     /// The role an endpoint belongs to: its first path segment (`ds`, `acs`, `3ds-server`).
     static func role(of route: String) -> String {
-        String(route.split(separator: "/", maxSplits: 1).first ?? "")
+        // The pattern's first segment ("/ds/areq": ds), read in place: this runs for every message answered.
+        let path = route.utf8.first == UInt8(ascii: "/") ? route.utf8.dropFirst() : route.utf8[...]
+        return String(Substring(path[..<(path.firstIndex(of: UInt8(ascii: "/")) ?? path.endIndex)]))
     }
 
     private struct RequestSeries: Hashable {

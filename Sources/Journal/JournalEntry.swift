@@ -234,9 +234,14 @@ public struct JournalEntry: ArchivableRecord {
     public var archivedJSON: [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(1024 + messages.reduce(0) { $0 + $1.body.count + 160 })
-        JSONWriter.append(.object(omittingAbsent: summaryMembers + [("checks", .array(checks.map(\.storedJSON)))]), to: &out)
-        out.removeLast()  // the closing brace: the messages follow
-        out += #","messages":["#.utf8
+        JSONWriter.append(.object(omittingAbsent: summaryMembers), to: &out)
+        out.removeLast()  // the closing brace: the checks and the messages follow
+        out += (out.last == UInt8(ascii: "{") ? #""checks":["# : #","checks":["#).utf8
+        for (index, check) in checks.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            check.appendStored(to: &out)
+        }
+        out += #"],"messages":["#.utf8
         let masking = pan.map { (Array($0.utf8), Array(CardNumber.masked($0).utf8)) }
         for (index, message) in messages.enumerated() {
             out += index > 0 ? #",{"from":"#.utf8 : #"{"from":"#.utf8

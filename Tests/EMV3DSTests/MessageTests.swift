@@ -150,3 +150,21 @@ struct WrittenMessageTests {
         #expect(fromValue?.ids == fromBytes?.ids && fromValue?.claimedVersion == fromBytes?.claimedVersion)
     }
 }
+
+/// What a record writes of a check, written in place, is what its JSON value writes.
+@Suite("A check as a record stores it")
+struct StoredCheckTests {
+    @Test(arguments: [CheckResult.pass(.areqElements), .fail(.deviceDataHeader, #"enc "A128GCM" \ not "A256GCM"; é"#),
+                      CheckResult(.areqUndefinedMembers, .warning, "")])
+    func writtenInPlaceItIsItsValueWritten(_ check: CheckResult) {
+        var out: [UInt8] = []
+        check.appendStored(to: &out)
+        #expect(out == JSONWriter.write(check.storedJSON))
+    }
+
+    /// Device parameters are named by a platform letter and three digits (EMVCo's Device Information data version 1.6).
+    @Test func deviceParameterIdentifiersAreAPlatformLetterAndThreeDigits() {
+        for name in ["C001", "A012", "I003"] { #expect(DeviceInformation.isIdentifier(name)) }
+        for name in ["", "C01", "C0001", "X001", "c001", "C00a", "Cé01", "C\u{0660}01"] { #expect(!DeviceInformation.isIdentifier(name), "\(name)") }
+    }
+}

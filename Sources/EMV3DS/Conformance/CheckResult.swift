@@ -33,6 +33,20 @@ public struct CheckResult: Sendable, Equatable {
         .object(omittingAbsent: [("id", .string(check.rawValue)), ("verdict", .string(verdict.rawValue)), ("detail", .string(detail))])
     }
 
+    /// ``storedJSON`` written to `out`, byte for byte, without the value made first: a record has a dozen checks, written
+    /// at every save.
+    public func appendStored(to out: inout [UInt8]) {
+        out += #"{"id":"#.utf8
+        JSONWriter.append(string: check.rawValue, to: &out)
+        out += #","verdict":"#.utf8
+        JSONWriter.append(string: verdict.rawValue, to: &out)
+        if let detail {
+            out += #","detail":"#.utf8
+            JSONWriter.append(string: detail, to: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
     /// Reads ``json`` or ``storedJSON``.
     public init?(json: JSONValue) {
         guard let id = json["id"]?.stringValue.flatMap(ConformanceCheck.init(rawValue:)),

@@ -90,7 +90,9 @@ public struct GradedRun: Sendable {
             && attempt.contains { outline($0)?.summary["deviceChannel"]?.stringValue == runCase.channel.deviceChannel }
         for dsTransID in attempt {
             guard let entry = outline(dsTransID) else {
-                problems.append("transaction \(dsTransID): its record is no longer kept")
+                // A run hears of a transaction as its entry opens, a moment before the journal holds it (in a cluster, before
+                // the store has it): until the case settles, a record not found yet is one still coming.
+                if settled { problems.append("transaction \(dsTransID): its record is no longer kept") } else { open = true }
                 continue
             }
             // A transaction tagged for this case must be of its scenario, version and channel; the 3RI AReq of a decoupled

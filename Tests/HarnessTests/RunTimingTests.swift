@@ -50,6 +50,23 @@ struct RunTimingTests {
         #expect(GradedRun(attached, journal: journal, now: clock.date).cases.first?.status == .passed)
     }
 
+    /// A run is told of a transaction as its entry opens, a moment before the journal holds the entry (seen under load: a
+    /// run read in that moment failed its case). A record not found is one still coming until the case's deadline.
+    @Test func aTransactionAttachedBeforeItsEntryIsKeptIsRunningUntilTheDeadline() async throws {
+        let runs = registry()
+        let run = try runs.start(suite("frictionless-y"), name: nil, catalog: catalog, timing: TestRun.Timing(idle: 600, caseDeadline: 30))
+        // Attached through another journal: this one does not hold the entry.
+        let elsewhere = Journal()
+        elsewhere.setListener(runs)
+        await elsewhere.open(JournalEntry(dsTransID: "d-coming", ids: TransactionIDs(), pan: nil, version: "2.2.0", channel: "01", scenario: "frictionless-y"))
+        let attached = try #require(runs.run(run.id))
+        let running = try #require(GradedRun(attached, journal: journal, now: clock.date).cases.first)
+        #expect(running.status == .running && running.problems.isEmpty, "\(running.problems)")
+        clock.advance(30)
+        let settled = try #require(GradedRun(attached, journal: journal, now: clock.date).cases.first)
+        #expect(settled.status == .failed && settled.problems == ["transaction d-coming: its record is no longer kept"], "\(settled.problems)")
+    }
+
     @Test func aChallengeStillOpenAtTheDeadlineFailsWhatWasDue() async throws {
         let runs = registry()
         let run = try runs.start(suite("challenge-text", party: .sdk), name: nil, catalog: catalog,

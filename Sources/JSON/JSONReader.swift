@@ -27,9 +27,6 @@ public struct JSONReader {
     private let bytes: [UInt8]
     private let maxDepth: Int
     private var index = 0
-    /// The members of the objects being read, innermost last: each object's are pushed here and copied out once, at its
-    /// end, into an array of their number (appended one by one, an AReq's 40 members made 7 arrays on the way).
-    private var pending: [(key: String, value: JSONValue)] = []
     private var duplicates: [Duplicate] = []
     /// Where the reader is, kept as parts and joined only when a duplicate needs its path.
     private var path: [PathComponent] = []
@@ -92,40 +89,37 @@ public struct JSONReader {
 
     private mutating func readObject(depth: Int) throws(SyntaxError) -> JSONValue {
         index += 1
-        let start = pending.count
+        var members: [(key: String, value: JSONValue)] = []
         // Small objects are searched in place; a set only pays for itself on larger ones.
         var seen: Set<String>?
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
-            return .object([])
+            return .object(members)
         }
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a member name") }
             let key = try readString()
-            if pending.count - start == 16 {
+            if members.count == 16 {
                 // Sized for a whole message (an AReq has about 40 members), so it is not rehashed as it grows.
                 var names = Set<String>(minimumCapacity: 64)
-                for member in pending[start...] { names.insert(member.key) }
+                for member in members { names.insert(member.key) }
                 seen = names
             }
-            let repeated = seen?.contains(key) ?? pending[start...].contains { $0.key.hasSameBytes(as: key) }
+            let repeated = seen?.contains(key) ?? members.contains { $0.key.hasSameBytes(as: key) }
             if repeated { duplicates.append(Duplicate(path: pathText(adding: .member(key)))) } else { seen?.insert(key) }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
             skipWhitespace()
-            let value = try readValue(depth: depth + 1, at: .member(key))
-            pending.append((key, value))
+            members.append((key, try readValue(depth: depth + 1, at: .member(key))))
             skipWhitespace()
             guard index < bytes.count else { throw error("unterminated object") }
             if bytes[index] == UInt8(ascii: ",") {
                 index += 1
             } else if bytes[index] == UInt8(ascii: "}") {
                 index += 1
-                let members = Array(pending[start...])
-                pending.removeSubrange(start...)
                 return .object(members)
             } else {
                 throw error("expected ',' or '}'")

@@ -107,8 +107,11 @@ public struct JSONReader {
                 for member in members { names.insert(member.key) }
                 seen = names
             }
-            let repeated = seen?.contains(key) ?? members.contains { $0.key.hasSameBytes(as: key) }
-            if repeated { duplicates.append(Duplicate(path: pathText(adding: .member(key)))) } else { seen?.insert(key) }
+            // One hash of the name: inserting it says whether it was there.
+            let inserted = seen?.insert(key).inserted
+            if inserted.map({ !$0 }) ?? members.contains(where: { $0.key.hasSameBytes(as: key) }) {
+                duplicates.append(Duplicate(path: pathText(adding: .member(key))))
+            }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1

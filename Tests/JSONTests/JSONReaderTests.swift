@@ -33,6 +33,15 @@ struct JSONReaderTests {
                                JSONReader.Duplicate(path: "list")])
     }
 
+    /// Past 16 members the names are kept in a set (a whole message): a name repeated early or late is found there too.
+    @Test func findsADuplicateInALargeObject() throws {
+        let names = (0..<20).map { "member\($0)" } + ["member1", "member19", "member20"]
+        let text = "{" + names.map { #""\#($0)":0"# }.joined(separator: ",") + "}"
+        let (value, duplicates) = try JSONReader.parse(Array(text.utf8))
+        #expect(duplicates == [JSONReader.Duplicate(path: "member1"), JSONReader.Duplicate(path: "member19")])
+        #expect(value.objectMembers?.count == 23)
+    }
+
     @Test(arguments: [
         ("", "unexpected end of input at byte 0"),
         ("{", "expected a member name at byte 1"),

@@ -195,7 +195,7 @@ public final class DirectoryServer: Sendable {
         // Given before the AReq is read: the journal keeps a refused AReq too.
         let dsTransID = TransactionIdentifier.make()
         var areq: AReq
-        do { areq = try AReq(bytes: try request.emvMessageBody(), rules: AReqRules.fromThreeDSServer) } catch {
+        do { areq = try AReq(bytes: try request.emvMessageBody(), written: request.writtenJSON, rules: AReqRules.fromThreeDSServer) } catch {
             logger.info("AReq refused", metadata: ["reason": "\(error)"])
             return await refused(request, dsTransID: dsTransID, error)
         }
@@ -424,8 +424,10 @@ public final class DirectoryServer: Sendable {
                 transaction.ids.acsTransID = ares.envelope.json["acsTransID"]?.stringValue
                 transaction.warnings += ares.envelope.warnings.map { "ARes: " + $0 }
             }
-            // Relayed as the ACS wrote it, once checked.
-            return .emv(bytes: ares.bytes, exchange: MessageExchange(answer: ares.envelope.json))
+            // Relayed as the ACS wrote it, once checked (with the value read, for a 3DS Server of this process).
+            var relayed = HTTPResponse.emv(bytes: ares.bytes, exchange: MessageExchange(answer: ares.envelope.json))
+            relayed.written = WrittenJSON(ares.envelope.json, readFrom: ares.bytes)
+            return relayed
         }
     }
 
@@ -542,7 +544,7 @@ public final class DirectoryServer: Sendable {
     func prepare(_ request: HTTPRequest) async -> HTTPResponse {
         if let erro = request.erroMessage { return preparationErro(erro) }
         let preq: PReq
-        do { preq = try PReq(bytes: try request.emvMessageBody()) } catch { return .erro(error, from: .directoryServer) }
+        do { preq = try PReq(bytes: try request.emvMessageBody(), written: request.writtenJSON) } catch { return .erro(error, from: .directoryServer) }
         let now = Date()
         let serial = cardRanges.serial
         let earlier = preparations.get(preq.threeDSServerRefNumber)

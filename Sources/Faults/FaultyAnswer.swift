@@ -7,6 +7,8 @@ public import Net
 public enum FaultyAnswer {
     /// An EMV message answer spoiled by `faults`: its content first, then its transport.
     public static func answer(_ message: JSONValue, faults: [Fault], from component: ErrorComponent) async -> HTTPResponse {
+        // Unspoilt, it goes with the value it was written from (a role of this process reads that, not the bytes).
+        guard !faults.isEmpty else { return .emv(message) }
         let written = faults.write(message)
         let response = HTTPResponse.emv(bytes: written.bytes, exchange: MessageExchange(answer: written.message))
         return await transport(response, faults: faults, about: message, from: component)

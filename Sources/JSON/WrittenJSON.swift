@@ -14,6 +14,13 @@ public struct WrittenJSON: Sendable {
         bytes = JSONWriter.write(value)
     }
 
+    /// `bytes` already read as `value` and found without a repeated name (a message read and checked, which a relay
+    /// passes on as it came).
+    public init(_ value: JSONValue, readFrom bytes: [UInt8]) {
+        self.value = value
+        self.bytes = bytes
+    }
+
     /// The value, when `body` is the buffer written from it (the same storage, not only equal bytes: comparing would cost
     /// what it saves).
     public func value(ifWrittenAs body: [UInt8]) -> JSONValue? {

@@ -92,7 +92,7 @@ public struct GradedRun: Sendable {
             guard let entry = outline(dsTransID) else {
                 // A run hears of a transaction as its entry opens, a moment before the journal holds it (in a cluster, before
                 // the store has it): until the case settles, a record not found yet is one still coming.
-                if settled { problems.append("transaction \(dsTransID): its record is no longer kept") } else { open = true }
+                if settled { problems.append("transaction \(dsTransID): its record is neither in memory nor in the store") } else { open = true }
                 continue
             }
             // A transaction tagged for this case must be of its scenario, version and channel; the 3RI AReq of a decoupled

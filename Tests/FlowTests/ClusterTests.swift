@@ -88,7 +88,7 @@ struct ClusterTests {
     /// A test run started through the balancer lives at the instance that took it, and takes its cases' transactions
     /// wherever they land: the AReqs below reach the three instances, and the run, read through the balancer, has each
     /// in its case. A challenge left open at another instance is graded from that instance's memory (the store has its
-    /// record once it ends): running while the run is open, failed when it finishes, never "no longer kept". When the
+    /// record once it ends): running while the run is open, failed when it finishes, never a record "neither in memory nor in the store". When the
     /// run's home dies, the instance that a later transaction reaches takes the run up from the store and attaches it;
     /// an instance started later knows of the run too, and one that missed the news finds a run that a transaction names in the store.
     @Test func aTestRunTakesItsTransactionsWhereverTheyLandAndOutlivesItsHome() async throws {

@@ -64,7 +64,7 @@ struct RunTimingTests {
         #expect(running.status == .running && running.problems.isEmpty, "\(running.problems)")
         clock.advance(30)
         let settled = try #require(GradedRun(attached, journal: journal, now: clock.date).cases.first)
-        #expect(settled.status == .failed && settled.problems == ["transaction d-coming: its record is no longer kept"], "\(settled.problems)")
+        #expect(settled.status == .failed && settled.problems == ["transaction d-coming: its record is neither in memory nor in the store"], "\(settled.problems)")
     }
 
     @Test func aChallengeStillOpenAtTheDeadlineFailsWhatWasDue() async throws {

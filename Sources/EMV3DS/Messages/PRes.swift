@@ -10,8 +10,8 @@ public struct PReq: Sendable {
     public let json: JSONValue
 
     /// Reads and validates a PReq.
-    public init(bytes: [UInt8]) throws(InvalidMessage) {
-        let envelope = try MessageEnvelope.read(bytes, rules: PreparationRules.pReq)
+    public init(bytes: [UInt8], written: JSONValue? = nil) throws(InvalidMessage) {
+        let envelope = try MessageEnvelope.read(bytes, written: written, rules: PreparationRules.pReq)
         json = envelope.json
         messageVersion = envelope.version
         threeDSServerTransID = envelope.json["threeDSServerTransID"]?.stringValue ?? ""

@@ -16,7 +16,7 @@ final class ServerConnection {
     private var serializer = HTTPSerializer()
     /// The buffer answers are written into, kept for the next (an answer is sent, or copied to wait, at once).
     private var output: [UInt8] = []
-    /// A buffer grown past this by a large answer is let go after it, so an idle connection holds little.
+    /// A buffer grown past this by a large answer is let go after it: a connection keeps at most this much between answers.
     private static let keptOutputCapacity = 64 * 1024
     /// The request being handled (one at a time): its route and when it was dispatched, for the observer.
     private var handling: (route: String, method: HTTPMethod, since: ContinuousClock.Instant)?

@@ -40,6 +40,8 @@ public final class ThreeDSServer: Sendable {
     let peer: EMVPeer
     let endpoints: LocalEndpoints
     public let transactions: TransactionStore<Transaction>
+    /// The AReqs out whose ARes is not read yet: an RReq that comes first waits for it.
+    let aresUnderWay = AResUnderWay()
     /// Browser transactions between `prepare` and their authentication; bounded. In the store too when
     /// instances share it: the one that prepared is the one its method notification and authentication go to.
     let preparedTransactions: TransactionStore<PreparedTransaction>
@@ -139,6 +141,8 @@ public final class ThreeDSServer: Sendable {
         guard violations.isEmpty else {
             throw HTTPError(.badRequest, "the AReq would be invalid: " + violations.map(\.description).joined(separator: "; "))
         }
+        aresUnderWay.begin(areq.threeDSServerTransID)
+        defer { aresUnderWay.end(areq.threeDSServerTransID) }  // after `finish` has kept the transaction
         var transaction = Transaction(areq: areq)
         transaction.browserOptions = browserOptions
         transaction.harnessCase = harnessCase
@@ -304,7 +308,10 @@ public final class ThreeDSServer: Sendable {
         let written = request.writtenJSON
         let received = written ?? (try? JSONReader.parse(body).value)
         let named = received?["threeDSServerTransID"]?.stringValue
-        if let named { await takeUp(named) }
+        if let named {
+            await aresUnderWay.wait(for: named)  // an RReq relayed before the ARes reached this 3DS Server
+            await takeUp(named)
+        }
         let known = named.flatMap { transactions.get($0) }
         let outcome: Result<(RRes, Transaction), InvalidMessage>
         do {

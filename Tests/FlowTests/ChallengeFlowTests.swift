@@ -230,6 +230,24 @@ struct ChallengeBehaviourTests {
         }
     }
 
+    /// A DS slower than the decoupled authentication: the ACS's RReq (after 1 s) reaches the 3DS Server before the ARes
+    /// does (the DS answers 2 s late). The 3DS Server takes the RReq once it has read the ARes, as one that keeps its
+    /// transaction before it sends the AReq would, and completes Y. (It answered Erro 301, "no transaction", and never
+    /// completed: seen once in a loaded CI run of the decoupled fallback, whose result comes 1 s after its ARes.)
+    @Test func anRReqRelayedBeforeTheAResReachesThe3DSServerWaitsForIt() async throws {
+        try await withHarness { harness in
+            let pan = "4000000000190001"
+            let pin = try await harness.post("/admin/pins", Array(#"""
+                {"pan":"\#(pan)","scenario":{"name":"decoupled-before-ares","description":"the RReq before the ARes",
+                 "decoupled":{"transStatus":"Y","delay":1},"faults":[{"leg":"ds","fault":"latency","value":"2000"}]}}
+                """#.utf8))
+            #expect(pin.status == .created, "\(pin.bodyText)")
+            let run = try await runTransaction(harness, pan: pan, answers: [])
+            #expect(run.authentication.transStatus == "D")
+            #expect(run.final.state == "completed" && run.final.transStatus == "Y", "\(JSONWriter.string(run.final.record))")
+        }
+    }
+
     @Test func challengeNotFinishedInTimeEndsTimedOut() async throws {
         try await withHarness(configure: { $0.accessControlServer.challengeTimeout = 0.5 }) { harness in
             // No CReq at all: 05, first CReq not received.

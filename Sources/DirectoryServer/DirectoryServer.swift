@@ -288,7 +288,7 @@ public final class DirectoryServer: Sendable {
         let answer = HTTPResponse.erro(invalid, from: .directoryServer)
         guard let journal else { return answer }
         let body = request.body
-        let parsed = try? JSONReader.parse(body).value
+        let parsed = request.bodyJSON
         let json = parsed ?? .null
         let pan = json["acctNumber"]?.stringValue
         var ids = TransactionIDs(json: json)
@@ -425,9 +425,7 @@ public final class DirectoryServer: Sendable {
                 transaction.warnings += ares.envelope.warnings.map { "ARes: " + $0 }
             }
             // Relayed as the ACS wrote it, once checked (with the value read, for a 3DS Server of this process).
-            var relayed = HTTPResponse.emv(bytes: ares.bytes, exchange: MessageExchange(answer: ares.envelope.json))
-            relayed.written = WrittenJSON(ares.envelope.json, readFrom: ares.bytes)
-            return relayed
+            return .emv(WrittenJSON(ares.envelope.json, readFrom: ares.bytes))
         }
     }
 
@@ -823,7 +821,7 @@ public final class DirectoryServer: Sendable {
         let body: [UInt8]
         do { body = try request.emvMessageBody() } catch { return .erro(error, from: .directoryServer) }
         let written = request.writtenJSON
-        let named = (written ?? (try? JSONReader.parse(body).value))?["dsTransID"]?.stringValue
+        let named = request.bodyJSON?["dsTransID"]?.stringValue
         if let named { await takeUp(named) }
         let known = named.flatMap { dsTransID in transactions.get(dsTransID).map { (dsTransID, $0) } }
         let rreq: RReq

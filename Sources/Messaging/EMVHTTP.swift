@@ -6,9 +6,13 @@ import Glibc
 extension HTTPResponse {
     /// An EMV message as an answer: plain JSON, HTTP 200 (an `Erro` too: it is a message, not a failure of HTTP).
     public static func emv(_ json: JSONValue, status: HTTPStatus = .ok) -> HTTPResponse {
-        let written = WrittenJSON(json)
-        var response = HTTPResponse.emv(bytes: written.bytes, exchange: MessageExchange(answer: json), status: status)
-        response.written = written
+        .emv(WrittenJSON(json), status: status)
+    }
+
+    /// An EMV message answered as `message`'s bytes, with its value for a role of this process that called in process.
+    public static func emv(_ message: WrittenJSON, status: HTTPStatus = .ok) -> HTTPResponse {
+        var response = HTTPResponse.emv(bytes: message.bytes, exchange: MessageExchange(answer: message.value), status: status)
+        response.written = message
         return response
     }
 
@@ -31,7 +35,7 @@ extension HTTPRequest {
     /// A wrong or missing Content-Type is Erro 101 (the message is not recognised).
     public func emvMessageBody() throws(InvalidMessage) -> [UInt8] {
         guard headers.mediaType == "application/json" else {
-            throw InvalidMessage(.wrongContentType(headers["Content-Type"]), about: try? JSONReader.parse(body).value)
+            throw InvalidMessage(.wrongContentType(headers["Content-Type"]), about: bodyJSON)
         }
         return body
     }
@@ -127,7 +131,7 @@ public struct EMVPeer: Sendable {
         do {
             return .message(try read(ReceivedBody(bytes: response.body, written: response.writtenJSON)))
         } catch {
-            if let json = response.writtenJSON ?? (try? JSONReader.parse(response.body).value), json["messageType"]?.stringValue == MessageType.erro.rawValue,
+            if let json = response.bodyJSON, json["messageType"]?.stringValue == MessageType.erro.rawValue,
                let erro = try? ErroMessage(json: json) {
                 return .erro(erro)
             }
@@ -170,7 +174,7 @@ extension HTTPRequest {
     /// requests (a 3DS Server's Erro about an ARes comes to the DS's AReq URL).
     public var erroMessage: ErroMessage? {
         guard headers.mediaType == "application/json", Self.mentionsErro(body),
-              let json = try? JSONReader.parse(body).value, json["messageType"]?.stringValue == MessageType.erro.rawValue else { return nil }
+              let json = bodyJSON, json["messageType"]?.stringValue == MessageType.erro.rawValue else { return nil }
         return try? ErroMessage(json: json)
     }
 

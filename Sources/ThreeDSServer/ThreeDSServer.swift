@@ -306,7 +306,7 @@ public final class ThreeDSServer: Sendable {
         do { body = try request.emvMessageBody() } catch { return .erro(error, from: .threeDSServer) }
         // The transaction decides the rules that depend on it (channel, decoupled ARes).
         let written = request.writtenJSON
-        let received = written ?? (try? JSONReader.parse(body).value)
+        let received = request.bodyJSON
         let named = received?["threeDSServerTransID"]?.stringValue
         if let named {
             await aresUnderWay.wait(for: named)  // an RReq relayed before the ARes reached this 3DS Server

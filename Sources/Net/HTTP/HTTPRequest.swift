@@ -12,9 +12,6 @@ public struct HTTPRequest: Sendable {
     /// The value `body` was written from, when a role of this process posted it in process (never from the wire).
     public var written: WrittenJSON?
 
-    /// `body` as already read: the value it was written from, when it came in process unchanged.
-    public var writtenJSON: JSONValue? { written?.value(ifWrittenAs: body) }
-
     public init(method: HTTPMethod, target: String, headers: HTTPHeaders = [:], body: [UInt8] = [], versionMinor: Int = 1) {
         self.method = method
         self.target = target

@@ -13,9 +13,6 @@ public struct HTTPResponse: Sendable {
     /// process instead of parsing the body again. Not sent.
     public var written: WrittenJSON?
 
-    /// `body` as already read: the value it was written from, unless the body was changed since.
-    public var writtenJSON: JSONValue? { written?.value(ifWrittenAs: body) }
-
     public init(status: HTTPStatus = .ok, headers: HTTPHeaders = [:], body: [UInt8] = [], delivery: Delivery = .complete) {
         self.status = status
         self.headers = headers

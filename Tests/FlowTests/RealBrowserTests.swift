@@ -29,11 +29,13 @@ struct RealBrowserTests {
     static let returnURL = "harness-demo://3dsecure"
 
     /// Runs one case of the script against `harness`: what the browser saw, as the script's last line.
-    static func browse(_ name: String, _ harness: RunningHarness, pan: String? = nil) throws -> JSONValue {
-        let result = try ChildProcess.run("python3", [
+    static func browse(_ name: String, _ harness: RunningHarness, pan: String? = nil) async throws -> JSONValue {
+        let arguments = [
             repositoryRoot + "/Tests/FlowTests/Browser/demo_browser.py", "--base-url", harness.baseURL, "--case", name,
             "--screenshots", screenshots, "--chromium", try #require(chromium), "--chromedriver", try #require(chromedriver),
-        ] + (pan.map { ["--pan", $0] } ?? []), timeout: 180)
+        ] + (pan.map { ["--pan", $0] } ?? [])
+        // Off the cooperative pool: the browser takes seconds, and the harnesses of the tests running meanwhile need its threads.
+        let result = try await offThePool { try ChildProcess.run("python3", arguments, timeout: 180) }
         try #require(result.status == 0, "\(name): \(result.output.suffix(3000))")
         let line = try #require(result.output.split(separator: "\n").last { $0.hasPrefix("{") }, "\(result.output)")
         return try JSONReader.parse(Array(line.utf8)).value
@@ -61,7 +63,7 @@ struct RealBrowserTests {
     @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
     func theCheckoutRunsThe3DSMethodThenATextChallengeWithAWrongThenTheRightCodeToY() async throws {
         try await withHarness { harness in
-            let shown = try Self.browse("checkout-text-challenge", harness)
+            let shown = try await Self.browse("checkout-text-challenge", harness)
             #expect(shown["transStatus"]?.stringValue == "Y", "\(shown)")
             #expect(shown["state"]?.stringValue == "completed")
             #expect(shown["eci"]?.stringValue == "05")
@@ -79,7 +81,7 @@ struct RealBrowserTests {
     @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
     func aSingleSelectChallengeInA390By400IframeEndsY() async throws {
         try await withHarness { harness in
-            let shown = try Self.browse("checkout-single-select", harness)
+            let shown = try await Self.browse("checkout-single-select", harness)
             #expect(shown["transStatus"]?.stringValue == "Y", "\(shown)")
             let record = try await Self.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
             #expect(record["state"]?.stringValue == "completed")
@@ -90,7 +92,7 @@ struct RealBrowserTests {
     @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
     func anOutOfBandChallengeOnTheFullPageEndsYWhenTheCardholderContinues() async throws {
         try await withHarness { harness in
-            let shown = try Self.browse("checkout-oob", harness)
+            let shown = try await Self.browse("checkout-oob", harness)
             #expect(shown["transStatus"]?.stringValue == "Y", "\(shown)")
             let record = try await Self.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
             #expect(record["transStatus"]?.stringValue == "Y")
@@ -100,7 +102,7 @@ struct RealBrowserTests {
     @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
     func aCancelledChallengeEndsNWithChallengeCancel01() async throws {
         try await withHarness { harness in
-            let shown = try Self.browse("checkout-cancel", harness)
+            let shown = try await Self.browse("checkout-cancel", harness)
             #expect(shown["transStatus"]?.stringValue == "N", "\(shown)")
             #expect(shown["challengeCancel"]?.stringValue == "01")
             let record = try await Self.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
@@ -117,7 +119,7 @@ struct RealBrowserTests {
     @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
     func secureConfirmationOfAnEnrolledCardEndsYWithTheAssertionChromiumSigned() async throws {
         try await withHarness { harness in
-            let shown = try Self.browse("checkout-spc", harness)
+            let shown = try await Self.browse("checkout-spc", harness)
             #expect(shown["transStatus"]?.stringValue == "Y", "\(shown)")
             #expect(shown["state"]?.stringValue == "frictionless")
             let second = try await Self.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
@@ -140,7 +142,7 @@ struct RealBrowserTests {
     @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
     func aDeclinedSecureConfirmationFallsBackToTheChallenge() async throws {
         try await withHarness { harness in
-            let shown = try Self.browse("checkout-spc-declined", harness)
+            let shown = try await Self.browse("checkout-spc-declined", harness)
             #expect(shown["transStatus"]?.stringValue == "Y", "\(shown)")
             #expect(shown["state"]?.stringValue == "completed")
             let second = try await Self.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
@@ -152,7 +154,7 @@ struct RealBrowserTests {
     @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
     func aFrictionlessPaymentShowsItsResultWithoutAChallenge() async throws {
         try await withHarness { harness in
-            let shown = try Self.browse("checkout-frictionless", harness)
+            let shown = try await Self.browse("checkout-frictionless", harness)
             #expect(shown["transStatus"]?.stringValue == "Y", "\(shown)")
             #expect(shown["state"]?.stringValue == "frictionless")
             #expect(shown["eci"]?.stringValue == "05")
@@ -162,7 +164,7 @@ struct RealBrowserTests {
     @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
     func aCardWhoseRangeHasNo3DSMethodPaysWithoutOne() async throws {
         try await withHarness { harness in
-            let shown = try Self.browse("checkout-frictionless", harness, pan: try await Self.pan(ofScenario: "method-unavailable", harness))
+            let shown = try await Self.browse("checkout-frictionless", harness, pan: try await Self.pan(ofScenario: "method-unavailable", harness))
             #expect(shown["method"]?.stringValue == "not offered", "\(shown)")
             let record = try await Self.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
             #expect(Self.threeDSCompInd(record) == "U")
@@ -172,7 +174,7 @@ struct RealBrowserTests {
     @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
     func aMethodThatNeverNotifiesIsWaitedForTenSecondsThenTheAuthenticationGoesOn() async throws {
         try await withHarness { harness in
-            let shown = try Self.browse("checkout-frictionless", harness, pan: try await Self.pan(ofScenario: "method-never-notifies", harness))
+            let shown = try await Self.browse("checkout-frictionless", harness, pan: try await Self.pan(ofScenario: "method-never-notifies", harness))
             #expect(shown["method"]?.stringValue == "timed out after 10 s", "\(shown)")
             let record = try await Self.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
             #expect(Self.threeDSCompInd(record) == "N")
@@ -184,7 +186,7 @@ struct RealBrowserTests {
     @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
     func theWebViewRunsTheChallengeTopLevelAndEndsOnTheAppsScheme() async throws {
         try await withHarness { harness in
-            let seen = try Self.browse("webview-challenge", harness)
+            let seen = try await Self.browse("webview-challenge", harness)
             let redirect = try #require(seen["redirect"]?.stringValue, "\(seen)")
             #expect(seen["redirectStatus"] == .number("303"))
             #expect(seen["redirectFrom"]?.stringValue == harness.baseURL + "/3ds-server/notification")
@@ -200,7 +202,7 @@ struct RealBrowserTests {
     @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
     func aFrictionlessWebViewEndsOnTheAppsSchemeThroughTheReturnPage() async throws {
         try await withHarness { harness in
-            let seen = try Self.browse("webview-frictionless", harness)
+            let seen = try await Self.browse("webview-frictionless", harness)
             let redirect = try #require(seen["redirect"]?.stringValue, "\(seen)")
             #expect(seen["redirectFrom"]?.stringValue?.hasPrefix(harness.baseURL + "/demo/webview/return?") == true, "\(seen)")
             let prefix = Self.returnURL + "?summaryStatus=Y&threeDSServerTransID="
@@ -213,7 +215,7 @@ struct RealBrowserTests {
     @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
     func aCardInNoRangeEndsTheWebViewWithSummaryStatusError() async throws {
         try await withHarness { harness in
-            let seen = try Self.browse("webview-unenrolled", harness)
+            let seen = try await Self.browse("webview-unenrolled", harness)
             let redirect = try #require(seen["redirect"]?.stringValue, "\(seen)")
             #expect(redirect.hasPrefix(Self.returnURL + "?summaryStatus=error&error="), "\(redirect)")
             #expect(redirect.contains("not%20enrolled"), "\(redirect)")

@@ -1,5 +1,3 @@
-public import JSON
-
 /// Card number (PAN) checks.
 public enum CardNumber {
     /// True when `pan` is all digits and passes the Luhn (mod 10) check.
@@ -39,13 +37,5 @@ public enum CardNumber {
     public static func masked(_ pan: String) -> String {
         guard pan.count > 10 else { return String(repeating: "*", count: pan.count) }
         return String(pan.prefix(6)) + String(repeating: "*", count: pan.count - 10) + String(pan.suffix(4))
-    }
-
-    /// `message` with its `acctNumber` masked: what views of the message trail show.
-    public static func maskingAcctNumber(in message: JSONValue) -> JSONValue {
-        guard let pan = message["acctNumber"]?.stringValue else { return message }
-        var masked = message
-        masked.set("acctNumber", .string(Self.masked(pan)))
-        return masked
     }
 }

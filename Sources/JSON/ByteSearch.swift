@@ -21,6 +21,19 @@ public enum ByteSearch {
         return nil
     }
 
+    /// Replaces each `pattern` in `bytes` at or after `start` with `replacement`, of the same length (a card number
+    /// with its masked form); nothing when the lengths differ.
+    public static func replaceAll(_ pattern: [UInt8], with replacement: [UInt8], in bytes: inout [UInt8], from start: Int = 0) {
+        guard !pattern.isEmpty, pattern.count == replacement.count, bytes.count - start >= pattern.count else { return }
+        bytes.withUnsafeMutableBytes { buffer in
+            var offset = start
+            while let found = firstIndex(of: pattern, in: UnsafeRawBufferPointer(buffer), from: offset) {
+                for (index, byte) in replacement.enumerated() { buffer[found + index] = byte }
+                offset = found + pattern.count
+            }
+        }
+    }
+
     /// True when `bytes` hold `text`.
     public static func contains(_ bytes: [UInt8], _ text: String) -> Bool {
         bytes.withUnsafeBytes { firstIndex(of: Array(text.utf8), in: $0) != nil }

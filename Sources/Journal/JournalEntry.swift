@@ -258,7 +258,7 @@ public struct JournalEntry: ArchivableRecord {
                 out += #","set":"#.utf8
                 let start = out.count
                 JSONWriter.append(.object(changes.set), to: &out)
-                if let (pan, masked) = masking { Self.replace(pan, with: masked, in: &out, from: start) }
+                if let (pan, masked) = masking { ByteSearch.replaceAll(pan, with: masked, in: &out, from: start) }
                 out += #","removed":"#.utf8
                 JSONWriter.append(.array(changes.removed.map(JSONValue.string)), to: &out)
             } else if let first = messages[..<index].firstIndex(where: { $0.changes == nil && $0.isJSON == message.isJSON && $0.body == message.body }) {
@@ -268,7 +268,7 @@ public struct JournalEntry: ArchivableRecord {
                 out += #","message":"#.utf8
                 let start = out.count
                 if message.isJSON { out += message.body } else { JSONWriter.append(string: String(decoding: message.body, as: UTF8.self), to: &out) }
-                if let (pan, masked) = masking { Self.replace(pan, with: masked, in: &out, from: start) }
+                if let (pan, masked) = masking { ByteSearch.replaceAll(pan, with: masked, in: &out, from: start) }
             }
             out.append(UInt8(ascii: "}"))
         }
@@ -282,18 +282,6 @@ public struct JournalEntry: ArchivableRecord {
         out += key.utf8
         out += #"":"#.utf8
         JSONWriter.append(string: value, to: &out)
-    }
-
-    /// Replaces each occurrence of `pattern` in `bytes` from `start` on with `replacement` (of the same length).
-    private static func replace(_ pattern: [UInt8], with replacement: [UInt8], in bytes: inout [UInt8], from start: Int) {
-        guard !pattern.isEmpty, pattern.count == replacement.count, bytes.count - start >= pattern.count else { return }
-        bytes.withUnsafeMutableBytes { buffer in
-            var offset = start
-            while let found = ByteSearch.firstIndex(of: pattern, in: UnsafeRawBufferPointer(buffer), from: offset) {
-                for (index, byte) in replacement.enumerated() { buffer[found + index] = byte }
-                offset = found + pattern.count
-            }
-        }
     }
 
     /// The transaction as the inspector and the reports show it.

@@ -33,7 +33,7 @@ extension ThreeDSServer {
         default: break
         }
         let (transaction, status) = try await sendSecondAReq(after: id, assertion: assertion, incomplete: incomplete, harnessCase: request.harnessCase)
-        return .emv(transaction.json, status: status)
+        return HTTPResponse(status: status, headers: .json, body: transaction.archivedJSON)
     }
 
     /// The page did not post SPC's result within ``ThreeDSServerSettings/spcResultTimeout`` of the ARes S: the second AReq

@@ -118,7 +118,7 @@ public final class ThreeDSServer: Sendable {
         } else {
             try await authenticate(input)
         }
-        return .emv(transaction.json, status: status)
+        return HTTPResponse(status: status, headers: .json, body: transaction.archivedJSON)
     }
 
     /// Sends the AReq for `input` to the DS and keeps the transaction; the HTTP status says

@@ -27,6 +27,9 @@ extension ThreeDSServer {
         public let messageVersion: MessageVersion
         public let createdAt: Date
         public let maskedPAN: String
+        /// The card number, masked wherever it appears in the trail when the record is written; nil in a record taken up
+        /// from the store, whose trail is masked already.
+        private let pan: String?
         public let channel: DeviceChannel?
         public var ids: TransactionIDs
         public var state = State.error
@@ -80,6 +83,7 @@ extension ThreeDSServer {
             messageVersion = areq.version
             createdAt = Date()
             maskedPAN = CardNumber.masked(areq.acctNumber)
+            pan = areq.acctNumber
             channel = DeviceChannel(rawValue: areq.deviceChannel)
             ids = areq.ids
         }
@@ -214,8 +218,29 @@ extension ThreeDSServer {
             return nil
         }
 
-        /// The record as the requestor API shows it.
-        public var archivedJSON: [UInt8] { JSONWriter.write(json) }
+        /// The record as the requestor API shows it, written in one pass: the trail's messages go in as the bytes kept
+        /// (the card number masked in them), not parsed and written again.
+        public var archivedJSON: [UInt8] {
+            var out: [UInt8] = []
+            out.reserveCapacity(1024 + messages.reduce(0) { $0 + $1.message.count + 80 })
+            JSONWriter.append(.object(omittingAbsent: summaryMembers), to: &out)
+            out.removeLast()  // the closing brace: the messages follow
+            out += (out.last == UInt8(ascii: "{") ? #""messages":["# : #","messages":["#).utf8
+            let masking = pan.map { (Array($0.utf8), Array(CardNumber.masked($0).utf8)) }
+            for (index, entry) in messages.enumerated() {
+                out += (index > 0 ? #",{"direction":""# : #"{"direction":""#).utf8
+                out += entry.direction.rawValue.utf8
+                out += #"","at":"#.utf8
+                JSONWriter.append(string: UTCTime.iso8601(entry.at), to: &out)
+                out += #","message":"#.utf8
+                let start = out.count
+                out += entry.message
+                if let (pan, masked) = masking { ByteSearch.replaceAll(pan, with: masked, in: &out, from: start) }
+                out.append(UInt8(ascii: "}"))
+            }
+            out += "]}".utf8
+            return out
+        }
 
         /// What the ARes said beside the outcome, as members of the record.
         private var outcomeMembers: [(String, JSONValue?)] {
@@ -225,7 +250,11 @@ extension ThreeDSServer {
         /// Ended without a challenge, or with its result, or failed: no message is due.
         public var isSettled: Bool { state != .challenge && state != .decoupledFallback && !(state == .spc && spcFollowedBy == nil) }
 
-        public var json: JSONValue {
+        /// The record as a value: ``archivedJSON`` read back (for tests and the few readers that need one).
+        public var json: JSONValue { (try? JSONReader.parse(archivedJSON).value) ?? .null }
+
+        /// The record's members but its trail.
+        private var summaryMembers: [(String, JSONValue?)] {
             let outcome = finalOutcome
             let challenged = aresOutcome.map { ares in
                 (state == .challenge || rreqOutcome != nil) && ares.transStatus.awaitsResult
@@ -236,7 +265,7 @@ extension ThreeDSServer {
                 ("threeDSServerTransID", .string(threeDSServerTransID)), ("acsTransID", .string(ids.acsTransID)),
                 ("acsRefNumber", .string(acsReferenceNumber)), ("acsSignedContent", .string(ares?["acsSignedContent"]?.stringValue)),
             ]) : nil
-            return .object(omittingAbsent: [
+            return [
                 ("threeDSServerTransID", .string(threeDSServerTransID)),
                 ("state", .string(state.rawValue)),
                 ("messageVersion", .string(messageVersion.rawValue)),
@@ -266,11 +295,7 @@ extension ThreeDSServer {
                 ("warnings", warnings.isEmpty ? nil : .array(warnings.map(JSONValue.string))),
                 ("createdAt", .string(UTCTime.iso8601(createdAt))),
                 ("resume", resume),
-                ("messages", .array(messages.map { entry in
-                    .object([("direction", .string(entry.direction.rawValue)), ("at", .string(UTCTime.iso8601(entry.at))),
-                             ("message", CardNumber.maskingAcctNumber(in: (try? JSONReader.parse(entry.message).value) ?? .null))])
-                })),
-            ])
+            ]
         }
     }
 }
@@ -305,6 +330,7 @@ extension ThreeDSServer.Transaction {
         messageVersion = version
         createdAt = record["createdAt"]?.stringValue.flatMap(UTCTime.date(iso8601:)) ?? Date()
         maskedPAN = record["acctNumber"]?.stringValue ?? ""
+        pan = nil
         channel = resume["deviceChannel"]?.stringValue.flatMap(DeviceChannel.init(rawValue:))
         ids = TransactionIDs(threeDSServerTransID: id, acsTransID: record["acsTransID"]?.stringValue,
                              dsTransID: record["dsTransID"]?.stringValue, sdkTransID: record["sdkTransID"]?.stringValue)

@@ -84,6 +84,9 @@ struct SecurityTests {
             #expect(areq?["messageType"]?.stringValue == "AReq")
             #expect(areq?["acctNumber"]?.stringValue == "400000******1000")
             #expect(!"\(record)".contains("4000000000001000"))
+            // The authentication's own answer is the same record, written from the trail's bytes with the number masked in them.
+            #expect(result.record["messages"]?.arrayValue?.first?["message"]?["acctNumber"]?.stringValue == "400000******1000")
+            #expect(!"\(result.record)".contains("4000000000001000"))
         }
     }
 }

@@ -13,58 +13,84 @@ public enum Base64URL {
     }()
 
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        let input = Array(bytes)
-        var output: [UInt8] = []
-        output.reserveCapacity((input.count * 4 + 2) / 3)
-        var index = 0
-        while index + 3 <= input.count {
-            let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
-            output.append(alphabet[Int(chunk >> 18 & 63)])
-            output.append(alphabet[Int(chunk >> 12 & 63)])
-            output.append(alphabet[Int(chunk >> 6 & 63)])
-            output.append(alphabet[Int(chunk & 63)])
-            index += 3
-        }
-        let rest = input.count - index
-        if rest > 0 {
-            let chunk = UInt32(input[index]) << 16 | (rest == 2 ? UInt32(input[index + 1]) << 8 : 0)
-            output.append(alphabet[Int(chunk >> 18 & 63)])
-            output.append(alphabet[Int(chunk >> 12 & 63)])
-            if rest == 2 { output.append(alphabet[Int(chunk >> 6 & 63)]) }
-        }
-        return String(decoding: output, as: UTF8.self)
+        if let encoded = bytes.withContiguousStorageIfAvailable(encode(buffer:)) { return encoded }
+        return Array(bytes).withUnsafeBufferPointer(encode(buffer:))
     }
 
-    public static func encode(_ text: String) -> String { encode(Array(text.utf8)) }
+    public static func encode(_ text: String) -> String { encode(text.utf8) }
+
+    /// Written straight into the string's storage: a signed content, a CRes, a device-data JWE are kilobytes.
+    private static func encode(buffer input: UnsafeBufferPointer<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: (input.count * 4 + 2) / 3) { output in
+            alphabet.withUnsafeBufferPointer { alphabet in
+                var index = 0, position = 0
+                while index + 3 <= input.count {
+                    let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
+                    output[position] = alphabet[Int(chunk >> 18 & 63)]
+                    output[position + 1] = alphabet[Int(chunk >> 12 & 63)]
+                    output[position + 2] = alphabet[Int(chunk >> 6 & 63)]
+                    output[position + 3] = alphabet[Int(chunk & 63)]
+                    index += 3
+                    position += 4
+                }
+                let rest = input.count - index
+                if rest > 0 {
+                    let chunk = UInt32(input[index]) << 16 | (rest == 2 ? UInt32(input[index + 1]) << 8 : 0)
+                    output[position] = alphabet[Int(chunk >> 18 & 63)]
+                    output[position + 1] = alphabet[Int(chunk >> 12 & 63)]
+                    position += 2
+                    if rest == 2 {
+                        output[position] = alphabet[Int(chunk >> 6 & 63)]
+                        position += 1
+                    }
+                }
+                return position
+            }
+        }
+    }
 
     /// Decodes; `part` names the input in the error ("protected header", "iv"...).
     public static func decode(_ text: some StringProtocol, part: String = "value") throws(Base64URLError) -> [UInt8] {
-        var output: [UInt8] = []
-        var accumulator: UInt32 = 0
-        var count = 0
-        output.reserveCapacity(text.utf8.count * 3 / 4)
-        for byte in text.utf8 {
-            let value = values[Int(byte)]
-            guard value != 0xFF else { throw Base64URLError(part: part) }
-            accumulator = accumulator << 6 | UInt32(value)
-            count += 1
-            if count == 4 {
-                output.append(UInt8(accumulator >> 16 & 0xFF))
-                output.append(UInt8(accumulator >> 8 & 0xFF))
-                output.append(UInt8(accumulator & 0xFF))
-                accumulator = 0
-                count = 0
+        let decoded = text.utf8.withContiguousStorageIfAvailable(decode(buffer:)) ?? Array(text.utf8).withUnsafeBufferPointer(decode(buffer:))
+        guard let decoded else { throw Base64URLError(part: part) }
+        return decoded
+    }
+
+    /// Four characters at a time into the array's storage; nil for a byte outside the alphabet or an impossible length.
+    private static func decode(buffer input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        let rest = input.count % 4
+        guard rest != 1 else { return nil }
+        var outside: UInt8 = 0
+        let output = [UInt8](unsafeUninitializedCapacity: input.count / 4 * 3 + max(0, rest - 1)) { output, count in
+            values.withUnsafeBufferPointer { values in
+                // A byte outside the alphabet reads 0xFF: its high bits, or-ed into `outside`, say so after the loop.
+                func value(_ index: Int) -> UInt32 {
+                    let value = values[Int(input[index])]
+                    outside |= value
+                    return UInt32(value)
+                }
+                var index = 0, position = 0
+                while index + 4 <= input.count {
+                    let chunk = value(index) << 18 | value(index + 1) << 12 | value(index + 2) << 6 | value(index + 3)
+                    output[position] = UInt8(truncatingIfNeeded: chunk >> 16)
+                    output[position + 1] = UInt8(truncatingIfNeeded: chunk >> 8)
+                    output[position + 2] = UInt8(truncatingIfNeeded: chunk)
+                    index += 4
+                    position += 3
+                }
+                if rest == 2 {
+                    output[position] = UInt8(truncatingIfNeeded: (value(index) << 6 | value(index + 1)) >> 4)
+                    position += 1
+                } else if rest == 3 {
+                    let chunk = value(index) << 12 | value(index + 1) << 6 | value(index + 2)
+                    output[position] = UInt8(truncatingIfNeeded: chunk >> 10)
+                    output[position + 1] = UInt8(truncatingIfNeeded: chunk >> 2)
+                    position += 2
+                }
+                count = position
             }
         }
-        switch count {
-        case 0: break
-        case 2: output.append(UInt8(accumulator >> 4 & 0xFF))
-        case 3:
-            output.append(UInt8(accumulator >> 10 & 0xFF))
-            output.append(UInt8(accumulator >> 2 & 0xFF))
-        default: throw Base64URLError(part: part)
-        }
-        return output
+        return outside & 0xC0 == 0 ? output : nil
     }
 }
 

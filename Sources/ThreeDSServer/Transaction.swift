@@ -77,6 +77,9 @@ extension ThreeDSServer {
         private var outcomeFields: JSONValue?
         /// The ARes's `cardholderInfo` text.
         private var cardholderInfo: String?
+        /// Where the app ARes's `acsSignedContent` lies in the trail (which message, which bytes): what the app's challenge
+        /// starts from, read from there instead of parsing the ARes again, and not kept twice (it is kilobytes).
+        private var signedContentSpan: (message: Int, bytes: Range<Int>)?
 
         init(areq: AReq) {
             threeDSServerTransID = areq.threeDSServerTransID
@@ -149,6 +152,7 @@ extension ThreeDSServer {
             acsReferenceNumber = ares.acsReferenceNumber
             outcomeFields = ares.outcomeFields
             cardholderInfo = ares.cardholderInfo
+            locateSignedContent(ares.acsSignedContent)
             aresReadByResults = ResultsRules.aresContext(ares.json)
             ids.acsTransID = ares.acsTransID
             ids.dsTransID = ares.dsTransID
@@ -195,6 +199,25 @@ extension ThreeDSServer {
 
         /// The ARes as it came, from the trail.
         var receivedARes: JSONValue? { received(.aRes) }
+
+        /// Finds `content` (the ARes's acsSignedContent) in the messages received: a compact JWS is written as it is in
+        /// JSON, with nothing to escape. Not found (a fault wrote it otherwise), the record reads it from the parsed ARes.
+        private mutating func locateSignedContent(_ content: String?) {
+            guard let content, !content.isEmpty else { return }
+            let pattern = Array(content.utf8)
+            for index in messages.indices.reversed() where messages[index].direction == .received {
+                if let start = messages[index].message.withUnsafeBytes({ ByteSearch.firstIndex(of: pattern, in: $0) }) {
+                    signedContentSpan = (index, start..<start + pattern.count)
+                    return
+                }
+            }
+        }
+
+        /// The ARes's acsSignedContent, from where it lies in the trail, else from the ARes parsed.
+        private var acsSignedContent: String? {
+            if let (message, bytes) = signedContentSpan { return String(decoding: messages[message].message[bytes], as: UTF8.self) }
+            return receivedARes?["acsSignedContent"]?.stringValue
+        }
 
         /// The AReq as it went, from the trail.
         var sentAReq: JSONValue? { first(.aReq, .sent) }
@@ -259,11 +282,13 @@ extension ThreeDSServer {
             let challenged = aresOutcome.map { ares in
                 (state == .challenge || rreqOutcome != nil) && ares.transStatus.awaitsResult
             } ?? false
-            // Read from the trail once, and only for a challenge: what starting it needs.
-            let ares = challenged ? receivedARes : nil
+            // What starting the challenge needs: the app's from where the signed content lies in the trail, the browser's
+            // (the ACS URL) from the ARes read once.
+            let ares = challenged && browserOptions != nil ? receivedARes : nil
             let challenge: JSONValue? = challenged ? .object(omittingAbsent: [
                 ("threeDSServerTransID", .string(threeDSServerTransID)), ("acsTransID", .string(ids.acsTransID)),
-                ("acsRefNumber", .string(acsReferenceNumber)), ("acsSignedContent", .string(ares?["acsSignedContent"]?.stringValue)),
+                ("acsRefNumber", .string(acsReferenceNumber)),
+                ("acsSignedContent", .string(browserOptions == nil ? acsSignedContent : ares?["acsSignedContent"]?.stringValue)),
             ]) : nil
             return [
                 ("threeDSServerTransID", .string(threeDSServerTransID)),
@@ -349,6 +374,7 @@ extension ThreeDSServer.Transaction {
                                   challengeCancel: record["challengeCancel"]?.stringValue, whiteListStatus: record["whiteListStatus"]?.stringValue)
         }
         acsReferenceNumber = ares["acsReferenceNumber"]?.stringValue
+        locateSignedContent(ares["acsSignedContent"]?.stringValue)
         aresReadByResults = resume["aresContext"]
         if let reason = resume["fallbackReason"]?.stringValue, let final = rreqOutcome {
             fallbackOutcome = final

@@ -90,6 +90,34 @@ struct AReqRulesTests {
         ])
     }
 
+    @Test func base64urlTakesItsSixtyFourCharactersAndTheDotAndNothingElse() {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.".utf8)
+        for byte in UInt8.min...UInt8.max {
+            // Each byte alone, and in the middle of a long valid run (the bit test reads every byte the same way).
+            let long = Array(repeating: UInt8(ascii: "A"), count: 100) + [byte] + Array(repeating: UInt8(ascii: "z"), count: 37)
+            #expect([byte].withUnsafeBufferPointer(FieldFormat.isBase64URL) == alphabet.contains(byte), "byte \(byte)")
+            #expect(long.withUnsafeBufferPointer(FieldFormat.isBase64URL) == alphabet.contains(byte), "byte \(byte)")
+        }
+        #expect([UInt8]().withUnsafeBufferPointer(FieldFormat.isBase64URL))
+        let maximum = FieldFormat.base64url(maxLength: 8)
+        #expect(maximum.problem(with: .string("abcdefgh")) == nil)
+        #expect(maximum.problem(with: .string("abcdefghi"))?.reason == "longer than 8")
+        #expect(maximum.problem(with: .string("abc="))?.reason == "must be unpadded base64url")
+    }
+
+    @Test func aNonASCIIByteAnywhereMakesTheLengthCountCharacters() {
+        // Eight bytes at a time, then the rest: a byte of 0x80 or above at every position of every length up to 20 is seen.
+        for length in 1...20 {
+            for position in 0..<length {
+                var bytes = Array(repeating: UInt8(ascii: "a"), count: length)
+                #expect(bytes.withUnsafeBufferPointer(FieldFormat.isASCII))
+                bytes[position] = 0xC3
+                #expect(!bytes.withUnsafeBufferPointer(FieldFormat.isASCII), "length \(length), position \(position)")
+            }
+        }
+        #expect(FieldFormat.string(1...2).problem(with: .string("é")) == nil, "one character, two bytes")
+    }
+
     @Test func emptyOptionalFieldsAreFormatErrors() {
         let violations = AReqRules.fromThreeDSServer.validate(validAReq(replacing: ["cardholderName": .string(""), "email": .null]), version: .v2_1_0)
         #expect(violations == [

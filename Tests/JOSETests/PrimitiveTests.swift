@@ -1,3 +1,4 @@
+import Foundation
 import JSON
 import Testing
 @testable import JOSE
@@ -13,10 +14,55 @@ struct PrimitiveTests {
         }
     }
 
+    @Test func base64URLIsFoundationsBase64WithTheURLAlphabetAndNoPadding() throws {
+        for length in 0...70 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 151 &+ 7) }
+            let reference = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            #expect(Base64URL.encode(bytes) == reference)
+            #expect(try Base64URL.decode(reference) == bytes)
+            #expect(try Base64URL.decode(reference[...]) == bytes, "a substring reads the same")
+        }
+    }
+
+    @Test func everyByteOutsideTheAlphabetIsRefusedWhereverItStands() {
+        let alphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        for byte in UInt8.min...UInt8.max where !alphabet.contains(byte) {
+            for position in 0..<11 {
+                var bytes = Array("abcdefghijk".utf8)   // 11 characters: two whole groups and a rest of three
+                bytes[position] = byte
+                #expect(throws: Base64URLError(part: "x")) { try Base64URL.decode(String(decoding: bytes, as: UTF8.self), part: "x") }
+            }
+        }
+    }
+
     @Test(arguments: ["eyJ=", "ab+c", "ab/c", "ab c", "ab\nc", "a", "abcde"])
     func base64URLRejectsWhatSDKsReject(text: String) {
         #expect(throws: Base64URLError(part: "iv")) { try Base64URL.decode(text, part: "iv") }
         #expect(throws: JOSEError.invalidBase64URL(part: "iv")) { try JOSEError.decodingBase64URL(text, part: "iv") }
+    }
+
+    /// Headers and keys are written by the harness's JSON writer; Foundation's encoder with sorted keys, which wrote them
+    /// before, is the reference: every member present, the bytes must be the same.
+    @Test func headersAndKeysAreWrittenAsFoundationsEncoderWroteThem() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        func reference(_ value: some Encodable) throws -> [UInt8] { Array(try encoder.encode(value)) }
+        var key = JWK(kty: "EC", crv: "P-256", x: "x-coordinate", y: "y_coordinate", n: "n", e: "AQAB", d: "d", p: "p", q: "q", dp: "dp", dq: "dq",
+                      qi: "qi", kid: "key/1", use: "enc", alg: "ECDH-ES", x5c: ["MIIB+/A=", "MIIC"])
+        #expect(JSONWriter.write(key.json) == (try reference(key)))
+        #expect(key.jsonString == String(decoding: try reference(key), as: UTF8.self))
+        var jws = JWSHeader(alg: "PS256", kid: "k", typ: "JOSE", cty: "JWT", x5c: ["MIIB+/A="])
+        jws.crit = ["b64"]
+        #expect(JSONWriter.write(jws.json) == (try reference(jws)))
+        key.x5c = nil
+        var jwe = JWEHeader(alg: "ECDH-ES", enc: "A128CBC-HS256", kid: "k", epk: key.publicOnly, apu: "u", apv: "v")
+        jwe.zip = "DEF"; jwe.typ = "JOSE"; jwe.cty = "JWT"; jwe.crit = ["exp"]
+        #expect(JSONWriter.write(jwe.json) == (try reference(jwe)))
+        // Absent members are left out, as the encoder left them.
+        let minimal = JWEHeader(alg: "dir", enc: "A128GCM")
+        #expect(JSONWriter.write(minimal.json) == (try reference(minimal)))
+        #expect(encodeHeader(minimal) == Base64URL.encode(try reference(minimal)))
     }
 
     /// RFC 7518 Appendix C: ECDH-ES key agreement computation.

@@ -118,8 +118,14 @@ public enum FieldFormat: Sendable {
     }
 
     private func problem(with text: String, bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        // base64url is read in one pass: its bytes are ASCII, so its length in characters is its length in bytes. The
+        // long values (sdkEncData, deviceInfo, acsSignedContent: kilobytes each) are of this format.
+        if case .base64url(let maxLength) = self {
+            guard Self.isBase64URL(bytes) else { return "must be unpadded base64url" }
+            return bytes.count <= maxLength ? nil : "longer than \(maxLength)"
+        }
         // Lengths are in characters; ASCII text (nearly every EMV field) needs no grapheme walk.
-        let count = bytes.allSatisfy { $0 < 0x80 } ? bytes.count : text.count
+        let count = Self.isASCII(bytes) ? bytes.count : text.count
         switch self {
         case .string(let length):
             return length.contains(count) ? nil : "length \(count) is outside \(length.lowerBound)-\(length.upperBound)"
@@ -148,18 +154,50 @@ public enum FieldFormat: Sendable {
                 return "must be YYMM"
             }
             return nil
-        case .base64url(let maxLength):
-            guard count <= maxLength else { return "longer than \(maxLength)" }
-            let allowed = bytes.allSatisfy { byte in
-                (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
-                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
-            }
-            return allowed ? nil : "must be unpadded base64url"
+        case .base64url:
+            return nil  // read above
         case .object, .array, .ecPublicJWK, .boolean, .keyLabelList, .arrayOf, .fields:
             return "must be JSON, not a string"
         case .currencyCode, .countryCode:
             return nil  // checked by isoProblem
         }
+    }
+
+    /// True when every byte is ASCII: eight bytes at a time.
+    static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let raw = UnsafeRawPointer(base)
+        var index = 0, bits: UInt64 = 0
+        while index + 8 <= bytes.count {
+            bits |= raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < bytes.count {
+            bits |= UInt64(bytes[index])
+            index += 1
+        }
+        return bits & 0x8080_8080_8080_8080 == 0
+    }
+
+    /// The bytes of unpadded base64url and of the compact serialisations made of it (A-Z a-z 0-9 - _ and the dot), as
+    /// one bit per ASCII byte: bytes 0-63 in the first word (0-9 - .), 64-127 in the second (A-Z _ a-z).
+    private static let base64urlBytes: (low: UInt64, high: UInt64) = {
+        var low: UInt64 = 0, high: UInt64 = 0
+        for byte in Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.".utf8) {
+            if byte < 64 { low |= 1 << UInt64(byte) } else { high |= 1 << UInt64(byte - 64) }
+        }
+        return (low, high)
+    }()
+
+    /// True when every byte is one of base64url's or the dot: a bit test per byte, no branch on its value.
+    static func isBase64URL(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let (low, high) = base64urlBytes
+        var outside: UInt64 = 0
+        for byte in bytes {
+            let allowed = byte < 64 ? low : byte < 128 ? high : 0
+            outside |= ~allowed >> UInt64(byte & 63) & 1
+        }
+        return outside == 0
     }
 
     public static func isCanonicalUUID(_ text: String) -> Bool {

@@ -38,11 +38,7 @@ public struct JWK: Codable, Sendable, Equatable {
     }
 
     /// Compact JSON with sorted members.
-    public var jsonString: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
-    }
+    public var jsonString: String { String(decoding: JSONWriter.write(json), as: UTF8.self) }
 
     /// This key without its private members.
     public var publicOnly: JWK {

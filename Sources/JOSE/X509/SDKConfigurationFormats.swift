@@ -126,9 +126,7 @@ extension SDKConfiguration {
     // MARK: JSON
 
     /// A JWK as a JSON value (its members sorted, as `jsonString` writes them).
-    static func json(_ jwk: JWK) -> JSONValue {
-        (try? JSONReader.parse(Array(jwk.jsonString.utf8)).value) ?? .object([])
-    }
+    static func json(_ jwk: JWK) -> JSONValue { jwk.json }
 
     /// Indented JSON with sorted members, for people to read and paste.
     static func pretty(_ value: JSONValue) -> String {

@@ -8,14 +8,19 @@ public import Net
 /// life of every transaction. At a higher level nothing is built.
 public struct MessageLog: HTTPServerObserver {
     let logger: Logger
+    /// The logger's level, read once: reading it copies the logger's handler, on every answer the server gives.
+    private let logsInfo: Bool
 
-    public init(logger: Logger) { self.logger = logger }
+    public init(logger: Logger) {
+        self.logger = logger
+        logsInfo = logger.logLevel <= .info
+    }
 
     public func connectionOpened() {}
     public func connectionClosed() {}
 
     public func answered(_ answer: AnsweredRequest) {
-        guard logger.logLevel <= .info, let exchange = answer.annotation as? MessageExchange, let received = exchange.received else { return }
+        guard logsInfo, let exchange = answer.annotation as? MessageExchange, let received = exchange.received else { return }
         var metadata: Logger.Metadata = [
             "role": "\(HarnessMetrics.role(of: answer.route))",
             "received": "\(received.rawValue)",

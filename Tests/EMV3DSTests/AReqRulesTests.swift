@@ -105,6 +105,22 @@ struct AReqRulesTests {
         #expect(maximum.problem(with: .string("abc="))?.reason == "must be unpadded base64url")
     }
 
+    @Test func aUUIDIsHexDigitsInGroupsOfEightFourFourFourTwelve() {
+        let valid = "8a880dc0-d2d2-4067-bcb1-b08d1690b26e"
+        #expect(FieldFormat.isCanonicalUUID(valid) && FieldFormat.isCanonicalUUID(valid.uppercased()))
+        for position in 0..<36 {
+            // At every position the character that does not belong there: a hex digit in a dash's place, else a dash,
+            // a "g" or a non-ASCII letter in a digit's.
+            let wrong: [Character] = [8, 13, 18, 23].contains(position) ? ["0", "_"] : ["-", "g", "G", "é"]
+            for character in wrong {
+                var text = Array(valid)
+                text[position] = character
+                #expect(!FieldFormat.isCanonicalUUID(String(text)), "\(String(text))")
+            }
+        }
+        #expect(!FieldFormat.isCanonicalUUID(valid + "0") && !FieldFormat.isCanonicalUUID(String(valid.dropLast())))
+    }
+
     @Test func aNonASCIIByteAnywhereMakesTheLengthCountCharacters() {
         // Eight bytes at a time, then the rest: a byte of 0x80 or above at every position of every length up to 20 is seen.
         for length in 1...20 {

@@ -179,42 +179,45 @@ public enum FieldFormat: Sendable {
         return bits & 0x8080_8080_8080_8080 == 0
     }
 
-    /// The bytes of unpadded base64url and of the compact serialisations made of it (A-Z a-z 0-9 - _ and the dot), as
-    /// one bit per ASCII byte: bytes 0-63 in the first word (0-9 - .), 64-127 in the second (A-Z _ a-z).
-    private static let base64urlBytes: (low: UInt64, high: UInt64) = {
-        var low: UInt64 = 0, high: UInt64 = 0
-        for byte in Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.".utf8) {
-            if byte < 64 { low |= 1 << UInt64(byte) } else { high |= 1 << UInt64(byte - 64) }
-        }
-        return (low, high)
-    }()
-
-    /// True when every byte is one of base64url's or the dot: a bit test per byte, no branch on its value.
-    static func isBase64URL(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        let (low, high) = base64urlBytes
-        var outside: UInt64 = 0
-        for byte in bytes {
-            let allowed = byte < 64 ? low : byte < 128 ? high : 0
-            outside |= ~allowed >> UInt64(byte & 63) & 1
-        }
-        return outside == 0
+    /// For each byte value, what it is to the formats read byte by byte: a table read is one load per byte, where
+    /// comparisons with ranges were several branches (base64url values are kilobytes, and every id is a UUID).
+    private struct ByteClass: OptionSet {
+        let rawValue: UInt8
+        /// A-Z a-z 0-9 - _ and the dot: unpadded base64url, and the compact serialisations made of it.
+        static let base64url = ByteClass(rawValue: 1)
+        /// 0-9 a-f A-F.
+        static let hex = ByteClass(rawValue: 2)
     }
+
+    private static let byteClasses: [ByteClass] = (0...255).map { byte in
+        var classes: ByteClass = []
+        if "0123456789abcdefABCDEF".utf8.contains(UInt8(byte)) { classes.insert(.hex) }
+        if "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.".utf8.contains(UInt8(byte)) { classes.insert(.base64url) }
+        return classes
+    }
+
+    /// True when every byte is one of base64url's or the dot.
+    static func isBase64URL(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool { allBytes(bytes, are: .base64url) }
+
+    private static func allBytes(_ bytes: UnsafeBufferPointer<UInt8>, are wanted: ByteClass) -> Bool {
+        byteClasses.withUnsafeBufferPointer { classes in
+            var common = wanted.rawValue
+            for byte in bytes { common &= classes[Int(byte)].rawValue }
+            return common == wanted.rawValue
+        }
+    }
+
+    /// The five groups of hex digits of a UUID, between its dashes.
+    private static let uuidGroups = [0..<8, 9..<13, 14..<18, 19..<23, 24..<36]
 
     public static func isCanonicalUUID(_ text: String) -> Bool {
         guard text.utf8.count == 36 else { return false }
         // Every id of every message is checked: by index over the bytes, not an enumerated UTF-8 view.
         var text = text
         return text.withUTF8 { bytes in
-            for index in 0..<36 {
-                let byte = bytes[index]
-                switch index {
-                case 8, 13, 18, 23:
-                    guard byte == UInt8(ascii: "-") else { return false }
-                default:
-                    guard (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte) || (0x41...0x46).contains(byte) else { return false }
-                }
-            }
-            return true
+            let dash = UInt8(ascii: "-")
+            guard bytes[8] == dash, bytes[13] == dash, bytes[18] == dash, bytes[23] == dash else { return false }
+            return uuidGroups.allSatisfy { allBytes(UnsafeBufferPointer(rebasing: bytes[$0]), are: .hex) }
         }
     }
 

@@ -424,24 +424,29 @@ public final class AccessControlServer: Sendable {
     /// Starts the time limit of a challenge just stored, `seconds` from now. With instances sharing the store the limit is
     /// also a job: the instance that claims it ends the challenge (here, unless another instance took the challenge up).
     func startTimer(_ acsTransID: String, after seconds: Double) {
-        let timer = Task { [self] in
-            guard (try? await Task.sleep(for: .seconds(max(0, seconds)))) != nil else { return }
-            guard let sharedStore else { return await expire(acsTransID) }
-            let jobID = Self.expiryJobID(acsTransID)
-            // Held under a lease while this instance ends it, so that no other instance runs it meanwhile.
-            _ = await sharedStore.claimJob(id: jobID)
-            // The instance the store names as the challenge's home reports its end; one another instance took it from only records it.
-            guard await sharedStore.claimHome(role: Self.role, id: acsTransID, from: nil) else {
-                return await expire(acsTransID, reportedElsewhere: true)
-            }
-            await expire(acsTransID)
-            await sharedStore.finishJob(id: jobID)
+        // On the loop that answers the ARes (the caller's): started and, mostly, cancelled there, with no thread woken.
+        let timer = OneShotTimer(after: seconds, on: peer.client.nextLoop()) { [self] in
+            Task { await challengeTimeLimitReached(acsTransID) }
         }
         transactions.update(acsTransID) { transaction in
             guard case .challenge(var state) = transaction.phase else { return timer.cancel() }
             state.timer = timer
             transaction.phase = .challenge(state)
         }
+    }
+
+    /// A challenge's time limit came: it ends here, or, with instances sharing the store, where the store says.
+    private func challengeTimeLimitReached(_ acsTransID: String) async {
+        guard let sharedStore else { return await expire(acsTransID) }
+        let jobID = Self.expiryJobID(acsTransID)
+        // Held under a lease while this instance ends it, so that no other instance runs it meanwhile.
+        _ = await sharedStore.claimJob(id: jobID)
+        // The instance the store names as the challenge's home reports its end; one another instance took it from only records it.
+        guard await sharedStore.claimHome(role: Self.role, id: acsTransID, from: nil) else {
+            return await expire(acsTransID, reportedElsewhere: true)
+        }
+        await expire(acsTransID)
+        await sharedStore.finishJob(id: jobID)
     }
 
     /// How a challenge the ACS's time limit ended is recorded: a CReq after it is not the SDK's fault.

@@ -98,11 +98,11 @@ extension AccessControlServer {
     /// transStatusReason 14 (transaction timed out at the ACS) for the first (SB 279, Req 452-453). The wait is cancelled
     /// when the second AReq comes.
     func awaitSecondAReq(_ acsTransID: String) {
-        let timer = Task { [self] in
-            guard (try? await Task.sleep(for: .seconds(settings.challengeTimeout))) != nil, take(acsTransID) != nil else { return }
+        let timer = OneShotTimer(after: settings.challengeTimeout, on: peer.client.nextLoop()) { [self] in
+            guard take(acsTransID) != nil else { return }
             logger.info("no second AReq after the ARes S", metadata: ["acsTransID": "\(acsTransID)"])
             transactions.update(acsTransID) { $0.phase = .ended("no second AReq after the ARes S within \(settings.challengeTimeout) s") }
-            await report(acsTransID, ChallengeResult(transStatus: .notAuthenticated, reason: "14", interactions: 0))
+            Task { await report(acsTransID, ChallengeResult(transStatus: .notAuthenticated, reason: "14", interactions: 0)) }
         }
         spcOffers.update(acsTransID) { $0.timer = timer }
     }
@@ -220,7 +220,7 @@ struct SPCOffer: Sendable {
     let first: [String: String]
     var answered = false
     /// The time limit's wait, cancelled when the second AReq comes.
-    var timer: Task<Void, Never>?
+    var timer: OneShotTimer?
 
     static func boundFields(of areq: AReq) -> [String: String] {
         Dictionary(uniqueKeysWithValues: boundFieldNames.compactMap { name in areq[name].map { (name, $0) } })

@@ -1,6 +1,7 @@
 public import EMV3DS
 import EMVCrypto
 import Faults
+import Net
 public import JSON
 import Scenarios
 public import Store
@@ -18,7 +19,7 @@ struct ChallengeState: Sendable {
     /// The `sdkCounterStoA` the next CReq must carry.
     var nextCounter = 0
     /// Ends the challenge at its time limit; cancelled when it ends sooner.
-    var timer: Task<Void, Never>?
+    var timer: OneShotTimer?
 }
 
 extension AccessControlServer {

@@ -424,7 +424,9 @@ public final class AccessControlServer: Sendable {
     /// Starts the time limit of a challenge just stored, `seconds` from now. With instances sharing the store the limit is
     /// also a job: the instance that claims it ends the challenge (here, unless another instance took the challenge up).
     func startTimer(_ acsTransID: String, after seconds: Double) {
-        // On the loop that answers the ARes (the caller's): started and, mostly, cancelled there, with no thread woken.
+        // On the caller's loop when it runs on one (the loop that answers the ARes): started there, and cancelled there
+        // when the final CReq comes on the same loop, with no thread woken. A challenge taken up from the store off a loop
+        // gets a loop of the group.
         let timer = OneShotTimer(after: seconds, on: peer.client.nextLoop()) { [self] in
             Task { await challengeTimeLimitReached(acsTransID) }
         }

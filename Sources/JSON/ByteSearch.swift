@@ -21,14 +21,31 @@ public enum ByteSearch {
         return nil
     }
 
-    /// Replaces each `pattern` in `bytes` at or after `start` with `replacement`, of the same length (a card number
-    /// with its masked form); nothing when the lengths differ.
-    public static func replaceAll(_ pattern: [UInt8], with replacement: [UInt8], in bytes: inout [UInt8], from start: Int = 0) {
-        guard !pattern.isEmpty, pattern.count == replacement.count, bytes.count - start >= pattern.count else { return }
+    /// Replaces each `pattern` in `bytes` at or after `start` that lies inside a JSON string with `replacement`, of the
+    /// same length: a card number with its masked form, in the JSON text of one or more values that begins at `start`.
+    /// An occurrence outside a string (a number's digits) is left, as masking it would make the text no longer JSON;
+    /// nothing is replaced when the lengths differ or `replacement` holds a quote or a backslash.
+    public static func replaceAllInStrings(_ pattern: [UInt8], with replacement: [UInt8], in bytes: inout [UInt8], from start: Int = 0) {
+        guard !pattern.isEmpty, pattern.count == replacement.count, bytes.count - start >= pattern.count,
+              !replacement.contains(UInt8(ascii: "\"")), !replacement.contains(UInt8(ascii: "\\")) else { return }
         bytes.withUnsafeMutableBytes { buffer in
+            // Whether the text is inside a string, read from `start` up to each occurrence: a quote not escaped toggles it.
+            var inString = false, escaped = false, scanned = start
             var offset = start
             while let found = firstIndex(of: pattern, in: UnsafeRawBufferPointer(buffer), from: offset) {
-                for (index, byte) in replacement.enumerated() { buffer[found + index] = byte }
+                for byte in buffer[scanned..<found] {
+                    if escaped {
+                        escaped = false
+                    } else if byte == UInt8(ascii: "\\") {
+                        escaped = inString
+                    } else if byte == UInt8(ascii: "\"") {
+                        inString.toggle()
+                    }
+                }
+                scanned = found
+                if inString, !escaped {
+                    for (index, byte) in replacement.enumerated() { buffer[found + index] = byte }
+                }
                 offset = found + pattern.count
             }
         }

@@ -15,7 +15,10 @@ public struct JSONReader {
     }
 
     /// The value and every duplicate member found in it.
-    public static func parse(_ bytes: [UInt8], maxDepth: Int = 32) throws(SyntaxError) -> (value: JSONValue, duplicates: [Duplicate]) {
+    /// How deep a document may nest unless the caller says otherwise: well beyond any EMV message's.
+    public static let defaultMaxDepth = 32
+
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(SyntaxError) -> (value: JSONValue, duplicates: [Duplicate]) {
         var reader = JSONReader(bytes: bytes, maxDepth: maxDepth)
         reader.skipWhitespace()
         let value = try reader.readValue(depth: 0)

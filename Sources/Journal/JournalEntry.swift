@@ -258,7 +258,7 @@ public struct JournalEntry: ArchivableRecord {
                 out += #","set":"#.utf8
                 let start = out.count
                 JSONWriter.append(.object(changes.set), to: &out)
-                if let (pan, masked) = masking { ByteSearch.replaceAll(pan, with: masked, in: &out, from: start) }
+                if let (pan, masked) = masking { ByteSearch.replaceAllInStrings(pan, with: masked, in: &out, from: start) }
                 out += #","removed":"#.utf8
                 JSONWriter.append(.array(changes.removed.map(JSONValue.string)), to: &out)
             } else if let first = messages[..<index].firstIndex(where: { $0.changes == nil && $0.isJSON == message.isJSON && $0.body == message.body }) {
@@ -268,7 +268,7 @@ public struct JournalEntry: ArchivableRecord {
                 out += #","message":"#.utf8
                 let start = out.count
                 if message.isJSON { out += message.body } else { JSONWriter.append(string: String(decoding: message.body, as: UTF8.self), to: &out) }
-                if let (pan, masked) = masking { ByteSearch.replaceAll(pan, with: masked, in: &out, from: start) }
+                if let (pan, masked) = masking { ByteSearch.replaceAllInStrings(pan, with: masked, in: &out, from: start) }
             }
             out.append(UInt8(ascii: "}"))
         }

@@ -59,9 +59,10 @@ extension ThreeDSServer {
         public var violations: [String] = []
         /// Members of received messages that their tables do not define for this version or channel.
         public var warnings: [String] = []
-        /// Each message as compact JSON: a parsed tree costs several times its text, and the
-        /// trail is read only when someone looks at the transaction.
-        public var messages: [(direction: Direction, at: Date, message: [UInt8])] = []
+        /// Each message as the bytes that went or came (JSON the strict reader accepted, or the writer's): a parsed tree
+        /// costs several times its text, and the trail is read only when someone looks at the transaction. Only ever
+        /// appended to: ``signedContentSpan`` points into it.
+        public private(set) var messages: [(direction: Direction, at: Date, message: [UInt8])] = []
         /// The browser channel's own options; nil on the app channel.
         var browserOptions: BrowserOptions?
         /// After an ARes S: the threeDSServerTransID of the second AReq that brought SPC's result.
@@ -138,6 +139,9 @@ extension ThreeDSServer {
         /// Records a message as the bytes that went or came, in storage of their exact size (a
         /// writer's buffer has room to spare, up to as much again).
         mutating func record(_ direction: Direction, bytes: [UInt8]) {
+            // A record taken up from the store has no card number to mask its trail with when it is written: what it
+            // records from then on is masked as it is recorded (the trail it came with is masked already).
+            let bytes = pan == nil ? Self.maskingAcctNumber(in: bytes) : bytes
             // A fresh buffer of the exact size: the writer's grew by doubling, and Array(bytes[...])
             // would keep that very buffer.
             let exact = [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, count in
@@ -200,6 +204,14 @@ extension ThreeDSServer {
         /// The ARes as it came, from the trail.
         var receivedARes: JSONValue? { received(.aRes) }
 
+        /// `message` with its `acctNumber` masked, when it has one.
+        private static func maskingAcctNumber(in message: [UInt8]) -> [UInt8] {
+            guard ByteSearch.contains(message, "\"acctNumber\""), var json = try? JSONReader.parse(message).value,
+                  let number = json["acctNumber"]?.stringValue else { return message }
+            json.set("acctNumber", .string(CardNumber.masked(number)))
+            return JSONWriter.write(json)
+        }
+
         /// Finds `content` (the ARes's acsSignedContent) in the messages received: a compact JWS is written as it is in
         /// JSON, with nothing to escape. Not found (a fault wrote it otherwise), the record reads it from the parsed ARes.
         private mutating func locateSignedContent(_ content: String?) {
@@ -215,7 +227,9 @@ extension ThreeDSServer {
 
         /// The ARes's acsSignedContent, from where it lies in the trail, else from the ARes parsed.
         private var acsSignedContent: String? {
-            if let (message, bytes) = signedContentSpan { return String(decoding: messages[message].message[bytes], as: UTF8.self) }
+            if let (message, bytes) = signedContentSpan, messages.indices.contains(message), bytes.upperBound <= messages[message].message.count {
+                return String(decoding: messages[message].message[bytes], as: UTF8.self)
+            }
             return receivedARes?["acsSignedContent"]?.stringValue
         }
 
@@ -258,7 +272,7 @@ extension ThreeDSServer {
                 out += #","message":"#.utf8
                 let start = out.count
                 out += entry.message
-                if let (pan, masked) = masking { ByteSearch.replaceAll(pan, with: masked, in: &out, from: start) }
+                if let (pan, masked) = masking { ByteSearch.replaceAllInStrings(pan, with: masked, in: &out, from: start) }
                 out.append(UInt8(ascii: "}"))
             }
             out += "]}".utf8
@@ -274,7 +288,10 @@ extension ThreeDSServer {
         public var isSettled: Bool { state != .challenge && state != .decoupledFallback && !(state == .spc && spcFollowedBy == nil) }
 
         /// The record as a value: ``archivedJSON`` read back (for tests and the few readers that need one).
-        public var json: JSONValue { (try? JSONReader.parse(archivedJSON).value) ?? .null }
+        public var json: JSONValue {
+            // The record holds each message three levels down (the record, its trail, the trail's entry).
+            (try? JSONReader.parse(archivedJSON, maxDepth: JSONReader.defaultMaxDepth + 3).value) ?? .null
+        }
 
         /// The record's members but its trail.
         private var summaryMembers: [(String, JSONValue?)] {

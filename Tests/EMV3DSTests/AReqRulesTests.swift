@@ -103,6 +103,7 @@ struct AReqRulesTests {
         #expect(maximum.problem(with: .string("abcdefgh")) == nil)
         #expect(maximum.problem(with: .string("abcdefghi"))?.reason == "longer than 8")
         #expect(maximum.problem(with: .string("abc="))?.reason == "must be unpadded base64url")
+        #expect(maximum.problem(with: .string("abc=defgh="))?.reason == "longer than 8", "too long is said first, as for every format")
     }
 
     @Test func aUUIDIsHexDigitsInGroupsOfEightFourFourFourTwelve() {

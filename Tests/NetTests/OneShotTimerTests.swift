@@ -40,6 +40,26 @@ struct OneShotTimerTests {
         #expect(firings.names.withLock { $0.map(\.name) } == ["later"])
     }
 
+    @Test func aTimerStillRunningWhenItsLoopStopsLetsGoOfWhatItHolds() async throws {
+        // A challenge's ten-minute limit holds the ACS: a harness stopped with a challenge open must not keep it.
+        final class Held: Sendable {}
+        let group = EventLoopGroup(loopCount: 1)
+        let loop = group.loops[0], firings = Firings()
+        weak var released: Held?
+        do {
+            let held = Held()
+            released = held
+            _ = OneShotTimer(after: 600, on: loop) { _ = held }
+            // Started once this later job has run: jobs handed to a loop run in order.
+            _ = OneShotTimer(after: 0, on: loop) { firings.fired("started", on: loop) }
+        }
+        var iterator = firings.stream.makeAsyncIterator()
+        #expect(await iterator.next() == "started")
+        #expect(released != nil)
+        group.shutdown()
+        #expect(released == nil)
+    }
+
     @Test func aTimerCancelledOnItsLoopNeverFiresAndCancellingAgainIsHarmless() async throws {
         let group = EventLoopGroup(loopCount: 1)
         defer { group.shutdown() }

@@ -121,8 +121,9 @@ public enum FieldFormat: Sendable {
         // base64url is read in one pass: its bytes are ASCII, so its length in characters is its length in bytes. The
         // long values (sdkEncData, deviceInfo, acsSignedContent: kilobytes each) are of this format.
         if case .base64url(let maxLength) = self {
-            guard Self.isBase64URL(bytes) else { return "must be unpadded base64url" }
-            return bytes.count <= maxLength ? nil : "longer than \(maxLength)"
+            // Too long is said first, in characters, as for every format.
+            if bytes.count > maxLength, (Self.isASCII(bytes) ? bytes.count : text.count) > maxLength { return "longer than \(maxLength)" }
+            return Self.isBase64URL(bytes) ? nil : "must be unpadded base64url"
         }
         // Lengths are in characters; ASCII text (nearly every EMV field) needs no grapheme walk.
         let count = Self.isASCII(bytes) ? bytes.count : text.count

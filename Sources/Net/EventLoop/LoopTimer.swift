@@ -3,7 +3,8 @@ import CLibUV
 /// A libuv timer on one loop; use it from that loop only.
 public final class LoopTimer: LoopHandleOwner {
     private var handle: UnsafeMutablePointer<uv_timer_t>?
-    private let fire: () -> Void
+    /// Let go at close: what it holds (an object that holds this timer) must not outlive the timer.
+    private var fire: (() -> Void)?
 
     init(loop: EventLoop, fire: @escaping () -> Void) {
         self.fire = fire
@@ -16,7 +17,7 @@ public final class LoopTimer: LoopHandleOwner {
     func start(after milliseconds: UInt64, repeat interval: UInt64) {
         guard let handle else { return }
         uv_timer_start(handle, { handle in
-            owner(of: handle, as: LoopTimer.self)?.fire()
+            owner(of: handle, as: LoopTimer.self)?.fire?()
         }, milliseconds, interval)
     }
 
@@ -36,6 +37,7 @@ public final class LoopTimer: LoopHandleOwner {
     public func close() {
         guard let handle else { return }
         self.handle = nil
+        fire = nil
         uv_timer_stop(handle)
         closeOwnedHandle(handle)
     }

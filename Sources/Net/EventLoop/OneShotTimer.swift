@@ -1,5 +1,5 @@
 /// A time limit on a loop that any thread may cancel: a challenge's ten minutes, an SPC offer's wait. A libuv timer of one
-/// loop, where a task sleeping on the global pool woke a thread of that pool to start it and another to cancel it, for
+/// loop (the caller's, when it runs on one), where a task sleeping on the global pool woke a thread of that pool to start it and another to cancel it, for
 /// every challenge (docs/benchmarks.md, eleventh session). Cancelling from the timer's own loop costs no wake-up at all.
 public final class OneShotTimer: @unchecked Sendable {
     private let loop: EventLoop
@@ -23,7 +23,9 @@ public final class OneShotTimer: @unchecked Sendable {
         if loop.inLoop { start() } else { loop.execute(start) }
     }
 
-    /// Stops it before it fires, from any thread; nothing once it has fired.
+    /// Stops it, from any thread; nothing once it has fired. From its loop it never fires after this; from another
+    /// thread the cancel is handed to the loop, and a timer already due may fire first: what it runs checks that it is
+    /// still wanted (the challenge still open, the offer not yet answered), as it had to when it was a task.
     public func cancel() {
         if loop.inLoop { stop() } else { loop.execute { [self] in stop() } }
     }

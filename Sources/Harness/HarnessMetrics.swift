@@ -1,5 +1,4 @@
 import EMV3DS
-import Glibc
 import Faults
 import Messaging
 public import Net
@@ -96,7 +95,7 @@ public final class HarnessMetrics: HTTPServerObserver {
     public func connectionClosed() { openConnections.decrement() }
 
     public func answered(_ answer: AnsweredRequest) {
-        let series = requestSeries(RequestSeries(route: answer.route, method: answer.method, status: answer.status.code))
+        let series = requests[RequestSeries(route: answer.route, method: answer.method, status: answer.status.code)]
         series.count.increment()
         if answer.route != AnsweredRequest.unparsed { series.latency.record(answer.duration) }
         guard let exchange = answer.annotation as? MessageExchange, let received = exchange.received else { return }
@@ -106,42 +105,6 @@ public final class HarnessMetrics: HTTPServerObserver {
         if let code = exchange.errorCode {
             let direction = received == .erro ? "received" : "sent"
             erros[ErroSeries(role: role, direction: direction, code: code.rawValue)].increment()
-        }
-    }
-
-    /// The series of an answer: the one this thread found last when it is the same (a loop answers one route over and
-    /// over under a load, a health check, a run of AReqs), else from the cache the loops share. The last one is kept per
-    /// thread, so that the common answer takes neither the shared lock nor a hash of its route.
-    private func requestSeries(_ key: RequestSeries) -> (count: Counter, latency: DurationHistogram) {
-        let recent = RecentSeries.ofThisThread
-        if recent.owner === self, recent.key == key, let series = recent.series { return series }
-        let series = requests[key]
-        recent.owner = self
-        recent.key = key
-        recent.series = series
-        return series
-    }
-
-    /// One thread's last answer series (`requestSeries`). It holds its metrics: an identity that cannot be another's.
-    private final class RecentSeries {
-        var owner: HarnessMetrics?
-        var key: RequestSeries?
-        var series: (count: Counter, latency: DurationHistogram)?
-
-        /// One key for the process; each thread's object is released when the thread ends.
-        private static let key: pthread_key_t = {
-            var key = pthread_key_t()
-            pthread_key_create(&key) { raw in
-                if let raw { Unmanaged<RecentSeries>.fromOpaque(raw).release() }
-            }
-            return key
-        }()
-
-        static var ofThisThread: RecentSeries {
-            if let raw = pthread_getspecific(key) { return Unmanaged<RecentSeries>.fromOpaque(raw).takeUnretainedValue() }
-            let recent = RecentSeries()
-            pthread_setspecific(key, Unmanaged.passRetained(recent).toOpaque())
-            return recent
         }
     }
 

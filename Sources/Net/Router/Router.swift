@@ -5,29 +5,13 @@ import Foundation
 ///
 /// An unknown path is 404; a known path with another method is 405 with an `Allow` header.
 public struct Router: Sendable {
-    /// A route's handlers by method: one to three, found by comparing the methods in turn (a dictionary hashed the
-    /// method's name on every request).
-    private struct MethodHandlers: Sendable {
-        private var entries: [(method: HTTPMethod, handler: RouteHandler)] = []
-
-        subscript(method: HTTPMethod) -> RouteHandler? {
-            get { entries.first { $0.method == method }?.handler }
-            set {
-                entries.removeAll { $0.method == method }
-                if let newValue { entries.append((method, newValue)) }
-            }
-        }
-
-        var keys: [HTTPMethod] { entries.map(\.method) }
-    }
-
     private struct Route: Sendable {
         let segments: [Segment]
-        var handlers: MethodHandlers
+        var handlers: [HTTPMethod: RouteHandler]
         /// As registered, parameters as `{name}`: what metrics name the route by (a bounded set, unlike paths).
         let pattern: String
 
-        init(segments: [Segment], handlers: MethodHandlers) {
+        init(segments: [Segment], handlers: [HTTPMethod: RouteHandler]) {
             self.segments = segments
             self.handlers = handlers
             pattern = "/" + segments.map { switch $0 { case .literal(let text): text; case .parameter(let name): "{\(name)}" } }.joined(separator: "/")
@@ -100,9 +84,8 @@ public struct Router: Sendable {
         return wrapped(&parameterRoutes[index])
     }
 
-    /// Checks run before any route under a first path segment (`/admin/...`), found or not: a handful, compared in turn
-    /// with the request's first segment, read in place (no split, no hash, on every request).
-    private var guards: [(segment: Substring, check: RequestGuard)] = []
+    /// Checks run before any route under a first path segment (`/admin/...`), found or not.
+    private var guards: [Substring: RequestGuard] = [:]
 
     /// Routes without parameters, by exact path: one dictionary look-up on the hot path.
     private var staticRoutes: [String: Route] = [:]
@@ -137,17 +120,13 @@ public struct Router: Sendable {
     /// Runs `check` before every request whose path starts with the segment `segment`
     /// (`"admin"`: `/admin`, `/admin/pins`, `//admin/`), and answers its error instead.
     public mutating func guardPaths(under segment: String, _ check: @escaping RequestGuard) {
-        guards.removeAll { $0.segment == segment }
-        guards.append((Substring(segment), check))
+        guards[Substring(segment)] = check
     }
 
-    /// The guard's refusal for `request`, if any; segments are compared as routing sees them (empty ones skipped).
+    /// The guard's refusal for `request`, if any; segments are compared as routing sees them.
     func refusal(of request: HTTPRequest) -> HTTPError? {
-        guard !guards.isEmpty else { return nil }
-        let path = request.path.utf8
-        let start = path.firstIndex { $0 != UInt8(ascii: "/") } ?? path.endIndex
-        let first = Substring(path[start..<(path[start...].firstIndex(of: UInt8(ascii: "/")) ?? path.endIndex)])
-        guard !first.isEmpty, let check = guards.first(where: { $0.segment == first })?.check else { return nil }
+        guard !guards.isEmpty, let first = request.path.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: true).first,
+              let check = guards[first] else { return nil }
         do { try check(request) } catch { return error }
         return nil
     }
@@ -158,13 +137,11 @@ public struct Router: Sendable {
         }
         if segments.allSatisfy({ if case .literal = $0 { true } else { false } }) {
             let key = "/" + segments.map { if case .literal(let text) = $0 { text } else { "" } }.joined(separator: "/")
-            staticRoutes[key, default: Route(segments: segments, handlers: MethodHandlers())].handlers[method] = handler
+            staticRoutes[key, default: Route(segments: segments, handlers: [:])].handlers[method] = handler
         } else if let index = parameterRoutes.firstIndex(where: { $0.segments == segments }) {
             parameterRoutes[index].handlers[method] = handler
         } else {
-            var handlers = MethodHandlers()
-            handlers[method] = handler
-            parameterRoutes.append(Route(segments: segments, handlers: handlers))
+            parameterRoutes.append(Route(segments: segments, handlers: [method: handler]))
         }
     }
 

@@ -1,3 +1,5 @@
+import JSON
+
 /// Card number (PAN) checks.
 public enum CardNumber {
     /// True when `pan` is all digits and passes the Luhn (mod 10) check.
@@ -37,5 +39,24 @@ public enum CardNumber {
     public static func masked(_ pan: String) -> String {
         guard pan.count > 10 else { return String(repeating: "*", count: pan.count) }
         return String(pan.prefix(6)) + String(repeating: "*", count: pan.count - 10) + String(pan.suffix(4))
+    }
+
+    /// One card number masked in JSON text as a record writes it: wherever it lies inside a string, in what was appended
+    /// from an offset on (the trail's messages, kept as the bytes that went or came).
+    public struct Masking: Sendable {
+        private let pan: [UInt8]
+        private let masked: [UInt8]
+
+        /// Nil without a card number (a record taken up from the store has its trail masked already).
+        public init?(_ pan: String?) {
+            guard let pan else { return nil }
+            self.pan = Array(pan.utf8)
+            masked = Array(CardNumber.masked(pan).utf8)
+        }
+
+        /// Masks the number in `out` from `start` on.
+        public func apply(to out: inout [UInt8], from start: Int) {
+            ByteSearch.replaceAllInStrings(pan, with: masked, in: &out, from: start)
+        }
     }
 }

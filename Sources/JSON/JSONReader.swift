@@ -14,10 +14,10 @@ public struct JSONReader {
         public init(path: String) { self.path = path }
     }
 
-    /// The value and every duplicate member found in it.
     /// How deep a document may nest unless the caller says otherwise: well beyond any EMV message's.
     public static let defaultMaxDepth = 32
 
+    /// The value and every duplicate member found in it.
     public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(SyntaxError) -> (value: JSONValue, duplicates: [Duplicate]) {
         var reader = JSONReader(bytes: bytes, maxDepth: maxDepth)
         reader.skipWhitespace()

@@ -9,6 +9,16 @@ public enum JSONWriter {
 
     public static func string(_ value: JSONValue) -> String { String(decoding: write(value), as: UTF8.self) }
 
+    /// Appends an object of `members` (the absent ones left out) and then the name `key`, leaving the object open: the
+    /// caller writes that member's value and the closing brace (a record whose long parts are appended as bytes).
+    public static func appendObject(_ members: [(String, JSONValue?)], continuingWith key: String, to out: inout [UInt8]) {
+        append(.object(omittingAbsent: members), to: &out)
+        out.removeLast()  // the closing brace
+        if out.last != UInt8(ascii: "{") { out.append(UInt8(ascii: ",")) }
+        appendString(key, to: &out)
+        out.append(UInt8(ascii: ":"))
+    }
+
     /// Appends `value` to `out`: for a document put together from parts without copying each.
     public static func append(_ value: JSONValue, to out: inout [UInt8]) {
         switch value {

@@ -234,15 +234,14 @@ public struct JournalEntry: ArchivableRecord {
     public var archivedJSON: [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(1024 + messages.reduce(0) { $0 + $1.body.count + 160 })
-        JSONWriter.append(.object(omittingAbsent: summaryMembers), to: &out)
-        out.removeLast()  // the closing brace: the checks and the messages follow
-        out += (out.last == UInt8(ascii: "{") ? #""checks":["# : #","checks":["#).utf8
+        JSONWriter.appendObject(summaryMembers, continuingWith: "checks", to: &out)
+        out.append(UInt8(ascii: "["))
         for (index, check) in checks.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
             check.appendStored(to: &out)
         }
         out += #"],"messages":["#.utf8
-        let masking = pan.map { (Array($0.utf8), Array(CardNumber.masked($0).utf8)) }
+        let masking = CardNumber.Masking(pan)
         for (index, message) in messages.enumerated() {
             out += index > 0 ? #",{"from":"#.utf8 : #"{"from":"#.utf8
             JSONWriter.append(string: message.from.rawValue, to: &out)
@@ -258,7 +257,7 @@ public struct JournalEntry: ArchivableRecord {
                 out += #","set":"#.utf8
                 let start = out.count
                 JSONWriter.append(.object(changes.set), to: &out)
-                if let (pan, masked) = masking { ByteSearch.replaceAllInStrings(pan, with: masked, in: &out, from: start) }
+                masking?.apply(to: &out, from: start)
                 out += #","removed":"#.utf8
                 JSONWriter.append(.array(changes.removed.map(JSONValue.string)), to: &out)
             } else if let first = messages[..<index].firstIndex(where: { $0.changes == nil && $0.isJSON == message.isJSON && $0.body == message.body }) {
@@ -268,7 +267,7 @@ public struct JournalEntry: ArchivableRecord {
                 out += #","message":"#.utf8
                 let start = out.count
                 if message.isJSON { out += message.body } else { JSONWriter.append(string: String(decoding: message.body, as: UTF8.self), to: &out) }
-                if let (pan, masked) = masking { ByteSearch.replaceAllInStrings(pan, with: masked, in: &out, from: start) }
+                masking?.apply(to: &out, from: start)
             }
             out.append(UInt8(ascii: "}"))
         }

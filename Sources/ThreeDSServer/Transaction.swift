@@ -260,10 +260,9 @@ extension ThreeDSServer {
         public var archivedJSON: [UInt8] {
             var out: [UInt8] = []
             out.reserveCapacity(1024 + messages.reduce(0) { $0 + $1.message.count + 80 })
-            JSONWriter.append(.object(omittingAbsent: summaryMembers), to: &out)
-            out.removeLast()  // the closing brace: the messages follow
-            out += (out.last == UInt8(ascii: "{") ? #""messages":["# : #","messages":["#).utf8
-            let masking = pan.map { (Array($0.utf8), Array(CardNumber.masked($0).utf8)) }
+            JSONWriter.appendObject(summaryMembers, continuingWith: "messages", to: &out)
+            out.append(UInt8(ascii: "["))
+            let masking = CardNumber.Masking(pan)
             for (index, entry) in messages.enumerated() {
                 out += (index > 0 ? #",{"direction":""# : #"{"direction":""#).utf8
                 out += entry.direction.rawValue.utf8
@@ -272,7 +271,7 @@ extension ThreeDSServer {
                 out += #","message":"#.utf8
                 let start = out.count
                 out += entry.message
-                if let (pan, masked) = masking { ByteSearch.replaceAllInStrings(pan, with: masked, in: &out, from: start) }
+                masking?.apply(to: &out, from: start)
                 out.append(UInt8(ascii: "}"))
             }
             out += "]}".utf8

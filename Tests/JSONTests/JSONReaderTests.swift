@@ -113,3 +113,18 @@ struct WrittenJSONTests {
         #expect(written.value(ifWrittenAs: Array(written.bytes.dropLast())) == nil)
     }
 }
+
+@Suite("Writing a record whose long parts follow as bytes")
+struct OpenObjectWritingTests {
+    @Test func anObjectLeftOpenTakesTheNextMemberAfterItsOwnOrAlone() throws {
+        var out: [UInt8] = []
+        JSONWriter.appendObject([("a", .string("x")), ("gone", nil)], continuingWith: "messages", to: &out)
+        out += #"[{"m":1}]}"#.utf8
+        #expect(String(decoding: out, as: UTF8.self) == #"{"a":"x","messages":[{"m":1}]}"#)
+        var alone: [UInt8] = []
+        JSONWriter.appendObject([("gone", nil)], continuingWith: "messages", to: &alone)
+        alone += "[]}".utf8
+        #expect(String(decoding: alone, as: UTF8.self) == #"{"messages":[]}"#)
+        #expect(throws: Never.self) { try JSONReader.parse(alone) }
+    }
+}

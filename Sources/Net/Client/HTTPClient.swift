@@ -29,10 +29,10 @@ public final class HTTPClient: Sendable {
     public let configuration: HTTPClientConfiguration
     private let group: EventLoopGroup
     private let tlsContext: TLSContext
+    private let pools: [ObjectIdentifier: LoopBound<ConnectionPool>]
 
     /// A loop of the client's group, the caller's when it is one of them: where a role sets its time limits.
     public func nextLoop() -> EventLoop { group.next() }
-    private let pools: [ObjectIdentifier: LoopBound<ConnectionPool>]
 
     public init(group: EventLoopGroup, configuration: HTTPClientConfiguration = HTTPClientConfiguration()) throws(NetError) {
         self.group = group

@@ -108,6 +108,27 @@ struct HTTPClientTests {
         }
     }
 
+    // Without LoopReply the request was dropped with the stopped loop's jobs and its task waited for ever
+    // ("SWIFT TASK CONTINUATION MISUSE: execute(_:url:) leaked its continuation", CI at 396ceb8).
+    @Test(.timeLimit(.minutes(1))) func aRequestToALoopThatHasStoppedFailsAsShutDownInsteadOfWaitingForEver() async throws {
+        let group = EventLoopGroup(loopCount: 1)
+        let client = try HTTPClient(group: group)
+        group.shutdown()
+        await #expect(throws: HTTPClientError.clientShutDown) {
+            _ = try await client.get("http://127.0.0.1:9/health")
+        }
+    }
+
+    @Test func aReplyDroppedUnresumedResumesItsTaskWithTheAbandonedValue() async {
+        let dropped = await LoopReply<String>.awaiting(abandoned: "abandoned") { _ in }
+        #expect(dropped == "abandoned")
+        let answered = await LoopReply<String>.awaiting(abandoned: "abandoned") { reply in
+            reply.resume(returning: "answered")
+            reply.resume(returning: "twice")
+        }
+        #expect(answered == "answered")
+    }
+
     @Test func connectTimeoutCoversAServerThatNeverAnswersTheTLSHandshake() async throws {
         let silent = SilentListener()
         let group = EventLoopGroup(loopCount: 1)

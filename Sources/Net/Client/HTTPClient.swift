@@ -51,9 +51,10 @@ public final class HTTPClient: Sendable {
         let bytes = HTTPSerializer.serialize(request, host: endpoint.hostHeader)
         let loop = group.next()
         guard let pool = pools[ObjectIdentifier(loop)] else { throw .clientShutDown }
-        let result: Result<HTTPResponse, HTTPClientError> = await withCheckedContinuation { continuation in
+        // A loop that stops before it takes the request drops it: the caller is told the client shut down.
+        let result = await LoopReply<Result<HTTPResponse, HTTPClientError>>.awaiting(abandoned: .failure(.clientShutDown)) { reply in
             loop.execute { [self] in
-                perform(bytes, to: endpoint, pool: pool.value, retryOnStale: true) { continuation.resume(returning: $0) }
+                perform(bytes, to: endpoint, pool: pool.value, retryOnStale: true) { reply.resume(returning: $0) }
             }
         }
         return try result.get()

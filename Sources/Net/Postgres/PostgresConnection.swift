@@ -15,6 +15,11 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
         self.sqlState = sqlState
     }
 
+    /// A request that a stopped loop dropped.
+    static func loopStopped(_ operation: String) -> PostgresError {
+        PostgresError(operation: operation, message: "the connection's loop stopped before it ran")
+    }
+
     public var description: String {
         "\(operation): \(message.trimmingCharacters(in: .whitespacesAndNewlines))" + (sqlState.map { " (SQLSTATE \($0))" } ?? "")
     }
@@ -37,7 +42,7 @@ public final class PostgresConnection: LoopHandleOwner, @unchecked Sendable {
     private var connection: OpaquePointer?
     private var poll: UnsafeMutablePointer<uv_poll_t>?
     private var polledSocket: Int32 = -1
-    private var connecting: CheckedContinuation<Result<Void, PostgresError>, Never>?
+    private var connecting: LoopReply<Result<Void, PostgresError>>?
     private var waiting: [Query] = []
     private var running: Query?
     private var broken: PostgresError?
@@ -48,7 +53,7 @@ public final class PostgresConnection: LoopHandleOwner, @unchecked Sendable {
     private struct Query {
         let sql: String
         let parameters: [String?]
-        let done: CheckedContinuation<Result<PostgresRows, PostgresError>, Never>
+        let done: LoopReply<Result<PostgresRows, PostgresError>>
         var last: Result<PostgresRows, PostgresError>?
     }
 
@@ -61,7 +66,7 @@ public final class PostgresConnection: LoopHandleOwner, @unchecked Sendable {
     /// `timeoutMilliseconds` bounds the connection and each query (libpq's own connect_timeout does not act here).
     public static func connect(_ url: String, on loop: EventLoop, timeoutMilliseconds: UInt64 = 30_000) async throws(PostgresError) -> PostgresConnection {
         let connection = PostgresConnection(loop: loop, timeoutMilliseconds: timeoutMilliseconds)
-        let result = await withCheckedContinuation { (done: CheckedContinuation<Result<Void, PostgresError>, Never>) in
+        let result = await LoopReply<Result<Void, PostgresError>>.awaiting(abandoned: .failure(.loopStopped("connect"))) { done in
             loop.execute { connection.start(url, done) }
         }
         try result.get()
@@ -71,7 +76,7 @@ public final class PostgresConnection: LoopHandleOwner, @unchecked Sendable {
     /// Runs `sql` with `parameters` ($1, $2… as text; nil is NULL); without parameters `sql` may hold
     /// several statements (the last one's rows are returned). Fails with the first error.
     public func query(_ sql: String, _ parameters: [String?] = []) async throws(PostgresError) -> PostgresRows {
-        let result = await withCheckedContinuation { (done: CheckedContinuation<Result<PostgresRows, PostgresError>, Never>) in
+        let result = await LoopReply<Result<PostgresRows, PostgresError>>.awaiting(abandoned: .failure(.loopStopped("query"))) { done in
             loop.execute { self.enqueue(Query(sql: sql, parameters: parameters, done: done)) }
         }
         return try result.get()
@@ -86,7 +91,7 @@ public final class PostgresConnection: LoopHandleOwner, @unchecked Sendable {
 
     // MARK: On the loop
 
-    private func start(_ url: String, _ done: CheckedContinuation<Result<Void, PostgresError>, Never>) {
+    private func start(_ url: String, _ done: LoopReply<Result<Void, PostgresError>>) {
         connecting = done
         connection = PQconnectStart(url)
         guard let connection, PQstatus(connection) != CONNECTION_BAD else {

@@ -122,6 +122,31 @@ struct NegativeTests {
         #expect(throws: JOSEError.invalidJWK("x is 3 bytes, expected 32")) { try PublicKey(jwk: short) }
         #expect(throws: JOSEError.invalidJWK("unsupported kty OKP")) { try PublicKey(jwk: JWK(kty: "OKP")) }
     }
+
+    /// An agreement straight from a JWK's point refuses what the public key refuses: a point off the curve (an
+    /// invalid-curve attack on the DS's key), another curve, a short coordinate; and an epk so broken fails the JWE's
+    /// decryption as an invalid header.
+    @Test func anAgreementWithAJWKsPointRefusesWhatThePublicKeyRefuses() throws {
+        let ds = try PrivateKey.generateP256()
+        let point = try PrivateKey.generateP256().publicKey.jwk()
+        var offCurve = point
+        offCurve.y = point.x
+        #expect(throws: JOSEError.invalidKey("the point is not on the curve P-256")) { try ds.sharedSecret(with: offCurve) }
+        var p384 = point
+        p384.crv = "P-384"
+        #expect(throws: JOSEError.invalidJWK("EC curve P-384 is not P-256")) { try ds.sharedSecret(with: p384) }
+        var short = point
+        short.y = Base64URL.encode([1, 2, 3])
+        #expect(throws: JOSEError.invalidJWK("y is 3 bytes, expected 32")) { try ds.sharedSecret(with: short) }
+        let rsa = try PrivateKey.generateRSA(bits: 2048)
+        #expect(throws: JOSEError.algorithmKeyMismatch(algorithm: "ECDH", key: "RSA/EC")) { try rsa.sharedSecret(with: point) }
+
+        let header = JWEHeader(alg: "ECDH-ES", enc: "A128CBC-HS256", epk: offCurve)
+        let compact = try JWE.seal([1, 2, 3], header: header, contentKey: [UInt8](repeating: 7, count: 32))
+        #expect(throws: JOSEError.invalidHeader("epk: invalid key: the point is not on the curve P-256")) {
+            _ = try JWE(compact: compact).ephemeralSecret(ds)
+        }
+    }
 }
 
 @Suite("x5c chain validation")

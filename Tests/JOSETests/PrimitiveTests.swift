@@ -87,6 +87,10 @@ struct PrimitiveTests {
         let z = try sdk.sharedSecret(with: ds)
         #expect(z.hexString.hasPrefix("5c32bc13"))
         #expect(z.hexString.hasSuffix("a59e8ca2"))
+        // The same agreement from the JWK's point (the DS's way with an epk, on OpenSSL's EC_KEY interface), twice: the
+        // second reads the key's kept EC_KEY.
+        #expect(try sdk.sharedSecret(with: ds.jwk()) == z)
+        #expect(try sdk.sharedSecret(with: ds.jwk()) == z)
         let key = ConcatKDF.deriveKey(sharedSecret: z, keyBitLength: 256, algorithmID: [],
                                       partyVInfo: Array("F155545342".utf8))
         #expect(key.hexString == "f7c4ee20a0fceb6d1b2cd5da9dcbde07e64396ce5f7d72fb5a793f7d7f4f9f9a")

@@ -81,4 +81,9 @@ static inline const char *shim_take_error_string(void) {
     ERR_error_string_n(code, text, sizeof text);
     return text;
 }
+/* P-256 ECDH of `key` (a private P-256 key) with a peer's uncompressed point (04 || x || y): Z, the x coordinate
+   of d·Q, in `secret` (32 bytes). OpenSSL's EC_KEY interface (deprecated in 3.0, kept; see shim.c): for a key that
+   makes many agreements, as the DS's does, it costs two thirds of EVP_PKEY_derive with the peer imported as an
+   EVP_PKEY. 1: done; 0: `point` is not an uncompressed point on P-256; -1: another failure. */
+int shim_ecdh_p256(EVP_PKEY *key, const unsigned char *point, size_t length, unsigned char *secret);
 #endif

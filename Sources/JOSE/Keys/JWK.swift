@@ -72,6 +72,15 @@ public struct JWK: Codable, Sendable, Equatable {
     }
 }
 
+extension JWK {
+    /// The uncompressed point (04 || x || y) of an EC P-256 JWK, its members checked (not yet that it is on the curve).
+    func p256Point() throws(JOSEError) -> [UInt8] {
+        guard kty == "EC" else { throw .invalidJWK("unsupported kty \(kty)") }
+        guard crv == "P-256" else { throw .invalidJWK("EC curve \(crv ?? "missing") is not P-256") }
+        return [0x04] + (try member(x, "x", length: 32)) + (try member(y, "y", length: 32))
+    }
+}
+
 extension PublicKey {
     /// The public key of an RSA or EC P-256 JWK (private members are ignored).
     public init(jwk: JWK) throws(JOSEError) {
@@ -129,8 +138,7 @@ private enum JWKCoding {
     static func makeKey(_ jwk: JWK, isPrivate: Bool) throws(JOSEError) -> EVPKey {
         switch jwk.kty {
         case "EC":
-            guard jwk.crv == "P-256" else { throw .invalidJWK("EC curve \(jwk.crv ?? "missing") is not P-256") }
-            let point = [0x04] + (try jwk.member(jwk.x, "x", length: 32)) + (try jwk.member(jwk.y, "y", length: 32))
+            let point = try jwk.p256Point()
             if !isPrivate { return try EVPKey.p256Public(point: point) }
             let d = try jwk.member(jwk.d, "d", length: 32)
             return try EVPKey.fromData(type: "EC", isPrivate: isPrivate) { builder in

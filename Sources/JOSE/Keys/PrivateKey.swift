@@ -105,6 +105,22 @@ public struct PrivateKey: Sendable {
         return Array(output.prefix(length))
     }
 
+    /// Raw ECDH with a P-256 JWK (an `epk`): Z, 32 bytes. The point goes to OpenSSL as it is, not made a public key
+    /// first: for a key that makes many agreements (the DS's device-data key) a third of the cost is the
+    /// `EVP_PKEY` of the peer and its derive context (`shim_ecdh_p256`). A point off the curve is an invalid key.
+    public func sharedSecret(with peer: JWK) throws(JOSEError) -> [UInt8] {
+        guard kind == .ecP256 else { throw .algorithmKeyMismatch(algorithm: "ECDH", key: "\(kind.rawValue)/\(peer.kty)") }
+        let point = try peer.p256Point()
+        var secret = [UInt8](repeating: 0, count: 32)
+        switch shim_ecdh_p256(key.pointer, point, point.count, &secret) {
+        case 1: return secret
+        case 0:
+            ERR_clear_error()
+            throw .invalidKey("the point is not on the curve P-256")
+        default: throw .openSSLCallFailed()
+        }
+    }
+
     /// Raw ECDH: the x coordinate of d·Q (Z), 32 bytes for P-256.
     public func sharedSecret(with peer: PublicKey) throws(JOSEError) -> [UInt8] {
         guard kind == .ecP256, peer.kind == .ecP256 else { throw .algorithmKeyMismatch(algorithm: "ECDH", key: "\(kind.rawValue)/\(peer.kind.rawValue)") }

@@ -377,7 +377,11 @@ public final class AccessControlServer: Sendable {
             transaction.authentication = session.firstUIType.authenticationMethod
             return
         }
-        guard let sdkKeyJSON = areq.json["sdkEphemPubKey"], let sdkKey = try? PublicKey(emvJWK: sdkKeyJSON) else {
+        // The ACS's ephemeral key is made for this agreement and let go: the channel's key is all a CReq needs.
+        let agreement: EphemeralAgreement
+        guard let sdkKeyJSON = areq.json["sdkEphemPubKey"] else { throw refuse("sdkEphemPubKey", .formatInvalid, "is not a usable P-256 public key") }
+        do { agreement = try EphemeralAgreement(with: try JWK(emvJWK: sdkKeyJSON)) } catch {
+            if case .crypto = error { throw refuse("sdkEphemPubKey", .formatInvalid, "no key agreement with it: \(error)") }
             throw refuse("sdkEphemPubKey", .formatInvalid, "is not a usable P-256 public key")
         }
         guard let sdkReferenceNumber = areq.sdkReferenceNumber else { throw refuse("sdkReferenceNumber", .requiredElementMissing, "is required") }
@@ -386,20 +390,20 @@ public final class AccessControlServer: Sendable {
         }
         let session = ChallengeSession(script: script, version: areq.version, fallbackAllowed: fallbackAllowed)
         let acsURL = settings.challengeURL ?? endpoints.secureURL("/acs/challenge")
+        let channel = SecureChannel(sharedSecret: agreement.sharedSecret, sdkReferenceNumber: sdkReferenceNumber)
         do {
-            let ephemeral = try PrivateKey.generateP256()
-            let channel = try SecureChannel(privateKey: ephemeral, peerPublicKey: sdkKey, sdkReferenceNumber: sdkReferenceNumber)
             if let signatureFault {
                 transaction.noCReqDue = true
-                let payload = AcsSignedContent.payload(acsURL: acsURL, acsEphemeralKey: ephemeral.publicKey, sdkEphemPubKey: sdkKeyJSON)
+                let payload = AcsSignedContent.payload(acsURL: acsURL, acsEphemeralKey: agreement.publicKey, sdkEphemPubKey: sdkKeyJSON)
                 ares.acsSignedContent = try FaultySignedContent.sign(signatureFault, payload: payload, identity: signer)
             } else {
-                ares.acsSignedContent = try AcsSignedContent.sign(acsURL: acsURL, acsEphemeralKey: ephemeral.publicKey,
+                ares.acsSignedContent = try AcsSignedContent.sign(acsURL: acsURL, acsEphemeralKey: agreement.publicKey,
                                                                   sdkEphemPubKey: sdkKeyJSON, identity: signer)
             }
             transaction.phase = .challenge(ChallengeState(medium: .secureChannel(channel), session: session))
         } catch {
-            throw refuse("sdkEphemPubKey", .formatInvalid, "no key agreement with it: \(error)")
+            // The ACS's own key or chain failed it: its failure, not the AReq's.
+            throw refuse("acsSignedContent", .permanentSystemFailure, "the ACS could not sign it: \(error)")
         }
         ares.transStatus = .challenge
         ares.acsChallengeMandated = "Y"

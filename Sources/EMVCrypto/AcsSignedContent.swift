@@ -34,15 +34,15 @@ public struct AcsSignedContent: SignedContent {
     public typealias Failure = SignedContentFailure<Self>
 
     /// Signs the three elements the specification names, and nothing else.
-    public static func sign(acsURL: String, acsEphemeralKey: PublicKey, sdkEphemPubKey: JSONValue,
+    public static func sign(acsURL: String, acsEphemeralKey: JWK, sdkEphemPubKey: JSONValue,
                             identity: ACSSigningIdentity) throws(JOSEError) -> String {
         try JWS.sign(payload: payload(acsURL: acsURL, acsEphemeralKey: acsEphemeralKey, sdkEphemPubKey: sdkEphemPubKey),
                      key: identity.key, algorithm: identity.algorithm, certificates: identity.chain)
     }
 
     /// The JWS payload: `acsURL`, `acsEphemPubKey` and `sdkEphemPubKey`, in that order.
-    public static func payload(acsURL: String, acsEphemeralKey: PublicKey, sdkEphemPubKey: JSONValue) -> [UInt8] {
-        JSONWriter.write(.object([("acsURL", .string(acsURL)), ("acsEphemPubKey", acsEphemeralKey.emvJWK), ("sdkEphemPubKey", sdkEphemPubKey)]))
+    public static func payload(acsURL: String, acsEphemeralKey: JWK, sdkEphemPubKey: JSONValue) -> [UInt8] {
+        JSONWriter.write(.object([("acsURL", .string(acsURL)), ("acsEphemPubKey", acsEphemeralKey.emvJSON), ("sdkEphemPubKey", sdkEphemPubKey)]))
     }
 
     /// Verifies as an SDK does: PS256 or ES256 only, the `x5c` chain up to one of the

@@ -134,16 +134,16 @@ struct ChallengeCryptoRate: ParsableCommand {
         let pki = TestPKI(directory: parent.pki)
         let identity = ACSSigningIdentity(key: try pki.acsPrivateKey("A000000003", .rsa),
                                           chain: [try pki.acsCertificate("A000000003", .rsa), try pki.rootCertificate("A000000003")])
-        let sdkKey = sdk.ephemeralKey.publicKey
+        let sdkKey = sdk.ephemeralKey.publicKey.jwk()
         let sdkKeyJSON = sdk.ephemeralPublicKeyJSON
         let deviceData = sdk.deviceData
         let creq = Array(#"{"messageType":"CReq","messageVersion":"2.2.0","sdkCounterStoA":"000"}"#.utf8)
         let cres = Array(String(repeating: "x", count: 600).utf8)
         BenchSupportCommand.printRate(threads: threads, seconds: seconds) {
             _ = try DeviceData.decrypt(deviceData, keys: keys, directoryServerID: "A000000003")
-            let ephemeral = try PrivateKey.generateP256()
-            let channel = try SecureChannel(privateKey: ephemeral, peerPublicKey: sdkKey, sdkReferenceNumber: SimulatedSDKTransaction.sdkReferenceNumber)
-            _ = try AcsSignedContent.sign(acsURL: "https://localhost:8443/acs/challenge", acsEphemeralKey: ephemeral.publicKey,
+            let agreement = try EphemeralAgreement(with: sdkKey)
+            let channel = SecureChannel(sharedSecret: agreement.sharedSecret, sdkReferenceNumber: SimulatedSDKTransaction.sdkReferenceNumber)
+            _ = try AcsSignedContent.sign(acsURL: "https://localhost:8443/acs/challenge", acsEphemeralKey: agreement.publicKey,
                                           sdkEphemPubKey: sdkKeyJSON, identity: identity)
             for _ in 0..<2 {
                 // The ACS opens what the SDK sealed, and seals its answer.

@@ -26,7 +26,7 @@ struct AcsSignedContentTests {
         let (root, identities) = try testChain.get()
         let acsKey = try PrivateKey.generateP256()
         let sdkKey = try PrivateKey.generateP256().publicKey.emvJWK
-        let compact = try AcsSignedContent.sign(acsURL: "https://localhost:8443/acs/challenge", acsEphemeralKey: acsKey.publicKey,
+        let compact = try AcsSignedContent.sign(acsURL: "https://localhost:8443/acs/challenge", acsEphemeralKey: acsKey.publicKey.jwk(),
                                                 sdkEphemPubKey: sdkKey, identity: identities[index])
         let jws = try JWS(compact: compact)
         #expect(jws.header.alg == (index == 0 ? "PS256" : "ES256"))
@@ -41,7 +41,7 @@ struct AcsSignedContentTests {
 
     @Test func sdkChecksAreFailures() throws {
         let (root, identities) = try testChain.get()
-        let compact = try AcsSignedContent.sign(acsURL: "https://acs.example/challenge", acsEphemeralKey: try PrivateKey.generateP256().publicKey,
+        let compact = try AcsSignedContent.sign(acsURL: "https://acs.example/challenge", acsEphemeralKey: try PrivateKey.generateP256().publicKey.jwk(),
                                                 sdkEphemPubKey: try PrivateKey.generateP256().publicKey.emvJWK, identity: identities[1])
         let verifier = CertificateVerifier(trustAnchors: [root])
         // Tampered payload: the signature fails.

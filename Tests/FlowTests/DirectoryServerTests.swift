@@ -6,6 +6,7 @@ import JSON
 import Net
 import Testing
 import Harness
+import SDKSimulator
 
 /// What an Erro must say: its code, component and the field in errorDetail.
 private func expectErro(_ answer: JSONValue, code: String, component: String = "D", detail: String? = nil,
@@ -50,6 +51,21 @@ struct DirectoryServerTests {
         try await withHarness { harness in
             let answer = try await harness.postMessage("/ds/areq", try appAReq(replacing: [field: value]))
             expectErro(answer, code: "203", detail: field)
+        }
+    }
+
+    /// The ACS agrees on the secure channel's key with the SDK's key: a point off the curve (an invalid-curve attack on
+    /// the ACS's ephemeral key) is refused before any key is agreed, as a format error of sdkEphemPubKey.
+    @Test func anSDKKeyOffTheCurveIsRefusedByTheACSAs203() async throws {
+        try await withHarness { harness in
+            let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: .v2_2_0, style: .android)
+            var offCurve = sdk.ephemeralPublicKeyJSON
+            offCurve.set("y", offCurve["x"])
+            let answer = try await harness.postMessage("/ds/areq", try appAReq(pan: "4000000000110009", sdk: sdk, replacing: ["sdkEphemPubKey": offCurve]))
+            expectErro(answer, code: "203", component: "A", detail: "sdkEphemPubKey")
+            // The same card with the SDK's own key is challenged: the refusal was the key's.
+            let challenged = try await harness.postMessage("/ds/areq", try appAReq(pan: "4000000000110009"))
+            #expect(challenged["transStatus"]?.stringValue == "C", "\(JSONWriter.string(challenged))")
         }
     }
 

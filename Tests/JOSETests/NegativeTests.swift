@@ -132,6 +132,7 @@ struct NegativeTests {
         var offCurve = point
         offCurve.y = point.x
         #expect(throws: JOSEError.invalidKey("the point is not on the curve P-256")) { try ds.sharedSecret(with: offCurve) }
+        #expect(throws: JOSEError.invalidKey("the point is not on the curve P-256")) { try EphemeralAgreement(with: offCurve) }
         var p384 = point
         p384.crv = "P-384"
         #expect(throws: JOSEError.invalidJWK("EC curve P-384 is not P-256")) { try ds.sharedSecret(with: p384) }

@@ -91,6 +91,12 @@ struct PrimitiveTests {
         // second reads the key's kept EC_KEY.
         #expect(try sdk.sharedSecret(with: ds.jwk()) == z)
         #expect(try sdk.sharedSecret(with: ds.jwk()) == z)
+
+        // The ACS's way: a key made for one agreement; the SDK computes the same Z from that key's public half.
+        let agreement = try EphemeralAgreement(with: sdk.publicKey.jwk())
+        #expect(agreement.sharedSecret == (try sdk.sharedSecret(with: PublicKey(jwk: agreement.publicKey))))
+        #expect(agreement.publicKey.crv == "P-256" && agreement.publicKey.d == nil)
+        #expect(try EphemeralAgreement(with: sdk.publicKey.jwk()).publicKey != agreement.publicKey)
         let key = ConcatKDF.deriveKey(sharedSecret: z, keyBitLength: 256, algorithmID: [],
                                       partyVInfo: Array("F155545342".utf8))
         #expect(key.hexString == "f7c4ee20a0fceb6d1b2cd5da9dcbde07e64396ce5f7d72fb5a793f7d7f4f9f9a")

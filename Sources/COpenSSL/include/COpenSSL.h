@@ -86,4 +86,9 @@ static inline const char *shim_take_error_string(void) {
    makes many agreements, as the DS's does, it costs two thirds of EVP_PKEY_derive with the peer imported as an
    EVP_PKEY. 1: done; 0: `point` is not an uncompressed point on P-256; -1: another failure. */
 int shim_ecdh_p256(EVP_PKEY *key, const unsigned char *point, size_t length, unsigned char *secret);
+
+/* A P-256 key made for one agreement with a peer's uncompressed point, then let go: Z in `secret` (32 bytes), the
+   key's own uncompressed point in `public_point` (65 bytes). On the EC_KEY interface too: a key made there and used
+   once costs about half of EVP_EC_gen, an imported peer and EVP_PKEY_derive. 1, 0, -1 as above. */
+int shim_ecdh_p256_ephemeral(const unsigned char *point, size_t length, unsigned char *secret, unsigned char *public_point);
 #endif

@@ -45,10 +45,11 @@ public enum DeviceData {
         case .rsa:
             return try JWE.encrypt(plaintext, to: .rsa(dsKey, .rsaOAEP256), encryption: encryption, kid: kid)
         case .android, .iosEC:
-            let ephemeral = try PrivateKey.generateP256()
-            let key = contentKey(sharedSecret: try ephemeral.sharedSecret(with: dsKey), directoryServerID: directoryServerID, encryption: encryption)
+            // The SDK's ephemeral key serves this one agreement.
+            let agreement = try EphemeralAgreement(with: dsKey.jwk())
+            let key = contentKey(sharedSecret: agreement.sharedSecret, directoryServerID: directoryServerID, encryption: encryption)
             let alg: KeyManagementAlgorithm = style == .android ? .dir : .ecdhES
-            let header = JWEHeader(alg: alg.rawValue, enc: encryption.rawValue, kid: kid, epk: ephemeral.publicKey.jwk())
+            let header = JWEHeader(alg: alg.rawValue, enc: encryption.rawValue, kid: kid, epk: agreement.publicKey)
             return try JWE.seal(plaintext, header: header, contentKey: key)
         }
     }

@@ -381,7 +381,8 @@ public final class AccessControlServer: Sendable {
         let agreement: EphemeralAgreement
         guard let sdkKeyJSON = areq.json["sdkEphemPubKey"] else { throw refuse("sdkEphemPubKey", .formatInvalid, "is not a usable P-256 public key") }
         do { agreement = try EphemeralAgreement(with: try JWK(emvJWK: sdkKeyJSON)) } catch {
-            if case .crypto = error { throw refuse("sdkEphemPubKey", .formatInvalid, "no key agreement with it: \(error)") }
+            // OpenSSL failing the ACS's own key is the ACS's failure, not the AReq's.
+            if case .crypto = error { throw refuse("acsEphemPubKey", .permanentSystemFailure, "the ACS could not make its key: \(error)") }
             throw refuse("sdkEphemPubKey", .formatInvalid, "is not a usable P-256 public key")
         }
         guard let sdkReferenceNumber = areq.sdkReferenceNumber else { throw refuse("sdkReferenceNumber", .requiredElementMissing, "is required") }

@@ -64,9 +64,9 @@ public struct BrowserSimulator: Sendable {
         let (outcome, pages) = try await runChallenge(acsURL: acsURL, creq: creq, sessionData: sessionData, answers: answers)
         lines += pages
         // A decoupled fallback (2.3.1) ends by the RReq of the 3RI authentication after the final CRes: a second AReq, the
-        // decoupled delay and the RReq, which a loaded machine may take more than a few seconds for.
-        let wait = outcome == .completed(.decoupled) ? resultWait : .seconds(5)
-        let final = try await simulator.awaitResult(transactionID, limit: wait)
+        // decoupled delay and the RReq, which a loaded machine may take more than a few seconds for. As the app's run waits.
+        let final = outcome == .completed(.decoupled) ? try await simulator.awaitResult(transactionID)
+                                                      : try await simulator.awaitResult(transactionID, limit: .seconds(5))
         var transaction = TransactionRun(authentication: authentication, challenge: ChallengeRunner.Report(outcome: outcome), final: final)
         transaction.channel = .browser
         return Run(transaction: transaction, lines: lines)

@@ -133,10 +133,11 @@ public struct JWE: Sendable {
     /// way (3DS device data uses PartyVInfo = DS id and an empty AlgorithmID).
     public func ephemeralSecret(_ privateKey: PrivateKey) throws(JOSEError) -> [UInt8] {
         guard let epk = header.epk else { throw .invalidHeader("ECDH needs an epk") }
-        guard privateKey.kind == .ecP256 else { throw .algorithmKeyMismatch(algorithm: "ECDH", key: privateKey.kind.rawValue) }
         do { return try privateKey.sharedSecret(with: epk) } catch {
-            if case .crypto = error { throw error }
-            throw .invalidHeader("epk: \(error.description)")
+            switch error {
+            case .crypto, .algorithmKeyMismatch: throw error
+            default: throw .invalidHeader("epk: \(error.description)")
+            }
         }
     }
 

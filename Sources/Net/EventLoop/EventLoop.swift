@@ -92,13 +92,19 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
             pthread_setspecific(EventLoop.currentKey, Unmanaged.passUnretained(self).toOpaque())
             ready.signal()
             uv_run(uvLoop, UV_RUN_DEFAULT)
+            // Work handed over too late is dropped while the loop's memory is whole, and outside the lock: a job that
+            // owed a task its answer (a LoopReply) resumes that task as it goes.
+            var late = remote.withLock { remote in
+                defer { remote.jobs = [] }
+                return remote.jobs
+            }
+            late.removeAll()
+            localJobs = []
             uv_loop_close(uvLoop)
             uvLoop.deallocate()
             wakeup.deallocate()
             idle.deallocate()
             readBuffer.deallocate()
-            remote.withLock { $0.jobs = [] }
-            localJobs = []
             stopped.signal()
         }
         thread.stackSize = 1 << 20

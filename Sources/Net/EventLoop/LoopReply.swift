@@ -18,9 +18,11 @@ public final class LoopReply<Value: Sendable>: Sendable {
         await withCheckedContinuation { continuation in start(LoopReply(continuation, abandoned: abandoned)) }
     }
 
-    /// Resumes the waiting task with `value`; later calls do nothing.
+    /// Resumes the waiting task with `value`. Once: a second call is a bug of the caller (a debug build stops on it).
     public func resume(returning value: Value) {
-        continuation.withLock { $0.take() }?.resume(returning: value)
+        let waiting = continuation.withLock { $0.take() }
+        assert(waiting != nil, "a LoopReply resumed twice")
+        waiting?.resume(returning: value)
     }
 
     deinit { continuation.withLock { $0.take() }?.resume(returning: abandoned) }

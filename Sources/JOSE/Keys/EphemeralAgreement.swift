@@ -16,14 +16,22 @@ public struct EphemeralAgreement: Sendable {
         let point = try peer.p256Point()
         var secret = [UInt8](repeating: 0, count: 32)
         var own = [UInt8](repeating: 0, count: 65)
-        switch shim_ecdh_p256_ephemeral(point, point.count, &secret, &own) {
-        case 1: break
+        try JOSEError.checkP256Agreement(shim_ecdh_p256_ephemeral(point, point.count, &secret, &own))
+        publicKey = JWK(kty: "EC", crv: "P-256", x: Base64URL.encode(own[1..<33]), y: Base64URL.encode(own[33..<65]))
+        sharedSecret = secret
+    }
+}
+
+extension JOSEError {
+    /// What a P-256 agreement of `COpenSSL/shim.c` answered, as both ways of agreeing report it: 1 done; 0 the peer's
+    /// point is not on the curve (an invalid key, OpenSSL's queue cleared); anything else a failure of OpenSSL.
+    static func checkP256Agreement(_ result: Int32) throws(JOSEError) {
+        switch result {
+        case 1: return
         case 0:
             ERR_clear_error()
             throw .invalidKey("the point is not on the curve P-256")
         default: throw .openSSLCallFailed()
         }
-        publicKey = JWK(kty: "EC", crv: "P-256", x: Base64URL.encode(own[1..<33]), y: Base64URL.encode(own[33..<65]))
-        sharedSecret = secret
     }
 }

@@ -112,13 +112,8 @@ public struct PrivateKey: Sendable {
         guard kind == .ecP256 else { throw .algorithmKeyMismatch(algorithm: "ECDH", key: "\(kind.rawValue)/\(peer.kty)") }
         let point = try peer.p256Point()
         var secret = [UInt8](repeating: 0, count: 32)
-        switch shim_ecdh_p256(key.pointer, point, point.count, &secret) {
-        case 1: return secret
-        case 0:
-            ERR_clear_error()
-            throw .invalidKey("the point is not on the curve P-256")
-        default: throw .openSSLCallFailed()
-        }
+        try JOSEError.checkP256Agreement(shim_ecdh_p256(key.pointer, point, point.count, &secret))
+        return secret
     }
 
     /// Raw ECDH: the x coordinate of d·Q (Z), 32 bytes for P-256.

@@ -13,9 +13,9 @@ public final class TransactionStore<Record: Sendable>: Sendable {
     }
 
     private struct State {
-        var records: [String: Box] = [:]
+        var records: [RecordKey: Box] = [:]
         /// Insertion order, for eviction; `head` skips the evicted prefix without shifting.
-        var order: [String] = []
+        var order: [RecordKey] = []
         var head = 0
         /// Records stored since start, in memory or not.
         var stored = 0
@@ -29,13 +29,24 @@ public final class TransactionStore<Record: Sendable>: Sendable {
 
     /// Where each record goes after every change, to outlive the process; nil keeps them in memory only.
     private let archiving: Archiving?
-    private struct Archiving: Sendable {
+    /// A class, so that reaching it costs a reference, not a copy of its closures.
+    private final class Archiving: Sendable {
         let archive: any TransactionArchive
         let role: String
         let encode: @Sendable (Record) -> [UInt8]
         /// Records past this many in memory leave it once settled.
         let memoryBound: Int
-        let isSettled: @Sendable (Record) -> Bool
+        /// Takes the record in place (inout), so that asking does not copy a record out of its box.
+        let isSettled: @Sendable (inout Record) -> Bool
+
+        init(archive: any TransactionArchive, role: String, encode: @escaping @Sendable (Record) -> [UInt8], memoryBound: Int,
+             isSettled: @escaping @Sendable (inout Record) -> Bool) {
+            self.archive = archive
+            self.role = role
+            self.encode = encode
+            self.memoryBound = memoryBound
+            self.isSettled = isSettled
+        }
     }
 
     public convenience init(capacity: Int = 100_000, onEvict: (@Sendable (Record) -> Void)? = nil) {
@@ -67,9 +78,10 @@ public final class TransactionStore<Record: Sendable>: Sendable {
 
     /// Stores `record` under `id`, replacing any earlier one.
     public func put(_ id: String, _ record: Record) {
+        let key = RecordKey(id)
         let evicted = state.withLock { state in
-            if state.records.updateValue(Box(record), forKey: id) == nil {
-                state.order.append(id)
+            if state.records.updateValue(Box(record), forKey: key) == nil {
+                state.order.append(key)
                 state.stored += 1
             }
             return evict(&state)
@@ -81,10 +93,11 @@ public final class TransactionStore<Record: Sendable>: Sendable {
     /// Stores `record` under `id` unless a record is there: true when it was stored. The
     /// check and the insert are one step, so two concurrent callers cannot both win.
     public func insert(_ id: String, _ record: Record) -> Bool {
+        let key = RecordKey(id)
         let (inserted, evicted) = state.withLock { state -> (Bool, [Record]) in
-            guard state.records[id] == nil else { return (false, []) }
-            state.records[id] = Box(record)
-            state.order.append(id)
+            guard state.records[key] == nil else { return (false, []) }
+            state.records[key] = Box(record)
+            state.order.append(key)
             state.stored += 1
             return (true, evict(&state))
         }
@@ -104,14 +117,14 @@ public final class TransactionStore<Record: Sendable>: Sendable {
             // A few of the oldest at a time (each insert adds one): a settled one leaves, one under
             // way goes to the back of the order, to be looked at again when it comes round.
             for _ in 0..<4 where state.records.count > archiving.memoryBound && state.head < state.order.count {
-                let id = state.order[state.head]
+                let key = state.order[state.head]
                 state.head += 1
-                guard let box = state.records[id] else { continue }
-                if archiving.isSettled(box.record) {
-                    state.records.removeValue(forKey: id)
+                guard let box = state.records[key] else { continue }
+                if archiving.isSettled(&box.record) {
+                    state.records.removeValue(forKey: key)
                     evicted.append(box.record)
                 } else {
-                    state.order.append(id)
+                    state.order.append(key)
                 }
             }
         }
@@ -123,7 +136,10 @@ public final class TransactionStore<Record: Sendable>: Sendable {
         return evicted
     }
 
-    public func get(_ id: String) -> Record? { state.withLock { $0.records[id]?.record } }
+    public func get(_ id: String) -> Record? {
+        let key = RecordKey(id)
+        return state.withLock { $0.records[key]?.record }
+    }
 
     /// Takes record `id` up from the store that several instances share, when memory does not hold it: read, made a record
     /// by `restore` (nil: it cannot go on here), its home claimed for this instance (a compare-and-set from `previousHome`;
@@ -137,15 +153,19 @@ public final class TransactionStore<Record: Sendable>: Sendable {
     }
 
     /// True when memory holds a record under `id` (without copying it out).
-    public func contains(_ id: String) -> Bool { state.withLock { $0.records[id] != nil } }
+    public func contains(_ id: String) -> Bool {
+        let key = RecordKey(id)
+        return state.withLock { $0.records[key] != nil }
+    }
 
     /// Changes the record under `id` in place; returns the new record, or nil if there is none.
     @discardableResult
     public func update<Result>(_ id: String, _ change: (inout Record) -> Result) -> Result? {
+        let key = RecordKey(id)
         let changed = state.withLock { state -> (Result, Record?)? in
             // The box is reached only under the lock: changed in place, no copy of the record
             // (but the one the archive takes).
-            guard let box = state.records[id] else { return nil }
+            guard let box = state.records[key] else { return nil }
             let result = change(&box.record)
             return (result, archiving == nil ? nil : box.record)
         }
@@ -192,8 +212,8 @@ extension TransactionStore {
             var found: [(id: String, record: Record)] = []
             var index = state.order.count - 1
             while index >= state.head, found.count < limit {
-                let id = state.order[index]
-                if let box = state.records[id], include(box.record) { found.append((id, box.record)) }
+                let key = state.order[index]
+                if let box = state.records[key], include(box.record) { found.append((key.id, box.record)) }
                 index -= 1
             }
             return found

@@ -28,45 +28,53 @@ LEAF_KINDS = [  # (kind, test on the leaf's symbol and library), first match win
     ("kernel", lambda sym, dso: "kernel.kallsyms" in dso or sym.startswith("entry_SYSCALL")),
     ("OpenSSL", lambda sym, dso: "libcrypto" in dso or "libssl" in dso),
     ("SQLite", lambda sym, dso: "libsqlite3" in dso),
-    ("retain/release", lambda sym, dso: re.match(r"(swift_(unknownObject)?(retain|release|bridgeObjectRetain|bridgeObjectRelease|"
-                                                 r"nonatomic_retain|nonatomic_release|isUniquelyReferenced\w*|tryRetain)|"
-                                                 r"_swift_release_dealloc)\b", sym) is not None),
+    ("retain/release", lambda sym, dso: re.match(r"(swift_(unknownObject|nonatomic_|bridgeObject)?(retain|release|Retain|Release)(_n)?|"
+                                                 r"swift_(isUniquelyReferenced\w*|tryRetain)|_?swift_(retain|release)_\w*)$", sym) is not None),
     ("malloc/free", lambda sym, dso: re.match(r"(swift_(allocObject|deallocObject|slowAlloc|slowDealloc|deallocClassInstance|"
-                                              r"allocBox|deallocBox)|_?_?libc_malloc|malloc|free|cfree|_int_malloc|_int_free\w*|"
-                                              r"malloc_consolidate|__libc_free|__libc_malloc|realloc|_int_realloc|"
+                                              r"allocBox|deallocBox)|_?_?libc_(malloc|calloc|realloc|free)|malloc|calloc|free|cfree|"
+                                              r"_int_malloc|_int_free\w*|malloc_consolidate|realloc|_int_realloc|"
                                               r"unlink_chunk\w*|tcache\w*|aligned_alloc|posix_memalign|_mid_memalign|__GI___libc_\w*alloc|"
-                                              r"__GI___libc_free)\b", sym) is not None),
+                                              r"__GI___libc_free)(@\S+)?$", sym) is not None),
     ("libuv", lambda sym, dso: "libuv" in dso),
-    ("Swift runtime", lambda sym, dso: "libswift" in dso or "libFoundation" in dso or "libdispatch" in dso),
+    ("Swift runtime", lambda sym, dso: "libswift" in dso or "libFoundation" in dso or "libdispatch" in dso or "lib_Foundation" in dso),
     ("libc", lambda sym, dso: "libc.so" in dso or "libm.so" in dso or "ld-linux" in dso),
     ("http_parser", lambda sym, dso: "libhttp_parser" in dso),
-    ("harness code", lambda sym, dso: True),
+    ("harness code", lambda sym, dso: "threeds-harness" in dso),
+    ("other", lambda sym, dso: True),  # the vDSO's clock, libgcc's unwinder, an address perf could not name
 ]
 KINDS = [kind for kind, _ in LEAF_KINDS]
 
 
-def strip_generics(name):
-    """The name without its <...> arguments, whose types would otherwise name the wrong module."""
+def strip_brackets(name, opening, closing):
+    """The name without what stands between `opening` and `closing` (nested), the arrow of a function type (->) aside."""
     out, depth = [], 0
-    for ch in name:
-        if ch == "<":
+    for index, ch in enumerate(name):
+        if ch == opening:
             depth += 1
-        elif ch == ">" and depth:
+        elif ch == closing and depth and not (closing == ">" and index and name[index - 1] == "-"):
             depth -= 1
         elif not depth:
             out.append(ch)
     return "".join(out)
 
 
+def strip_generics(name):
+    """The name without its <...> arguments, whose types would otherwise name the wrong module."""
+    return strip_brackets(name, "<", ">")
+
+
 def harness_row(sym):
     """Module.Type of a harness frame, or None when the frame is not the harness's own code."""
     name = strip_generics(sym)
-    for prefix in ("generic specialization  of ", "specialized ", "merged ", "partial apply for ", "outlined "):
-        name = name.replace(prefix, "")
     extension = EXTENSION.search(name)
     if extension:
         module, kind = extension.group(1), extension.group(2).rstrip(".").split(".")[-1] + " (extension)"
     else:
+        # A closure's or a witness's own types come first (closure #1 (Net.HTTPRequest) -> ... in ThreeDSServer.init;
+        # protocol witness for Store.TransactionArchive.save in conformance Store.SQLiteArchive): the code is the
+        # context after the last " in ", once the parameter lists are gone.
+        name = strip_brackets(name, "(", ")")
+        name = name.split(" in conformance ")[1] if " in conformance " in name else name.split(" in ")[-1]
         match = MODULE.search(name)
         if not match:
             return None

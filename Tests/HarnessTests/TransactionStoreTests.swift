@@ -76,4 +76,15 @@ struct TransactionStoreTests {
         #expect(store.count == ids.count && store.get("8a880dc0-d2d2-4067-bcb1-b08d1690b26E") == nil)
         #expect(store.newest(limit: 100).map(\.id) == ids.reversed())
     }
+
+    /// Eviction reaches ids kept as their bits as it reaches any other: oldest first, each told once.
+    @Test func recordsUnderUUIDIdsAreDroppedForRoomOldestFirst() {
+        let evicted = Mutex<[Int]>([])
+        let store = TransactionStore<Int>(capacity: 2) { record in evicted.withLock { $0.append(record) } }
+        let ids = (1...4).map { "00000000-0000-1000-8000-00000000000\($0)" }
+        for (index, id) in ids.enumerated() { store.put(id, index) }
+        #expect(evicted.withLock { $0 } == [0, 1])
+        #expect(store.get(ids[0]) == nil && store.get(ids[2]) == 2 && store.get(ids[3]) == 3)
+        #expect(store.newest(limit: 5).map(\.id) == [ids[3], ids[2]])
+    }
 }

@@ -21,7 +21,7 @@ enum RecordKey: Hashable, Sendable {
                 var index = 0
                 func hex(_ word: UInt64, digits: ClosedRange<Int>) {
                     for digit in digits {
-                        if index == 8 || index == 13 || index == 18 || index == 23 { output[index] = UInt8(ascii: "-"); index += 1 }
+                        if Self.isDash(at: index) { output[index] = UInt8(ascii: "-"); index += 1 }
                         output[index] = Self.hexDigits[Int(truncatingIfNeeded: word >> UInt64(60 - 4 * digit)) & 0xF]
                         index += 1
                     }
@@ -35,13 +35,16 @@ enum RecordKey: Hashable, Sendable {
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
+    /// Where `8-4-4-4-12` has its dashes.
+    private static func isDash(at index: Int) -> Bool { index == 8 || index == 13 || index == 18 || index == 23 }
+
     /// The 128 bits of `8-4-4-4-12` lowercase hex digits; nil for anything else (uppercase too, so that the id read back
     /// is the one stored, byte for byte).
     private static func uuid(_ bytes: UnsafeBufferPointer<UInt8>) -> RecordKey? {
         guard bytes.count == 36 else { return nil }
         var high: UInt64 = 0, low: UInt64 = 0, digits = 0
         for (index, byte) in bytes.enumerated() {
-            if index == 8 || index == 13 || index == 18 || index == 23 {
+            if isDash(at: index) {
                 guard byte == UInt8(ascii: "-") else { return nil }
                 continue
             }

@@ -208,15 +208,16 @@ extension TransactionStore where Record: ArchivableRecord {
 extension TransactionStore {
     /// Up to `limit` records, the newest first (by when they were first stored), that `include` accepts.
     public func newest(limit: Int, where include: (Record) -> Bool = { _ in true }) -> [(id: String, record: Record)] {
+        // The ids are written back from their keys after the lock, not while the loops wait for it.
         state.withLock { state in
-            var found: [(id: String, record: Record)] = []
+            var found: [(key: RecordKey, record: Record)] = []
             var index = state.order.count - 1
             while index >= state.head, found.count < limit {
                 let key = state.order[index]
-                if let box = state.records[key], include(box.record) { found.append((key.id, box.record)) }
+                if let box = state.records[key], include(box.record) { found.append((key, box.record)) }
                 index -= 1
             }
             return found
-        }
+        }.map { ($0.key.id, $0.record) }
     }
 }

@@ -133,8 +133,8 @@ public final class AccessControlServer: Sendable {
                 journal?.check(areq["dsTransID"], threeDSCompIndCheck(areq, script: scenario.threeDSMethod))
                 if let refusal = methodRefusals.get(areq.threeDSServerTransID) {
                     journal?.check(areq["dsTransID"], .fail(.threeDSMethodData, refusal))
-                } else if methodVisits.get(areq.threeDSServerTransID) != nil {
-                    journal?.check(areq["dsTransID"], .pass(.threeDSMethodData))
+                } else if let visit = methodVisits.get(areq.threeDSServerTransID) {
+                    journal?.check(areq["dsTransID"], visit.formProblem.map { .fail(.threeDSMethodData, $0) } ?? .pass(.threeDSMethodData))
                 }
             }
             // Under this scenario's name, whichever outcome threeDSCompInd gives it.

@@ -123,7 +123,8 @@ extension AccessControlServer {
             return .success(screen)
         } ?? .failure(BrowserRefusal("no transaction \(acsTransID) at this ACS", status: .notFound))
         let screen = try shown.get()
-        journal?.check(transaction.ids.dsTransID, .pass(.browserCReqForm))
+        // A padded creq is read (the verdict fails it, the cardholder's challenge goes on).
+        journal?.check(transaction.ids.dsTransID, Base64URLPadding.problem(in: encoded, named: "creq").map { .fail(.browserCReqForm, $0) } ?? .pass(.browserCReqForm))
         return try page(screen, transaction: transaction)
     }
 

@@ -18,6 +18,8 @@ struct ThreeDSMethodVisit: Sendable {
     let scenario: String?
     let script: ThreeDSMethodScript
     let userAgent: String?
+    /// What the form got wrong that the ACS read past (base64url padding): `method.data` fails with it.
+    var formProblem: String? = nil
 }
 
 /// The 3DS Method (Core specification 5.1.5, 6.2.2.1): before the browser AReq, the 3DS
@@ -46,9 +48,10 @@ extension AccessControlServer {
             }
             return Self.errorPage(error)
         }
-        let visit = ThreeDSMethodVisit(at: Date(), scenario: name, script: script, userAgent: request.headers["User-Agent"])
+        let formProblem = request.formFields?["threeDSMethodData"].flatMap { Base64URLPadding.problem(in: $0, named: "threeDSMethodData") }
+        let visit = ThreeDSMethodVisit(at: Date(), scenario: name, script: script, userAgent: request.headers["User-Agent"], formProblem: formProblem)
         methodVisits.put(id, visit)
-        share(id, .object(omittingAbsent: [("scenario", .string(name)), ("userAgent", .string(visit.userAgent))]))
+        share(id, .object(omittingAbsent: [("scenario", .string(name)), ("userAgent", .string(visit.userAgent)), ("formProblem", .string(formProblem))]))
         logger.debug("3DS Method", metadata: ["threeDSServerTransID": "\(id)", "scenario": "\(name ?? "-")"])
         let notice = Base64URL.encode(JSONWriter.write(.object([("threeDSServerTransID", .string(id))])))
         guard let delay = script.notificationDelayMilliseconds else {
@@ -122,7 +125,8 @@ extension AccessControlServer {
         let script = name.flatMap { scenarios.catalog.scenario(named: $0) }?.threeDSMethod ?? .standard
         // Written before the page's answer: when the store has it is when the visit was, near enough.
         let at = Date(timeIntervalSince1970: Double(stored.updated) / 1000)
-        methodVisits.put(id, ThreeDSMethodVisit(at: at, scenario: name, script: script, userAgent: record["userAgent"]?.stringValue))
+        methodVisits.put(id, ThreeDSMethodVisit(at: at, scenario: name, script: script, userAgent: record["userAgent"]?.stringValue,
+                                                formProblem: record["formProblem"]?.stringValue))
     }
 
     /// The check of a browser AReq's `threeDSCompInd` against what the ACS saw of its 3DS Method.

@@ -116,6 +116,15 @@ public final class DirectoryServer: Sendable {
     let preparationSenders = TransactionStore<String>(capacity: 10_000)
     /// Faults the next PRes answers take (`POST /admin/ds/pres-faults`): a PReq carries no card to pick a scenario by.
     let presFaults = Mutex<PResFaults?>(nil)
+    /// What a 3DS Server's PReqs are judged against: those since the scope began. A test run begins one, since a 3DS
+    /// Server may rightly start it without a card-range cache (restarted, or a pipeline's first job on a shared harness)
+    /// and ask for every range, at once.
+    let preparationScope = Atomic<Int>(0)
+
+    /// Forgets what each 3DS Server was given by PReq, for judging: its next PReq may ask for every range, at any time.
+    public func beginPreparationScope() {
+        preparationScope.add(1, ordering: .relaxed)
+    }
 
     /// A 3DS Server's last PReq, and the checks of its PReqs, graded on its next AReq (a run's cases are AReqs).
     struct Preparation: Sendable {
@@ -125,6 +134,8 @@ public final class DirectoryServer: Sendable {
         var pending: [CheckResult] = []
         /// The Erro due about the DS's last answer to a PReq whose faults were armed, until the 3DS Server's Erro or next AReq.
         var owed: OwedErro?
+        /// The ``preparationScope`` it was given in: one of an earlier scope is none the 3DS Server is held to.
+        var scope: Int = 0
     }
 
     /// What a 3DS Server owes about an answer to its PReq that the armed faults made.
@@ -225,7 +236,9 @@ public final class DirectoryServer: Sendable {
         entry.record(.pass(.areqElements))
         entry.record(areq.warnings.isEmpty ? .pass(.areqUndefinedMembers)
                                            : CheckResult(.areqUndefinedMembers, .warning, areq.warnings.joined(separator: "; ")))
-        if let purchaseDate = areq["purchaseDate"] { entry.record(Self.purchaseDateCheck(purchaseDate, now: Date())) }
+        if let purchaseDate = areq["purchaseDate"] {
+            entry.record(Self.purchaseDateCheck(purchaseDate, now: Date(), cardholderPresent: areq.deviceChannel != DeviceChannel.threeRI.rawValue))
+        }
         for check in pendingPreparationChecks(of: areq["threeDSServerRefNumber"]) { entry.record(check) }
         entry.record(cardRangeCheck(areq))
         guard let scheme = settings.schemes.scheme(for: areq.acctNumber) else {
@@ -355,12 +368,25 @@ public final class DirectoryServer: Sendable {
         return (plaintext, json, header)
     }
 
+    /// How far ahead of the DS's clock a purchaseDate may be: the two clocks' difference.
+    static let purchaseDateAheadAllowance = 300
+    /// How far behind it a cardholder-present purchaseDate may be before it is a warning: the cardholder is at the
+    /// checkout as the AReq goes, so an hour or more behind is most likely local time west of Greenwich, which the DS
+    /// cannot prove (an order placed earlier and paid now is possible).
+    static let purchaseDateBehindAllowance = 3600
+
     /// `areq.purchase-date`: a purchase is not in the future; a purchaseDate ahead of UTC is local
-    /// time east of Greenwich. Five minutes of clock difference are allowed.
-    static func purchaseDateCheck(_ text: String, now: Date) -> CheckResult {
+    /// time east of Greenwich. Five minutes of clock difference are allowed. In an app or browser AReq
+    /// (the cardholder present) an hour or more behind is a warning.
+    static func purchaseDateCheck(_ text: String, now: Date, cardholderPresent: Bool = true) -> CheckResult {
         guard let date = UTCTime.date(purchaseDate: text) else { return .pass(.purchaseDate) }  // its format is areq.elements'
         let ahead = Int(date.timeIntervalSince(now))
-        guard ahead > 300 else { return .pass(.purchaseDate) }
+        if cardholderPresent, -ahead >= purchaseDateBehindAllowance {
+            let behind = -ahead
+            return CheckResult(.purchaseDate, .warning, "purchaseDate \(text) is \(behind / 3600) h \(behind % 3600 / 60) min behind the DS's UTC clock "
+                               + "(\(UTCTime.purchaseDate(now))) in an AReq with the cardholder present: local time west of Greenwich written as UTC?")
+        }
+        guard ahead > purchaseDateAheadAllowance else { return .pass(.purchaseDate) }
         return .fail(.purchaseDate, "purchaseDate \(text) is \(ahead / 3600) h \(ahead % 3600 / 60) min ahead of the DS's UTC clock "
                                      + "(\(UTCTime.purchaseDate(now))): the 3DS Server wrote its local time")
     }
@@ -485,7 +511,9 @@ public final class DirectoryServer: Sendable {
                 problems.append("errorMessageType \(erro.errorMessageType ?? "absent"), expected \(message.rawValue)")
             }
             if erro.messageVersion != version.rawValue { problems.append("messageVersion \(erro.messageVersion), expected the AReq's \(version.rawValue)") }
-            if let field, !erro.errorDetail.contains(field) { problems.append("errorDetail does not name \(field), the data element at fault") }
+            if let problem = ErrorDetail.problem(erro.errorDetail, code: erro.errorCode, field: field, extensionID: Fault.criticalExtensionID) {
+                problems.append(problem)
+            }
             return problems.isEmpty ? .pass(check, "\(seen) received") : .fail(check, "\(seen) received: " + problems.joined(separator: "; "))
         }
     }
@@ -545,7 +573,8 @@ public final class DirectoryServer: Sendable {
         do { preq = try PReq(bytes: try request.emvMessageBody(), written: request.writtenJSON) } catch { return .erro(error, from: .directoryServer) }
         let now = Date()
         let serial = cardRanges.serial
-        let earlier = preparations.get(preq.threeDSServerRefNumber)
+        let scope = preparationScope.load(ordering: .relaxed)
+        let earlier = preparations.get(preq.threeDSServerRefNumber).flatMap { $0.scope == scope ? $0 : nil }
         let checks = Self.preparationChecks(preq, earlier: earlier, currentSerial: serial, now: now)
         let ranges = preq.serialNum.map(cardRanges.changes(since:)) ?? cardRanges.current(base: configuredRanges())
         let answer: JSONValue
@@ -566,7 +595,7 @@ public final class DirectoryServer: Sendable {
         let given = faults.isEmpty ? (at: now, serial: ranges == nil ? nil : serial) : (at: earlier?.lastAt ?? now, serial: earlier?.serial)
         // The newest checks are kept: a 3DS Server that sends no AReq keeps no more than ten.
         preparations.put(preq.threeDSServerRefNumber, Preparation(lastAt: given.at, serial: given.serial,
-                                                                  pending: Array(((earlier?.pending ?? []) + checks).suffix(10)), owed: owed))
+                                                                  pending: Array(((earlier?.pending ?? []) + checks).suffix(10)), owed: owed, scope: scope))
         guard !faults.isEmpty else { return .emv(answer) }
         logger.info("PRes spoilt by the armed faults", metadata: ["faults": "\(owed?.faults ?? "")", "threeDSServerTransID": "\(preq.threeDSServerTransID)"])
         return await FaultyAnswer.answer(answer, faults: faults, from: .directoryServer)
@@ -619,8 +648,10 @@ public final class DirectoryServer: Sendable {
     /// The checks of the 3DS Server's PReqs since its last AReq, taken once; an Erro still owed about a spoilt PRes fails `pres.erro`.
     private func pendingPreparationChecks(of threeDSServerRefNumber: String?) -> [CheckResult] {
         guard let threeDSServerRefNumber else { return [] }
+        let scope = preparationScope.load(ordering: .relaxed)
         return preparations.update(threeDSServerRefNumber) { preparation in
             defer { preparation.pending = []; preparation.owed = nil }
+            guard preparation.scope == scope else { return [] }
             guard let owed = preparation.owed, let codes = owed.due.codes else { return preparation.pending }
             let naming = owed.due.field.map { ", errorDetail naming \($0)" } ?? ""
             return preparation.pending + [.fail(.presErro, "no Erro came about the PRes the DS spoilt (\(owed.faults)) for the PReq \(owed.threeDSServerTransID) "

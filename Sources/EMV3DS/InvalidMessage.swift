@@ -56,9 +56,11 @@ public struct InvalidMessage: Error, Sendable, CustomStringConvertible {
     /// it, else the newest it speaks (a peer cannot read an Erro in a version it sent wrongly).
     public func erro(from component: ErrorComponent) -> ErroMessage {
         let version = claimedVersion.flatMap(MessageVersion.init(rawValue:)) ?? .latest
-        let fields = offendingFields
+        // Table A.4: 102 lists the versions spoken; 202 the extensions' IDs; the other codes the elements' names.
+        let details = code == .versionNotSupported ? [ErrorDetail.supportedVersions]
+            : violations.filter { $0.code == code }.map { $0.detail ?? $0.field }
         var erro = ErroMessage(messageVersion: version.rawValue, errorCode: code, errorComponent: component,
-                               errorDetail: String(fields.joined(separator: ",").prefix(2048)),
+                               errorDetail: String(details.joined(separator: ",").prefix(2048)),
                                errorMessageType: messageType.flatMap { MessageType(rawValue: $0) == nil ? nil : $0 },
                                threeDSServerTransID: ids.threeDSServerTransID, acsTransID: ids.acsTransID,
                                dsTransID: ids.dsTransID, sdkTransID: ids.sdkTransID)

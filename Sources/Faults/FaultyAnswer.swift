@@ -10,7 +10,9 @@ public enum FaultyAnswer {
         // Unspoilt, it goes with the value it was written from (a role of this process reads that, not the bytes).
         guard !faults.isEmpty else { return .emv(message) }
         let written = faults.write(message)
-        let response = HTTPResponse.emv(bytes: written.bytes, exchange: MessageExchange(answer: written.message))
+        // Bytes that are no longer JSON are no message: nothing downstream (the journal, the metrics) may take them for one.
+        let exchange = faults.contains(.malformedJSON) ? nil : MessageExchange(answer: written.message)
+        let response = HTTPResponse.emv(bytes: written.bytes, exchange: exchange)
         return await transport(response, faults: faults, about: message, from: component)
     }
 

@@ -3,6 +3,9 @@ import Foundation
 public import JSON
 
 extension Fault {
+    /// The ID of the unknown critical extension `criticalExtension` adds: what an Erro 202 about it gives as errorDetail.
+    public static let criticalExtensionID = "HARNESS-CRITICAL-01"
+
     /// `message` with this fault's change to its content; faults that do not change the
     /// message itself (timing, transport, crypto) leave it as it is.
     /// `previousCounter` is the `acsCounterAtoS` of the CRes before, for `repeatedCounter`.
@@ -22,7 +25,7 @@ extension Fault {
             message.set("threeDSServerTransID", acs)
             message.set("acsTransID", server)
         case .criticalExtension:
-            let ext: JSONValue = .object([("name", .string("Harness test extension")), ("id", .string("HARNESS-CRITICAL-01")),
+            let ext: JSONValue = .object([("name", .string("Harness test extension")), ("id", .string(Self.criticalExtensionID)),
                                           ("criticalityIndicator", .bool(true)), ("data", .object([("test", .string("unknown"))]))])
             message.set("messageExtension", .array([ext]))
         case .wrongCounter:

@@ -148,7 +148,8 @@ public final class HarnessApp: Sendable {
                 shared.register(on: &router)
                 clusterRuns = shared
             }
-            var runRoutes = RunRoutes(runs: runs, journal: journal, scenarios: scenarios, reportStyle: RunRoutes.reportStyle(folder: templates))
+            var runRoutes = RunRoutes(runs: runs, journal: journal, scenarios: scenarios, reportStyle: RunRoutes.reportStyle(folder: templates),
+                                      runStarting: { [directoryServer] in directoryServer.beginPreparationScope() })
             runRoutes.cluster = clusterRuns
             runRoutes.register(on: &router)
             InspectorRoutes(journal: journal, page: InspectorPage(folder: templates)).register(on: &router)

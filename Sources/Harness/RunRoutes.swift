@@ -14,6 +14,8 @@ struct RunRoutes {
     let scenarios: ScenarioSource
     /// `report.css` of the page templates folder: the HTML report puts it inline; nil when it is missing.
     let reportStyle: String?
+    /// Called as a run starts: the roles' judging of what came before it begins anew (the DS's PReq checks).
+    let runStarting: @Sendable () -> Void
     /// In a cluster: runs at other instances, and transactions under way there (nil: one instance).
     var cluster: ClusterRuns?
 
@@ -129,6 +131,7 @@ struct RunRoutes {
         timing.caseDeadline = try Self.seconds(body, "caseDeadlineSeconds") ?? timing.caseDeadline
         let run: TestRun
         do { run = try runs.start(suite, name: name, catalog: scenarios.catalog, timing: timing) } catch { throw HTTPError(.badRequest, error.description) }
+        runStarting()
         // The other instances know it before its id is given: a transaction that reaches one of them is attached to it.
         await cluster?.announce(run)
         return .json(GradedRun(run, journal: journal).json, status: .created)

@@ -329,7 +329,8 @@ struct Session {
     /// the SDK withholds it (``ChallengeRunner/Misbehaviour/withholdErro``).
     func sendErro(_ code: ErrorCode, _ detail: String, _ reason: String) async -> ErroMessage? {
         var erro = ErroMessage(messageVersion: transaction.messageVersion.rawValue, errorCode: code, errorComponent: .sdk,
-                               errorDetail: detail, errorMessageType: MessageType.cRes.rawValue,
+                               errorDetail: code == .versionNotSupported ? ErrorDetail.supportedVersions : detail,
+                               errorMessageType: MessageType.cRes.rawValue,
                                threeDSServerTransID: parameters.threeDSServerTransID, acsTransID: parameters.acsTransID,
                                sdkTransID: transaction.sdkTransID)
         erro.explain(reason)

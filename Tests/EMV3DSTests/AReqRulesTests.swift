@@ -86,7 +86,7 @@ struct AReqRulesTests {
             "purchaseDate": "must be YYYYMMDDHHMMSS",
             "sdkEphemPubKey": "must be a JWK object, not string",
             "cardExpiryDate": "must be YYMM",
-            "sdkEncData": "must be unpadded base64url",
+            "sdkEncData": "must be unpadded base64url (it carries '=' padding)",
         ])
     }
 
@@ -102,7 +102,7 @@ struct AReqRulesTests {
         let maximum = FieldFormat.base64url(maxLength: 8)
         #expect(maximum.problem(with: .string("abcdefgh")) == nil)
         #expect(maximum.problem(with: .string("abcdefghi"))?.reason == "longer than 8")
-        #expect(maximum.problem(with: .string("abc="))?.reason == "must be unpadded base64url")
+        #expect(maximum.problem(with: .string("abc="))?.reason == "must be unpadded base64url (it carries '=' padding)")
         #expect(maximum.problem(with: .string("abc=defgh="))?.reason == "longer than 8", "too long is said first, as for every format")
     }
 

@@ -319,6 +319,27 @@ struct BrowserThreeDSServerTests {
         }
     }
 
+    /// A creq padded with '=' (base64 rather than base64url, or a library's default): the ACS reads it and shows the
+    /// challenge, the case fails creq.browser-form naming the padding. EMVCo ruled base64url in 3DS unpadded (recorded in
+    /// the 3dsecure.io API changelog, 2020); production ACSs refuse it (juspay/hyperswitch issue 10478).
+    @Test func aPaddedCReqIsReadAndFailsTheFormCheckNamingThePadding() async throws {
+        try await withHarness { harness in
+            let record = try JSONReader.parse(try await authenticate(harness, browserRequest(pan: "4000000000110009", version: .v2_2_0)).body).value
+            let challenge = try #require(record["browserChallenge"])
+            let creq = try #require(challenge["creq"]?.stringValue)
+            // The same CReq with a space after its brace where its length is a multiple of 3: its base64 then needs padding.
+            var bytes = try Base64URL.decodeObject(creq).1
+            if bytes.count % 3 == 0 { bytes.insert(UInt8(ascii: " "), at: 1) }
+            let padded = Base64URL.encode(bytes) + String(repeating: "=", count: 3 - bytes.count % 3)
+            #expect(padded.hasSuffix("="))
+            let page = try await harness.postForm(try #require(challenge["acsURL"]?.stringValue), [("creq", padded)])
+            #expect(page.status == .ok, "the ACS reads what it can: \(page.bodyText)")
+            let entry = try JSONReader.parse(try await harness.get("/inspector/transactions/\(try #require(record["dsTransID"]?.stringValue))").body).value
+            let graded = try #require(entry["checks"]?.arrayValue?.first { $0["id"]?.stringValue == "creq.browser-form" })
+            #expect(graded["verdict"]?.stringValue == "fail" && graded["detail"]?.stringValue?.contains("'=' of base64 padding") == true, "\(graded)")
+        }
+    }
+
     @Test func aReturnURLMakesTheNotificationARedirectForTheWebView() async throws {
         try await withHarness { harness in
             // The Mastercard Gateway SDK's web view reads summaryStatus and 3DSecureId from gatewaysdk://3dsecure

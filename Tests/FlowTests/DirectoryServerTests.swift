@@ -69,10 +69,12 @@ struct DirectoryServerTests {
         }
     }
 
-    @Test func unknownVersionIs102() async throws {
+    /// errorDetail of 102 is the versions the sender supports (Table A.4), comma-separated.
+    @Test func unknownVersionIs102ListingTheVersionsTheDSSpeaks() async throws {
         try await withHarness { harness in
             let answer = try await harness.postMessage("/ds/areq", try appAReq(replacing: ["messageVersion": .string("2.9.9")]))
-            expectErro(answer, code: "102", detail: "messageVersion")
+            expectErro(answer, code: "102", detail: "2.2.0")
+            #expect(answer["errorDetail"]?.stringValue == "2.1.0,2.2.0,2.3.1")
         }
     }
 

@@ -94,6 +94,31 @@ struct PreparationTests {
         }
     }
 
+    /// A test run is where a 3DS Server may start without a card-range cache: restarted between two pipelines' runs (or
+    /// a second pipeline's first job on a shared harness), its first PReq asks for every range at once, and passes; in
+    /// the same run, a PReq that drops the serial it was given still fails both checks.
+    @Test func a3DSServerRestartedBetweenTwoRunsPassesBothAndOneThatDropsItsSerialInARunFails() async throws {
+        try await withHarness { harness in
+            let ref = "3DS_LOA_SER_REST_020200_00001"
+            func startRun() async throws {
+                let suite = JSONValue.object([("suite", .object([("name", .string("PReq")), ("party", .string("3ds-server")),
+                                                                 ("scenarios", .array([.string("frictionless-y")])), ("versions", .array([.string("2.2.0")]))]))])
+                #expect(try await harness.post("/admin/runs", JSONWriter.write(suite)).status == .created)
+            }
+            for run in 1...2 {
+                try await startRun()
+                // Started with no cache: every range, then a transaction.
+                _ = try await harness.postMessage("/ds/preq", Self.preq(ref))
+                let first = try await checks(harness, refNumber: ref)
+                #expect(first["preq.serial-number"]?.verdict == "pass" && first["preq.frequency"]?.verdict == "pass", "run \(run): \(first)")
+            }
+            // Within the second run, the serial it holds dropped: every range asked for again at once.
+            _ = try await harness.postMessage("/ds/preq", Self.preq(ref))
+            let dropped = try await checks(harness, refNumber: ref)
+            #expect(dropped["preq.serial-number"]?.verdict == "fail" && dropped["preq.frequency"]?.verdict == "fail", "\(dropped)")
+        }
+    }
+
     @Test func a3DSServerThatRefreshesWithItsSerialAfterAChangePasses() async throws {
         try await withHarness { harness in
             let good = "3DS_LOA_SER_GOOD_020200_00001"

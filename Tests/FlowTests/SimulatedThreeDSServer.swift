@@ -185,7 +185,13 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
                 let envelope = try MessageEnvelope.read(body.bytes, rules: AResRules.rules, request: areq)
                 return envelope.json
             }
-            if case .message(let ares)? = answer, bugs.contains(.erroAboutValidARes) {
+            // An ARes that does not echo the AReq's threeDSServerTransID answers another transaction: 301 naming it (Table A.4).
+            if case .message(let ares)? = answer, ares["threeDSServerTransID"] != areq["threeDSServerTransID"] {
+                erro = ErroMessage(messageVersion: version, errorCode: .transactionIDNotRecognised, errorComponent: .threeDSServer,
+                                   errorDetail: "threeDSServerTransID", errorMessageType: "ARes", threeDSServerTransID: areq["threeDSServerTransID"]?.stringValue,
+                                   acsTransID: ares["acsTransID"]?.stringValue, dsTransID: ares["dsTransID"]?.stringValue)
+                answer = nil
+            } else if case .message(let ares)? = answer, bugs.contains(.erroAboutValidARes) {
                 erro = ErroMessage(messageVersion: version, errorCode: .formatInvalid, errorComponent: .threeDSServer, errorDetail: "acsReferenceNumber",
                                    errorMessageType: "ARes", threeDSServerTransID: ares["threeDSServerTransID"]?.stringValue,
                                    acsTransID: ares["acsTransID"]?.stringValue, dsTransID: ares["dsTransID"]?.stringValue)

@@ -134,6 +134,23 @@ struct ThreeDSMethodTests {
         }
     }
 
+    /// threeDSMethodData padded with '=': the ACS reads it and notifies as scripted, method.data fails naming the
+    /// padding (EMVCo: base64url in 3DS is unpadded, recorded in the 3dsecure.io API changelog, 2020).
+    @Test func paddedMethodDataIsReadAndFailsMethodDataNamingThePadding() async throws {
+        try await withHarness { harness in
+            let prepared = try await prepare(harness, "4000000000001000")
+            var bytes = JSONWriter.write(.object([("threeDSServerTransID", prepared.id),
+                                                  ("threeDSMethodNotificationURL", .string(harness.baseURL + "/3ds-server/method-notification"))]))
+            if bytes.count % 3 == 0 { bytes.insert(UInt8(ascii: " "), at: 1) }
+            let padded = Base64URL.encode(bytes) + String(repeating: "=", count: 3 - bytes.count % 3)
+            let page = try await harness.postForm(try #require(prepared.methodURL), [("threeDSMethodData", padded)])
+            #expect(page.status == .ok && page.bodyText.contains("notify"), "the ACS reads what it can: \(page.bodyText)")
+            let record = try await authenticate(harness, "4000000000001000", prepared, .v2_2_0)
+            let check = try #require(try await journalCheck(harness, record, "method.data"))
+            #expect(check.verdict == "fail" && check.detail.contains("'=' of base64 padding"), "\(check)")
+        }
+    }
+
     @Test func aClaimOfYWithoutTheMethodFailsTheCheck() async throws {
         try await withHarness { harness in
             // Not prepared: the page's own claim goes into the AReq, and the ACS never saw the method.

@@ -105,6 +105,9 @@ struct ThreeDSServerGradingTests {
                 ("areq.sdk-enc-header", ["sdkEncData": try deviceData(plain, style: .iosEC, encryption: .a256gcm)], "fail", "enc A256GCM"),
                 // Local time two hours east of Greenwich, written as if it were UTC.
                 ("areq.purchase-date", ["purchaseDate": .string(UTCTime.purchaseDate(Date().addingTimeInterval(7200)))], "fail", "min ahead of the DS's UTC clock"),  // the minutes depend on how long the AReqs above took
+                // Local time five hours west of Greenwich (a 3DS Server in New York) in an app AReq: a warning naming purchaseDate.
+                ("areq.purchase-date", ["purchaseDate": .string(UTCTime.purchaseDate(Date().addingTimeInterval(-5 * 3600)))], "warning", "behind the DS's UTC clock"),
+                ("areq.purchase-date", ["purchaseDate": .string(UTCTime.purchaseDate(Date().addingTimeInterval(-120)))], "pass", ""),
                 // The ephemeral key of the AReq sent above, in a new transaction.
                 ("areq.sdk-ephem-key", ["sdkEphemPubKey": reused["sdkEphemPubKey"]], "fail", "an SDK makes a new key pair"),
                 // The same SDK transaction sent again by its 3DS Server (after an HTTP failure, say): its key rightly comes again.
@@ -118,6 +121,54 @@ struct ThreeDSServerGradingTests {
                 let result = try #require(entry["checks"]?.arrayValue?.first { $0["id"]?.stringValue == check }, "\(check)")
                 #expect(result["verdict"]?.stringValue == verdict && (seen.isEmpty || result["detail"]?.stringValue?.contains(seen) == true),
                         "\(check): \(JSONWriter.string(result))")
+            }
+        }
+    }
+
+    /// Every fault a DS or an ACS can put on what a 3DS Server receives, rehearsed, then the harness stopped cleanly and
+    /// started again on its data directory: each case's status and each check's verdict read the same. A fault that spoils
+    /// the bytes (malformed-json) is kept in the journal as text, so its record still reads back whole (docs/runs.md).
+    @Test func everyRunVerdictReadsTheSameAfterARestart() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("harness-verdicts-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let spoiling: [String: String] = [
+            "fault-ds-http-503": "4000000000480006", "fault-ds-content-type": "4000000000490005", "fault-ds-wrong-ids": "4000000000540007",
+            "fault-ds-swapped-ids": "4000000000550006", "fault-ds-close-mid-response": "4000000000570004",
+            "fault-acs-erro-404": "4000000000600009", "fault-acs-missing-field": "4000000000610008", "fault-acs-http-500": "4000000000620007",
+        ]
+        let scenarios = Self.scenarios + spoiling.keys.sorted()
+        /// scenario → status and each check's verdict, as the run's report gives them.
+        func verdicts(_ run: JSONValue) -> [String: String] {
+            var found: [String: String] = [:]
+            for entry in run["cases"]?.arrayValue ?? [] {
+                let checks = (entry["checks"]?.arrayValue ?? []).map { "\($0["id"]?.stringValue ?? "?")=\($0["verdict"]?.stringValue ?? "?")" }
+                found[entry["scenario"]?.stringValue ?? "?"] = "\(entry["status"]?.stringValue ?? "?") " + checks.sorted().joined(separator: ",")
+            }
+            return found
+        }
+        var id = "", before: [String: String] = [:]
+        try await withHarness(dataDirectory: data) { harness in
+            let party = try SimulatedThreeDSServer(harness)
+            defer { party.stop() }
+            var cards = Self.cards
+            cards.merge(spoiling) { first, _ in first }
+            let request = JSONValue.object([
+                ("suite", .object([("name", .string("3DS Server")), ("party", .string("3ds-server")),
+                                   ("scenarios", .array(scenarios.map(JSONValue.string))), ("versions", .array([.string("2.2.0")]))])),
+                ("caseDeadlineSeconds", .number("60")),
+            ])
+            id = try #require(try JSONReader.parse(try await harness.post("/admin/runs", JSONWriter.write(request)).body).value["id"]?.stringValue)
+            for scenario in scenarios {
+                _ = try? await party.authenticate(pan: try #require(cards[scenario]), tag: "\(id)/\(scenario)/2.2.0/app")
+            }
+            before = verdicts(try await harness.settledRun(id, within: .seconds(90)))
+            #expect(before.count == scenarios.count && before.values.allSatisfy { $0.hasPrefix("passed") }, "\(before)")
+            _ = try await harness.post("/admin/runs/\(id)/finish", [])
+        }
+        try await withHarness(dataDirectory: data) { harness in
+            let after = verdicts(try JSONReader.parse(try await harness.get("/admin/runs/\(id)").body).value)
+            for scenario in scenarios {
+                #expect(after[scenario] == before[scenario], "\(scenario): \(after[scenario] ?? "absent") after the restart, \(before[scenario] ?? "absent") before")
             }
         }
     }

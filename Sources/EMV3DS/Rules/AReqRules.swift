@@ -197,7 +197,7 @@ public enum AReqRules {
         FieldRule("multiTransaction", .optional, .object, versions: v231),
         FieldRule("sellerInfo", .optional, .arrayOf(.object, count: 1...50), versions: v231),
         FieldRule("taxId", .optional, .string(1...45), versions: v231),
-        FieldRule("broadInfo", .optional, AResRules.broadInfo),
+    ] + AResRules.broadInfo() + [
 
         // The app channel. The SDK makes sdkAppID, sdkTransID, sdkReferenceNumber, sdkEphemPubKey and sdkEncData
         // (``sdkParameters``); the 3DS Server carries them.

@@ -28,7 +28,8 @@ public enum AResRules {
         FieldRule("authenticationValue", .requiredWhen(authenticated, because: "a payment with transStatus Y or A"), .string(1...4000),
                   versions: [.v2_3_1]),
         // eci is "DS-specific": this DS's rule is the payment schemes', an ECI with every Y and A.
-        FieldRule("eci", .requiredWhen(authenticated, because: "a payment with transStatus Y or A (this DS's rule)"), .numeric(2...2)),
+        // Table A.1: 2 characters, "Payment System-specific" values: not only digits (Mastercard's test platform sent "N0").
+        FieldRule("eci", .requiredWhen(authenticated, because: "a payment with transStatus Y or A (this DS's rule)"), .string(2...2)),
         FieldRule("whiteListStatus", .optional, .oneOf(["Y", "N", "E", "P", "R", "U"]), versions: [.v2_2_0]),
         FieldRule("whiteListStatusSource", .requiredWhen(.fieldPresent("whiteListStatus"), because: "whiteListStatus"),
                   .oneOf(["01", "02", "03"]), versions: [.v2_2_0]),
@@ -61,9 +62,18 @@ public enum AResRules {
         FieldRule("challengeInfoText", .optional, .string(1...350)),
     ])
 
-    /// `broadInfo` (2.3.1, Table A.27; "DS specific" presence, SB 279): structured information for the other parties. The
-    /// members as clearhaus/3DSv2-api-documentation's 2.3.1 table has them, as the bulletin does not replicate the table.
-    public static let broadInfo = FieldFormat.members([
+    /// `broadInfo` in the AReq and the ARes, "DS specific" in every version. Up to 2.2.0 Table A.1 defines it as
+    /// unstructured information, a JSON object of the sender's choosing: EMVCo's 2.1.0 sample AReq carries
+    /// `{"message": "TLS 1.x will be turned off starting summer 2019"}` (Tests/EMV3DSTests/ThirdParty). 2.3.1 gives it
+    /// a structure of its own (``broadcastInformation``).
+    static func broadInfo() -> [FieldRule] {
+        [FieldRule("broadInfo", .optional, .object, versions: FieldRule.until(.v2_2_0)),
+         FieldRule("broadInfo", .optional, broadcastInformation, versions: [.v2_3_1])]
+    }
+
+    /// 2.3.1's BroadcastInformation (Table A.27; SB 279 does not replicate the table): the members as
+    /// clearhaus/3DSv2-api-documentation's broadcastinformation_231 table has them.
+    public static let broadcastInformation = FieldFormat.members([
         FieldRule("category", .required, .oneOf(["01", "02", "03", "04", "05", "06"])),
         FieldRule("description", .optional, .string(1...4000)),
         FieldRule("expDate", .optional, .numeric(8...8)),
@@ -114,7 +124,7 @@ public enum AResRules {
         FieldRule("cardholderInfo", .optional, .string(1...128), versions: [.v2_1_0]),
         FieldRule("cardholderInfo", .requiredWhen(.fieldEquals("acsDecConInd", ["Y"]), because: "acsDecConInd Y"), .string(1...128), versions: [.v2_2_0]),
         FieldRule("cardholderInfo", .requiredWhen(.fieldEquals("acsDecConInd", ["Y"]), because: "acsDecConInd Y"), cardholderInfo, versions: [.v2_3_1]),
-        FieldRule("broadInfo", .optional, broadInfo),
+    ] + broadInfo() + [
         FieldRule("deviceInfoRecognisedVersion", .only(.app, .required, where: "the app channel"), .string(3...64), versions: [.v2_3_1]),
         FieldRule("threeDSRequestorAppURLInd", .only(.app, .required, where: "the app channel"), .oneOf(["Y", "N"]), versions: [.v2_3_1]),
         FieldRule("cardSecurityCodeStatus", .optional, .oneOf(["Y", "N", "U"]), versions: [.v2_3_1]),

@@ -123,7 +123,8 @@ public enum FieldFormat: Sendable {
         if case .base64url(let maxLength) = self {
             // Too long is said first, in characters, as for every format.
             if bytes.count > maxLength, (Self.isASCII(bytes) ? bytes.count : text.count) > maxLength { return "longer than \(maxLength)" }
-            return Self.isBase64URL(bytes) ? nil : "must be unpadded base64url"
+            guard !Self.isBase64URL(bytes) else { return nil }
+            return bytes.contains(UInt8(ascii: "=")) ? "must be unpadded base64url (it carries '=' padding)" : "must be unpadded base64url"
         }
         // Lengths are in characters; ASCII text (nearly every EMV field) needs no grapheme walk.
         let count = Self.isASCII(bytes) ? bytes.count : text.count

@@ -187,11 +187,14 @@ public struct Violation: Sendable, Equatable, CustomStringConvertible {
     public let field: String
     public let code: ErrorCode
     public let reason: String
+    /// What an Erro's `errorDetail` says of it when that is not the field's name (``ErrorDetail``: 202's extension ID).
+    public let detail: String?
 
-    public init(field: String, code: ErrorCode, reason: String) {
+    public init(field: String, code: ErrorCode, reason: String, detail: String? = nil) {
         self.field = field
         self.code = code
         self.reason = reason
+        self.detail = detail
     }
 
     public var description: String { "\(code.rawValue) \(field): \(reason)" }

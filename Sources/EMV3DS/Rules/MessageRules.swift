@@ -49,7 +49,7 @@ public struct MessageRules: Sendable {
                     missing: &report.violations, formats: &formatViolations, warnings: &report.warnings)
         if let critical = Self.unrecognisedCriticalExtension(in: message["messageExtension"]) {
             report.violations.append(Violation(field: "messageExtension", code: .criticalExtensionNotRecognised,
-                                               reason: "\(critical) is marked critical and not recognised"))
+                                               reason: "\(critical) is marked critical and not recognised", detail: critical))
         }
         report.violations += formatViolations
         return report

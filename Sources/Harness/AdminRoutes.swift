@@ -55,9 +55,6 @@ struct AdminRoutes {
         }
         router.get("/admin/spec/{messageType}/{version}") { request, context in
             let name = try context.parameter("messageType")
-            guard let entry = MessageTables.named(name) else {
-                throw HTTPError(.notFound, "no table \(name); tables: \(MessageTables.all.map(\.name).joined(separator: ", "))")
-            }
             let versionText = try context.parameter("version")
             guard let version = MessageVersion(rawValue: versionText) else {
                 throw HTTPError(.notFound, "version \(versionText) is not one of \(MessageVersion.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -66,6 +63,9 @@ struct AdminRoutes {
             if let value = request.queryItems["channel"] {
                 guard let known = DeviceChannel(rawValue: value) else { throw HTTPError(.badRequest, "channel \(value) is not 01, 02 or 03") }
                 channel = known
+            }
+            guard let entry = MessageTables.named(name, channel: channel) else {
+                throw HTTPError(.notFound, "no table \(name); tables: \(MessageTables.all.map(\.name).joined(separator: ", "))")
             }
             return .emv(entry.json(version: version, channel: channel))
         }

@@ -15,9 +15,6 @@ struct SpecCommand: ParsableCommand {
     @Option(name: .long, help: "Keep only the fields of one deviceChannel: 01 app, 02 browser, 03 3RI.") var channel: String?
 
     func run() throws {
-        guard let entry = MessageTables.named(messageType) else {
-            throw ValidationError("no table \(messageType); tables: \(MessageTables.all.map(\.name).joined(separator: ", "))")
-        }
         guard let version = MessageVersion(rawValue: version) else {
             throw ValidationError("--version \(version) is not one of \(MessageVersion.allCases.map(\.rawValue).joined(separator: ", "))")
         }
@@ -25,6 +22,9 @@ struct SpecCommand: ParsableCommand {
         if let channel {
             guard let known = DeviceChannel(rawValue: channel) else { throw ValidationError("--channel \(channel) is not 01, 02 or 03") }
             deviceChannel = known
+        }
+        guard let entry = MessageTables.named(messageType, channel: deviceChannel) else {
+            throw ValidationError("no table \(messageType); tables: \(MessageTables.all.map(\.name).joined(separator: ", "))")
         }
         let rows = entry.rules.table(version: version, channel: deviceChannel)
         let scope = deviceChannel.map { ", deviceChannel \($0.rawValue) (\($0.name))" } ?? ""

@@ -309,3 +309,16 @@ struct SpecTableTests {
         #expect(json["fieldCount"] == .number(String(entry.rules.table(version: .v2_3_1, channel: .app).count)))
     }
 }
+
+/// `spec CReq --channel 02` and `GET /admin/spec/CReq/2.2.0?channel=02` show the form the browser posts, which is what
+/// `creq.browser-form` grades, not the app's CReq.
+@Suite("Spec tables by channel")
+struct SpecTableChannelTests {
+    @Test func theBrowsersCReqAndFinalCResHaveTablesOfTheirOwn() {
+        let creq = MessageTables.named("CReq", channel: .browser)
+        #expect(creq?.rules.table(version: .v2_2_0, channel: .browser).map(\.name).contains("challengeWindowSize") == true)
+        #expect(creq?.rules.table(version: .v2_2_0, channel: .browser).map(\.name).contains("sdkCounterStoA") == false)
+        #expect(MessageTables.named("CRes", channel: .browser)?.leg.contains("notificationURL") == true)
+        #expect(MessageTables.named("CReq", channel: .app)?.rules.table(version: .v2_2_0, channel: .app).map(\.name).contains("sdkCounterStoA") == true)
+    }
+}

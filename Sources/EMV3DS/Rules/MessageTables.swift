@@ -22,6 +22,16 @@ public enum MessageTables {
 
     /// The table of `name` (case-insensitive), or nil.
     public static func named(_ name: String) -> Entry? { all.first { $0.name.lowercased() == name.lowercased() } }
+
+    /// The table of `name` in `channel`: the browser's CReq and final CRes travel as form fields, with tables of their own.
+    public static func named(_ name: String, channel: DeviceChannel?) -> Entry? {
+        guard channel == .browser else { return named(name) }
+        switch name.lowercased() {
+        case "creq": return Entry(name: "CReq", leg: "3DS Server's page to ACS (the creq form field)", rules: ChallengeRules.browserCReq)
+        case "cres": return Entry(name: "CRes", leg: "ACS to the notificationURL (the final cres form field)", rules: ChallengeRules.browserFinalCRes)
+        default: return named(name)
+        }
+    }
 }
 
 public import JSON

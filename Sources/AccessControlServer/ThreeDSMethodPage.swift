@@ -39,8 +39,8 @@ extension AccessControlServer {
     func threeDSMethod(_ request: HTTPRequest) -> HTTPResponse {
         let name = request.queryItems["scenario"]
         let script = name.flatMap { scenarios.catalog.scenario(named: $0) }?.threeDSMethod ?? .standard
-        let id: String, notificationURL: String
-        do throws(BrowserRefusal) { (id, notificationURL) = try Self.readMethodData(request) } catch {
+        let id: String, notificationURL: String, encoded: String
+        do throws(BrowserRefusal) { (id, notificationURL, encoded) = try Self.readMethodData(request) } catch {
             // Kept for the AReq, when the data still names its transaction.
             if let id = Self.transactionID(in: request) {
                 methodRefusals.put(id, error.reason)
@@ -48,7 +48,7 @@ extension AccessControlServer {
             }
             return Self.errorPage(error)
         }
-        let formProblem = request.formFields?["threeDSMethodData"].flatMap { Base64URLPadding.problem(in: $0, named: "threeDSMethodData") }
+        let formProblem = Base64URLPadding.problem(in: encoded, named: "threeDSMethodData")
         let visit = ThreeDSMethodVisit(at: Date(), scenario: name, script: script, userAgent: request.headers["User-Agent"], formProblem: formProblem)
         methodVisits.put(id, visit)
         share(id, .object(omittingAbsent: [("scenario", .string(name)), ("userAgent", .string(visit.userAgent)), ("formProblem", .string(formProblem))]))
@@ -73,8 +73,8 @@ extension AccessControlServer {
         return id
     }
 
-    /// The transaction id and notification URL the form carries, or a refusal naming what is wrong.
-    private static func readMethodData(_ request: HTTPRequest) throws(BrowserRefusal) -> (String, String) {
+    /// The transaction id and notification URL the form carries, and the field as it came; or a refusal naming what is wrong.
+    private static func readMethodData(_ request: HTTPRequest) throws(BrowserRefusal) -> (String, String, String) {
         guard let form = request.formFields else { throw BrowserRefusal("expected a form (Content-Type application/x-www-form-urlencoded) with threeDSMethodData") }
         guard let encoded = form["threeDSMethodData"], !encoded.isEmpty else { throw BrowserRefusal("the form has no threeDSMethodData") }
         let data: JSONValue
@@ -91,7 +91,7 @@ extension AccessControlServer {
               url.lowercased().hasPrefix("https://") || url.lowercased().hasPrefix("http://") else {
             throw BrowserRefusal("threeDSMethodData.threeDSMethodNotificationURL is missing or not an http(s) URL of at most 256 characters")
         }
-        return (id, url)
+        return (id, url, encoded)
     }
 
     private static func methodPage(body: String) -> String {

@@ -202,3 +202,10 @@ let silentLogger: Logger = {
     return logger
 }()
 
+/// A JSON object's bytes as base64url with the `=` padding a sender that pads writes: a space goes after its opening
+/// brace where its length would need none, so the padding is always there.
+func paddedBase64URL(ofJSON bytes: [UInt8]) -> String {
+    var bytes = bytes
+    if bytes.count % 3 == 0 { bytes.insert(UInt8(ascii: " "), at: 1) }
+    return Base64URL.encode(bytes) + String(repeating: "=", count: 3 - bytes.count % 3)
+}

@@ -139,10 +139,8 @@ struct ThreeDSMethodTests {
     @Test func paddedMethodDataIsReadAndFailsMethodDataNamingThePadding() async throws {
         try await withHarness { harness in
             let prepared = try await prepare(harness, "4000000000001000")
-            var bytes = JSONWriter.write(.object([("threeDSServerTransID", prepared.id),
-                                                  ("threeDSMethodNotificationURL", .string(harness.baseURL + "/3ds-server/method-notification"))]))
-            if bytes.count % 3 == 0 { bytes.insert(UInt8(ascii: " "), at: 1) }
-            let padded = Base64URL.encode(bytes) + String(repeating: "=", count: 3 - bytes.count % 3)
+            let padded = paddedBase64URL(ofJSON: JSONWriter.write(.object([("threeDSServerTransID", prepared.id),
+                                                                           ("threeDSMethodNotificationURL", .string(harness.baseURL + "/3ds-server/method-notification"))])))
             let page = try await harness.postForm(try #require(prepared.methodURL), [("threeDSMethodData", padded)])
             #expect(page.status == .ok && page.bodyText.contains("notify"), "the ACS reads what it can: \(page.bodyText)")
             let record = try await authenticate(harness, "4000000000001000", prepared, .v2_2_0)

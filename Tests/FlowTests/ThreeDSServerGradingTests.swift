@@ -22,6 +22,10 @@ struct ThreeDSServerGradingTests {
         "fault-ds-critical-extension": "4000000000560005", "fault-ds-malformed-json": "4000000000500001", "fault-ds-wrong-version": "4000000000530008",
         "fault-ds-erro-203": "4000000000460008", "fault-ds-http-500": "4000000000470007", "decoupled": "4000000000190001",
         "fault-rreq-unknown-transaction": "4000000000740003", "fault-rreq-missing-field": "4000000000750002",
+        // Faults of the DS's and the ACS's answers beyond those above: what the restart test rehearses too.
+        "fault-ds-http-503": "4000000000480006", "fault-ds-content-type": "4000000000490005", "fault-ds-wrong-ids": "4000000000540007",
+        "fault-ds-swapped-ids": "4000000000550006", "fault-ds-close-mid-response": "4000000000570004",
+        "fault-acs-erro-404": "4000000000600009", "fault-acs-missing-field": "4000000000610008", "fault-acs-http-500": "4000000000620007",
     ]
 
     /// Runs the scenarios in 2.2.0 through `party`, each tagged with its case, and waits until no case is under way.
@@ -131,12 +135,7 @@ struct ThreeDSServerGradingTests {
     @Test func everyRunVerdictReadsTheSameAfterARestart() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("harness-verdicts-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: data) }
-        let spoiling: [String: String] = [
-            "fault-ds-http-503": "4000000000480006", "fault-ds-content-type": "4000000000490005", "fault-ds-wrong-ids": "4000000000540007",
-            "fault-ds-swapped-ids": "4000000000550006", "fault-ds-close-mid-response": "4000000000570004",
-            "fault-acs-erro-404": "4000000000600009", "fault-acs-missing-field": "4000000000610008", "fault-acs-http-500": "4000000000620007",
-        ]
-        let scenarios = Self.scenarios + spoiling.keys.sorted()
+        let scenarios = Self.cards.keys.sorted()
         /// scenario → status and each check's verdict, as the run's report gives them.
         func verdicts(_ run: JSONValue) -> [String: String] {
             var found: [String: String] = [:]
@@ -150,18 +149,9 @@ struct ThreeDSServerGradingTests {
         try await withHarness(dataDirectory: data) { harness in
             let party = try SimulatedThreeDSServer(harness)
             defer { party.stop() }
-            var cards = Self.cards
-            cards.merge(spoiling) { first, _ in first }
-            let request = JSONValue.object([
-                ("suite", .object([("name", .string("3DS Server")), ("party", .string("3ds-server")),
-                                   ("scenarios", .array(scenarios.map(JSONValue.string))), ("versions", .array([.string("2.2.0")]))])),
-                ("caseDeadlineSeconds", .number("60")),
-            ])
-            id = try #require(try JSONReader.parse(try await harness.post("/admin/runs", JSONWriter.write(request)).body).value["id"]?.stringValue)
-            for scenario in scenarios {
-                _ = try? await party.authenticate(pan: try #require(cards[scenario]), tag: "\(id)/\(scenario)/2.2.0/app")
-            }
-            before = verdicts(try await harness.settledRun(id, within: .seconds(90)))
+            let run = try await rehearse(harness, party, scenarios: scenarios, deadline: 60)
+            id = try #require(run["id"]?.stringValue)
+            before = verdicts(run)
             #expect(before.count == scenarios.count && before.values.allSatisfy { $0.hasPrefix("passed") }, "\(before)")
             _ = try await harness.post("/admin/runs/\(id)/finish", [])
         }

@@ -11,11 +11,4 @@ public enum Base64URLPadding {
         return "\(field) ends in \(count) '=' of base64 padding: base64url in EMV 3DS is unpadded "
             + "(EMVCo's ruling, recorded in the 3dsecure.io API changelog, 2020); production ACSs refuse a padded value"
     }
-
-    /// The same for a JWE or JWS in compact serialisation: each of its dot-separated parts is base64url.
-    public static func problem(inCompact value: some StringProtocol, named field: String) -> String? {
-        guard value.contains("=") else { return nil }
-        return "\(field) carries '=' inside its compact serialisation: each part of a JWE or JWS is unpadded base64url "
-            + "(RFC 7515 §2; EMVCo's ruling for EMV 3DS, recorded in the 3dsecure.io API changelog, 2020)"
-    }
 }

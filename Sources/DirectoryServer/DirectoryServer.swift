@@ -531,7 +531,7 @@ public final class DirectoryServer: Sendable {
         case .unreachable, .httpStatus:
             (code, detail) = (.systemConnectionFailure, "ACS")
         case .invalid(_, let invalid):
-            (code, detail) = (invalid.code, "ARes." + invalid.offendingFields.joined(separator: ",ARes."))
+            (code, detail) = (invalid.code, invalid.errorDetail(elementPrefix: "ARes."))
             ids.acsTransID = invalid.ids.acsTransID
         }
         var erro = ErroMessage(messageVersion: areq.version.rawValue, errorCode: code, errorComponent: .directoryServer, errorDetail: detail,

@@ -47,8 +47,14 @@ public struct InvalidMessage: Error, Sendable, CustomStringConvertible {
 
     public var code: ErrorCode { violations[0].code }
 
-    /// The fields of every violation that shares the first one's code: what `errorDetail` lists.
-    public var offendingFields: [String] { violations.filter { $0.code == code }.map(\.field) }
+    /// The `errorDetail` of an Erro about it, as Table A.4 has it for its code (``ErrorDetail``): for 102 the versions
+    /// spoken, for 202 the extensions' IDs, else the names of the elements of every violation with the first one's code,
+    /// each behind `elementPrefix` ("ARes." when the Erro answers another message than the one at fault).
+    public func errorDetail(elementPrefix: String = "") -> String {
+        guard code != .versionNotSupported else { return ErrorDetail.supportedVersions }
+        let details = violations.filter { $0.code == code }.map { $0.detail ?? elementPrefix + $0.field }
+        return String(details.joined(separator: ",").prefix(2048))
+    }
 
     public var description: String { violations.map(\.description).joined(separator: "; ") }
 
@@ -56,11 +62,7 @@ public struct InvalidMessage: Error, Sendable, CustomStringConvertible {
     /// it, else the newest it speaks (a peer cannot read an Erro in a version it sent wrongly).
     public func erro(from component: ErrorComponent) -> ErroMessage {
         let version = claimedVersion.flatMap(MessageVersion.init(rawValue:)) ?? .latest
-        // Table A.4: 102 lists the versions spoken; 202 the extensions' IDs; the other codes the elements' names.
-        let details = code == .versionNotSupported ? [ErrorDetail.supportedVersions]
-            : violations.filter { $0.code == code }.map { $0.detail ?? $0.field }
-        var erro = ErroMessage(messageVersion: version.rawValue, errorCode: code, errorComponent: component,
-                               errorDetail: String(details.joined(separator: ",").prefix(2048)),
+        var erro = ErroMessage(messageVersion: version.rawValue, errorCode: code, errorComponent: component, errorDetail: errorDetail(),
                                errorMessageType: messageType.flatMap { MessageType(rawValue: $0) == nil ? nil : $0 },
                                threeDSServerTransID: ids.threeDSServerTransID, acsTransID: ids.acsTransID,
                                dsTransID: ids.dsTransID, sdkTransID: ids.sdkTransID)

@@ -309,14 +309,14 @@ struct Session {
         let cres: CRes
         do { cres = try CRes(bytes: plaintext) } catch {
             throw Ended(.protocolError("invalid CRes: \(error)"),
-                        erroSent: await sendErro(error.code, error.offendingFields.joined(separator: ","), error.description))
+                        erroSent: await sendErro(error.code, error.errorDetail(), error.description))
         }
         if let field = creq.ids.mismatches(in: cres.ids).first {
             throw Ended(.protocolError("CRes \(field) does not match"), erroSent: await sendErro(.transactionIDNotRecognised, field, "does not match"))
         }
         guard cres.messageVersion == transaction.messageVersion else {
             throw Ended(.protocolError("CRes messageVersion \(cres.messageVersion.rawValue)"),
-                        erroSent: await sendErro(.versionNotSupported, "messageVersion", "differs from the AReq's"))
+                        erroSent: await sendErro(.versionNotSupported, ErrorDetail.supportedVersions, "differs from the AReq's"))
         }
         guard cres.counter == creq.counter else {
             throw Ended(.protocolError("acsCounterAtoS \(cres.counter), expected \(creq.counter)"),
@@ -329,8 +329,7 @@ struct Session {
     /// the SDK withholds it (``ChallengeRunner/Misbehaviour/withholdErro``).
     func sendErro(_ code: ErrorCode, _ detail: String, _ reason: String) async -> ErroMessage? {
         var erro = ErroMessage(messageVersion: transaction.messageVersion.rawValue, errorCode: code, errorComponent: .sdk,
-                               errorDetail: code == .versionNotSupported ? ErrorDetail.supportedVersions : detail,
-                               errorMessageType: MessageType.cRes.rawValue,
+                               errorDetail: detail, errorMessageType: MessageType.cRes.rawValue,
                                threeDSServerTransID: parameters.threeDSServerTransID, acsTransID: parameters.acsTransID,
                                sdkTransID: transaction.sdkTransID)
         erro.explain(reason)

@@ -888,17 +888,18 @@ public final class DirectoryServer: Sendable {
             switch answer {
             case .message(let rres):
                 journal?.message(dsTransID, from: .threeDSServer, to: .directoryServer, type: MessageType.rRes.rawValue, body: rres.0)
-                journal?.message(dsTransID, from: .directoryServer, to: .accessControlServer, type: MessageType.rRes.rawValue, body: rres.0,
-                                 note: "relayed as received")
                 if let codes = erroDue.codes {
                     journal?.check(dsTransID, .fail(.rreqErro, "an RRes answered the RReq the scenario spoilt (\(faults.map(\.name).joined(separator: ", "))): "
                                                     + "expected Erro \(codes.joined(separator: " or "))" + (erroDue.field.map { " naming \($0)" } ?? "")))
+                } else if let unechoed = Self.unechoed(rres.1, of: rreq) {
+                    // An RRes of another transaction cannot be relayed: 301 to the ACS and the 3DS Server (5.9.10).
+                    journal?.check(dsTransID, .fail(.rresValid, unechoed.violations.map(\.reason).joined(separator: "; ")))
+                    return await refuse(unechoed, of: dsTransID, transaction, about: "RRes")
                 } else {
-                    let unechoed = [("threeDSServerTransID", rres.1.threeDSServerTransID, rreq.threeDSServerTransID), ("acsTransID", rres.1.acsTransID, rreq.acsTransID),
-                                    ("dsTransID", rres.1.dsTransID, rreq.dsTransID)].filter { $0.1 != $0.2 }
-                    journal?.check(dsTransID, unechoed.isEmpty ? .pass(.rresValid)
-                        : .fail(.rresValid, unechoed.map { "\($0.0) \($0.1 ?? "absent") is not the RReq's \($0.2)" }.joined(separator: "; ")))
+                    journal?.check(dsTransID, .pass(.rresValid))
                 }
+                journal?.message(dsTransID, from: .directoryServer, to: .accessControlServer, type: MessageType.rRes.rawValue, body: rres.0,
+                                 note: "relayed as received")
                 journal?.end(dsTransID, because: "RRes relayed")
                 return .emv(bytes: rres.0, exchange: MessageExchange(answered: .rRes, ids: rres.1))
             case .erro(let erro):
@@ -925,6 +926,16 @@ public final class DirectoryServer: Sendable {
             journal?.message(dsTransID, from: .directoryServer, to: .accessControlServer, erro.json)
             return .emv(erro.json)
         }
+    }
+
+    /// The ids of `rres` that are not those of the RReq it answers, as 301 violations; nil when it echoes all three.
+    private static func unechoed(_ rres: TransactionIDs, of rreq: RReq) -> InvalidMessage? {
+        let violations = [("threeDSServerTransID", rres.threeDSServerTransID, rreq.threeDSServerTransID),
+                          ("acsTransID", rres.acsTransID, rreq.acsTransID),
+                          ("dsTransID", rres.dsTransID, rreq.dsTransID)].filter { $0.1 != $0.2 }.map { field, sent, wanted in
+            Violation(field: field, code: .transactionIDNotRecognised, reason: "\(field) \(sent ?? "absent") is not the RReq's \(wanted)")
+        }
+        return violations.isEmpty ? nil : InvalidMessage(violations: violations, messageType: MessageType.rRes.rawValue, claimedVersion: nil, ids: rres)
     }
 
     /// An RReq or RRes of a known transaction that the DS cannot relay: the Erro, in the

@@ -53,6 +53,9 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
     /// What the RReq rules read of each ARes (decoupled or not), by the threeDSServerTransID of its AReq: an RReq naming another is refused.
     private let sent = Mutex([String: JSONValue]())
     /// Each AReq sent, its channel and its run case tag, by threeDSServerTransID: what a follow-up and an RReq's rules need.
+    /// Each Erro the DS sent to its results URL.
+    private let erros = Mutex([JSONValue]())
+    var erroReceived: [JSONValue] { erros.withLock { $0 } }
     private let areqs = Mutex([String: (areq: JSONValue, channel: DeviceChannel, tag: String?)]())
 
     init(_ harness: RunningHarness, bugs: Set<Bug> = [], fallbackBugs: Set<FallbackBug> = []) throws {
@@ -63,6 +66,11 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
         router.post("/rreq") { [unowned self] (request, _) async throws -> HTTPResponse in
             if self.bugs.contains(.slowRRes) { try await Task.sleep(for: Self.slowRResDelay) }
             let rreq = try JSONReader.parse(request.body).value
+            // An Erro the DS sends about an RRes is kept, not answered.
+            if rreq["messageType"]?.stringValue == "Erro" {
+                self.erros.withLock { $0.append(rreq) }
+                return HTTPResponse(status: .ok)
+            }
             if !self.bugs.contains(.rresToEveryRReq), let refusal = self.refusal(of: request.body, rreq) {
                 return HTTPResponse(headers: ["Content-Type": "application/json"], body: JSONWriter.write(refusal.json))
             }

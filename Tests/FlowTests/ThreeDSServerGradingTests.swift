@@ -163,6 +163,26 @@ struct ThreeDSServerGradingTests {
         }
     }
 
+    /// An RRes naming another transaction cannot be relayed: the DS answers the ACS with Erro 301 and sends the same
+    /// to the 3DS Server (Core specification 5.9.10, DS RRes message handling; Table A.4, 301), and the ACS records it.
+    @Test func anRResOfAnotherTransactionIsAnsweredWithErro301ToTheACSAndThe3DSServer() async throws {
+        try await withHarness { harness in
+            let party = try SimulatedThreeDSServer(harness, bugs: [.rresWithWrongAcsTransID])
+            defer { party.stop() }
+            let run = try await rehearse(harness, party, scenarios: ["decoupled"])
+            let entry = try #require(run["cases"]?.arrayValue?.first)
+            let dsTransID = try #require(entry["transactions"]?.arrayValue?.first?["dsTransID"]?.stringValue, "\(entry)")
+            let received = party.erroReceived
+            #expect(received.map { $0["errorCode"]?.stringValue } == ["301"], "\(received)")
+            #expect(received.first?["errorMessageType"]?.stringValue == "RRes")
+            #expect(received.first?["errorDetail"]?.stringValue?.contains("acsTransID") == true)
+            let ds = try JSONReader.parse(try await harness.get("/admin/ds/transactions/\(dsTransID)").body).value
+            let acsTransID = try #require(ds["acsTransID"]?.stringValue, "\(ds)")
+            let acs = try JSONReader.parse(try await harness.get("/admin/acs/transactions/\(acsTransID)").body).value
+            #expect(acs["resultsDelivery"]?.stringValue?.hasPrefix("Erro 301") == true, "\(acs)")
+        }
+    }
+
     @Test(arguments: SimulatedThreeDSServer.Bug.allCases)
     func a3DSServerWithABugFailsTheCheckThatNamesIt(_ bug: SimulatedThreeDSServer.Bug) async throws {
         // The DS waits for an RRes as long as for an ARes (directoryServer.acsTimeoutMs): lowered, so a slow one is late.

@@ -310,14 +310,16 @@ public final class DirectoryServer: Sendable {
                                  channel: json["deviceChannel"]?.stringValue,
                                  scenario: pan.map { scenarios?.unpinned(TransactionFacts(pan: $0), drawing: false).name } ?? nil)
         entry.caseTag = request.harnessCase
-        await journal.open(entry)
-        journal.message(dsTransID, from: .threeDSServer, to: .directoryServer, type: MessageType.aReq.rawValue, body: body, isJSON: parsed != nil)
-        journal.check(dsTransID, .fail(.areqElements, invalid.description))
+        entry.refused = MessageType.aReq.rawValue
+        entry.add(from: .threeDSServer, to: .directoryServer, type: MessageType.aReq.rawValue, body: body, isJSON: parsed != nil)
+        entry.record(.fail(.areqElements, invalid.description))
         // What the SDK made and the 3DS Server carried is the SDK's failure too (a run of either party sees its own).
         let sdkViolations = invalid.violations.filter { AReqRules.sdkParameters.contains($0.field) }
         if json["deviceChannel"]?.stringValue == DeviceChannel.app.rawValue, !sdkViolations.isEmpty {
-            journal.check(dsTransID, .fail(.sdkParameters, sdkViolations.map(\.description).joined(separator: "; ")))
+            entry.record(.fail(.sdkParameters, sdkViolations.map(\.description).joined(separator: "; ")))
         }
+        // Opened whole: a run that finds no case for it reads its failed checks as it opens.
+        await journal.open(entry)
         return answered(dsTransID, answer)
     }
 
@@ -570,7 +572,9 @@ public final class DirectoryServer: Sendable {
     func prepare(_ request: HTTPRequest) async -> HTTPResponse {
         if let erro = request.erroMessage { return preparationErro(erro) }
         let preq: PReq
-        do { preq = try PReq(bytes: try request.emvMessageBody(), written: request.writtenJSON) } catch { return .erro(error, from: .directoryServer) }
+        do { preq = try PReq(bytes: try request.emvMessageBody(), written: request.writtenJSON) } catch {
+            return await refusedPreparation(request, error)
+        }
         let now = Date()
         let serial = cardRanges.serial
         let scope = preparationScope.load(ordering: .relaxed)
@@ -599,6 +603,25 @@ public final class DirectoryServer: Sendable {
         guard !faults.isEmpty else { return .emv(answer) }
         logger.info("PRes spoilt by the armed faults", metadata: ["faults": "\(owed?.faults ?? "")", "threeDSServerTransID": "\(preq.threeDSServerTransID)"])
         return await FaultyAnswer.answer(answer, faults: faults, from: .directoryServer)
+    }
+
+    /// A PReq the DS cannot take: the Erro, and a journal entry of its own (no transaction follows from it) that fails
+    /// `preq.elements`, so that a test run of the 3DS Server shows why it sent no AReq.
+    private func refusedPreparation(_ request: HTTPRequest, _ invalid: InvalidMessage) async -> HTTPResponse {
+        let answer = HTTPResponse.erro(invalid, from: .directoryServer)
+        guard let journal else { return answer }
+        let json = request.bodyJSON
+        let id = TransactionIdentifier.make()
+        var entry = JournalEntry(dsTransID: id, ids: json.map(TransactionIDs.init(json:)) ?? TransactionIDs(), pan: nil,
+                                 version: json?["messageVersion"]?.stringValue, channel: nil, scenario: nil)
+        entry.caseTag = request.harnessCase
+        entry.refused = MessageType.pReq.rawValue
+        entry.add(from: .threeDSServer, to: .directoryServer, type: MessageType.pReq.rawValue, body: request.body, isJSON: json != nil)
+        entry.record(.fail(.preparationElements, invalid.description))
+        entry.add(from: .directoryServer, to: .threeDSServer, type: MessageType.erro.rawValue, body: answer.body)
+        entry.end(transStatus: nil, because: "Erro \(invalid.erro(from: .directoryServer).errorCode.rawValue) to the PReq")
+        await journal.open(entry)
+        return answer
     }
 
     /// An Erro from a 3DS Server about the DS's answer to its PReq, graded against what that answer called for

@@ -81,6 +81,24 @@ final class ClusterRuns: JournalListener {
     /// The case of the run the tag or the card names, else of the newest open run (here or elsewhere) waiting for the
     /// entry's scenario, version and channel.
     func attachment(for entry: JournalEntry) async -> RunAttachment {
+        let attachment = await caseAttachment(for: entry)
+        if attachment == .none, entry.caseTag == nil, !entry.refusedParties.isEmpty { await noteRefusedOutsideCases(entry) }
+        return attachment
+    }
+
+    /// A refused message of the party that no case took, kept by the open runs here and asked of the homes of those
+    /// elsewhere: each keeps it if it tests a party the message failed.
+    private func noteRefusedOutsideCases(_ entry: JournalEntry) async {
+        local.noteRefusedOutsideCases(entry.dsTransID, tag: nil, parties: entry.refusedParties)
+        let elsewhere = known.withLock { $0.runs.filter(\.value.open).map { (id: $0.key, home: $0.value.home) } }
+        await withTaskGroup(of: Void.self) { group in
+            for run in elsewhere {
+                group.addTask { [self] in _ = try? await ask(run.home, .post, "/admin/runs/\(run.id)/attach", json: Self.facts(entry)) }
+            }
+        }
+    }
+
+    private func caseAttachment(for entry: JournalEntry) async -> RunAttachment {
         if let tag = entry.caseTag {
             let id = RunRegistry.runID(ofTag: tag)
             if local.holds(id) { return local.attach(entry) }
@@ -181,7 +199,8 @@ final class ClusterRuns: JournalListener {
     /// What a run's home needs of a transaction to attach it.
     private static func facts(_ entry: JournalEntry) -> JSONValue {
         .object(omittingAbsent: [("dsTransID", .string(entry.dsTransID)), ("pan", .string(entry.cardNumber)), ("messageVersion", .string(entry.version)),
-                                 ("deviceChannel", .string(entry.channel)), ("scenario", .string(entry.scenario)), ("caseTag", .string(entry.caseTag))])
+                                 ("deviceChannel", .string(entry.channel)), ("scenario", .string(entry.scenario)), ("caseTag", .string(entry.caseTag)),
+                                 ("refusedParties", entry.refusedParties.isEmpty ? nil : .array(entry.refusedParties.map { .string($0.rawValue) }))])
     }
 
     /// Whether this instance holds run `id`, taking it up from the store when the store names this instance its home
@@ -266,6 +285,10 @@ final class ClusterRuns: JournalListener {
                                      channel: json["deviceChannel"]?.stringValue, scenario: json["scenario"]?.stringValue)
             entry.caseTag = json["caseTag"]?.stringValue
             let attachment = local.attach(entry, only: id)
+            let refusedParties = Set((json["refusedParties"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap(ConformanceCheck.Party.init(rawValue:)) })
+            if case .attached = attachment {} else if !refusedParties.isEmpty {
+                local.noteRefusedOutsideCases(dsTransID, tag: entry.caseTag, parties: refusedParties, only: id)
+            }
             var answer: [(String, JSONValue?)] = [("open", .bool(local.isOpen(id) ?? false))]
             switch attachment {
             case .attached(let runCase): answer.append(("caseID", .string(runCase.caseID)))

@@ -76,7 +76,7 @@ struct RunRoutes {
     /// `run` graded from its transactions' records, wherever they are.
     private func graded(_ run: TestRun) async -> GradedRun {
         guard let cluster else { return await GradedRun.graded(run, journal: journal) }
-        return GradedRun(run, journal: journal, stored: await cluster.outlines(run.cases.flatMap(\.graded)))
+        return GradedRun(run, journal: journal, stored: await cluster.outlines(run.cases.flatMap(\.graded) + run.refusedOutsideCases))
     }
 
     /// Whether this instance holds run `id`: in a cluster, a run the store names this instance the home of is taken up first.

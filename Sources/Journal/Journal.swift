@@ -93,7 +93,8 @@ public final class Journal: Sendable {
         case .none: break
         }
         entries.put(entry.dsTransID, entry)
-        changed?.withLock { _ = $0.insert(entry.dsTransID) }
+        // One opened ended (a refused PReq's) is saved as any that ends.
+        if entry.state == .ended { save(entry) } else { changed?.withLock { _ = $0.insert(entry.dsTransID) } }
         published(entry.dsTransID)
     }
 

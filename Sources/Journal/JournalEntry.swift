@@ -129,6 +129,13 @@ public struct JournalEntry: ArchivableRecord {
     public var caseTag: String?
     /// Why that tag attached the transaction to nothing.
     public var caseTagProblem: String?
+    /// The type of the party's message a role refused with an Erro (an AReq, a PReq): a test run that finds no case for it
+    /// shows it among the messages refused outside its cases.
+    public var refused: String?
+    /// Whom a refused message's failed checks judge: the runs it concerns.
+    public var refusedParties: Set<ConformanceCheck.Party> {
+        refused == nil ? [] : Set(checks.filter { $0.verdict == .fail }.map(\.check.party))
+    }
     public var transStatus: String?
     public var state = State.open
     public var endedBecause: String?
@@ -163,6 +170,7 @@ public struct JournalEntry: ArchivableRecord {
         if let run = json["run"]?.stringValue, let caseID = json["case"]?.stringValue { runCase = RunCase(run: run, caseID: caseID) }
         caseTag = json["caseTag"]?.stringValue
         caseTagProblem = json["caseTagProblem"]?.stringValue
+        refused = json["refused"]?.stringValue
         transStatus = json["transStatus"]?.stringValue
         state = json["state"]?.stringValue.flatMap(State.init(rawValue:)) ?? .open
         endedBecause = json["endedBecause"]?.stringValue
@@ -325,7 +333,7 @@ public struct JournalEntry: ArchivableRecord {
             ("startedAt", .string(UTCTime.iso8601(startedAt))), ("acctNumber", .string(maskedPAN)),
             ("messageVersion", .string(version)), ("deviceChannel", .string(channel)), ("scenario", .string(scenario)),
             ("run", .string(runCase?.run)), ("case", .string(runCase?.caseID)),
-            ("caseTag", .string(caseTag)), ("caseTagProblem", .string(caseTagProblem)),
+            ("caseTag", .string(caseTag)), ("caseTagProblem", .string(caseTagProblem)), ("refused", .string(refused)),
             ("state", .string(state.rawValue)), ("endedBecause", .string(endedBecause)), ("transStatus", .string(transStatus)),
             ("durationMs", messages.last.map { .number(String(Int(($0.at.timeIntervalSince(startedAt) * 1000).rounded()))) }),
             ("verdict", .string(verdict?.rawValue)),

@@ -51,6 +51,9 @@ public struct CaseVerdict: Sendable {
 public struct GradedRun: Sendable {
     public let run: TestRun
     public let cases: [CaseVerdict]
+    /// The party's messages a role refused outside the cases (``TestRun/refusedOutsideCases``): each one's `dsTransID`
+    /// (its journal entry), the message, when, and the failed checks.
+    public let refusedOutsideCases: [JSONValue]
 
     public func count(_ status: CaseVerdict.Status) -> Int { cases.count { $0.status == status } }
 
@@ -58,21 +61,43 @@ public struct GradedRun: Sendable {
     /// those read from the store (``graded(_:journal:now:)`` reads them).
     public init(_ run: TestRun, journal: Journal, now: Date = Date(), stored: [String: Journal.Outline] = [:]) {
         self.run = run
+        let refused = run.refusedOutsideCases.compactMap { id in (journal.outline(id) ?? stored[id]).map { Self.refusal(id, $0) } }
+        refusedOutsideCases = refused
+        let unattempted = Self.notAttempted(refused)
         cases = run.cases.map { runCase in
             // A case is settled when the run is, or when its deadline has passed: what was due and has not come fails.
             let pastDeadline = runCase.lastAttachedAt.map { now.timeIntervalSince($0) >= run.timing.caseDeadline } ?? false
             return Self.grade(runCase, party: run.suite.party, finished: run.state == .finished, pastDeadline: pastDeadline,
-                              outline: { journal.outline($0) ?? stored[$0] })
+                              notAttempted: unattempted, outline: { journal.outline($0) ?? stored[$0] })
         }
+    }
+
+    /// A refused message outside the cases, as the run shows it.
+    static func refusal(_ dsTransID: String, _ outline: Journal.Outline) -> JSONValue {
+        let failures = outline.checks.filter { $0.verdict == .fail }.map { "\($0.check.rawValue): \($0.detail ?? $0.check.text)" }
+        return .object(omittingAbsent: [
+            ("dsTransID", .string(dsTransID)), ("message", outline.summary["refused"]), ("startedAt", outline.summary["startedAt"]),
+            ("endedBecause", outline.summary["endedBecause"]), ("failures", .array(failures.map(JSONValue.string))),
+        ])
+    }
+
+    /// Why a case was not attempted, with the refused messages that may say why.
+    static func notAttempted(_ refused: [JSONValue]) -> String {
+        let reason = "not attempted: no transaction for this scenario, version and channel while the run was open"
+        guard let newest = refused.last else { return reason }
+        let what = "\(newest["message"]?.stringValue ?? "message") (\(newest["endedBecause"]?.stringValue ?? "refused"); "
+            + "\(newest["failures"]?.arrayValue?.compactMap(\.stringValue).joined(separator: "; ") ?? ""))"
+        return reason + "; the harness refused \(refused.count == 1 ? "a message" : "\(refused.count) messages") of the party outside the cases "
+            + "(refusedOutsideCases), the latest a \(what)"
     }
 
     /// `run` graded, its transactions that have left memory read from the store first (awaited, not waited for).
     public static func graded(_ run: TestRun, journal: Journal, now: Date = Date()) async -> GradedRun {
-        GradedRun(run, journal: journal, now: now, stored: await journal.storedOutlines(run.cases.flatMap(\.graded)))
+        GradedRun(run, journal: journal, now: now, stored: await journal.storedOutlines(run.cases.flatMap(\.graded) + run.refusedOutsideCases))
     }
 
     static func grade(_ runCase: RunCase, party: ConformanceCheck.Party, finished: Bool, pastDeadline: Bool,
-                      outline: (String) -> Journal.Outline?) -> CaseVerdict {
+                      notAttempted: String = notAttempted([]), outline: (String) -> Journal.Outline?) -> CaseVerdict {
         var checks: [(String, CheckResult)] = []
         var problems: [String] = []
         var summaries: [JSONValue] = []
@@ -81,7 +106,7 @@ public struct GradedRun: Sendable {
         let settled = finished || pastDeadline
         // When what was due had to have come, in the failures' words.
         let when = finished ? "when the run finished" : "by the case's deadline"
-        if attempt.isEmpty, finished { problems.append("not attempted: no transaction for this scenario, version and channel while the run was open") }
+        if attempt.isEmpty, finished { problems.append(notAttempted) }
         if runCase.overflow > 0 {
             problems.append("\(runCase.overflow) more transactions were not attached: an attempt takes at most \(RunCase.maxTransactionsPerAttempt)")
         }
@@ -167,7 +192,9 @@ public struct GradedRun: Sendable {
     public var json: JSONValue {
         var members = run.json.objectMembers ?? []
         members.removeAll { ["cases", "createdAtMs", "finishedAtMs", "lastActivityAtMs"].contains($0.key) }
+        members.removeAll { $0.key == "refusedOutsideCases" }
         members.append(("summary", summary))
+        if !refusedOutsideCases.isEmpty { members.append(("refusedOutsideCases", .array(refusedOutsideCases))) }
         members.append(("cases", .array(cases.map(\.json))))
         return .object(members)
     }

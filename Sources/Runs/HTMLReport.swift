@@ -27,6 +27,7 @@ public enum HTMLReport {
         let summary = Summary(run)
         header(run, name: runName, summary: summary, into: &out)
         cases(run["cases"]?.arrayValue ?? [], into: &out)
+        refusedOutsideCases(run["refusedOutsideCases"]?.arrayValue ?? [], into: &out)
         let runID = text(run["id"])
         let state = text(run["state"])
         out += "<footer><p><strong>EMV 3DS test harness</strong> · test run report</p><p>"
@@ -223,6 +224,26 @@ public enum HTMLReport {
             }
         }
         out += "</tbody>\n</table>\n"
+    }
+
+    /// The party's messages a role refused that no case took: often why the cases were not attempted.
+    private static func refusedOutsideCases(_ items: [JSONValue], into out: inout String) {
+        guard !items.isEmpty else { return }
+        out += "<section class=\"refused\" aria-label=\"Refused outside the cases\">\n"
+        out += "<h2>Refused outside the cases <span class=\"muted\">(\(items.count))</span></h2>\n"
+        out += "<p class=\"muted\">Messages of the party under test that the harness refused while the run was open and that no case took.</p>\n"
+        out += "<table class=\"transactions\">\n<thead><tr><th>Entry</th><th>Received</th><th>Message</th><th>Answer</th><th>Failed checks</th></tr></thead>\n<tbody>\n"
+        for item in items {
+            let id = text(item["dsTransID"])
+            out += "<tr>"
+            out += id.map { "<td class=\"mono tid\"><a href=\"\(inspectorLink($0))\" title=\"Open in the inspector\">\(escape($0))</a></td>" } ?? "<td class=\"muted\">(no id)</td>"
+            out += "<td>\(text(item["startedAt"]).map(time) ?? "")</td>"
+            out += "<td class=\"mono\">\(escape(text(item["message"]) ?? ""))</td>"
+            out += "<td>\(escape(text(item["endedBecause"]) ?? ""))</td>"
+            out += "<td>\((item["failures"]?.arrayValue ?? []).compactMap(text).map(escape).joined(separator: "<br>"))</td>"
+            out += "</tr>\n"
+        }
+        out += "</tbody>\n</table>\n</section>\n"
     }
 
     private static func transactionTable(_ transactions: [JSONValue], into out: inout String) {

@@ -36,6 +36,13 @@ public enum JUnitReport {
                        + verdict.warnings.map { "warning " + $0 }).joined(separator: "\n")
             xml += "\n      <system-out>" + escape(out) + "</system-out>\n    </testcase>\n"
         }
+        if !graded.refusedOutsideCases.isEmpty {
+            let refused = graded.refusedOutsideCases.map { item in
+                "\(item["message"]?.stringValue ?? "message") refused (entry \(item["dsTransID"]?.stringValue ?? "?"), \(item["endedBecause"]?.stringValue ?? "")): "
+                    + (item["failures"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: "; ")
+            }
+            xml += "    <system-err>" + escape("refused outside the cases:\n" + refused.joined(separator: "\n")) + "</system-err>\n"
+        }
         xml += "  </testsuite>\n</testsuites>\n"
         return xml
     }

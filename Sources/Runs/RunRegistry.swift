@@ -1,4 +1,4 @@
-import EMV3DS
+public import EMV3DS
 public import Foundation
 public import Journal
 import JSON
@@ -228,10 +228,30 @@ public final class RunRegistry: JournalListener {
     public func attachment(for entry: JournalEntry) async -> RunAttachment { attach(entry) }
 
     /// `entry` attached (``runCase(for:only:)``), or for a tagged one that attaches nowhere, why.
+    /// A refused message of the party that no case takes is kept by the runs it concerns (``noteRefusedOutsideCases(_:only:)``).
     public func attach(_ entry: JournalEntry, only runID: String? = nil) -> RunAttachment {
         if let attached = runCase(for: entry, only: runID) { return .attached(attached) }
+        let parties = entry.refusedParties
+        if !parties.isEmpty { noteRefusedOutsideCases(entry.dsTransID, tag: entry.caseTag, parties: parties, only: runID) }
         guard let tag = entry.caseTag else { return .none }
         return .refused(problem(withTag: tag, for: entry))
+    }
+
+    /// Keeps a refused message that no case took in the open run its tag names, or without a tag in every open run
+    /// (`only`: that one) of a party it failed a check of: a 3DS Server whose PReq the DS refused sees why its cases
+    /// were not attempted.
+    public func noteRefusedOutsideCases(_ dsTransID: String, tag: String?, parties: Set<ConformanceCheck.Party>, only runID: String? = nil) {
+        let now = clock()
+        state.withLock { registry in
+            closeIdleRuns(at: now, in: &registry)
+            let named = tag.map { [Self.split($0).run] }
+            for id in named ?? registry.open where runID == nil || runID == id {
+                guard registry.indexes[id] != nil, var run = registry.runs[id], named != nil || parties.contains(run.suite.party) else { continue }
+                run.noteRefusedOutsideCases(dsTransID)
+                registry.runs[id] = run
+                save(run)
+            }
+        }
     }
 
     /// Whether run `id` is open (nil: this instance does not hold it).

@@ -42,6 +42,10 @@ public struct TestRun: ArchivableRecord {
     public var lastActivityAt: Date
     /// Why it finished: "finished", or that it was idle.
     public var finishedBecause: String?
+    /// The journal entries of the party's messages a role refused while the run was open and no case took
+    /// (a PReq the DS refused, say): the newest ``maxRefusedOutsideCases``.
+    public var refusedOutsideCases: [String] = []
+    public static let maxRefusedOutsideCases = 20
 
     public init(id: String, name: String, suite: Suite, createdAt: Date = Date(), cases: [RunCase], timing: Timing = .default) {
         self.id = id
@@ -51,6 +55,12 @@ public struct TestRun: ArchivableRecord {
         self.cases = cases
         self.timing = timing
         lastActivityAt = createdAt
+    }
+
+    /// Keeps `dsTransID` among the refused messages no case took.
+    mutating func noteRefusedOutsideCases(_ dsTransID: String) {
+        guard !refusedOutsideCases.contains(dsTransID) else { return }
+        refusedOutsideCases = Array((refusedOutsideCases + [dsTransID]).suffix(Self.maxRefusedOutsideCases))
     }
 
     /// When it finishes itself, if nothing is attached before.
@@ -66,6 +76,8 @@ public struct TestRun: ArchivableRecord {
 
     public var archivedJSON: [UInt8] { JSONWriter.write(json) }
 
+    private var refusedJSON: JSONValue? { refusedOutsideCases.isEmpty ? nil : .array(refusedOutsideCases.map(JSONValue.string)) }
+
     public var json: JSONValue {
         .object(omittingAbsent: [
             ("id", .string(id)), ("name", .string(name)), ("suite", suite.json), ("state", .string(state.rawValue)),
@@ -75,6 +87,7 @@ public struct TestRun: ArchivableRecord {
             ("finishedBecause", .string(finishedBecause)),
             ("idleSeconds", .number(String(Int(timing.idle)))), ("caseDeadlineSeconds", .number(String(Int(timing.caseDeadline)))),
             ("lastActivityAtMs", .number(String(Int64(lastActivityAt.timeIntervalSince1970 * 1000)))),
+            ("refusedOutsideCases", refusedJSON),
             ("cases", .array(cases.map(\.json))),
         ])
     }
@@ -92,6 +105,7 @@ public struct TestRun: ArchivableRecord {
         self.state = state
         finishedAt = seconds("finishedAtMs").map { Date(timeIntervalSince1970: $0 / 1000) }
         finishedBecause = json["finishedBecause"]?.stringValue
+        refusedOutsideCases = (json["refusedOutsideCases"]?.arrayValue ?? []).compactMap(\.stringValue)
         if let last = seconds("lastActivityAtMs") { lastActivityAt = Date(timeIntervalSince1970: last / 1000) }
     }
 }

@@ -275,4 +275,38 @@ struct PreparationTests {
             #expect(try await harness.postMessage("/ds/preq", Self.preq())["messageType"]?.stringValue == "PRes")
         }
     }
+
+    /// A 3DS Server whose PReq the DS refused sends no AReq: its run shows the refused PReq, and each case says so
+    /// beside "not attempted". A run of the SDK does not (the PReq is no message of the SDK), nor does a valid PReq.
+    @Test func aPReqTheDSRefusedAppearsInTheRunOfThe3DSServerBesideItsCasesNotAttempted() async throws {
+        try await withHarness { harness in
+            func start(_ suite: String) async throws -> String {
+                let body = #"{"suite":{"name":"\#(suite)","party":"\#(suite)","scenarios":["frictionless-y"],"versions":["2.2.0"],"channels":["app"]}}"#
+                return try #require(try JSONReader.parse(try await harness.post("/admin/runs", Array(body.utf8)).body).value["id"]?.stringValue)
+            }
+            let server = try await start("3ds-server")
+            let sdk = try await start("sdk")
+            #expect(try await harness.postMessage("/ds/preq", Self.preq())["messageType"]?.stringValue == "PRes")
+            // 35 characters: threeDSServerRefNumber is at most 32 (Annex A).
+            let refused = try await harness.postMessage("/ds/preq", Self.preq(String(repeating: "R", count: 35)))
+            #expect(refused["errorCode"]?.stringValue == "203" && refused["errorDetail"]?.stringValue == "threeDSServerRefNumber", "\(refused)")
+            let finished = try JSONReader.parse(try await harness.post("/admin/runs/\(server)/finish", []).body).value
+            let shown = try #require(finished["refusedOutsideCases"]?.arrayValue, "\(JSONWriter.string(finished))")
+            #expect(shown.count == 1 && shown.first?["message"]?.stringValue == "PReq")
+            #expect(shown.first?["failures"]?.arrayValue?.first?.stringValue?.hasPrefix("preq.elements: 203 threeDSServerRefNumber: length 35") == true, "\(shown)")
+            let problem = finished["cases"]?.arrayValue?.first?["problems"]?.arrayValue?.first?.stringValue ?? ""
+            #expect(problem.hasPrefix("not attempted") && problem.contains("the latest a PReq (Erro 203 to the PReq; preq.elements: 203 threeDSServerRefNumber"), "\(problem)")
+            // The entry is in the inspector, with the PReq and the Erro.
+            let entryID = try #require(shown.first?["dsTransID"]?.stringValue)
+            let entry = try JSONReader.parse(try await harness.get("/inspector/transactions/\(entryID)").body).value
+            #expect(entry["messages"]?.arrayValue?.compactMap { $0["type"]?.stringValue } == ["PReq", "Erro"], "\(entry)")
+            // The reports carry it too.
+            let junit = try await harness.get("/admin/runs/\(server)/report.xml").bodyText
+            #expect(junit.contains("<system-err>refused outside the cases:&#10;PReq refused"), "\(junit)")
+            let html = try await harness.get("/admin/runs/\(server)/report.html").bodyText
+            #expect(html.contains("Refused outside the cases"))
+            let sdkRun = try JSONReader.parse(try await harness.post("/admin/runs/\(sdk)/finish", []).body).value
+            #expect(sdkRun["refusedOutsideCases"] == nil, "\(JSONWriter.string(sdkRun))")
+        }
+    }
 }

@@ -18,6 +18,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
     case rreqErro = "rreq.erro"
     case preparationSerial = "preq.serial-number"
     case preparationFrequency = "preq.frequency"
+    case preparationElements = "preq.elements"
     case presErro = "pres.erro"
     case areqCardRange = "areq.card-range"
     case creqDecrypts = "creq.decrypts"
@@ -42,7 +43,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
     public var party: Party {
         switch self {
         case .areqElements, .areqUndefinedMembers, .threeDSCompInd, .threeDSMethodData, .aresErro, .purchaseDate, .browserCReqForm, .rresValid,
-             .rreqErro, .preparationSerial, .preparationFrequency, .presErro, .areqCardRange, .spcFollowUp, .rresDecoupledFallback, .decoupledFallback: .threeDSServer
+             .rreqErro, .preparationSerial, .preparationFrequency, .preparationElements, .presErro, .areqCardRange, .spcFollowUp, .rresDecoupledFallback, .decoupledFallback: .threeDSServer
         case .deviceDataDecrypts, .deviceInformation, .deviceDataHeader, .sdkParameters, .freshEphemeralKey, .creqDecrypts, .creqIdentifiers, .creqCounter,
              .creqElements, .sdkErro, .challengeEnd, .oobContinuation, .sdkTimeout, .sdkServerSignedContent: .sdk
         }
@@ -65,6 +66,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .rresValid: "The 3DS Server answers the RReq with a valid RRes that echoes its ids"
         case .rreqErro: "The 3DS Server answers an RReq it cannot process (one naming a transaction it does not have, one missing a required element) with the Erro the specification names, not an RRes"
         case .preparationSerial: "The 3DS Server's PReq carries the serialNum of the DS's last PRes, to get what changed, not every range again"
+        case .preparationElements: "The PReq's elements meet Annex A for its version"
         case .preparationFrequency: "The 3DS Server caches the card ranges: a PReq at most once an hour (sooner only after a change), not one per transaction"
         case .presErro: "The 3DS Server answers a PRes it cannot process with the Erro the specification names, and a valid PRes or an Erro with none"
         case .areqCardRange: "The AReq is for a card in a range of the DS's last PRes, in a messageVersion that range offers"
@@ -100,6 +102,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .rresValid: "Core Spec, Annex A: RRes data elements (threeDSServerTransID, acsTransID, dsTransID as in the RReq)"
         case .rreqErro: "Core Spec: 3DS Server RReq processing (an RReq that fails validation, or names a transaction the 3DS Server does not know, is answered with an Erro); Annex A: Erro, errorCode 301, 201, 203"
         case .preparationSerial: "Core Spec: PReq/PRes processing; Annex A: serialNum, cardRangeData.actionInd"
+        case .preparationElements: "Core Spec: DS PReq processing; Annex A: PReq"
         case .preparationFrequency: "Core Spec: PReq/PRes processing (a PReq at least once every 24 hours, at most once an hour)"
         case .presErro: "Core Spec: 3DS Server PRes processing (a PRes that fails validation is answered with an Erro to the DS); Annex A: Erro, errorCode, errorComponent, errorDetail, errorMessageType"
         case .areqCardRange: "Core Spec: 3DS Server AReq processing (card range cache, version selection); Annex A: messageVersion, cardRangeData"
@@ -129,6 +132,7 @@ public enum ConformanceCheck: String, Sendable, CaseIterable {
         case .purchaseDate: "Write purchaseDate from a UTC clock (YYYYMMDDHHMMSS in UTC), not the server's local time."
         case .browserCReqForm: "Post a form to the ARes's acsURL with creq = base64url without '=' padding (JSON of the CReq: the transaction's messageVersion, threeDSServerTransID, acsTransID, challengeWindowSize) and, if you keep state that way, threeDSSessionData (at most 1024 characters)."
         case .preparationSerial: "Keep the serialNum of each PRes and send it in the next PReq; apply the cardRangeData it returns in order (A add, M modify, D delete); after Erro 307 ask once without serialNum."
+        case .preparationElements: "Send each PReq element as Annex A defines it for the PReq's messageVersion: the Erro's errorDetail names the element at fault."
         case .preparationFrequency: "Cache the card ranges and refresh them on a timer (hourly to daily) with the serialNum, not before each transaction."
         case .presErro: "Validate each PRes against Annex A before applying its card ranges; when it fails, post an Erro to the DS's PReq URL (errorComponent S, errorMessageType PRes, the code the failure calls for, errorDetail naming the data element, the PReq's messageVersion and threeDSServerTransID), keep the ranges you had and ask again later; never answer a valid PRes or an Erro with an Erro."
         case .areqCardRange: "Look the card up in the cached ranges before the AReq: send none for a card no range holds, and choose the highest messageVersion the range's ACS and DS versions both offer."

@@ -149,7 +149,8 @@ public final class HarnessApp: Sendable {
                 clusterRuns = shared
             }
             var runRoutes = RunRoutes(runs: runs, journal: journal, scenarios: scenarios, reportStyle: RunRoutes.reportStyle(folder: templates),
-                                      runStarting: { [directoryServer] in directoryServer.beginPreparationScope() })
+                                      runStarting: { [directoryServer] in directoryServer.beginPreparationScope() },
+                                      publicURL: configuration.server.publicURL)
             runRoutes.cluster = clusterRuns
             runRoutes.register(on: &router)
             InspectorRoutes(journal: journal, page: InspectorPage(folder: templates)).register(on: &router)

@@ -16,6 +16,8 @@ struct RunRoutes {
     let reportStyle: String?
     /// Called as a run starts: the roles' judging of what came before it begins anew (the DS's PReq checks).
     let runStarting: @Sendable () -> Void
+    /// `server.publicURL`: where a report's links point; else the address the report was asked at.
+    let publicURL: String?
     /// In a cluster: runs at other instances, and transactions under way there (nil: one instance).
     var cluster: ClusterRuns?
 
@@ -49,22 +51,45 @@ struct RunRoutes {
             return .json(await graded(run).json)
         }
         router.post("/admin/runs/{id}/retry") { request, context async throws in try await retry(request, context) }
-        router.get("/admin/runs/{id}/{report}") { _, context async throws in
+        router.get("/admin/runs/{id}/{report}") { request, context async throws in
             let name = try context.parameter("report")
             guard ["report.xml", "report.json", "report.html"].contains(name) else {
                 throw HTTPError(.notFound, "no report \(name): report.xml (JUnit), report.json or report.html")
             }
-            let report = try await graded(context)
+            let graded = try await graded(context)
+            let messages = await evidence(graded)
+            let report = graded.report(messages: messages, inspector: inspectorURL(request, context))
             switch name {
-            case "report.xml": return .document(JUnitReport.render(report), type: "application/xml; charset=utf-8")
+            case "report.xml": return .document(JUnitReport.render(graded, report: report), type: "application/xml; charset=utf-8")
             case "report.html":
                 guard let reportStyle else {
                     throw HTTPError(.notFound, "the report's \(Self.reportStyleFile) is not in the page templates folder (accessControlServer.pageTemplates, config/templates by default)")
                 }
-                return .document(HTMLReport.render(report.json, style: reportStyle), type: "text/html; charset=utf-8")
-            default: return .json(report.json)
+                return .document(HTMLReport.render(report, style: reportStyle), type: "text/html; charset=utf-8")
+            default: return .json(report)
             }
         }
+    }
+
+    /// The messages of the transactions a report carries whole (``GradedRun/evidenceTransactions``), from memory or the
+    /// store, in order until ``GradedRun/evidenceBudgetBytes``: a run of a hundred failed challenges stays a file a CI
+    /// job keeps, and the transactions past it are a link away.
+    private func evidence(_ graded: GradedRun) async -> [String: JSONValue] {
+        var found: [String: JSONValue] = [:]
+        var spent = 0
+        for id in graded.evidenceTransactions {
+            guard let messages = await journal.json(id)?["messages"] else { continue }
+            spent += JSONWriter.write(messages).count
+            guard spent <= GradedRun.evidenceBudgetBytes else { break }
+            found[id] = messages
+        }
+        return found
+    }
+
+    /// The inspector's absolute URL for a report: at `server.publicURL`, else at the address the report was asked at.
+    private func inspectorURL(_ request: HTTPRequest, _ context: RequestContext) -> String {
+        let base = publicURL ?? request.headers["Host"].map { (context.isSecure ? "https://" : "http://") + $0 } ?? ""
+        return (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/inspector"
     }
 
     private func graded(_ context: RequestContext) async throws -> GradedRun {

@@ -7,6 +7,9 @@ import Net
 struct RunClient {
     let client: HTTPClient
     let baseURL: String
+    /// The largest answer its client takes: a report of hundreds of cases, failed ones with their messages, runs to
+    /// several MiB.
+    static let maxReportBytes = 64 * 1024 * 1024
 
     struct Failure: Error, CustomStringConvertible {
         let description: String

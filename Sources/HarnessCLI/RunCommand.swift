@@ -89,7 +89,7 @@ struct RunCommand: AsyncParsableCommand {
     func run() async throws {
         let group = EventLoopGroup(loopCount: 1)
         defer { group.shutdown() }
-        let runs = RunClient(client: try HTTPClient(group: group, configuration: HTTPClientConfiguration(readTimeoutMilliseconds: 30_000)), baseURL: url)
+        let runs = RunClient(client: try HTTPClient(group: group, configuration: HTTPClientConfiguration(readTimeoutMilliseconds: 30_000, maxResponseBytes: RunClient.maxReportBytes)), baseURL: url)
         let say = Printer(format: output)
         let id: String
         if let existing = self.id {

@@ -139,7 +139,7 @@ struct SimulateCommand: AsyncParsableCommand {
         let tls = TLSConfiguration(trustRootsFile: pkiDirectory + "/tls/root-ca.pem")
         let sdkClient = try HTTPClient(group: group, configuration: HTTPClientConfiguration(tls: tls, readTimeoutMilliseconds: 10_000))
         let appClient = try HTTPClient(group: group, configuration: HTTPClientConfiguration(
-            tls: tls, readTimeoutMilliseconds: configuration.threeDSServer.directoryServerTimeoutMs + 15_000))
+            tls: tls, readTimeoutMilliseconds: configuration.threeDSServer.directoryServerTimeoutMs + 15_000, maxResponseBytes: RunClient.maxReportBytes))
         // An unreachable harness is "could not run" (exit 2), not a failed test (exit 1).
         try await CouldNotRun.guarding { try await RunClient(client: appClient, baseURL: url).health() }
         var simulator = Simulator(client: appClient, baseURL: url, profile: profile)

@@ -199,9 +199,54 @@ public struct GradedRun: Sendable {
         return .object(members)
     }
 
+    /// The transactions whose messages a report carries: those of the failed cases' attempts, and the refused messages
+    /// outside the cases. A report kept as a CI artifact is then evidence on its own.
+    /// The most message bytes a report carries; the transactions past it keep their link (`messagesOmitted` says so).
+    public static let evidenceBudgetBytes = 1024 * 1024
+
+    public var evidenceTransactions: [String] {
+        cases.filter { $0.status == .failed }.flatMap(\.runCase.graded) + run.refusedOutsideCases
+    }
+
+    /// The run as its reports show it: ``json``, each transaction summary with a link to the inspector at `inspector`
+    /// (an absolute URL), and those of ``evidenceTransactions`` with their `messages` (from, to, type, at, message).
+    public func report(messages: [String: JSONValue], inspector: String) -> JSONValue {
+        let evidence = Set(evidenceTransactions)
+        func annotated(_ transaction: JSONValue) -> JSONValue {
+            guard let id = transaction["dsTransID"]?.stringValue else { return transaction }
+            var transaction = transaction
+            transaction.set("inspectorURL", .string(Self.inspectorLink(id, at: inspector)))
+            if let shown = messages[id] { transaction.set("messages", shown) } else if evidence.contains(id) { transaction.set("messagesOmitted", .bool(true)) }
+            return transaction
+        }
+        var report = json
+        report.set("inspectorURL", .string(inspector))
+        let omitted = evidence.count { messages[$0] == nil }
+        if omitted > 0 { report.set("messagesOmitted", .number(String(omitted))) }
+        if let refused = report["refusedOutsideCases"]?.arrayValue { report.set("refusedOutsideCases", .array(refused.map(annotated))) }
+        if let cases = report["cases"]?.arrayValue {
+            report.set("cases", .array(cases.map { item in
+                var item = item
+                if let transactions = item["transactions"]?.arrayValue { item.set("transactions", .array(transactions.map(annotated))) }
+                return item
+            }))
+        }
+        return report
+    }
+
+    /// The inspector's view of a transaction: `inspector` and the percent-encoded id in the fragment.
+    public static func inspectorLink(_ dsTransID: String, at inspector: String) -> String {
+        inspector + "#/transactions/" + (dsTransID.addingPercentEncoding(withAllowedCharacters: .urlUnreserved) ?? "")
+    }
+
     public var summary: JSONValue {
         .object([("cases", .number(String(cases.count))), ("passed", .number(String(count(.passed)))),
                  ("failed", .number(String(count(.failed)))), ("running", .number(String(count(.running)))),
                  ("pending", .number(String(count(.pending))))])
     }
+}
+
+extension CharacterSet {
+    /// RFC 3986's unreserved characters.
+    static let urlUnreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
 }

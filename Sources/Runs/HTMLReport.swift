@@ -26,8 +26,10 @@ public enum HTMLReport {
         """
         let summary = Summary(run)
         header(run, name: runName, summary: summary, into: &out)
-        cases(run["cases"]?.arrayValue ?? [], into: &out)
-        refusedOutsideCases(run["refusedOutsideCases"]?.arrayValue ?? [], into: &out)
+        // Absolute in a report (an archived file opens the harness's inspector); relative in a run's JSON without it.
+        let inspector = text(run["inspectorURL"]) ?? "/inspector"
+        cases(run["cases"]?.arrayValue ?? [], inspector: inspector, into: &out)
+        refusedOutsideCases(run["refusedOutsideCases"]?.arrayValue ?? [], inspector: inspector, into: &out)
         let runID = text(run["id"])
         let state = text(run["state"])
         out += "<footer><p><strong>EMV 3DS test harness</strong> · test run report</p><p>"
@@ -127,7 +129,7 @@ public enum HTMLReport {
 
     private static let columns = "<span>Status</span><span>Scenario</span><span>Version</span><span>Channel</span><span>Card</span><span>Flow → transStatus</span><span class=\"num\">Txns</span>"
 
-    private static func cases(_ items: [JSONValue], into out: inout String) {
+    private static func cases(_ items: [JSONValue], inspector: String, into out: inout String) {
         out += "<main>\n<h2>Cases <span class=\"muted\">(\(items.count))</span></h2>\n"
         let failed = items.enumerated().filter { text($0.element["status"]) == "failed" }
         if !failed.isEmpty {
@@ -143,7 +145,7 @@ public enum HTMLReport {
         }
         out += "<div class=\"cases\" role=\"table\" aria-label=\"Cases\">\n<div class=\"row head\" role=\"row\">\(columns)</div>\n"
         for (index, item) in items.enumerated() {
-            caseRow(item, number: index + 1, into: &out)
+            caseRow(item, number: index + 1, inspector: inspector, into: &out)
         }
         out += "</div>\n</main>\n"
     }
@@ -152,7 +154,7 @@ public enum HTMLReport {
         [text(item["scenario"]), text(item["messageVersion"]), text(item["channel"])].compactMap { $0 }.joined(separator: "/")
     }
 
-    private static func caseRow(_ item: JSONValue, number: Int, into out: inout String) {
+    private static func caseRow(_ item: JSONValue, number: Int, inspector: String, into out: inout String) {
         let status = text(item["status"]) ?? "pending"
         let kind = ["passed", "failed", "running", "pending"].contains(status) ? status : "pending"
         let transactions = item["transactions"]?.arrayValue ?? []
@@ -185,12 +187,12 @@ public enum HTMLReport {
             out += "</ul></div>\n"
         }
 
-        checks(item["checks"]?.arrayValue ?? [], into: &out)
-        transactionTable(transactions, into: &out)
+        checks(item["checks"]?.arrayValue ?? [], inspector: inspector, into: &out)
+        transactionTable(transactions, inspector: inspector, into: &out)
         out += "</div>\n</details>\n"
     }
 
-    private static func checks(_ checks: [JSONValue], into out: inout String) {
+    private static func checks(_ checks: [JSONValue], inspector: String, into out: inout String) {
         guard !checks.isEmpty else {
             out += "<h3>Checks</h3><p class=\"muted\">No checks recorded.</p>\n"
             return
@@ -213,7 +215,7 @@ public enum HTMLReport {
             if let id = text(check["dsTransID"]) {
                 // Short: a case's checks mostly share one transaction; the whole id is the tooltip.
                 let short = id.count > 13 ? String(id.prefix(8)) + "…" : id
-                out += "<td class=\"mono id\"><a href=\"\(inspectorLink(id))\" title=\"\(escape(id))\">\(escape(short))</a></td>"
+                out += "<td class=\"mono id\"><a href=\"\(inspectorLink(id, inspector))\" title=\"\(escape(id))\">\(escape(short))</a></td>"
             } else {
                 out += "<td></td>"
             }
@@ -227,7 +229,7 @@ public enum HTMLReport {
     }
 
     /// The party's messages a role refused that no case took: often why the cases were not attempted.
-    private static func refusedOutsideCases(_ items: [JSONValue], into out: inout String) {
+    private static func refusedOutsideCases(_ items: [JSONValue], inspector: String, into out: inout String) {
         guard !items.isEmpty else { return }
         out += "<section class=\"refused\" aria-label=\"Refused outside the cases\">\n"
         out += "<h2>Refused outside the cases <span class=\"muted\">(\(items.count))</span></h2>\n"
@@ -236,7 +238,7 @@ public enum HTMLReport {
         for item in items {
             let id = text(item["dsTransID"])
             out += "<tr>"
-            out += id.map { "<td class=\"mono tid\"><a href=\"\(inspectorLink($0))\" title=\"Open in the inspector\">\(escape($0))</a></td>" } ?? "<td class=\"muted\">(no id)</td>"
+            out += id.map { "<td class=\"mono tid\"><a href=\"\(inspectorLink($0, inspector))\" title=\"Open in the inspector\">\(escape($0))</a></td>" } ?? "<td class=\"muted\">(no id)</td>"
             out += "<td>\(text(item["startedAt"]).map(time) ?? "")</td>"
             out += "<td class=\"mono\">\(escape(text(item["message"]) ?? ""))</td>"
             out += "<td>\(escape(text(item["endedBecause"]) ?? ""))</td>"
@@ -246,7 +248,7 @@ public enum HTMLReport {
         out += "</tbody>\n</table>\n</section>\n"
     }
 
-    private static func transactionTable(_ transactions: [JSONValue], into out: inout String) {
+    private static func transactionTable(_ transactions: [JSONValue], inspector: String, into out: inout String) {
         guard !transactions.isEmpty else {
             out += "<h3>Transactions</h3><p class=\"muted\">No transaction was attached to this case.</p>\n"
             return
@@ -258,7 +260,7 @@ public enum HTMLReport {
             let id = text(transaction["dsTransID"]) ?? text(transaction)
             out += "<tr>"
             if let id {
-                out += "<td class=\"mono tid\"><a href=\"\(inspectorLink(id))\" title=\"Open in the inspector\">\(escape(id))</a></td>"
+                out += "<td class=\"mono tid\"><a href=\"\(inspectorLink(id, inspector))\" title=\"Open in the inspector\">\(escape(id))</a></td>"
             } else {
                 out += "<td class=\"muted\">(no id)</td>"
             }
@@ -276,8 +278,29 @@ public enum HTMLReport {
             }
             out += "<td class=\"num\">\(escape(text(transaction["failedChecks"]) ?? ""))</td>"
             out += "</tr>\n"
+            if let messages = transaction["messages"]?.arrayValue, !messages.isEmpty {
+                out += "<tr class=\"messages\"><td colspan=\"7\">"
+                messageList(messages, into: &out)
+                out += "</td></tr>\n"
+            } else if transaction["messagesOmitted"] == .bool(true) {
+                out += "<tr class=\"messages\"><td colspan=\"7\" class=\"muted\">Messages left out: the report carries at most \(GradedRun.evidenceBudgetBytes / 1_048_576) MiB of them; the link opens them in the inspector.</td></tr>\n"
+            }
         }
         out += "</tbody>\n</table>\n"
+    }
+
+    /// A transaction's messages as they went, each expandable to its body: the evidence of a failed case.
+    private static func messageList(_ messages: [JSONValue], into out: inout String) {
+        out += "<details class=\"messages\"><summary>Messages (\(messages.count))</summary>\n<ol>\n"
+        for message in messages {
+            let route = "\(text(message["from"]) ?? "?") → \(text(message["to"]) ?? "?")"
+            let body = message["message"].map { $0.stringValue ?? JSONWriter.string($0) } ?? ""
+            out += "<li><details><summary><strong class=\"mono\">\(escape(text(message["type"]) ?? "message"))</strong> \(escape(route))"
+            if let at = text(message["at"]) { out += " <span class=\"muted\">\(time(at))</span>" }
+            if let note = text(message["note"]) { out += " <span class=\"muted\">(\(escape(note)))</span>" }
+            out += "</summary><pre class=\"message\">\(escape(body))</pre></details></li>\n"
+        }
+        out += "</ol></details>\n"
     }
 
     // MARK: - Text
@@ -285,22 +308,9 @@ public enum HTMLReport {
     /// `text` safe in HTML content and in quoted attribute values.
     static func escape(_ text: String) -> String { Markup.escape(text) }
 
-    /// The inspector's view of a transaction; the id is percent-encoded, then escaped for the attribute.
-    private static func inspectorLink(_ dsTransID: String) -> String {
-        var encoded = ""
-        for byte in dsTransID.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
-                encoded.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                let hex = Array("0123456789ABCDEF".unicodeScalars)
-                encoded += "%"
-                encoded.unicodeScalars.append(hex[Int(byte >> 4)])
-                encoded.unicodeScalars.append(hex[Int(byte & 0xF)])
-            }
-        }
-        return escape("/inspector#/transactions/\(encoded)")
+    /// The inspector's view of a transaction, escaped for the attribute.
+    private static func inspectorLink(_ dsTransID: String, _ inspector: String) -> String {
+        escape(GradedRun.inspectorLink(dsTransID, at: inspector))
     }
 
     /// A string, number or boolean as text; nil for anything else.

@@ -1,11 +1,14 @@
 import EMV3DS
 import Foundation
-import JSON
+public import JSON
 
 /// A graded run as JUnit XML, the format CI servers read: one `testcase` per scenario x version
 /// x channel, a `failure` naming each failed check, `skipped` for a case not attempted yet.
 public enum JUnitReport {
-    public static func render(_ graded: GradedRun) -> String {
+    /// `report`: the run as ``GradedRun/report(messages:inspector:)`` made it, whose failed cases' messages and
+    /// inspector links go into their `system-out`.
+    public static func render(_ graded: GradedRun, report: JSONValue? = nil) -> String {
+        let reported = report?["cases"]?.arrayValue ?? []
         let run = graded.run
         let failures = graded.count(.failed)
         let skipped = graded.count(.pending) + graded.count(.running)
@@ -17,7 +20,7 @@ public enum JUnitReport {
         xml += #"      <property name="run" value="\#(escape(run.id))"/>"# + "\n"
         xml += #"      <property name="state" value="\#(run.state.rawValue)"/>"# + "\n"
         xml += "    </properties>\n"
-        for verdict in graded.cases {
+        for (index, verdict) in graded.cases.enumerated() {
             let runCase = verdict.runCase
             xml += #"    <testcase classname="\#(escape(run.suite.name)).\#(escape(runCase.scenario))" name="\#(escape("\(runCase.scenario) \(runCase.version) \(runCase.channel.rawValue)"))" time="\#(seconds(verdict))">"#
             switch verdict.status {
@@ -32,8 +35,9 @@ public enum JUnitReport {
             case .passed:
                 break
             }
+            let transactions = reported.indices.contains(index) ? reported[index]["transactions"]?.arrayValue ?? [] : []
             let out = (["card \(runCase.card ?? runCase.pan)", "transactions: " + (runCase.transactions.isEmpty ? "none" : runCase.transactions.joined(separator: ", "))]
-                       + verdict.warnings.map { "warning " + $0 }).joined(separator: "\n")
+                       + verdict.warnings.map { "warning " + $0 } + transactions.flatMap(evidence)).joined(separator: "\n")
             xml += "\n      <system-out>" + escape(out) + "</system-out>\n    </testcase>\n"
         }
         if !graded.refusedOutsideCases.isEmpty {
@@ -45,6 +49,17 @@ public enum JUnitReport {
         }
         xml += "  </testsuite>\n</testsuites>\n"
         return xml
+    }
+
+    /// A transaction's inspector link and messages, a line each: "AReq 3DS Server → DS at …: {…}".
+    private static func evidence(_ transaction: JSONValue) -> [String] {
+        guard let messages = transaction["messages"]?.arrayValue else { return [] }
+        let link = transaction["inspectorURL"]?.stringValue.map { ["transaction \(transaction["dsTransID"]?.stringValue ?? ""): \($0)"] } ?? []
+        return link + messages.map { message in
+            let body = message["message"].map { $0.stringValue ?? JSONWriter.string($0) } ?? ""
+            return "\(message["type"]?.stringValue ?? "message") \(message["from"]?.stringValue ?? "?") → \(message["to"]?.stringValue ?? "?")"
+                + (message["at"]?.stringValue.map { " at \($0)" } ?? "") + ": " + body
+        }
     }
 
     /// Each problem, then each failed check with what was seen, the reference and how to fix it.

@@ -272,6 +272,40 @@ struct InspectorFlowTests {
         }
     }
 
+    /// A report kept as a CI artifact is evidence on its own: a failed case's messages are inside (JSON, JUnit's
+    /// system-out, HTML), and its inspector links are absolute, at the address the report was asked at.
+    @Test func aReportCarriesTheMessagesOfItsFailedCasesAndLinksThatWorkFromAFile() async throws {
+        try await withHarness { harness in
+            let body = #"{"suite":{"name":"server","party":"3ds-server","scenarios":["frictionless-y","frictionless-n"],"versions":["2.2.0"],"channels":["app"]}}"#
+            let id = try #require(try JSONReader.parse(try await harness.post("/admin/runs", Array(body.utf8)).body).value["id"]?.stringValue)
+            // frictionless-y without mcc: refused (Erro 201), and its case fails; frictionless-n passes.
+            let refused = try await harness.postMessage("/ds/areq", try appAReq(pan: "4000000000001000", replacing: ["mcc": nil]))
+            #expect(refused["errorCode"]?.stringValue == "201", "\(refused)")
+            let answered = try await harness.postMessage("/ds/areq", try appAReq(pan: "4000000000003006"))
+            #expect(answered["transStatus"]?.stringValue == "N", "\(answered)")
+            _ = try await harness.post("/admin/runs/\(id)/finish", [])
+            let report = try JSONReader.parse(try await harness.get("/admin/runs/\(id)/report.json").body).value
+            let cases = report["cases"]?.arrayValue ?? []
+            let failed = try #require(cases.first { $0["scenario"]?.stringValue == "frictionless-y" }?["transactions"]?.arrayValue?.first)
+            let passed = try #require(cases.first { $0["scenario"]?.stringValue == "frictionless-n" }?["transactions"]?.arrayValue?.first, "\(cases)")
+            let dsTransID = try #require(failed["dsTransID"]?.stringValue)
+            let link = harness.baseURL + "/inspector#/transactions/" + dsTransID
+            #expect(failed["inspectorURL"]?.stringValue == link && report["inspectorURL"]?.stringValue == harness.baseURL + "/inspector")
+            #expect(failed["messages"]?.arrayValue?.compactMap { $0["type"]?.stringValue } == ["AReq", "Erro"], "\(failed)")
+            #expect(failed["messages"]?.arrayValue?.first?["message"]?["acctNumber"]?.stringValue == "400000******1000")
+            // A passed case links to its transaction and keeps the report small.
+            #expect(passed["messages"] == nil && passed["inspectorURL"]?.stringValue?.hasPrefix("http://") == true)
+            let junit = try await harness.get("/admin/runs/\(id)/report.xml").bodyText
+            #expect(junit.contains("transaction \(dsTransID): \(link)") && junit.contains("AReq 3DS Server → DS at "), "\(junit)")
+            #expect(try JUnitConsumer.read(junit).failures == 1)
+            let html = try await harness.get("/admin/runs/\(id)/report.html").bodyText
+            #expect(html.contains("href=\"\(link)\"") && html.contains("Messages (2)"))
+            // The run's own JSON stays without them.
+            let run = try JSONReader.parse(try await harness.get("/admin/runs/\(id)").body).value
+            #expect(!JSONWriter.string(run).contains("\"messages\""))
+        }
+    }
+
     @Test func theInspectorAndTheHTMLReportAreOnePageEachWithNothingFetchedElsewhere() async throws {
         try await withHarness { harness in
             let page = try await harness.get("/inspector")
@@ -285,7 +319,10 @@ struct InspectorFlowTests {
             let report = try await harness.get("/admin/runs/\(id)/report.html")
             #expect(report.status == .ok && report.headers.mediaType == "text/html")
             #expect(report.bodyText.contains("challenge-text") && report.bodyText.contains("creq.counter"))
-            for external in ["<script src", "<link", "src=\"http", "href=\"http", "url(http", "@import"] { #expect(!report.bodyText.contains(external), "\(external)") }
+            for external in ["<script src", "<link", "src=\"http", "url(http", "@import"] { #expect(!report.bodyText.contains(external), "\(external)") }
+            // Its only absolute addresses are links to the inspector, which open on a click.
+            let links = report.bodyText.components(separatedBy: "href=\"http").dropFirst()
+            #expect(!links.isEmpty && links.allSatisfy { $0.hasPrefix(harness.baseURL.dropFirst(4) + "/inspector#/transactions/") })
         }
     }
 }

@@ -74,6 +74,18 @@ enum RunText {
         return "\(done)/\(total) done, \(count("failed")) failed" + (count("running") > 0 ? ", \(count("running")) under way" : "")
     }
 
+    /// One line per case under way (at most five, then how many more): what it waits for, and when it is graded as it
+    /// stands if that never comes.
+    static func underWay(_ run: JSONValue) -> [String] {
+        let running = (run["cases"]?.arrayValue ?? []).filter { $0["status"]?.stringValue == "running" }
+        let lines = running.prefix(5).map { entry in
+            let waits = (entry["waitingFor"]?.arrayValue ?? []).compactMap(\.stringValue)
+            return "  under way: \(entry["id"]?.stringValue ?? "?") waits for " + (waits.isEmpty ? "its transactions" : waits.joined(separator: "; "))
+                + (entry["deadlineAt"]?.stringValue.map { ", graded as it stands at \($0)" } ?? "")
+        }
+        return lines + (running.count > 5 ? ["  and \(running.count - 5) more under way"] : [])
+    }
+
     /// One line per failed case: its id and first failures.
     static func failures(_ run: JSONValue) -> [String] {
         (run["cases"]?.arrayValue ?? []).filter { $0["status"]?.stringValue == "failed" }.map { entry in

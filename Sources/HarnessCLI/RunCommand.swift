@@ -106,7 +106,9 @@ struct RunCommand: AsyncParsableCommand {
         while ContinuousClock.now < deadline {
             let current = try await CouldNotRun.guarding { try await runs.run(id) }
             let line = RunText.progress(current)
-            if line != last { say.progress(current, line); last = line }
+            // Printed again when what a case waits for changes too.
+            let shown = ([line] + RunText.underWay(current)).joined(separator: "\n")
+            if shown != last { say.progress(current, line); last = shown }
             let summary = current["summary"]
             // --finish: the party's tests are over, so only what is under way is waited for.
             if summary?["running"]?.numberText == "0", finish || summary?["pending"]?.numberText == "0" { break }
@@ -165,9 +167,14 @@ struct RunCommand: AsyncParsableCommand {
         }
 
         func progress(_ run: JSONValue, _ line: String) {
+            let underWay = RunText.underWay(run)
             switch format {
-            case .json: emit([("event", .string("progress")), ("summary", run["summary"])])
-            case .text: print(line)
+            case .json:
+                emit([("event", .string("progress")), ("summary", run["summary"]),
+                      ("underWay", underWay.isEmpty ? nil : .array(underWay.map { .string($0.trimmingCharacters(in: .whitespaces)) }))])
+            case .text:
+                print(line)
+                for waiting in underWay { print(waiting) }
             }
         }
 

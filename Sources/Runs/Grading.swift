@@ -22,6 +22,9 @@ public struct CaseVerdict: Sendable {
     public let problems: [String]
     /// The journal summaries of the attached transactions.
     public let transactions: [JSONValue]
+    /// What a case under way waits for, and until when (its deadline): what `run --wait` and `--finish` name.
+    public var waitingFor: [String] = []
+    public var deadline: Date?
 
     public var failures: [String] {
         problems + checks.filter { $0.result.verdict == .fail }.map { "\($0.result.check.rawValue): \($0.result.detail ?? $0.result.check.text)" }
@@ -40,6 +43,10 @@ public struct CaseVerdict: Sendable {
         var members = runCase.json.objectMembers ?? []
         members.removeAll { ["transactions", "lastAttachedAtMs", "attemptStart"].contains($0.key) }
         members.append(("status", .string(status.rawValue)))
+        if status == .running {
+            members.append(("waitingFor", .array(waitingFor.map(JSONValue.string))))
+            if let deadline { members.append(("deadlineAt", .string(UTCTime.iso8601(deadline)))) }
+        }
         if !problems.isEmpty { members.append(("problems", .array(problems.map(JSONValue.string)))) }
         members.append(("checks", .array(checkList)))
         members.append(("transactions", .array(transactions)))
@@ -66,8 +73,9 @@ public struct GradedRun: Sendable {
         let unattempted = Self.notAttempted(refused)
         cases = run.cases.map { runCase in
             // A case is settled when the run is, or when its deadline has passed: what was due and has not come fails.
-            let pastDeadline = runCase.lastAttachedAt.map { now.timeIntervalSince($0) >= run.timing.caseDeadline } ?? false
-            return Self.grade(runCase, party: run.suite.party, finished: run.state == .finished, pastDeadline: pastDeadline,
+            let deadline = runCase.lastAttachedAt.map { $0.addingTimeInterval(run.timing.caseDeadline) }
+            let pastDeadline = deadline.map { now >= $0 } ?? false
+            return Self.grade(runCase, party: run.suite.party, finished: run.state == .finished, pastDeadline: pastDeadline, deadline: deadline,
                               notAttempted: unattempted, outline: { journal.outline($0) ?? stored[$0] })
         }
     }
@@ -96,12 +104,12 @@ public struct GradedRun: Sendable {
         GradedRun(run, journal: journal, now: now, stored: await journal.storedOutlines(run.cases.flatMap(\.graded) + run.refusedOutsideCases))
     }
 
-    static func grade(_ runCase: RunCase, party: ConformanceCheck.Party, finished: Bool, pastDeadline: Bool,
+    static func grade(_ runCase: RunCase, party: ConformanceCheck.Party, finished: Bool, pastDeadline: Bool, deadline: Date? = nil,
                       notAttempted: String = notAttempted([]), outline: (String) -> Journal.Outline?) -> CaseVerdict {
         var checks: [(String, CheckResult)] = []
         var problems: [String] = []
         var summaries: [JSONValue] = []
-        var open = false
+        var waiting: [String] = []
         let attempt = runCase.graded
         let settled = finished || pastDeadline
         // When what was due had to have come, in the failures' words.
@@ -117,7 +125,7 @@ public struct GradedRun: Sendable {
             guard let entry = outline(dsTransID) else {
                 // A run hears of a transaction as its entry opens, a moment before the journal holds it (in a cluster, before
                 // the store has it): until the case settles, a record not found yet is one still coming.
-                if settled { problems.append("transaction \(dsTransID): its record is neither in memory nor in the store") } else { open = true }
+                if settled { problems.append("transaction \(dsTransID): its record is neither in memory nor in the store") } else { waiting.append("the record of transaction \(dsTransID)") }
                 continue
             }
             // A transaction tagged for this case must be of its scenario, version and channel; the 3RI AReq of a decoupled
@@ -137,17 +145,19 @@ public struct GradedRun: Sendable {
                     checks.append((dsTransID, .fail(.aresErro, "no Erro received about the ARes the scenario spoilt "
                         + "(\(when)): expected errorCode \(codes.joined(separator: " or "))")))
                 } else {
-                    open = true
+                    waiting.append("the 3DS Server's Erro \(codes.joined(separator: " or ")) about the ARes of transaction \(dsTransID)")
                 }
             }
             // A challenge whose end is judged (an SDK that rightly stopped) is settled, though the ACS still waits.
-            if !ended, !results.contains(where: { $0.check == .challengeEnd }) { open = true }
+            if !ended, !results.contains(where: { $0.check == .challengeEnd }) {
+                waiting.append("transaction \(dsTransID) to end" + (runCase.flow == "challenge" ? " (its challenge)" : runCase.awaitsResults ? " (its RReq and RRes)" : ""))
+            }
             // A challenge that falls back (2.3.1) awaits its 3RI AReq, whose check the ACS records on the challenge too.
             if runCase.decoupledFallback, !followsUp, !results.contains(where: { $0.check == .decoupledFallback }) {
                 if settled {
                     checks.append((dsTransID, .fail(.decoupledFallback, "no 3RI AReq (threeRIInd 19) naming the challenge followed its RReq D \(when)")))
                 } else {
-                    open = true
+                    waiting.append("the 3RI AReq (threeRIInd 19) that follows up the RReq D of transaction \(dsTransID)")
                 }
             }
             // What is due but never came is a failure once the run is finished or the case's deadline passed.
@@ -183,10 +193,13 @@ public struct GradedRun: Sendable {
         let failed = !problems.isEmpty || checks.contains { $0.1.verdict == .fail }
         let status: CaseVerdict.Status = if failed { .failed }
             else if attempt.isEmpty { .pending }
-            else if open && !settled { .running }
+            else if !waiting.isEmpty && !settled { .running }
             else { .passed }
-        return CaseVerdict(runCase: runCase, status: status, checks: checks.map { (dsTransID: $0.0, result: $0.1) }, problems: problems,
-                           transactions: summaries)
+        var verdict = CaseVerdict(runCase: runCase, status: status, checks: checks.map { (dsTransID: $0.0, result: $0.1) }, problems: problems,
+                                  transactions: summaries)
+        verdict.waitingFor = waiting
+        verdict.deadline = deadline
+        return verdict
     }
 
     public var json: JSONValue {

@@ -2,6 +2,7 @@ import EMV3DS
 import Foundation
 import Harness
 import Journal
+import JSON
 import Runs
 import Synchronization
 import Testing
@@ -48,6 +49,21 @@ struct RunTimingTests {
         #expect(GradedRun(attached, journal: journal, now: clock.date).cases.first?.status == .running)
         clock.advance(30)
         #expect(GradedRun(attached, journal: journal, now: clock.date).cases.first?.status == .passed)
+    }
+
+    /// A case under way says what it waits for and when it is graded as it stands: what `run --finish` prints.
+    @Test func aCaseUnderWayNamesWhatItWaitsForAndItsDeadline() async throws {
+        let runs = registry()
+        let run = try runs.start(suite("fault-decoupled-never"), name: nil, catalog: catalog,
+                                 timing: TestRun.Timing(idle: 600, caseDeadline: 30))
+        let id = await openTransaction("fault-decoupled-never")
+        let attached = try #require(runs.run(run.id))
+        let running = try #require(GradedRun(attached, journal: journal, now: clock.date).cases.first)
+        #expect(running.status == .running && running.waitingFor == ["transaction \(id) to end"], "\(running.waitingFor)")
+        #expect(running.json["deadlineAt"]?.stringValue == UTCTime.iso8601(clock.date.addingTimeInterval(30)))
+        clock.advance(30)
+        let settled = try #require(GradedRun(attached, journal: journal, now: clock.date).cases.first)
+        #expect(settled.json["waitingFor"] == nil && settled.json["deadlineAt"] == nil)
     }
 
     /// A run is told of a transaction as its entry opens, a moment before the journal holds the entry (seen under load: a

@@ -49,6 +49,7 @@ public final class AccessControlServer: Sendable {
     let methodRefusals = TransactionStore<String>(capacity: ThreeDSMethodVisit.capacity)
     /// The WebAuthn credentials the issuer enrolled for Secure Payment Confirmation, and the ARes S awaiting their second AReq, by acsTransID.
     let spcEnrolments = SPCEnrolments()
+    let spcChallenges = SPCEnrolmentChallenges()
     let spcOffers = TransactionStore<SPCOffer>(capacity: SPCOffer.capacity)
     /// Where the 3DS Method's visits go for the other instances when several share the store: the browser's
     /// method and its AReq may reach two of them. Nil for one instance.

@@ -19,12 +19,19 @@ import Synchronization
 /// SPC section is not replicated there, so how the second AReq names the first is the harness's reading (docs/spc.md):
 /// `threeDSRequestorPriorAuthenticationInfo` with `threeDSReqPriorAuthMethod` 05 and `threeDSReqPriorRef` the first acsTransID.
 extension AccessControlServer {
-    static let spcEnrolPath = "/acs/spc/enrol", spcCredentialsPath = "/acs/spc/credentials"
+    static let spcEnrolPath = "/acs/spc/enrol", spcCredentialsPath = "/acs/spc/credentials", spcChallengePath = "/acs/spc/enrol/challenge"
     /// `spcTransData.timeout`, milliseconds: the 60000-500000 the table allows; the browser's prompt waits this long.
     static let spcTimeout = "300000"
 
     func registerSecurePaymentConfirmation(on router: inout Router) {
-        router.get(Self.spcEnrolPath) { request, _ in Self.enrolmentPage(acctNumber: request.queryItems["acctNumber"] ?? "") }
+        router.get(Self.spcEnrolPath) { request, _ in
+            Self.enrolmentPage(acctNumber: request.queryItems["acctNumber"] ?? "", challenge: self.spcChallenges.issue())
+        }
+        // For an enrolment without the page (a test's software authenticator): the challenge the registration must answer.
+        router.post(Self.spcChallengePath) { _, _ in
+            .emv(.object([("challenge", .string(Base64URL.encode(self.spcChallenges.issue()))),
+                          ("expiresInSeconds", .number(String(SPCEnrolmentChallenges.lifetime.components.seconds)))]))
+        }
         router.post(Self.spcCredentialsPath) { request, _ throws(HTTPError) in try self.enrol(request) }
     }
 
@@ -46,7 +53,17 @@ extension AccessControlServer {
         }
         let origin = (request.headers["Origin"]).flatMap { $0.isEmpty ? nil : $0 } ?? "http://\(host)"
         let credential: WebAuthnCredential
-        do { credential = try WebAuthnCredential(clientDataJSON: try bytes("clientDataJSON"), attestationObject: try bytes("attestationObject"), origin: origin, rpID: rpID) } catch {
+        let clientData = try bytes("clientDataJSON")
+        do { credential = try WebAuthnCredential(clientDataJSON: clientData, attestationObject: try bytes("attestationObject"), origin: origin, rpID: rpID) } catch {
+            throw HTTPError(.badRequest, "registration refused: \(error)")
+        }
+        // Checked last, so that a registration refused for another reason leaves its challenge good for a second try.
+        do {
+            guard spcChallenges.take(try WebAuthnCredential.challenge(ofRegistration: clientData)) else {
+                throw WebAuthnError("clientDataJSON.challenge", "is not a challenge this ACS issued, or has expired, or was used already "
+                                    + "(WebAuthn Level 3, §7.1, step 8): enrol from the page (GET \(Self.spcEnrolPath)), or ask POST \(Self.spcChallengePath) for one")
+            }
+        } catch {
             throw HTTPError(.badRequest, "registration refused: \(error)")
         }
         spcEnrolments.add(credential, for: acctNumber)
@@ -160,7 +177,7 @@ extension AccessControlServer {
     static let cardIcon = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAADAAAAAeCAIAAADlxgqWAAAAP0lEQVR42u3TQQ0AIAwEwYrggysk1imIKI+mmc0JmM/FPtlqAQQ0DrSaBQRUBrk9EBBQ3n8BAfUAuT0Q0GzQAwXTBu+q/LWYAAAAAElFTkSuQmCC"
 
     /// The issuer's enrolment page: registers a WebAuthn credential with the `payment` extension for the card.
-    static func enrolmentPage(acctNumber: String) -> HTTPResponse {
+    static func enrolmentPage(acctNumber: String, challenge: [UInt8]) -> HTTPResponse {
         .html("""
             <!doctype html>
             <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -182,7 +199,7 @@ extension AccessControlServer {
                 const credential = await navigator.credentials.create({ publicKey: {
                   rp: { name: "Harness test issuer" },
                   user: { id: crypto.getRandomValues(new Uint8Array(16)), name: acctNumber, displayName: "Card ending " + acctNumber.slice(-4) },
-                  challenge: crypto.getRandomValues(new Uint8Array(32)),
+                  challenge: Uint8Array.from(atob("\(Base64URL.encode(challenge))".replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0)),
                   pubKeyCredParams: [{ type: "public-key", alg: -7 }],
                   authenticatorSelection: { userVerification: "required", residentKey: "required", authenticatorAttachment: "platform" },
                   extensions: { payment: { isPayment: true } } } });

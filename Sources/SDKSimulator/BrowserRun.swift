@@ -86,7 +86,15 @@ public struct BrowserSimulator: Sendable {
         let host = Self.relyingPartyHost(simulator.baseURL)
         let origin = (simulator.baseURL.hasPrefix("https") ? "https://" : "http://") + host
         let rpID = String(host.split(separator: ":").first ?? "localhost")
-        let (clientData, attestation) = authenticator.registration(rpID: rpID, origin: origin, challenge: randomBytes(32))
+        // The registration answers a challenge the ACS issued, as the enrolment page's does.
+        let challenge: [UInt8]
+        do {
+            let answer = try await simulator.client.post(simulator.baseURL + "/acs/spc/enrol/challenge", body: [])
+            guard answer.status == .ok, let text = try? JSONReader.parse(answer.body).value["challenge"]?.stringValue,
+                  let bytes = try? Base64URL.decode(text) else { throw SimulationError.refused(status: answer.status.code, "SPC enrolment challenge: \(answer.bodyText)") }
+            challenge = bytes
+        } catch let error as SimulationError { throw error } catch { throw .unreachable("\(error)") }
+        let (clientData, attestation) = authenticator.registration(rpID: rpID, origin: origin, challenge: challenge)
         let body = JSONValue.object([("acctNumber", .string(pan)), ("clientDataJSON", .string(Base64URL.encode(clientData))),
                                      ("attestationObject", .string(Base64URL.encode(attestation)))])
         let response: HTTPResponse

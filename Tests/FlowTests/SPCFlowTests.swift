@@ -142,7 +142,8 @@ struct SPCFlowTests {
         try await withHarness { harness in
             let authenticator = try SoftwareAuthenticator()
             let port = harness.baseURL.split(separator: ":").last.map(String.init) ?? ""
-            let (clientData, attestation) = authenticator.registration(rpID: "localhost", origin: "http://localhost:\(port)", challenge: randomBytes(32))
+            let (clientData, attestation) = authenticator.registration(rpID: "localhost", origin: "http://localhost:\(port)",
+                                                                       challenge: try await enrolmentChallenge(harness))
             let body = JSONWriter.write(.object([("acctNumber", .string(Self.card)), ("clientDataJSON", .string(Base64URL.encode(clientData))),
                                                  ("attestationObject", .string(Base64URL.encode(attestation)))]))
             // At 127.0.0.1 there is no domain to scope a credential to.
@@ -155,6 +156,21 @@ struct SPCFlowTests {
             let badCard = try await harness.client.post(harness.baseURL + "/acs/spc/credentials", body: Array(#"{"acctNumber":"1234"}"#.utf8),
                                                         headers: ["Host": "localhost:\(port)"])
             #expect(badCard.status == .badRequest && badCard.bodyText.contains("acctNumber"))
+            // The registration holds (its challenge survived the refusals above), and counts once: replayed, it is refused.
+            let local: HTTPHeaders = ["Host": "localhost:\(port)", "Origin": "http://localhost:\(port)"]
+            let first = try await harness.client.post(harness.baseURL + "/acs/spc/credentials", body: body, headers: local)
+            #expect(first.status == .created, "\(first.bodyText)")
+            let replayed = try await harness.client.post(harness.baseURL + "/acs/spc/credentials", body: body, headers: local)
+            #expect(replayed.status == .badRequest && replayed.bodyText.contains("clientDataJSON.challenge"), "\(replayed.bodyText)")
+            // A challenge the page's script made itself, not the ACS: refused.
+            let (ownData, ownAttestation) = authenticator.registration(rpID: "localhost", origin: "http://localhost:\(port)", challenge: randomBytes(32))
+            let ownBody = JSONWriter.write(.object([("acctNumber", .string(Self.card)), ("clientDataJSON", .string(Base64URL.encode(ownData))),
+                                                    ("attestationObject", .string(Base64URL.encode(ownAttestation)))]))
+            let own = try await harness.client.post(harness.baseURL + "/acs/spc/credentials", body: ownBody, headers: local)
+            #expect(own.status == .badRequest && own.bodyText.contains("not a challenge this ACS issued"), "\(own.bodyText)")
+            // The enrolment page carries one the ACS issued.
+            let page = try await harness.get("/acs/spc/enrol?acctNumber=\(Self.card)").bodyText
+            #expect(page.contains("challenge: Uint8Array.from(atob(\"") && !page.contains("crypto.getRandomValues(new Uint8Array(32))"))
         }
     }
 
@@ -216,13 +232,19 @@ struct SPCFlowTests {
     /// Enrols a fresh software authenticator for the card, as the issuer's page at http://localhost:PORT does.
     func enrol(_ harness: RunningHarness) async throws -> SoftwareAuthenticator {
         let authenticator = try SoftwareAuthenticator()
-        let (clientData, attestation) = authenticator.registration(rpID: "localhost", origin: origin(harness), challenge: randomBytes(32))
+        let (clientData, attestation) = authenticator.registration(rpID: "localhost", origin: origin(harness), challenge: try await enrolmentChallenge(harness))
         let body = JSONWriter.write(.object([("acctNumber", .string(Self.card)), ("clientDataJSON", .string(Base64URL.encode(clientData))),
                                              ("attestationObject", .string(Base64URL.encode(attestation)))]))
         let answer = try await harness.client.post(harness.baseURL + "/acs/spc/credentials", body: body,
                                                    headers: ["Host": String(origin(harness).dropFirst("http://".count)), "Origin": origin(harness)])
         #expect(answer.status == .created, "\(answer.bodyText)")
         return authenticator
+    }
+
+    /// A challenge the ACS issued for an enrolment, as its enrolment page carries one.
+    func enrolmentChallenge(_ harness: RunningHarness) async throws -> [UInt8] {
+        let answer = try JSONReader.parse(try await harness.post("/acs/spc/enrol/challenge", []).body).value
+        return try Base64URL.decode(try #require(answer["challenge"]?.stringValue))
     }
 
     func origin(_ harness: RunningHarness) -> String { "http://localhost:" + (harness.baseURL.split(separator: ":").last.map(String.init) ?? "") }

@@ -90,6 +90,16 @@ public struct WebAuthnCredential: Sendable {
         self.init(id: id, publicKey: try Self.publicKey(cose: coseKey), rpID: rpID)
     }
 
+    /// The challenge a registration's client data answers (`clientDataJSON.challenge`, base64url): the relying party
+    /// checks it is one it issued (WebAuthn Level 3, §7.1, step 8).
+    public static func challenge(ofRegistration clientDataJSON: [UInt8]) throws(WebAuthnError) -> [UInt8] {
+        let clientData = try clientData(clientDataJSON, type: "webauthn.create")
+        guard let text = clientData["challenge"]?.stringValue, let challenge = try? Base64URL.decode(text), !challenge.isEmpty else {
+            throw WebAuthnError("clientDataJSON.challenge", "is missing or not base64url")
+        }
+        return challenge
+    }
+
     /// An EC2 P-256 ES256 COSE key (RFC 9053): kty 2, alg -7, crv 1, x and y of 32 bytes.
     static func publicKey(cose key: CBOR) throws(WebAuthnError) -> PublicKey {
         guard key[1]?.intValue == 2, key[3]?.intValue == -7, key[-1]?.intValue == 1,

@@ -29,6 +29,8 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
         case erroAboutValidRReq
         /// Answers the RReq after ``slowRResDelay``, past the DS's time limit in the test that sets it lower.
         case slowRRes
+        /// Gives the right errorCode about an invalid ARes, with an errorDetail that names no data element (Table A.4 wants them).
+        case errorDetailNamesNoElement
     }
 
     /// Mistakes about Decoupled Authentication Fallback (2.3.1), played by ``challenge(pan:version:tag:)``.
@@ -212,6 +214,7 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
                 refusal.threeDSServerTransID = areq["threeDSServerTransID"]?.stringValue
                 refusal.errorMessageType = "ARes"
                 if bugs.contains(.sameErroCodeForEverything) { refusal.errorCode = .formatInvalid }
+                if bugs.contains(.errorDetailNamesNoElement) { refusal.errorDetail = "Invalid message" }
                 erro = refusal
             }
         }

@@ -198,6 +198,7 @@ struct ThreeDSServerGradingTests {
             case .rresToEveryRReq: ("fault-rreq-unknown-transaction", "rreq.erro", "an RRes answered the RReq the scenario spoilt")
             case .erroAboutValidRReq: ("decoupled", "rres.valid", "Erro 203 (interactionCounter) answered a valid RReq")
             case .slowRRes: ("decoupled", "rres.valid", "no usable RRes: http://127.0.0.1")
+            case .errorDetailNamesNoElement: ("fault-ds-missing-field", "ares.erro", "errorDetail does not name")
             }
             let run = try await rehearse(harness, party, scenarios: [scenario])
             let result = verdict(run, scenario, check)

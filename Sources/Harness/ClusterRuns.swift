@@ -28,6 +28,9 @@ final class ClusterRuns: JournalListener {
     private let change: Mutex<ClusterChange?> = Mutex(nil)
     private let known = Mutex(Known())
     private let logger: Logger
+    /// Called when another instance tells of a run it began: the roles' judging of what came before starts anew here too
+    /// (the DS's PReq checks), as at the run's home.
+    private let runBegun: @Sendable () -> Void
 
     /// The runs homed elsewhere, as their homes told them.
     private struct Known {
@@ -47,7 +50,9 @@ final class ClusterRuns: JournalListener {
     }
 
     init(local: RunRegistry, journal: Journal, archive: any TransactionArchive, store: any ClusterStore, client: HTTPClient,
-         instanceURL: ClusterRoutes.InstanceURL, issuedCards: IssuedCards, adminToken: String?, logger: Logger) {
+         instanceURL: ClusterRoutes.InstanceURL, issuedCards: IssuedCards, adminToken: String?, logger: Logger,
+         runBegun: @escaping @Sendable () -> Void = {}) {
+        self.runBegun = runBegun
         self.local = local
         self.journal = journal
         self.archive = archive
@@ -259,9 +264,11 @@ final class ClusterRuns: JournalListener {
             let cards = (json["cards"]?.objectMembers ?? []).compactMap { member in member.value.stringValue.map { (member.key, $0) } }
             let run = KnownRun(home: holder, openedAt: Date(timeIntervalSince1970: opened / 1000), keys: Set(keys.compactMap(\.stringValue)),
                                open: json["open"] != .bool(false))
+            var begun = false
             let dropped = known.withLock { known -> [String]? in
                 // Checked under this lock: a take-up here removes the run from what is known after it holds it.
                 guard !local.holds(id) else { return nil }
+                begun = known.runs[id] == nil && run.open
                 known.runs[id] = run
                 for (card, _) in cards { known.cards[card] = id }
                 guard known.runs.count > Self.knownCapacity, let oldest = known.runs.min(by: { $0.value.openedAt < $1.value.openedAt })?.key else { return [] }
@@ -271,6 +278,7 @@ final class ClusterRuns: JournalListener {
                 return gone
             }
             guard let dropped else { return .text("held here\n") }
+            if begun { runBegun() }
             for (card, scenario) in cards { issuedCards.restore(card, for: scenario) }
             issuedCards.withdraw(dropped)
             return .text("known\n")

@@ -143,7 +143,8 @@ public final class HarnessApp: Sendable {
                 let asking = try HTTPClient(group: loops, configuration: HTTPClientConfiguration(
                     tls: clientTLS, readTimeoutMilliseconds: ClusterRuns.askTimeoutMilliseconds))
                 let shared = ClusterRuns(local: runs, journal: journal, archive: archive, store: clusterStore, client: asking, instanceURL: instanceURL,
-                                         issuedCards: scenarios.issuedCards, adminToken: configuration.admin.token, logger: logger.named("cluster"))
+                                         issuedCards: scenarios.issuedCards, adminToken: configuration.admin.token, logger: logger.named("cluster"),
+                                         runBegun: { [directoryServer] in directoryServer.beginPreparationScope() })
                 journal.setListener(shared)
                 shared.register(on: &router)
                 clusterRuns = shared

@@ -353,6 +353,32 @@ struct ClusterTests {
     /// An instance started after changes were made through the balancer makes them too before it is healthy: the
     /// pin (under its id: its uses are counted with the others'), the card-range change (under the same serial); a
     /// removal of every pin makes the earlier pins pointless, and the next instance started has none.
+    /// A run begun at one instance begins the PReq checks anew at every instance: a 3DS Server restarted between two
+    /// runs, whose PReqs reach another instance than the run's home, may ask for every range in the new run.
+    @Test func aRunBegunAtOneInstanceLetsARestarted3DSServerAskAnotherForEveryRange() async throws {
+        let cluster = try await HarnessCluster.start()
+        defer { cluster.stop() }
+        let client = cluster.client
+        let (home, other) = (cluster.instances[0].url, cluster.instances[1].url)
+        let ref = "3DS_LOA_SER_CLUS_020200_00001"
+        func preq() async throws {
+            let pres = try JSONReader.parse(try await client.post(other + "/ds/preq", body: JSONWriter.write(PreparationTests.preq(ref))).body).value
+            #expect(pres["messageType"]?.stringValue == "PRes", "\(pres)")
+        }
+        try await preq()
+        let suite = JSONValue.object([("suite", .object([("name", .string("PReq")), ("party", .string("3ds-server")),
+                                                         ("scenarios", .array([.string("frictionless-y")])), ("versions", .array([.string("2.2.0")]))]))])
+        #expect(try await client.post(home + "/admin/runs", body: JSONWriter.write(suite)).status == .created)
+        // Restarted: no cache, so every range again, at the other instance.
+        try await preq()
+        let areq = try appAReq(pan: "4000000000001000", replacing: ["threeDSServerRefNumber": .string(ref)])
+        let ares = try JSONReader.parse(try await client.post(other + "/ds/areq", body: JSONWriter.write(areq)).body).value
+        let dsTransID = try #require(ares["dsTransID"]?.stringValue, "\(ares)")
+        let entry = try JSONReader.parse(try await client.get(other + "/inspector/transactions/\(dsTransID)").body).value
+        let verdicts = Dictionary((entry["checks"]?.arrayValue ?? []).map { ($0["id"]?.stringValue ?? "", $0["verdict"]?.stringValue ?? "") }) { first, _ in first }
+        #expect(verdicts["preq.serial-number"] == "pass" && verdicts["preq.frequency"] == "pass", "\(verdicts)")
+    }
+
     @Test func anInstanceStartedLaterMakesTheChangesMadeBefore() async throws {
         let cluster = try await HarnessCluster.start()
         defer { cluster.stop() }

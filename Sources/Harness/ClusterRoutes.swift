@@ -110,7 +110,8 @@ struct ClusterRoutes {
         let acs: @Sendable (String) -> Bool = { accessControlServer.holds($0) }
         let (serverRole, prepared, dsRole, acsRole) = (ThreeDSServer.role, ThreeDSServer.preparedRole, DirectoryServer.role, AccessControlServer.role)
         return [
-            HomedRoute(method: .post, path: "/acs/challenge", role: acsRole, key: .jweKeyID, holds: acs),
+            // A CReq names its challenge in the JWE's kid; an SDK's Erro is plain JSON with its acsTransID.
+            HomedRoute(method: .post, path: "/acs/challenge", role: acsRole, key: .first([.jweKeyID, .jsonMember("acsTransID")]), holds: acs),
             HomedRoute(method: .post, path: AccessControlServer.browserChallengePath, role: acsRole,
                        key: .formJSON(field: "creq", member: "acsTransID"), holds: acs),
             HomedRoute(method: .post, path: AccessControlServer.browserChallengePath + "/{acsTransID}", role: acsRole,

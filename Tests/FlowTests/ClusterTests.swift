@@ -60,6 +60,24 @@ struct ClusterTests {
         #expect(erros.first?.errorCode == .dataDecryptionFailure && erros.first?.errorDetail == "sdkCounterStoA", "\(erros)")
     }
 
+    /// An SDK's Erro about a CRes is plain JSON, no JWE with a kid: it reaches the challenge's home by its acsTransID,
+    /// which ends the challenge, wherever the balancer brought it.
+    @Test func anSDKsErroPostedToAnotherInstanceEndsTheChallengeAtItsHome() async throws {
+        let cluster = try await HarnessCluster.start()
+        defer { cluster.stop() }
+        let client = cluster.client
+        let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: .v2_2_0, style: .android)
+        let started = try await Simulator(client: client, baseURL: cluster.instances[0].url).authenticate(sdk, pan: "4000000000110009")
+        let parameters = try #require(ChallengeParameters(record: started.record))
+        let erro = ErroMessage(messageVersion: "2.2.0", errorCode: .formatInvalid, errorComponent: .sdk, errorDetail: "acsUiType",
+                               errorMessageType: "CRes", threeDSServerTransID: parameters.threeDSServerTransID, acsTransID: parameters.acsTransID,
+                               dsTransID: nil, sdkTransID: sdk.sdkTransID)
+        let answer = try await client.post(cluster.instances[1].url + "/acs/challenge", body: JSONWriter.write(erro.json))
+        #expect(answer.status == .ok, "\(answer.status.code) \(answer.bodyText)")
+        let acs = try JSONReader.parse(try await client.get(cluster.instances[2].url + "/admin/acs/transactions/\(parameters.acsTransID)").body).value
+        #expect(acs["phase"]?.stringValue == "ended" && acs["endedBecause"]?.stringValue?.contains("Erro") == true, "\(acs)")
+    }
+
     /// A `kill -9` of one instance while transactions run through the balancer: every transaction answered
     /// before it is complete and readable through the balancer (from the store, where its home is gone).
     @Test func aKill9OfOneInstanceLosesNoAnsweredTransaction() async throws {

@@ -224,7 +224,9 @@ public final class DirectoryServer: Sendable {
             return await refused(request, dsTransID: dsTransID,
                            InvalidMessage(Violation(field: "threeDSServerTransID", code: .duplicate(in: areq.version), reason: reason), about: areq.json))
         }
-        let scenario = await scenarios?.scenario(for: TransactionFacts(areq), transaction: dsTransID)
+        var facts = TransactionFacts(areq)
+        facts.inTestRun = request.harnessCase != nil
+        let scenario = await scenarios?.scenario(for: facts, transaction: dsTransID)
         var ids = areq.ids
         ids.dsTransID = dsTransID
         // The entry's first part is put together here and opened once: as an open, two messages and

@@ -122,7 +122,8 @@ public final class LoadMixBoard: Sendable {
             guard let mix = state.mix else { return nil }
             if let range = mix.cardRange {
                 guard pan.count == range.start.count, range.start <= pan, pan <= range.end else { return nil }
-            } else if scripted.name != catalog.fallback.name {
+            } else if scripted.name != catalog.fallback.name || catalog.names(pan: pan) {
+                // The default scenario's own test card is a scenario's card like any other.
                 return nil
             }
             let (share, latencyMs) = mix.draw(state.drawn)

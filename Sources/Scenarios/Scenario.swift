@@ -86,6 +86,8 @@ public struct TransactionFacts: Sendable {
     public var amount: UInt64?
     public var messageCategory: String?
     public var sdkTransID: String?
+    /// Tagged for a test run (`X-Harness-Case`): its scenario is the card's, never a load mix's draw.
+    public var inTestRun = false
 
     public init(pan: String, amount: UInt64? = nil, messageCategory: String? = nil, sdkTransID: String? = nil) {
         self.pan = pan
@@ -127,6 +129,9 @@ public struct ScenarioCatalog: Sendable {
 
     /// The scenario for a transaction on `pan`.
     public func scenario(for pan: String) -> Scenario { byPAN[pan] ?? fallback }
+
+    /// Whether a scenario names `pan` (the default scenario's own test card too).
+    public func names(pan: String) -> Bool { byPAN[pan] != nil }
 
     /// The scenario called `name`, if there is one.
     public func scenario(named name: String) -> Scenario? { scenarios.first { $0.name == name } }

@@ -83,12 +83,13 @@ public final class ScenarioSource: Sendable {
 
     /// The scenario without pins: a card issued to a run's case stands for the case's scenario; a
     /// load mix in force draws the scenario of a card of its range (or of one no scenario names),
-    /// unless `drawing` is false (a refused AReq's, named in the journal, plays nothing).
+    /// unless `drawing` is false (a refused AReq's, named in the journal, plays nothing) or the
+    /// transaction is tagged for a test run (a run's case is graded on its own scenario).
     public func unpinned(_ facts: TransactionFacts, drawing: Bool = true) -> Scenario {
         let catalog = catalog
         if let issued = issuedCards.scenario(of: facts.pan).flatMap(catalog.scenario(named:)) { return issued }
         let scripted = catalog.scenario(for: facts)
-        guard drawing else { return scripted }
+        guard drawing, !facts.inTestRun else { return scripted }
         return loadMix.scenario(pan: facts.pan, scripted: scripted, catalog: catalog) ?? scripted
     }
 }

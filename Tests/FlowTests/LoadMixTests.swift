@@ -79,6 +79,22 @@ struct LoadMixTests {
         }
     }
 
+    /// A mix without a card range draws for the cards no scenario names only: not for the default scenario's own test
+    /// card, and never for a transaction tagged for a test run (its case is graded on the card's scenario).
+    @Test func aMixLeavesTheScenarioCardsAndTheTransactionsOfATestRunAlone() async throws {
+        try await withHarness { harness in
+            let body = #"{"seed": 5, "mix": [{"scenario": "frictionless-n", "weight": 1}]}"#
+            #expect(try await harness.post("/admin/load-mix", Array(body.utf8)).status == .created)
+            // frictionless-y, the default scenario, names 4000000000001000.
+            #expect(try await harness.postMessage("/ds/areq", try appAReq(pan: "4000000000001000"))["transStatus"]?.stringValue == "Y")
+            #expect(try await harness.postMessage("/ds/areq", try appAReq(pan: "4111111111111111"))["transStatus"]?.stringValue == "N")
+            let tagged = try await harness.client.post(harness.baseURL + "/ds/areq", body: JSONWriter.write(try appAReq(pan: "4111111111111111")),
+                                                       headers: ["X-Harness-Case": "some-run"])
+            #expect(try JSONReader.parse(tagged.body).value["transStatus"]?.stringValue == "Y", "\(tagged.bodyText)")
+            #expect(try JSONReader.parse(try await harness.get("/admin/load-mix").body).value["drawn"]?.numberText == "1")
+        }
+    }
+
     @Test func aMixForACardRangePlaysForItsCardsOnly() async throws {
         try await withHarness { harness in
             let body = #"{"mix": [{"scenario": "frictionless-n", "weight": 1}], "cardRange": {"start": "4111111111111000", "end": "4111111111111999"}, "latency": {"acs": {"fixedMs": 150}}}"#

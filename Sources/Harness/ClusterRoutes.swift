@@ -324,14 +324,6 @@ struct ClusterChange {
             }
             precondition(registered, "no route \(route.method) \(route.path) to spread over the cluster")
         }
-        // A balancer sends nothing to an instance that has not made the changes yet.
-        let wrapped = router.wrap(.get, "/health") { handler in
-            { request, context in
-                guard applied.replayed else { return .text("starting: making the changes made before this instance started\n", status: .serviceUnavailable) }
-                return try await handler(request, context)
-            }
-        }
-        precondition(wrapped, "no /health route")
     }
 
     /// Keeps a change before it is answered: an instance started from now on makes it too.

@@ -41,6 +41,10 @@ public final class HarnessApp: Sendable {
     private let housekeeping = Mutex<Task<Void, Never>?>(nil)
     /// The changes made through the balancer (`cluster.enabled`): spread to the others, and made at start.
     private let clusterChange = Mutex<ClusterChange?>(nil)
+    /// `GET /health/ready`: the store answers, the cluster's changes are made, not draining.
+    private let readiness: Readiness
+    /// Probes the store every few seconds, until shutdown.
+    private let storeWatch = Mutex<Task<Void, Never>?>(nil)
 
     /// Builds the app; relative file paths in `configuration` are resolved against `baseDirectory`.
     /// Fails, naming the file, when the test PKI or the scenario file cannot be read. `now` is the clock the ACS
@@ -168,6 +172,11 @@ public final class HarnessApp: Sendable {
                     clusterRuns?.setChange(change)
                 }
             }
+            // Not ready until the changes the cluster made before this instance started are made here too.
+            let applied = clusterChange.withLock { $0?.applied }
+            let readiness = Readiness(archive: archive, changesMade: { applied?.replayed ?? true }, metrics: metrics, logger: logger.named("readiness"))
+            readiness.register(on: &router)
+            self.readiness = readiness
             let (threeDSServer, directoryServer, accessControlServer) = (threeDSServer, directoryServer, accessControlServer)
             RecordListRoute.register("/3ds-server/transactions", on: &router) { await threeDSServer.transactions.newestJSON(limit: $0, where: $1) }
             RecordListRoute.register("/admin/ds/transactions", on: &router) { await directoryServer.newestRecords(limit: $0, where: $1) }
@@ -296,7 +305,15 @@ public final class HarnessApp: Sendable {
     }
 
     /// Binds the listeners; from then on the roles address each other at the bound ports.
+    /// SIGTERM's first step: not ready from now on (`GET /health/ready` answers 503), while every request is still served,
+    /// so that a balancer's health check moves traffic away before ``shutdown()`` stops taking connections.
+    public func beginDrain() {
+        logger.notice("draining: not ready; serving what comes until the stop", metadata: ["drainSeconds": "\(configuration.server.drainSeconds)"])
+        readiness.beginDrain()
+    }
+
     public func start() throws {
+        storeWatch.withLock { $0 = readiness.watch() }
         do { try server.start() } catch {
             group.shutdown()
             throw error
@@ -366,6 +383,7 @@ public final class HarnessApp: Sendable {
         // Live readers of the inspector are answered now, so none holds the server open.
         journal.wakeAll()
         housekeeping.withLock { $0?.cancel() }
+        storeWatch.withLock { $0?.cancel() }
         server.shutdown()
         group.shutdown()
         journal.flush()

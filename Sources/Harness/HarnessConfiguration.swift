@@ -20,6 +20,9 @@ public struct HarnessConfiguration: Sendable, Equatable {
         public var requestTimeoutMs: UInt64 = 10_000
         public var idleTimeoutMs: UInt64 = 60_000
         public var shutdownGraceMs: UInt64 = 10_000
+        /// On SIGTERM, how long the instance stays up not ready (`GET /health/ready` 503) and serving, before it stops
+        /// taking connections: longer than a balancer's health checks take to move traffic away. 0: stop at once.
+        public var drainSeconds: Double = 0
         /// How the roles of this process call each other: `in-process` (no socket: the same route, bytes and
         /// faults) or `http` (over the loopback, as to any peer). A role at an outside URL uses HTTP either way.
         public var roleCalls = "in-process"
@@ -213,6 +216,7 @@ public struct HarnessConfiguration: Sendable, Equatable {
             ("server.requestTimeoutMs", Double(server.requestTimeoutMs), 1...day * 1000, "milliseconds"),
             ("server.idleTimeoutMs", Double(server.idleTimeoutMs), 1...day * 1000, "milliseconds"),
             ("server.shutdownGraceMs", Double(server.shutdownGraceMs), 0...day * 1000, "milliseconds"),
+            ("server.drainSeconds", server.drainSeconds, 0...3600, "seconds"),
             ("directoryServer.acsTimeoutMs", Double(directoryServer.acsTimeoutMs), 1...day * 1000, "milliseconds"),
             ("threeDSServer.directoryServerTimeoutMs", Double(threeDSServer.directoryServerTimeoutMs), 1...day * 1000, "milliseconds"),
             ("threeDSServer.cardRangeRefreshSeconds", threeDSServer.cardRangeRefreshSeconds, 0...day, "seconds"),
@@ -368,7 +372,7 @@ extension HarnessConfiguration.Server: KeyTableDecodable {
     public static var keys: [TableKey<Self>] {
         [.key("host", \.host), .key("httpPort", \.httpPort), .key("httpsPort", \.httpsPort), .key("loops", \.loops),
          .key("maxHeaderBytes", \.maxHeaderBytes), .key("maxBodyBytes", \.maxBodyBytes), .key("requestTimeoutMs", \.requestTimeoutMs),
-         .key("idleTimeoutMs", \.idleTimeoutMs), .key("shutdownGraceMs", \.shutdownGraceMs), .key("roleCalls", \.roleCalls),
+         .key("idleTimeoutMs", \.idleTimeoutMs), .key("shutdownGraceMs", \.shutdownGraceMs), .key("drainSeconds", \.drainSeconds), .key("roleCalls", \.roleCalls),
          .key("publicURL", \.publicURL)]
     }
 }

@@ -27,6 +27,8 @@ public final class HarnessMetrics: HTTPServerObserver {
     private let stored: SeriesCache<String, Gauge>
     private let archived: SeriesCache<String, Gauge>
     private let archivePending: Gauge
+    private let storeUp: Gauge
+    private let ready: Gauge
     private let loadDrawn: SeriesCache<String, Gauge>
     private let loadLatency: SeriesCache<LoadLatencySeries, Gauge>
     private let passed: SeriesCache<PassedOnSeries, Counter>
@@ -66,6 +68,12 @@ public final class HarnessMetrics: HTTPServerObserver {
                                                      + "write failed) and removed (retention) since start"), labels: [("outcome", outcome)])
         }
         archivePending = registry.makeGauge(descriptor: Self.name("archive_pending", "records", "Records waiting to be written to the durable store"))
+        storeUp = registry.makeGauge(descriptor: Self.name("store", "up", "1 when the durable store answered its last probe (every 5 s, and each "
+                                                           + "GET /health/ready), 0 when it did not"))
+        storeUp.set(to: 1)
+        ready = registry.makeGauge(descriptor: Self.name("ready", "info", "1 when GET /health/ready answered 200 last, 0 when 503 (store down, "
+                                                         + "changes not made yet, draining)"))
+        ready.set(to: 1)
         loadDrawn = SeriesCache { scenario in
             registry.makeGauge(descriptor: Self.name("load_mix_drawn", "transactions", "Transactions the load mix in force gave each scenario "
                                                      + "(a scenario of the catalog: a bounded set)"), labels: [("scenario", scenario)])
@@ -113,6 +121,12 @@ public final class HarnessMetrics: HTTPServerObserver {
         registry.makeGauge(descriptor: Self.name("cluster_instance", "info", "This instance of a cluster, as the others reach it "
                                                  + "(cluster.instanceURL); always 1"), labels: [("instance_url", url)]).set(to: 1)
     }
+
+    /// What the store's probe found.
+    func setStoreUp(_ up: Bool) { storeUp.set(to: up ? 1 : 0) }
+
+    /// What readiness answered last.
+    func setReady(_ isReady: Bool) { ready.set(to: isReady ? 1 : 0) }
 
     /// A request passed on to its transaction's home (``ClusterRoutes``).
     func passedOn(route: String, outcome: String) { passed[PassedOnSeries(route: route, outcome: outcome)].increment() }

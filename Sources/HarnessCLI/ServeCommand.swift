@@ -78,6 +78,11 @@ struct ServeCommand: ParsableCommand {
         defer { hangup.cancel() }
         stop.wait()
         logger.info("signal received; stopping")
+        // Not ready first, still serving, while the balancer's checks move traffic away; then no new connection.
+        if configuration.server.drainSeconds > 0 {
+            app.beginDrain()
+            Thread.sleep(forTimeInterval: configuration.server.drainSeconds)
+        }
         app.shutdown()
         sources.forEach { $0.cancel() }
         // Every connection is answered or closed and the loops are joined: end here, without

@@ -182,31 +182,50 @@ public final class PostgresArchive: TransactionArchive {
     /// serving loop waits); nil when the database cannot answer. Made at the first read, again after a failure.
     private func read(_ sql: String, _ parameters: [String?]) async -> [[String?]]? {
         guard !gaveUp.load(ordering: .relaxed) else { return nil }
-        do throws(PostgresError) {
-            let connection: PostgresConnection
-            if let existing = readConnection.withLock({ $0 }) {
-                connection = existing
-            } else {
-                let made = try await PostgresConnection.connect(url, on: loop)
-                connection = readConnection.withLock { current in
-                    guard let current else { current = made; return made }
-                    made.close()  // another read made one meanwhile
-                    return current
-                }
-            }
-            do {
-                return try await connection.query(sql, parameters).rows
-            } catch {
-                // A lost connection is made anew by the next read; an SQL error leaves it (and the reads queued on it) be.
-                if error.isConnectionLoss {
-                    readConnection.withLock { if $0 === connection { $0 = nil } }
-                    connection.close()
-                }
-                throw error
-            }
-        } catch {
+        do throws(PostgresError) { return try await rows(sql, parameters) } catch {
             queue.failed("read: \(error)")
             return nil
+        }
+    }
+
+    /// How long a probe waits for the database's answer: longer, and a balancer's health check times out first.
+    static let probeTimeout = Duration.seconds(2)
+
+    public func probe() async -> String? {
+        guard !gaveUp.load(ordering: .relaxed) else { return "the store is closed" }
+        return await withTaskGroup(of: String?.self) { group in
+            group.addTask { [self] in
+                do throws(PostgresError) { _ = try await rows("SELECT 1", []); return nil } catch { return "PostgreSQL: \(error)" }
+            }
+            group.addTask { try? await Task.sleep(for: Self.probeTimeout); return "PostgreSQL did not answer within \(Self.probeTimeout)" }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
+    /// The rows of a query on the connection reads share, made at the first read and again after a loss.
+    private func rows(_ sql: String, _ parameters: [String?]) async throws(PostgresError) -> [[String?]] {
+        let connection: PostgresConnection
+        if let existing = readConnection.withLock({ $0 }) {
+            connection = existing
+        } else {
+            let made = try await PostgresConnection.connect(url, on: loop)
+            connection = readConnection.withLock { current in
+                guard let current else { current = made; return made }
+                made.close()  // another read made one meanwhile
+                return current
+            }
+        }
+        do {
+            return try await connection.query(sql, parameters).rows
+        } catch {
+            // A lost connection is made anew by the next read; an SQL error leaves it (and the reads queued on it) be.
+            if error.isConnectionLoss {
+                readConnection.withLock { if $0 === connection { $0 = nil } }
+                connection.close()
+            }
+            throw error
         }
     }
 

@@ -89,6 +89,9 @@ public protocol TransactionArchive: Sendable {
     func finishJob(id: String) async
     /// The job `id` was claimed and not run (its time has not come for this claimer): claimable again at once.
     func releaseJob(id: String) async
+    /// Why the store cannot serve a transaction now (it does not answer a query within a few seconds), or nil when it can:
+    /// what readiness (`GET /health/ready`) and `threeds_store_up` say.
+    func probe() async -> String?
 }
 
 extension TransactionArchive {
@@ -104,6 +107,8 @@ extension TransactionArchive {
     public func claimOverdueJobs(dueBefore: Int64, limit: Int) async -> [ScheduledJob] { [] }
     public func finishJob(id: String) async {}
     public func releaseJob(id: String) async {}
+    /// A local file answers as long as the process runs.
+    public func probe() async -> String? { nil }
 }
 
 /// Work due later that must be done once even if the instance that set it dies: a decoupled

@@ -71,14 +71,14 @@ final class HarnessCluster: @unchecked Sendable {
                 default_backend instances
             backend instances
                 balance roundrobin
-                option httpchk GET /health
+                option httpchk GET /health/ready
             \(servers)
 
             """.write(toFile: folder + "/haproxy.cfg", atomically: true, encoding: .utf8)
         balancer = try ChildProcess(Self.haproxy, ["-db", "-f", folder + "/haproxy.cfg"])
         let ready = (0..<100).contains { _ in
             guard balancer.isRunning else { return false }
-            if (try? ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "2", publicURL + "/health"]).output) == "200" {
+            if (try? ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "2", publicURL + "/health/ready"]).output) == "200" {
                 return true
             }
             Thread.sleep(forTimeInterval: 0.1)
@@ -87,7 +87,7 @@ final class HarnessCluster: @unchecked Sendable {
         guard ready else { throw TemporaryPostgres.Failure("HAProxy did not answer on \(publicURL): \(balancer.output)") }
     }
 
-    /// Starts one more instance on the store (not behind the balancer: reach it at its own URL), once it answers `/health`.
+    /// Starts one more instance on the store (not behind the balancer: reach it at its own URL), once it answers `/health/ready`.
     @discardableResult
     func addInstance() async throws -> String { try await offThePool { try self.addInstanceNow() } }
 
@@ -96,7 +96,7 @@ final class HarnessCluster: @unchecked Sendable {
         instances.append(instance)
         // 503 until it has made the changes made before it started.
         guard (0..<100).contains(where: { _ in
-            if (try? fetch(instance.url + "/health").status) == "200" { return true }
+            if (try? fetch(instance.url + "/health/ready").status) == "200" { return true }
             Thread.sleep(forTimeInterval: 0.1)
             return false
         }) else { throw TemporaryPostgres.Failure("instance \(instances.count - 1) did not become healthy: \(instance.process.output)") }

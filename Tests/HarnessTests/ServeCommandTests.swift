@@ -34,6 +34,25 @@ struct ServeCommandTests {
         #expect(serve.wait() == 0)
     }
 
+    /// SIGTERM with `server.drainSeconds`: not ready at once, every request still answered while the balancer moves
+    /// away, then the stop.
+    @Test func onSIGTERMAnInstanceDrainsNotReadyButServingThenExits() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("drain-\(UUID().uuidString).yaml").path
+        try "server:\n  drainSeconds: 3\n".write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let (serve, http, _) = try start(["--config", path])
+        #expect(try curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(http)/health/ready"]) == "200")
+        serve.signal(SIGTERM)
+        #expect(serve.awaitOutput { $0.contains("draining") ? $0 : nil } != nil, "\(serve.output)")
+        let ready = try curl(["-s", "-w", " %{http_code}", "http://127.0.0.1:\(http)/health/ready"])
+        #expect(ready.hasSuffix(" 503") && ready.contains("draining"), "\(ready)")
+        // Still serving: liveness, and any request.
+        #expect(try curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(http)/health"]) == "200")
+        let echo = try curl(["-sS", "-H", "Content-Type: application/json", "-d", #"{"a":1}"#, "http://127.0.0.1:\(http)/admin/echo"])
+        #expect(echo == #"{"a":1}"#)
+        #expect(serve.wait() == 0)
+    }
+
     @Test func jsonLogsAreOneObjectPerLine() throws {
         let (serve, _, _) = try start(["--json-logs"])
         serve.signal(SIGINT)

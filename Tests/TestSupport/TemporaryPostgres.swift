@@ -41,7 +41,17 @@ public final class TemporaryPostgres: @unchecked Sendable {
     /// Stops the server (cleanly: its connections are closed, what it acknowledged is kept) and starts
     /// it again on the same port and files.
     public func restart() throws {
+        try pause()
+        try resume()
+    }
+
+    /// Stops the server cleanly and keeps its files: an outage, ended by ``resume()``.
+    public func pause() throws {
         try run(binaries + "/pg_ctl", ["-D", directory + "/data", "-m", "fast", "-w", "stop"])
+    }
+
+    /// Starts the server ``pause()`` stopped, on the same port and files.
+    public func resume() throws {
         try run(binaries + "/pg_ctl", ["-D", directory + "/data", "-l", directory + "/log", "-w", "start", "-o", options])
     }
 

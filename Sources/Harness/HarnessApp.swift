@@ -113,9 +113,11 @@ public final class HarnessApp: Sendable {
             // Answers wait for the records they made to be written, when the durability asks for it.
             // In a cluster the open journal entries changed are saved first: another instance that takes a transaction up has its entry.
             if let archive, archive.durability != .behind {
-                router.answerGate = { [journal] in
+                let notStored = NotStoredAnswer(logger: logger.named("store"))
+                router.answerGate = { [journal] request in
                     journal.saveChanged()
-                    await archive.written()
+                    // Nothing acknowledged that a restart or another instance cannot read.
+                    return await archive.written() ? nil : notStored.response(for: request)
                 }
             }
             router.get("/admin/memory", Self.memoryRoute(threeDSServer, directoryServer, accessControlServer, journal))

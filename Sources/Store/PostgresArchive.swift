@@ -320,7 +320,7 @@ public final class PostgresArchive: TransactionArchive {
 
     public var status: ArchiveStatus { queue.status }
 
-    public func written() async { await queue.written() }
+    @discardableResult public func written() async -> Bool { await queue.written() }
 
     public func close(timeoutSeconds: Double = 10) {
         guard queue.close() else { return }
@@ -654,6 +654,6 @@ extension PostgresArchive: ClusterStore {
 
     /// Waits for a count this instance queued to be written, so that its first use finds it.
     private func written(id: String, role: String) async {
-        if queue.unwritten(WriteQueue.Key(role: role, id: id)) != nil { await written() }
+        if queue.unwritten(WriteQueue.Key(role: role, id: id)) != nil { _ = await written() }
     }
 }

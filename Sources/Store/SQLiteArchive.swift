@@ -182,7 +182,7 @@ public final class SQLiteArchive: TransactionArchive {
 
     public var status: ArchiveStatus { queue.status }
 
-    public func written() async { await queue.written() }
+    @discardableResult public func written() async -> Bool { await queue.written() }
 
     public func close(timeoutSeconds: Double = 10) {
         guard queue.close() else { return }

@@ -64,8 +64,9 @@ public protocol TransactionArchive: Sendable {
     /// When a saved record is on disk, against the answer that made it.
     var durability: StoreDurability { get }
     /// Returns once every record saved before the call is written (or lost, or the archive closed):
-    /// what an answer waits for unless the durability is `behind`.
-    func written() async
+    /// what an answer waits for unless the durability is `behind`. False when they may not be stored: a write
+    /// failed or a save was refused, and no write has succeeded since.
+    @discardableResult func written() async -> Bool
     /// Writes what is queued (within `timeoutSeconds`) and closes; later saves are lost.
     func close(timeoutSeconds: Double)
     /// The URL of the instance that wrote the record last, and holds it in memory: where a later message
@@ -97,7 +98,7 @@ public protocol TransactionArchive: Sendable {
 extension TransactionArchive {
     /// An archive that says nothing of its writes is written behind the answers.
     public var durability: StoreDurability { .behind }
-    public func written() async {}
+    @discardableResult public func written() async -> Bool { true }
     public func home(role: String, id: String) async -> String? { nil }
     /// One instance: nobody else to take it.
     public func claimHome(role: String, id: String, from previous: String?) async -> Bool { true }

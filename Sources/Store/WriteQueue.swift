@@ -16,7 +16,10 @@ final class WriteQueue: Sendable {
         /// Saves taken so far, and how many of them are written (or lost): what ``written()`` waits on.
         var saved: UInt64 = 0
         var settled: UInt64 = 0
-        var waiters: [(upTo: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+        var waiters: [(upTo: UInt64, continuation: CheckedContinuation<Bool, Never>)] = []
+        /// From a record lost (a write failed, a save refused) until a batch is written: an answer that waited for its
+        /// records then is told they may not be stored.
+        var failing = false
     }
 
     private let state = Mutex(State())
@@ -30,6 +33,7 @@ final class WriteQueue: Sendable {
         state.withLock { state in
             guard !state.closing, state.pending.count < maxPending || state.pending[key] != nil else {
                 state.status.lost += 1
+                state.failing = true
                 return (false, false, state.status.lost)
             }
             let wasEmpty = state.pending.isEmpty
@@ -76,6 +80,7 @@ final class WriteQueue: Sendable {
         state.withLock { state in
             state.status.written += written
             state.status.removed += removed
+            if written > 0 { state.failing = false }
         }
     }
 
@@ -84,33 +89,37 @@ final class WriteQueue: Sendable {
         state.withLock { state in
             state.status.lost += count
             state.status.lastError = reason
+            state.failing = true
             return state.status.lost
         }
     }
 
     func failed(_ reason: String) { state.withLock { $0.status.lastError = reason } }
 
-    /// Returns once every record saved before the call is written or lost, or the queue closed.
-    func written() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let waiting = state.withLock { state -> Bool in
-                guard state.settled < state.saved, !state.closing else { return false }
+    /// Returns once every record saved before the call is written or lost, or the queue closed: true when they are
+    /// stored, false when the store was failing as they settled (a write failed, or a save was refused, and no batch
+    /// has been written since).
+    func written() async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let settledNow = state.withLock { state -> Bool? in
+                guard state.settled < state.saved, !state.closing else { return !state.failing }
                 state.waiters.append((state.saved, continuation))
-                return true
+                return nil
             }
-            if !waiting { continuation.resume() }
+            if let settledNow { continuation.resume(returning: settledNow) }
         }
     }
 
     /// Resumes the answers waiting for saves up to `upTo`, now written or lost (all of them with `all`).
     func settle(upTo: UInt64, all: Bool = false) {
-        let ready = state.withLock { state in
+        let (ready, stored) = state.withLock { state in
             state.settled = max(state.settled, upTo)
             let settled = state.settled
             let ready = state.waiters.filter { all || $0.upTo <= settled }
             state.waiters.removeAll { all || $0.upTo <= settled }
-            return ready
+            // Released by a writer that gave up: not stored.
+            return (ready, !state.failing && !all)
         }
-        for waiter in ready { waiter.continuation.resume() }
+        for waiter in ready { waiter.continuation.resume(returning: stored) }
     }
 }

@@ -397,6 +397,36 @@ struct ClusterTests {
         #expect(verdicts["preq.serial-number"] == "pass" && verdicts["preq.frequency"] == "pass", "\(verdicts)")
     }
 
+    /// PostgreSQL stopped under the cluster (durability `answered`): no instance is ready, none acknowledges an AReq
+    /// (each answers the Erro 403 of a transient system failure), and once it is back every AReq acknowledged is read
+    /// from every instance.
+    @Test func aStoreOutageAcknowledgesNothingThatIsThenMissing() async throws {
+        let cluster = try await HarnessCluster.start()
+        defer { cluster.stop() }
+        let client = cluster.client
+        let database = cluster.database
+        try await offThePool { try database.pause() }
+        var acknowledged: [String] = []
+        for (index, instance) in cluster.instances.enumerated() {
+            let answer = try JSONReader.parse(try await client.post(instance.url + "/ds/areq", body: JSONWriter.write(try appAReq(pan: "4000000000001000"))).body).value
+            if answer["messageType"]?.stringValue == "ARes", let id = answer["dsTransID"]?.stringValue { acknowledged.append(id) }
+            #expect(answer["errorCode"]?.stringValue == "403", "instance \(index): \(answer)")
+            #expect(try await client.get(instance.url + "/health/ready").status == .serviceUnavailable)
+        }
+        try await offThePool { try database.resume() }
+        for instance in cluster.instances {
+            let ares = try JSONReader.parse(try await client.post(instance.url + "/ds/areq", body: JSONWriter.write(try appAReq(pan: "4000000000001000"))).body).value
+            #expect(ares["transStatus"]?.stringValue == "Y", "\(ares)")
+            if let id = ares["dsTransID"]?.stringValue { acknowledged.append(id) }
+        }
+        #expect(acknowledged.count == cluster.instances.count)
+        for id in acknowledged {
+            for instance in cluster.instances {
+                #expect(try await client.get(instance.url + "/admin/ds/transactions/\(id)").status == .ok, "\(id) at \(instance.url)")
+            }
+        }
+    }
+
     @Test func anInstanceStartedLaterMakesTheChangesMadeBefore() async throws {
         let cluster = try await HarnessCluster.start()
         defer { cluster.stop() }

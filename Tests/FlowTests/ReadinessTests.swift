@@ -42,4 +42,40 @@ struct ReadinessTests {
             #expect(try await harness.get("/metrics").bodyText.contains("threeds_store_up 1"))
         }
     }
+
+    /// With `store.durability` answered, an answer whose records the store did not take is not given: an AReq gets the
+    /// Erro 403 (Transient System Failure) instead of an ARes while PostgreSQL is down, and nothing acknowledged then
+    /// is missing after it is back.
+    @Test(.enabled(if: TemporaryPostgres.missing == nil, Comment(rawValue: TemporaryPostgres.missing ?? "")))
+    func withAnsweredDurabilityAStoreOutageAcknowledgesNothing() async throws {
+        let database = try TemporaryPostgres()
+        defer { database.stop() }
+        try await withHarness(configure: { configuration in
+            configuration.store.backend = "postgres"
+            configuration.store.url = ConfigurationSecret(database.url)
+            configuration.store.durability = "answered"
+        }) { harness in
+            #expect(try await harness.postMessage("/ds/areq", try appAReq(pan: "4000000000001000"))["transStatus"]?.stringValue == "Y")
+            try database.pause()
+            for _ in 0..<3 {
+                let answer = try await harness.postMessage("/ds/areq", try appAReq(pan: "4000000000001000"))
+                #expect(answer["messageType"]?.stringValue == "Erro" && answer["errorCode"]?.stringValue == "403"
+                        && answer["errorComponent"]?.stringValue == "D" && answer["errorMessageType"]?.stringValue == "AReq", "\(answer)")
+            }
+            // An API request is answered 503 with the reason.
+            let api = try await harness.post("/3ds-server/authenticate", Array(#"{}"#.utf8))
+            #expect(api.status == .serviceUnavailable && api.bodyText.contains("store.durability"), "\(api.status.code) \(api.bodyText)")
+            try database.resume()
+            // Back: acknowledged again, and what was acknowledged is in the store.
+            var acknowledged: [String] = []
+            for _ in 0..<3 {
+                let ares = try await harness.postMessage("/ds/areq", try appAReq(pan: "4000000000001000"))
+                #expect(ares["transStatus"]?.stringValue == "Y", "\(ares)")
+                if let id = ares["dsTransID"]?.stringValue { acknowledged.append(id) }
+            }
+            for id in acknowledged {
+                #expect(try database.psql("SELECT count(*) FROM transactions WHERE role = 'ds' AND id = '\(id)'") == "1", "\(id)")
+            }
+        }
+    }
 }

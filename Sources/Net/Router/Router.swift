@@ -55,10 +55,12 @@ public struct Router: Sendable {
 
     /// Awaited after the handler of a request that may change state (any method but GET and HEAD)
     /// and before its answer is sent: the store's writes of what the handler did (`store.durability`).
-    public var answerGate: (@Sendable () async -> Void)?
+    /// It returns the answer to send instead, when the handler's may not be given (what it did is not stored).
+    public var answerGate: AnswerGate?
+    public typealias AnswerGate = @Sendable (HTTPRequest) async -> HTTPResponse?
 
     /// The answer gate for `request`: none for one that changes nothing.
-    func gate(of request: HTTPRequest) -> (@Sendable () async -> Void)? {
+    func gate(of request: HTTPRequest) -> AnswerGate? {
         request.method == .get || request.method == .head ? nil : answerGate
     }
 

@@ -79,7 +79,7 @@ extension HTTPServer {
             } catch {
                 response = shared.response(for: error, peer: "in-process")
             }
-            if let gate = shared.router.gate(of: request) { await gate() }
+            if let gate = shared.router.gate(of: request), let replacement = await gate(request) { response = replacement }
         }
         shared.observer?.answered(AnsweredRequest(route: route, method: request.method, status: response.status,
                                                   duration: .now - started, annotation: response.annotation))

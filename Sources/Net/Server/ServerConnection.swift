@@ -136,20 +136,21 @@ final class ServerConnection {
         }
     }
 
-    /// `handle`, its answer (or its error) held until `gate` returns.
-    private static func gated(_ handle: @escaping AsyncHandler, by gate: @escaping @Sendable () async -> Void) -> AsyncHandler {
+    /// `handle`, its answer (or its error) held until `gate` returns, and replaced by the gate's when it gives one.
+    private static func gated(_ handle: @escaping AsyncHandler, by gate: @escaping Router.AnswerGate) -> AsyncHandler {
         { request, context in
             let result: Result<HTTPResponse, any Error>
             let started = ContinuousClock.now
             do { result = .success(try await handle(request, context)) } catch { result = .failure(error) }
             let handled = ContinuousClock.now
-            await gate()
+            let replacement = await gate(request)
             // Which part of a slow answer was the gate's (the store's writes) and which the handler's.
             let held = ContinuousClock.now - handled
             if held > .seconds(2) {
                 context.logger.warning("answer held by its gate", metadata: ["path": "\(request.path)", "handlerMs": "\(milliseconds(handled - started))",
                                                                         "gateMs": "\(milliseconds(held))"])
             }
+            if let replacement { return replacement }
             return try result.get()
         }
     }

@@ -14,7 +14,7 @@ public enum TransactionIdentifier {
     /// (role, id), and a new record lands on the index page of the one before. Random ids put each
     /// new record on a random page of an index that outgrows the cache: a 4 KiB page written
     /// (twice, with the WAL) for a record of 300 bytes, more as the store grows
-    /// (docs/benchmarks.md, fifth session).
+    /// (docs/benchmarks.md).
     public static func make() -> String {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)   // the vDSO's clock: no system call

@@ -4,7 +4,7 @@ import JSON
 import Testing
 @testable import ThreeDSServer
 
-/// The 3DS Server's record is written from the trail's bytes (docs/benchmarks.md, eleventh session): what it shows must be
+/// The 3DS Server's record is written from the trail's bytes (docs/benchmarks.md): what it shows must be
 /// what the messages said, however they were written.
 @Suite("3DS Server transaction record")
 struct ThreeDSServerRecordTests {

@@ -1,6 +1,6 @@
 /// A time limit on a loop that any thread may cancel: a challenge's ten minutes, an SPC offer's wait. A libuv timer of one
 /// loop (the caller's, when it runs on one), where a task sleeping on the global pool woke a thread of that pool to start
-/// it and another to cancel it, for every challenge (docs/benchmarks.md, eleventh session). Cancelling from the timer's
+/// it and another to cancel it, for every challenge (docs/benchmarks.md). Cancelling from the timer's
 /// own loop costs no wake-up at all.
 public final class OneShotTimer: @unchecked Sendable {
     private let loop: EventLoop

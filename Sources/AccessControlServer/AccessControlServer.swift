@@ -22,7 +22,9 @@ public struct AccessControlServerSettings: Sendable {
     /// Where RReqs go when the AReq carried no `dsURL`; nil means this harness's DS.
     public var directoryServerURL: String?
     /// Seconds a challenge may take, from the ARes to the final CRes, before it ends as timed out.
-    public var challengeTimeout: Double = 600
+    public var challengeTimeout: Double = Self.defaultChallengeTimeout
+    /// Ten minutes, unless configured (`accessControlServer.challengeTimeout`).
+    public static let defaultChallengeTimeout: Double = 600
     /// The browser challenge's page templates; without them a browser challenge ends at once as U (reason 07).
     public var browserPages: BrowserChallengePages?
     /// The clock the SDK's challenge timeout (`challenge.sdk-timeout`) is measured with; tests give one that jumps.
@@ -59,7 +61,7 @@ public final class AccessControlServer: Sendable {
     let logger: Logger
 
     public init(settings: AccessControlServerSettings, scenarios: ScenarioSource, peer: EMVPeer, endpoints: LocalEndpoints,
-                capacity: Int = 100_000, archive: (any TransactionArchive)? = nil, inMemory: Int? = nil, sharedStore: Bool = false,
+                capacity: Int = StoreDefaults.maxTransactions, archive: (any TransactionArchive)? = nil, inMemory: Int? = nil, sharedStore: Bool = false,
                 journal: Journal? = nil, logger: Logger) {
         self.journal = journal
         self.sharedStore = sharedStore ? archive : nil

@@ -168,7 +168,7 @@ public final class DirectoryServer: Sendable {
     let sharedStore: (any TransactionArchive)?
 
     public init(settings: DirectoryServerSettings, scenarios: ScenarioSource? = nil, peer: EMVPeer, endpoints: LocalEndpoints,
-                capacity: Int = 100_000, archive: (any TransactionArchive)? = nil, inMemory: Int? = nil, sharedStore: Bool = false,
+                capacity: Int = StoreDefaults.maxTransactions, archive: (any TransactionArchive)? = nil, inMemory: Int? = nil, sharedStore: Bool = false,
                 cardRangeEpoch: String? = nil, journal: Journal? = nil, logger: Logger) {
         // A cluster's instances share one epoch: a serial one gave, another knows (their changes reach them all, in order).
         cardRanges = cardRangeEpoch.map { CardRangeLog(epoch: $0) } ?? CardRangeLog()
@@ -745,8 +745,8 @@ public final class DirectoryServer: Sendable {
         return .emv(presFaultJSON(), status: count == 0 ? .ok : .created)
     }
 
-    /// How long the store counts armed PRes faults' uses in a cluster: a day, as a pin lives at most.
-    static let presFaultsLifetimeMilliseconds: Int64 = 86_400_000
+    /// How long the store counts armed PRes faults' uses in a cluster: as long as a pin lives at most.
+    static let presFaultsLifetimeMilliseconds = Int64(PinBoard.maxLifetime.components.seconds) * 1000
 
     /// `GET /admin/ds/pres-faults`: what the next PReqs will be answered with (in a cluster, as this instance saw them used).
     private func presFaultListing() -> HTTPResponse { .emv(presFaultJSON()) }

@@ -108,12 +108,13 @@ struct AdminRoutes {
             count = value
         default: throw HTTPError(.badRequest, "count must be a number")
         }
-        var lifetime = 3600.0
+        var lifetime = Double(PinBoard.defaultLifetime.components.seconds)
+        let longest = Double(PinBoard.maxLifetime.components.seconds)
         switch body["expiresIn"] {
         case nil: break
         case .number(let text)?:
-            guard let seconds = Double(text), seconds.isFinite, (1...86_400).contains(seconds) else {
-                throw HTTPError(.badRequest, "expiresIn must be 1-86400 seconds")
+            guard let seconds = Double(text), seconds.isFinite, (1...longest).contains(seconds) else {
+                throw HTTPError(.badRequest, "expiresIn must be 1-\(Int(longest)) seconds")
             }
             lifetime = seconds
         default: throw HTTPError(.badRequest, "expiresIn must be a number of seconds")

@@ -8,6 +8,7 @@ import Logging
 import Messaging
 import Net
 import Runs
+import Scenarios
 import Store
 import Synchronization
 import ThreeDSServer
@@ -260,7 +261,7 @@ struct ClusterChange {
         (.post, "/admin/ds/pres-faults", "pres-faults", ["pres-faults"]),
     ]
     /// A pin lives 1 day at most (`expiresIn`), and the store counts armed PRes faults' uses as long: their changes are kept that long.
-    static let countedKeptMilliseconds: Int64 = 86_400_000
+    static let countedKeptMilliseconds = Int64(PinBoard.maxLifetime.components.seconds) * 1000
 
     /// What this instance knows of the changes: the ids it applied (a change spread to it while it made the same one
     /// again at start is applied once), and whether it has made those made before it started.

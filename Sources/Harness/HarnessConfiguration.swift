@@ -125,7 +125,7 @@ public struct HarnessConfiguration: Sendable, Equatable {
     /// The scenario file (`config/scenarios.yaml`).
     public var scenarios = "config/scenarios.yaml"
     /// Transactions each role keeps in memory; past this the oldest are dropped.
-    public var maxTransactions = 100_000
+    public var maxTransactions = StoreDefaults.maxTransactions
     /// Where the harness writes what it keeps (the store's `harness.sqlite`); made at the first start.
     public var dataDirectory = "data"
     public var store = Store()

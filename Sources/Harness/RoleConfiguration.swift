@@ -65,7 +65,7 @@ public struct AccessControlServerConfiguration: Sendable, Equatable {
     /// The acsURL given to SDKs; nil means this harness's `/acs/challenge` (HTTPS when it listens on HTTPS).
     public var challengeURL: String?
     /// Seconds a challenge may take before it ends as timed out.
-    public var challengeTimeout: Double = 600
+    public var challengeTimeout = AccessControlServerSettings.defaultChallengeTimeout
     /// The folder of the browser challenge's page templates (`acs-challenge.html`, `acs-final.html`).
     public var pageTemplates = "config/templates"
     public init() {}

@@ -45,7 +45,7 @@ public final class Journal: Sendable {
 
     /// `savesBeforeAnswers`: in a cluster, an open entry's changes are saved before each answer (``saveChanged()``), not
     /// only when it ends.
-    public init(capacity: Int = 100_000, archive: (any TransactionArchive)? = nil, savesBeforeAnswers: Bool = false) {
+    public init(capacity: Int = StoreDefaults.maxTransactions, archive: (any TransactionArchive)? = nil, savesBeforeAnswers: Bool = false) {
         // An open entry pushed out of memory is saved as it is; an ended one already was.
         entries = TransactionStore(capacity: capacity) { entry in
             if entry.state == .open { Self.save(entry, to: archive) }

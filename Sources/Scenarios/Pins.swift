@@ -35,11 +35,14 @@ public final class PinBoard: Sendable {
 
     public let capacity: Int
     private let pins = Mutex<[PinTarget: [Pin]]>([:])
+    /// A pin lives this long unless it says (`expiresIn`), and at most `maxLifetime`; so do armed PRes faults, and the
+    /// cluster's store counts both as long.
+    public static let defaultLifetime = Duration.seconds(3600), maxLifetime = Duration.seconds(86_400)
 
     public init(capacity: Int = 1_000) { self.capacity = capacity }
 
     /// Adds a pin behind those already set for its target (they are used first), for `lifetime`.
-    public func add(_ scenario: Scenario, for target: PinTarget, count: Int, lifetime: Duration = .seconds(3600),
+    public func add(_ scenario: Scenario, for target: PinTarget, count: Int, lifetime: Duration = PinBoard.defaultLifetime,
                     id: String? = nil) throws(Full) -> Pin {
         let now = ContinuousClock.now
         let pin = Pin(id: id ?? UUID().uuidString.lowercased(), target: target, scenario: scenario, remaining: count, expires: now + lifetime)

@@ -78,7 +78,7 @@ public final class PostgresArchive: TransactionArchive {
 
     /// Connects to `url`, makes the schema when the database has none, and refuses one of another
     /// version, saying why. Blocks the caller while it does (at start, before anything is served).
-    public init(url: String, retention: SQLiteArchive.Retention, durability: StoreDurability = .behind, maxPending: Int = 50_000,
+    public init(url: String, retention: SQLiteArchive.Retention, durability: StoreDurability = .behind, maxPending: Int = StoreDefaults.maxPendingRecords,
                 now: @escaping @Sendable () -> Int64 = SQLiteArchive.wallClock,
                 onLoss: @escaping @Sendable (Int, String) -> Void = { _, _ in }) throws(PostgresError) {
         self.url = url
@@ -356,7 +356,7 @@ public final class PostgresArchive: TransactionArchive {
             if !batch.isEmpty { await write(batch) }
             queue.batchDone()
             queue.settle(upTo: upTo)
-            if writer.writesSinceRetention >= 10_000 || ContinuousClock.now - writer.lastRetention > .seconds(60) || closing {
+            if WriteQueue.retentionDue(writesSince: writer.writesSinceRetention, lastAt: writer.lastRetention, closing: closing) {
                 await applyRetention()
             }
             // A save whose kick came while this write was waiting (for retention, say) found it busy: look again.

@@ -56,7 +56,7 @@ public final class SQLiteArchive: TransactionArchive {
     /// Opens (creating it and its folder when missing) the archive at `path`. Fails, saying
     /// why, when the file cannot be created or read, or is another program's database.
     /// `pageLimit` caps the file at that many pages (4 KiB each), as a full disk would: for tests.
-    public init(path: String, retention: Retention, durability: StoreDurability = .behind, maxPending: Int = 50_000, pageLimit: Int? = nil,
+    public init(path: String, retention: Retention, durability: StoreDurability = .behind, maxPending: Int = StoreDefaults.maxPendingRecords, pageLimit: Int? = nil,
                 now: @escaping @Sendable () -> Int64 = SQLiteArchive.wallClock,
                 onLoss: @escaping @Sendable (Int, String) -> Void = { _, _ in }) throws(SQLiteError) {
         self.path = path
@@ -221,7 +221,7 @@ public final class SQLiteArchive: TransactionArchive {
                 queue.batchDone()
             }
             queue.settle(upTo: upTo)
-            if writesSinceRetention >= 10_000 || ContinuousClock.now - lastRetention > .seconds(60) || closing {
+            if WriteQueue.retentionDue(writesSince: writesSinceRetention, lastAt: lastRetention, closing: closing) {
                 applyRetention(writer.connection, removable: &removable)
                 lastRetention = .now
                 writesSinceRetention = 0

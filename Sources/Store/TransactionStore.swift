@@ -49,14 +49,14 @@ public final class TransactionStore<Record: Sendable>: Sendable {
         }
     }
 
-    public convenience init(capacity: Int = 100_000, onEvict: (@Sendable (Record) -> Void)? = nil) {
+    public convenience init(capacity: Int = StoreDefaults.maxTransactions, onEvict: (@Sendable (Record) -> Void)? = nil) {
         self.init(capacity: capacity, onEvict: onEvict, archiving: nil)
     }
 
     /// A store whose records are also saved to `archive` under `role` after each change:
     /// memory stays the cache, the archive what survives a restart. Past `memoryBound` records in
     /// memory, the oldest settled ones leave it.
-    public convenience init(capacity: Int = 100_000, archive: (any TransactionArchive)?, role: String, memoryBound: Int? = nil,
+    public convenience init(capacity: Int = StoreDefaults.maxTransactions, archive: (any TransactionArchive)?, role: String, memoryBound: Int? = nil,
                             onEvict: (@Sendable (Record) -> Void)? = nil) where Record: ArchivableRecord {
         self.init(capacity: capacity, onEvict: onEvict, archiving: archive.map {
             Archiving(archive: $0, role: role, encode: { $0.archivedJSON }, memoryBound: max(1, memoryBound ?? capacity), isSettled: { $0.isSettled })
@@ -220,4 +220,12 @@ extension TransactionStore {
             return found
         }.map { ($0.key.id, $0.record) }
     }
+}
+
+/// The limits a store has unless configured otherwise, each written once.
+public enum StoreDefaults {
+    /// The transactions each role keeps (`store.maxTransactions`); the oldest go first.
+    public static let maxTransactions = 100_000
+    /// The records an archive holds waiting for its writer; past them a save is counted as lost.
+    public static let maxPendingRecords = 50_000
 }

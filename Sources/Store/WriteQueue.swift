@@ -25,6 +25,11 @@ final class WriteQueue: Sendable {
     private let state = Mutex(State())
     let maxPending: Int
 
+    /// Whether an archive's writer applies retention now: after 10,000 writes, a minute after it last did, or at the close.
+    static func retentionDue(writesSince writes: Int, lastAt last: ContinuousClock.Instant, closing: Bool) -> Bool {
+        writes >= 10_000 || ContinuousClock.now - last > .seconds(60) || closing
+    }
+
     init(maxPending: Int) { self.maxPending = maxPending }
 
     /// Queues a record; false (and the losses so far) when it is not taken: the queue is full or closed.

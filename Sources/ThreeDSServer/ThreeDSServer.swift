@@ -57,7 +57,7 @@ public final class ThreeDSServer: Sendable {
     /// EC key; nil when the 3DS Server has none for it.
     let tokenDirectoryServer: @Sendable (_ rid: String, _ key: TestPKI.KeyVariant) -> TokenStyleDirectoryServer?
 
-    public init(settings: ThreeDSServerSettings, peer: EMVPeer, endpoints: LocalEndpoints, capacity: Int = 100_000,
+    public init(settings: ThreeDSServerSettings, peer: EMVPeer, endpoints: LocalEndpoints, capacity: Int = StoreDefaults.maxTransactions,
                 archive: (any TransactionArchive)? = nil, inMemory: Int? = nil, sharedStore: Bool = false, directoryServerID: @escaping @Sendable (String) -> String? = { _ in nil },
                 tokenDirectoryServer: @escaping @Sendable (_ rid: String, _ key: TestPKI.KeyVariant) -> TokenStyleDirectoryServer? = { _, _ in nil },
                 logger: Logger) {

@@ -47,8 +47,13 @@ struct ShutdownUnderLoadTests {
                         }
                     }
                 }
-                // The signal comes once the load is established, with every worker mid-transaction.
-                while tally.state.withLock({ $0.completed }) < 2 * Self.workers { try? await Task.sleep(nanoseconds: 5_000_000) }
+                // The signal comes once the load is established, with every worker mid-transaction (within 60 s: a harness
+                // that answers nothing fails the test, it does not hang it).
+                let established = ContinuousClock.now + .seconds(60)
+                while tally.state.withLock({ $0.completed }) < 2 * Self.workers, ContinuousClock.now < established {
+                    try? await Task.sleep(nanoseconds: 5_000_000)
+                }
+                #expect(tally.state.withLock { $0.completed } >= 2 * Self.workers, "round \(round): the load never got going")
                 serve.signal(SIGTERM)
             }
             let status = serve.wait(timeout: 60)

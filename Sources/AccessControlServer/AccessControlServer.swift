@@ -338,7 +338,7 @@ public final class AccessControlServer: Sendable {
         }
         let delivery: String
         do {
-            switch try await peer.exchange(rreq, url: url, read: { body throws(InvalidMessage) in try RRes(bytes: body.bytes, written: body.written) }) {
+            switch try await deliver(rreq, to: url) {
             case .message(let rres): delivery = "RRes resultsStatus \(rres.resultsStatus.rawValue)"
             case .erro(let erro): delivery = "Erro \(erro.errorCode.rawValue): \(erro.errorDescription)"
             }
@@ -348,6 +348,25 @@ public final class AccessControlServer: Sendable {
         logger.info("RReq of a transaction whose instance is gone sent", metadata: [
             "acsTransID": "\(rreq["acsTransID"]?.stringValue ?? "-")", "delivery": "\(delivery)", "job": "\(job.id)"])
         return true
+    }
+
+    /// The path of this harness's DS that takes RReqs: what `dsURL` names when the DS is a co-hosted role.
+    static let directoryServerResultsPath = "/ds/rreq"
+
+    /// Sends an RReq to `url` and reads the RRes. In a cluster, an RReq for this harness's own DS at another instance that
+    /// cannot be reached (the instance that began the transaction died, and no balancer stands before the instances)
+    /// goes to this instance's DS instead, which passes it on to the DS transaction's home or takes it up from the store.
+    private func deliver(_ rreq: JSONValue, to url: String) async throws(PeerFailure) -> PeerAnswer<RRes> {
+        let read: (ReceivedBody) throws(InvalidMessage) -> RRes = { body throws(InvalidMessage) in try RRes(bytes: body.bytes, written: body.written) }
+        do {
+            return try await peer.exchange(rreq, url: url, read: read)
+        } catch {
+            let own = endpoints.url(Self.directoryServerResultsPath)
+            guard sharedStore != nil, case .unreachable(_, .connectFailed) = error, url != own,
+                  URL(string: url)?.path == Self.directoryServerResultsPath else { throw error }
+            logger.info("RReq sent to this instance's DS: the DS at dsURL cannot be reached", metadata: ["dsURL": "\(url)", "reason": "\(error)"])
+            return try await peer.exchange(rreq, url: own, read: read)
+        }
     }
 
     /// An Erro from the DS about this ACS's ARes (its own, or the 3DS Server's passed on):
@@ -514,7 +533,7 @@ public final class AccessControlServer: Sendable {
         let rreq = transaction.rreq(for: result)
         let delivery: String
         do {
-            switch try await peer.exchange(rreq.json, url: transaction.resultsURL, read: { body throws(InvalidMessage) in try RRes(bytes: body.bytes, written: body.written) }) {
+            switch try await deliver(rreq.json, to: transaction.resultsURL) {
             case .message(let rres):
                 delivery = "RRes resultsStatus \(rres.resultsStatus.rawValue)"
                 if fallingBack { journal?.check(transaction.ids.dsTransID, Self.fallbackResultsCheck(rres.resultsStatus)) }

@@ -222,6 +222,46 @@ struct ClusterTests {
     /// the next CReq is opened under the same key, and its third wrong code ends the challenge N with an RReq that
     /// counts three interactions. Sent to both surviving instances at once, it is taken up by one of them only: one
     /// CRes, one Erro, one RReq. Without the take-up that CReq is refused (Erro 301) at both.
+    /// Without a balancer (no `server.publicURL`: the AReq's `dsURL` names the instance that began the transaction), a
+    /// challenge taken over after that instance died still delivers its RReq: the ACS that took it sends the RReq to its
+    /// own DS, which takes the DS transaction up from the store.
+    @Test func withoutABalancerATakenOverChallengeDeliversItsRReq() async throws {
+        let cluster = try await HarnessCluster.start(instances: 2, balanced: false)
+        defer { cluster.stop() }
+        let threeDSServer = try RReqReceiver()
+        defer { threeDSServer.stop() }
+        let client = cluster.client
+        let (first, second) = (cluster.instances[0].url, cluster.instances[1].url)
+        let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: .v2_2_0, style: .android)
+        let areq = try appAReq(pan: "4000000000110009", replacing: [
+            "threeDSServerURL": .string(threeDSServer.url), "sdkTransID": .string(sdk.sdkTransID), "sdkEphemPubKey": sdk.ephemeralPublicKeyJSON,
+        ])
+        let ares = try JSONReader.parse(try await client.post(first + "/ds/areq", body: JSONWriter.write(areq)).body).value
+        let acsTransID = try #require(ares["acsTransID"]?.stringValue, "\(ares)")
+        let content = try AcsSignedContent(verifying: try #require(ares["acsSignedContent"]?.stringValue),
+                                           with: CertificateVerifier(trustAnchors: [try pki.rootCertificate("A000000003")]))
+        // The instance itself is the acsURL (over its HTTPS listener), and its DS the AReq's dsURL.
+        #expect(content.acsURL.hasSuffix("/acs/challenge") && !content.acsURL.contains(cluster.publicURL), "\(content.acsURL)")
+        let channel = try SecureChannel(privateKey: sdk.ephemeralKey, peerPublicKey: content.acsEphemPubKey,
+                                        sdkReferenceNumber: SimulatedSDKTransaction.sdkReferenceNumber)
+        func send(_ counter: Int, _ action: CReq.Action, to url: String) async throws -> JSONValue? {
+            let creq = CReq(messageVersion: .v2_2_0, threeDSServerTransID: areq["threeDSServerTransID"]?.stringValue ?? "", acsTransID: acsTransID,
+                            sdkTransID: sdk.sdkTransID, counter: counter, action: action)
+            let body = Array(try channel.seal(JSONWriter.write(creq.json), encryption: .a128cbcHS256, kid: acsTransID, direction: .sdkToACS).utf8)
+            let answer = try await client.post(url + "/acs/challenge", body: body, contentType: "application/jose; charset=UTF-8")
+            guard answer.headers.mediaType == "application/jose" else { return nil }
+            return try JSONReader.parse(try channel.open(answer.bodyText, direction: .acsToSDK).plaintext).value
+        }
+        #expect(try await send(0, .none, to: first)?["acsUiType"]?.stringValue == "01")
+        try await cluster.killHome(role: "acs", id: acsTransID)
+        let final = try await send(1, .dataEntry("1234"), to: second)
+        #expect(final?["transStatus"]?.stringValue == "Y", "\(String(describing: final))")
+        let results = try await threeDSServer.awaitRReqs()
+        #expect(results.count == 1 && results.first?["transStatus"]?.stringValue == "Y", "\(results.map { JSONWriter.string($0) })")
+        let acs = try JSONReader.parse(try await client.get(second + "/admin/acs/transactions/\(acsTransID)").body).value
+        #expect(acs["resultsDelivery"]?.stringValue?.hasPrefix("RRes") == true, "\(acs)")
+    }
+
     @Test func anAppChallengeWhoseInstanceDiesGoesOnAtAnother() async throws {
         let cluster = try await HarnessCluster.start()
         defer { cluster.stop() }

@@ -22,11 +22,13 @@ final class HarnessCluster: @unchecked Sendable {
 
     /// Starts a cluster off the cooperative pool (its start blocks for seconds). `configuration`: YAML added to every
     /// instance's configuration file.
-    static func start(instances count: Int = 3, configuration: String = "") async throws -> HarnessCluster {
-        try await offThePool { try HarnessCluster(instances: count, configuration: configuration) }
+    /// `balanced`: false leaves `server.publicURL` unset, so each instance names itself to the parties (the balancer
+    /// still runs; the parties under test talk to the instances directly).
+    static func start(instances count: Int = 3, configuration: String = "", balanced: Bool = true) async throws -> HarnessCluster {
+        try await offThePool { try HarnessCluster(instances: count, configuration: configuration, balanced: balanced) }
     }
 
-    private init(instances count: Int, configuration: String) throws {
+    private init(instances count: Int, configuration: String, balanced: Bool) throws {
         client = try HTTPClient(group: clientGroup)
         database = try TemporaryPostgres()
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("cluster-\(UUID().uuidString)").path
@@ -38,7 +40,7 @@ final class HarnessCluster: @unchecked Sendable {
         let config = folder + "/harness.yaml"
         try """
             server:
-              publicURL: \(publicURL)
+              \(balanced ? "publicURL: \(publicURL)" : "# no publicURL: each instance names itself")
               roleCalls: \(roleCalls)
             store:
               backend: postgres

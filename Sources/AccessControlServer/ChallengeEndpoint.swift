@@ -364,8 +364,15 @@ extension AccessControlServer {
         }
         let delay = transaction.lastCResAt.map { ContinuousClock.now - $0 }
         let after = delay.map { " \(Int(($0 / .milliseconds(1)).rounded())) ms after the last CRes" } ?? ""
+        // The element the SDK-leg fault spoilt, which the Erro's errorDetail names (Table A.4).
+        let field = transaction.faults.filter { $0.leg == .sdk }.lazy.compactMap(\.fault.erroDue.field).first
         switch transaction.expectedSDKErro {
-        case erro.errorCode?: journal.check(dsTransID, .pass(.sdkErro, "Erro \(erro.errorCode.rawValue) received" + after))
+        case erro.errorCode?:
+            if let problem = ErrorDetail.problem(erro.errorDetail, code: erro.errorCode, field: field) {
+                journal.check(dsTransID, .fail(.sdkErro, "Erro \(erro.errorCode.rawValue) received\(after), but its \(problem)"))
+            } else {
+                journal.check(dsTransID, .pass(.sdkErro, "Erro \(erro.errorCode.rawValue) received" + after))
+            }
         case let due?: journal.check(dsTransID, .fail(.sdkErro, "Erro \(erro.errorCode.rawValue) received\(after), expected \(due.rawValue)"))
         case nil: journal.check(dsTransID, .fail(.sdkErro, "unexpected Erro \(erro.errorCode.rawValue) (\(erro.errorDescription))\(after)"))
         }

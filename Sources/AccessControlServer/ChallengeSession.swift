@@ -167,28 +167,7 @@ public struct ChallengeSession: Sendable {
             screen.oobContinueLabel = "Continue"
             return screen
         }
-        guard let step = currentStep else { return ChallengeScreenContent(uiType: .text) }
-        var screen = step.screen
-        screen.uiType = screen.uiType.available(in: version)
-        if screen.uiType.isHTML && screen.html == nil {
-            screen.html = ChallengeStep.defaultHTML(header: screen.header, text: warning ? step.errorText : screen.text,
-                                                    submitLabel: screen.submitLabel)
-        }
-        if screen.uiType == .outOfBand && screen.oobContinueLabel == nil { screen.oobContinueLabel = "Continue" }
-        if warning {
-            screen.text = step.errorText
-            screen.textIsWarning = true
-        } else if resent {
-            screen.text = "A new code has been sent."
-        }
-        if version < .v2_2_0 {
-            screen.oobAppURL = nil
-            screen.oobAppLabel = nil
-            screen.whitelistingInfoText = nil
-        } else if stepIndex == 0, screen.whitelistingInfoText == nil {
-            screen.whitelistingInfoText = script.whitelistingInfoText
-        }
-        return screen
+        return script.screen(at: stepIndex, in: version, warning: warning, resent: resent)
     }
 
     /// The values of an `application/x-www-form-urlencoded` query string.

@@ -39,6 +39,11 @@ struct AdminRoutes {
                 ("scenarios", .array(catalog.scenarios.map { Self.json($0, in: catalog) })),
             ]))
         }
+        // The negative cases generated from the field tables, each on a card of its own (docs/negative.md).
+        router.get("/admin/scenarios/negative") { _, _ in
+            let catalog = scenarios.catalog
+            return .emv(.object([("scenarios", .array(catalog.negative.map { Self.json($0, in: catalog) }))]))
+        }
         // A bad file leaves the scenarios in force as they were; transactions in flight keep theirs.
         router.post("/admin/reload") { _, _ in
             let count: Int
@@ -181,6 +186,7 @@ struct AdminRoutes {
             ("browser", browser),
             ("faults", scenario.faults.isEmpty ? nil : .array(scenario.faults.map(json))),
             ("expect", scenario.expectation.map(json)),
+            ("versions", scenario.versions.map { versions in .array(MessageVersion.allCases.filter(versions.contains).map { .string($0.rawValue) }) }),
         ])
     }
 

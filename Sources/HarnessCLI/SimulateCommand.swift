@@ -76,6 +76,9 @@ struct SimulateCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Run every frictionless scenario and check its outcome.")
     var allFrictionless = false
 
+    @Flag(name: .long, help: "Run the negative cases generated from the field tables (GET /admin/scenarios/negative): each CRes without an element Annex A requires, in the versions that require it; the SDK must answer Erro 201 naming it.")
+    var negative = false
+
     @Option(name: .long, help: "With --all: write the run's JUnit XML report here.")
     var junit: String?
 
@@ -88,11 +91,12 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Send X-Harness-Case with every transaction: a run id (or RUN/CASE), so that a run started with `run` takes them.")
     var harnessCase: String?
 
-    var runsScenarios: Bool { all || allFrictionless }
+    var runsScenarios: Bool { all || allFrictionless || negative }
     var writesReports: Bool { junit != nil || report != nil || json != nil }
 
     func validate() throws {
-        guard pan != nil || runsScenarios else { throw ValidationError("give --pan, --all or --all-frictionless") }
+        guard pan != nil || runsScenarios else { throw ValidationError("give --pan, --all, --all-frictionless or --negative") }
+        if [all, allFrictionless, negative].count(where: { $0 }) > 1 { throw ValidationError("give one of --all, --all-frictionless and --negative") }
         if writesReports, !runsScenarios || pan != nil { throw ValidationError("--junit, --report and --json go with --all or --all-frictionless (without --pan)") }
         if writesReports, harnessCase != nil { throw ValidationError("--harness-case names a run of yours: its reports come from `run --id`, not from --junit here") }
         if let encryption, !["A128CBC-HS256", "A128GCM"].contains(encryption) { throw ValidationError("--encryption \(encryption) is not A128CBC-HS256 or A128GCM") }
@@ -163,16 +167,16 @@ struct SimulateCommand: AsyncParsableCommand {
         var cases: [SimulationCase] = []
         if let pan { cases.append(SimulationCase(label: pan, pan: pan, answers: ChallengeAnswers(script: answers, whitelisting: whitelisting))) }
         if runsScenarios {
-            cases += try await simulator.scenarios()
+            cases += try await simulator.scenarios(negative: negative)
                 .compactMap { SimulationCase(scenario: $0, whitelisting: whitelisting) }
-                .filter { all || $0.label.hasPrefix("frictionless-") }
+                .filter { all || negative || $0.label.hasPrefix("frictionless-") }
         }
 
         // The reports come from a test run on the harness: its cases are this matrix's scenarios and versions.
         var testRun: (client: RunClient, id: String)?
         if writesReports {
             let runs = RunClient(client: appClient, baseURL: url)
-            let suite = JSONValue.object([("name", .string("simulate")), ("party", .string("sdk")),
+            let suite = JSONValue.object([("name", .string(negative ? "simulate --negative" : "simulate")), ("party", .string("sdk")),
                                           ("scenarios", .array(cases.map { .string($0.label) })),
                                           ("versions", .array(versions.map { .string($0.rawValue) })),
                                           ("channels", .array(channels.map { .string($0.name) }))])

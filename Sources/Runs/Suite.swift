@@ -28,10 +28,14 @@ public struct Suite: Sendable, Equatable {
     public var channels: [Channel]
     /// A subset: case ids (`challenge-text/2.2.0/app`) or scenario names; empty means every case.
     public var only: [String]
+    /// The negative cases generated from the field tables (``ScenarioCatalog/negative``) rather than the file's
+    /// scenarios, when `scenarios` names none.
+    public var negative: Bool
 
     public init(name: String, party: ConformanceCheck.Party, scenarios: [String] = [], versions: [MessageVersion] = MessageVersion.allCases,
-                channels: [Channel] = [.app], only: [String] = []) {
+                channels: [Channel] = [.app], only: [String] = [], negative: Bool = false) {
         self.name = name
+        self.negative = negative
         self.party = party
         self.scenarios = scenarios
         self.versions = versions
@@ -42,8 +46,10 @@ public struct Suite: Sendable, Equatable {
     /// `sdk-app`: an SDK in an app, through every scenario whose faults are on its leg (or none).
     /// `3ds-server`: a 3DS Server sending AReqs to this DS, through every scenario without SDK-leg faults.
     /// `3ds-server-browser`: the same in the browser channel (3DS Method, challenge pages).
+    /// `sdk-negative`: an SDK's CRes parser, through the negative cases generated from the field tables.
     public static let builtIn: [Suite] = [
         Suite(name: "sdk-app", party: .sdk),
+        Suite(name: "sdk-negative", party: .sdk, negative: true),
         Suite(name: "3ds-server", party: .threeDSServer),
         Suite(name: "3ds-server-browser", party: .threeDSServer, channels: [.browser]),
     ]
@@ -83,24 +89,30 @@ public struct Suite: Sendable, Equatable {
             }
         }
         guard !versions.isEmpty, !channels.isEmpty else { throw SuiteError("suite.versions and suite.channels must not be empty") }
+        let negative: Bool
+        switch json["negative"] {
+        case nil: negative = false
+        case .bool(let value)?: negative = value
+        default: throw SuiteError("suite.negative must be true or false")
+        }
         self.init(name: name, party: party, scenarios: try strings("scenarios") ?? [], versions: versions, channels: channels,
-                  only: try strings("only") ?? [])
+                  only: try strings("only") ?? [], negative: negative)
     }
 
     public var json: JSONValue {
         .object(omittingAbsent: [("name", .string(name)), ("party", .string(party.rawValue)), ("scenarios", .array(scenarios.map(JSONValue.string))),
                                  ("versions", .array(versions.map { .string($0.rawValue) })), ("channels", .array(channels.map { .string($0.rawValue) })),
-                                 ("only", only.isEmpty ? nil : .array(only.map(JSONValue.string)))])
+                                 ("only", only.isEmpty ? nil : .array(only.map(JSONValue.string))), ("negative", negative ? .bool(true) : nil)])
     }
 
     /// The cases of the suite over `catalog`: one per scenario x version x channel.
     public func cases(from catalog: ScenarioCatalog) throws(SuiteError) -> [RunCase] {
         var chosen: [Scenario] = []
         if scenarios.isEmpty {
-            chosen = catalog.scenarios.filter { $0.pan != nil && Self.tests(party, $0) }
+            chosen = (negative ? catalog.negative : catalog.scenarios).filter { $0.pan != nil && Self.tests(party, $0) }
         } else {
             for name in scenarios {
-                guard let scenario = catalog.scenarios.first(where: { $0.name == name }) else {
+                guard let scenario = catalog.scenario(named: name) else {
                     throw SuiteError("suite.scenarios: no scenario \(name) (GET /admin/scenarios lists them)")
                 }
                 guard scenario.pan != nil else { throw SuiteError("suite.scenarios: \(name) has no test PAN to run it with") }
@@ -110,7 +122,7 @@ public struct Suite: Sendable, Equatable {
         guard !chosen.isEmpty else { throw SuiteError("the suite has no scenario to run") }
         // A scenario runs in the channels it plays in (SDK-leg faults: the app alone); 3RI takes any card.
         let cases = chosen.flatMap { scenario in
-            versions.flatMap { version in
+            versions.filter { scenario.versions?.contains($0) ?? true }.flatMap { version in
                 channels.filter { $0 == .threeRI || scenario.channels.map(\.rawValue).contains($0.deviceChannel) }
                     .map { RunCase(scenario: scenario, version: version, channel: $0, catalog: catalog) }
             }

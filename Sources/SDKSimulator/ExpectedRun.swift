@@ -79,6 +79,8 @@ public struct SimulationCase: Sendable {
     public var expected: [String: ExpectedRun]?
     /// The channels the case runs in (a scenario with faults on the SDK leg: the app alone).
     public var channels: [DeviceChannel] = [.app, .browser]
+    /// The versions the scenario is a case of (a negative case of an element one version requires); nil: every version.
+    public var versions: Set<MessageVersion>?
     /// In the browser channel, where its 3DS Method changes them: the answers and expectations.
     public var browserAnswers: ChallengeAnswers?
     public var browserExpected: [String: ExpectedRun]?
@@ -108,6 +110,7 @@ public struct SimulationCase: Sendable {
         if case .array(let names)? = scenario["channels"] {
             channels = DeviceChannel.allCases.filter { channel in names.contains { $0.stringValue == channel.name } }
         }
+        if case .array(let names)? = scenario["versions"] { versions = Set(names.compactMap { $0.stringValue.flatMap(MessageVersion.init(rawValue:)) }) }
         if let browser = scenario["browser"] {
             if case .array(let list)? = browser["answers"] { browserAnswers = ChallengeAnswers(list.compactMap(\.stringValue), whitelisting: whitelisting) }
             var browserScenario = scenario

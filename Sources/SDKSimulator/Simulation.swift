@@ -179,14 +179,17 @@ public struct Simulator: Sendable {
     }
 
     /// The harness's scenarios (`GET /admin/scenarios`).
-    public func scenarios() async throws(SimulationError) -> [JSONValue] {
+    /// `negative`: the negative cases generated from the field tables (`GET /admin/scenarios/negative`) instead.
+    public func scenarios(negative: Bool = false) async throws(SimulationError) -> [JSONValue] {
         let response: HTTPResponse
         // A harness off loopback asks for its admin token: the one in the environment, as `serve` reads it.
         var headers = HTTPHeaders()
         if let token = ProcessInfo.processInfo.environment["THREEDS_HARNESS_ADMIN_TOKEN"], !token.isEmpty {
             headers.set("Authorization", "Bearer \(token)")
         }
-        do { response = try await client.get(baseURL + "/admin/scenarios", headers: headers) } catch { throw .unreachable("\(error)") }
+        do { response = try await client.get(baseURL + (negative ? "/admin/scenarios/negative" : "/admin/scenarios"), headers: headers) } catch {
+            throw .unreachable("\(error)")
+        }
         guard response.status.code == 200 else { throw .refused(status: response.status.code, response.bodyText) }
         guard case .array(let list)? = (try? JSONReader.parse(response.body).value)?["scenarios"] else {
             throw .unreadable("no scenarios array")

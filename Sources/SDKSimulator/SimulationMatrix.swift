@@ -54,7 +54,9 @@ public struct SimulationMatrix: Sendable {
             switch coverage {
             case .everyCombination:
                 entries += cases.flatMap { simulation in
-                    versions.flatMap { version in styles.map { Entry(simulation: simulation, version: version, style: $0) } }
+                    versions.filter { simulation.versions?.contains($0) ?? true }.flatMap { version in
+                        styles.map { Entry(simulation: simulation, version: version, style: $0) }
+                    }
                 }
             case .rotating:
                 entries += cases.enumerated().map { index, simulation in
@@ -67,7 +69,9 @@ public struct SimulationMatrix: Sendable {
             let browserCases = cases.filter { $0.channels.contains(.browser) }
             switch coverage {
             case .everyCombination:
-                entries += browserCases.flatMap { simulation in versions.map { Entry(simulation: simulation, version: $0, style: style, channel: .browser) } }
+                entries += browserCases.flatMap { simulation in
+                    versions.filter { simulation.versions?.contains($0) ?? true }.map { Entry(simulation: simulation, version: $0, style: style, channel: .browser) }
+                }
             case .rotating:
                 entries += browserCases.enumerated().map { index, simulation in
                     Entry(simulation: simulation, version: versions[index % versions.count], style: style, channel: .browser)

@@ -53,6 +53,36 @@ public struct ChallengeStep: Sendable, Equatable {
 }
 
 /// A scripted challenge: its steps in order, and how it ends.
+extension ChallengeScript {
+    /// Step `index` as the SDK of `version` is shown it: first (`warning` after a wrong answer, `resent` after a new code
+    /// was asked for), with the version's screen type and members; a text screen where no step is left.
+    public func screen(at index: Int, in version: MessageVersion, warning: Bool = false, resent: Bool = false) -> ChallengeScreenContent {
+        guard steps.indices.contains(index) else { return ChallengeScreenContent(uiType: .text) }
+        let step = steps[index]
+        var screen = step.screen
+        screen.uiType = screen.uiType.available(in: version)
+        if screen.uiType.isHTML && screen.html == nil {
+            screen.html = ChallengeStep.defaultHTML(header: screen.header, text: warning ? step.errorText : screen.text,
+                                                    submitLabel: screen.submitLabel)
+        }
+        if screen.uiType == .outOfBand && screen.oobContinueLabel == nil { screen.oobContinueLabel = "Continue" }
+        if warning {
+            screen.text = step.errorText
+            screen.textIsWarning = true
+        } else if resent {
+            screen.text = "A new code has been sent."
+        }
+        if version < .v2_2_0 {
+            screen.oobAppURL = nil
+            screen.oobAppLabel = nil
+            screen.whitelistingInfoText = nil
+        } else if index == 0, screen.whitelistingInfoText == nil {
+            screen.whitelistingInfoText = whitelistingInfoText
+        }
+        return screen
+    }
+}
+
 public struct ChallengeScript: Sendable, Equatable {
     public var steps: [ChallengeStep]
     /// Wrong answers allowed on one step; the last one ends the challenge with `failure`.

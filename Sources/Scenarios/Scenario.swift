@@ -23,6 +23,9 @@ public struct Scenario: Sendable, Equatable {
     /// 2.3.1 members the ARes carries beside the outcome (``AResRules/outcomeFieldNames``): device binding and trust list
     /// statuses, the cardholder's and the other parties' information. Left out of older versions, which do not define them.
     public var outcomeFields: JSONValue?
+    /// The versions the scenario is a case of; nil: every version (a negative case of an element one version requires
+    /// runs in that version only).
+    public var versions: Set<MessageVersion>?
 
     public init(name: String, pan: String?, description: String, outcome: Outcome, faults: [FaultInjection] = [], expectation: Expectation? = nil) {
         self.name = name
@@ -100,6 +103,9 @@ public struct TransactionFacts: Sendable {
 /// The scenarios in force, and which one a transaction gets.
 public struct ScenarioCatalog: Sendable {
     public let scenarios: [Scenario]
+    /// The negative cases generated from the field tables over `scenarios` (``NegativeScenarios``), each on a card of
+    /// its own: outside `scenarios`, so that `simulate --all` and the default suites stay what the file says.
+    public let negative: [Scenario]
     /// The scenario of a PAN no scenario names.
     public let fallback: Scenario
     private let byPAN: [String: Scenario]
@@ -124,6 +130,8 @@ public struct ScenarioCatalog: Sendable {
         }
         self.scenarios = scenarios
         self.fallback = fallback
+        negative = NegativeScenarios.cresMissingElements(from: scenarios).filter { byPAN[$0.pan ?? ""] == nil }
+        for scenario in negative { if let pan = scenario.pan { byPAN[pan] = scenario } }
         self.byPAN = byPAN
     }
 
@@ -134,7 +142,9 @@ public struct ScenarioCatalog: Sendable {
     public func names(pan: String) -> Bool { byPAN[pan] != nil }
 
     /// The scenario called `name`, if there is one.
-    public func scenario(named name: String) -> Scenario? { scenarios.first { $0.name == name } }
+    public func scenario(named name: String) -> Scenario? {
+        scenarios.first { $0.name == name } ?? (name.hasPrefix(NegativeScenarios.prefix) ? negative.first { $0.name == name } : nil)
+    }
 
     /// The scenario of a transaction: the one naming its PAN, else the first (in file order)
     /// whose trigger matches, else the fallback.

@@ -59,6 +59,9 @@ public enum ChallengeRules {
                   versions: [version])
     } + FieldRule.messageExtension)
 
+    /// Why the screens' header, label and text are required up to 2.2.0 though Annex A does not require them.
+    private static let sdkTestCasesExpect = "the EMVCo SDK test cases (TC_SDK_10268 and after) expect it on screens 01-03; Annex A up to 2.2.0 does not require it"
+
     static let final = Condition.fieldEquals("challengeCompletionInd", ["Y"])
     static let ongoing = Condition.fieldEquals("challengeCompletionInd", ["N"])
     static func showing(_ types: ACSUIType...) -> Condition { .fieldEquals("acsUiType", types.map(\.rawValue)) }
@@ -70,16 +73,19 @@ public enum ChallengeRules {
     /// label to `challengeEntryBox` (challengeInfoLabel stays allowed), and the information screen its own label.
     private static let screens: [FieldRule] = [
         FieldRule("challengeInfoHeader", .requiredWhen(showing(.text, .singleSelect, .multiSelect), because: "acsUiType 01-03"),
-                  .string(1...45), versions: until220),
+                  .string(1...45), versions: until220,
+                  beyondAnnexA: sdkTestCasesExpect),
         FieldRule("challengeInfoHeader", .requiredWhen(showing(.text, .singleSelect, .multiSelect, .outOfBand, .information),
                                                        because: "acsUiType 01-04 and 07"), .string(1...45), versions: v231),
         FieldRule("challengeInfoLabel", .requiredWhen(showing(.text, .singleSelect, .multiSelect), because: "acsUiType 01-03"),
-                  .string(1...45), versions: until220),
+                  .string(1...45), versions: until220,
+                  beyondAnnexA: sdkTestCasesExpect),
         // 2.3.1 keeps challengeInfoLabel, "CRes = OC, see Table A.20" (EMVCo SB 279 p.101), beside the text screen's new
         // challengeEntryBox.challengeDataEntryLabel: a text screen may carry both, and the harness sends both (CRes.swift).
         FieldRule("challengeInfoLabel", .requiredWhen(showing(.singleSelect, .multiSelect), because: "acsUiType 02-03"), .string(1...45), versions: v231),
         FieldRule("challengeInfoText", .requiredWhen(showing(.text, .singleSelect, .multiSelect), because: "acsUiType 01-03"),
-                  .string(1...350), versions: until220),
+                  .string(1...350), versions: until220,
+                  beyondAnnexA: sdkTestCasesExpect),
         FieldRule("challengeInfoText", .requiredWhen(showing(.text, .singleSelect, .multiSelect, .outOfBand, .information),
                                                      because: "acsUiType 01-04 and 07"), .string(1...350), versions: v231),
         FieldRule("challengeInfoTextIndicator", .optional, .oneOf(["Y", "N"])),

@@ -155,12 +155,17 @@ public struct FieldRule: Sendable {
     public let versions: Set<MessageVersion>
     /// `versions` as bits, for the check validation makes on every rule.
     private let versionBits: UInt8
+    /// Why the harness requires what Annex A leaves optional (common parsers refuse without it), when it does: a negative
+    /// case never fails a party for leaving such an element out.
+    public let beyondAnnexA: String?
 
-    public init(_ name: String, _ presence: Presence, _ format: FieldFormat, versions: Set<MessageVersion> = Set(MessageVersion.allCases)) {
+    public init(_ name: String, _ presence: Presence, _ format: FieldFormat, versions: Set<MessageVersion> = Set(MessageVersion.allCases),
+                beyondAnnexA: String? = nil) {
         self.name = name
         self.presence = presence
         self.format = format
         self.versions = versions
+        self.beyondAnnexA = beyondAnnexA
         versionBits = versions.reduce(0) { $0 | $1.bit }
     }
 

@@ -1,0 +1,84 @@
+import EMV3DS
+import EMVCrypto
+import Foundation
+import Harness
+import JOSE
+import JSON
+import Net
+import Scenarios
+import SDKSimulator
+import Testing
+import TestSupport
+
+/// The negative cases generated from the field tables (docs/negative.md): a CRes of each screen type without each
+/// element Annex A requires there, in the versions that require it. A correct SDK refuses each with Erro 201 naming the
+/// element (Core specification: the SDK validates the CRes; Table A.4, 201); one that sends no Erro fails `sdk.erro`.
+@Suite("Negative cases generated from the field tables")
+struct NegativeCaseTests {
+    static let catalog = try! ScenarioFile.load(path: repositoryRoot + "/config/scenarios.yaml")
+
+    @Test func eachScreenHasACaseForEachElementItRequiresInTheVersionsThatRequireIt() throws {
+        let cases = Dictionary(uniqueKeysWithValues: Self.catalog.negative.map { ($0.name, $0) })
+        func versions(_ name: String) -> [String]? { cases[name]?.versions.map { $0.map(\.rawValue).sorted() } }
+        #expect(versions("negative-cres-01-missing-submitAuthenticationLabel") == ["2.1.0", "2.2.0", "2.3.1"])
+        #expect(versions("negative-cres-02-missing-challengeSelectInfo") == ["2.1.0", "2.2.0", "2.3.1"])
+        #expect(versions("negative-cres-04-missing-oobContinueLabel") == ["2.1.0", "2.2.0"], "2.3.1 wants it only without oobAppLabel")
+        #expect(versions("negative-cres-05-missing-acsHTML") == ["2.1.0", "2.2.0", "2.3.1"])
+        // 2.3.1 Table A.20 requires header and text on the out-of-band and information screens too.
+        #expect(versions("negative-cres-04-missing-challengeInfoHeader") == ["2.3.1"])
+        #expect(versions("negative-cres-07-missing-infoContinueLabel") == ["2.3.1"])
+        // What the harness requires beyond Annex A up to 2.2.0 (the EMVCo SDK test cases' header on a text screen) is
+        // a negative case only where Annex A requires it.
+        #expect(versions("negative-cres-01-missing-challengeInfoHeader") == ["2.3.1"])
+        #expect(versions("negative-cres-01-missing-challengeInfoLabel") == nil)
+        // Every case is an SDK's, on a card of its own that no file scenario has, and expects Erro 201.
+        // What every screen carries (the ids, the counter, acsUiType) is a case of the text screen alone.
+        #expect(versions("negative-cres-01-missing-acsTransID") == ["2.1.0", "2.2.0", "2.3.1"] && versions("negative-cres-02-missing-acsTransID") == nil)
+        #expect(Self.catalog.negative.count >= 25)
+        let filePANs = Set(Self.catalog.scenarios.compactMap(\.pan))
+        for scenario in Self.catalog.negative {
+            #expect(scenario.pan.map { CardNumber.isLuhnValid($0) && !filePANs.contains($0) } == true, "\(scenario.name)")
+            #expect(scenario.expectation?.sdkErro == .requiredElementMissing && scenario.channels == [.app], "\(scenario.name)")
+            #expect(Self.catalog.scenario(for: scenario.pan ?? "").name == scenario.name)
+        }
+        // Not among the file's scenarios: `simulate --all` and the default suites stay what the file says.
+        #expect(!Self.catalog.scenarios.contains { $0.name.hasPrefix(NegativeScenarios.prefix) })
+    }
+
+    /// Every negative case in every version that has it, as `simulate --negative --junit` runs them: a correct SDK passes
+    /// each case of the run; one that withholds its Erro fails `sdk.erro` in each.
+    @Test(arguments: [false, true])
+    func aCorrectSDKPassesEveryNegativeCaseAndOneThatSendsNoErroFailsThem(withholdsErro: Bool) async throws {
+        try await withHarness { harness in
+            let group = EventLoopGroup(loopCount: 1)
+            defer { group.shutdown() }
+            let scenarios = try await harness.simulator.scenarios(negative: true)
+            let cases = scenarios.compactMap { SimulationCase(scenario: $0) }
+            #expect(cases.count == Self.catalog.negative.count)
+            let run = JSONValue.object([("suite", .object([("name", .string("negative")), ("party", .string("sdk")), ("negative", .bool(true))]))])
+            let started = try JSONReader.parse(try await harness.post("/admin/runs", JSONWriter.write(run)).body).value
+            let id = try #require(started["id"]?.stringValue, "\(started)")
+            let matrix = SimulationMatrix(cases: cases, versions: MessageVersion.allCases, styles: [.android], coverage: .everyCombination)
+            #expect(matrix.entries.count == started["cases"]?.arrayValue?.count, "one transaction per case of the suite")
+            var simulator = harness.simulator
+            simulator.harnessCase = id
+            let challenger = ChallengeRunner(client: try HTTPClient(group: group), trustAnchors: harness.app.configuration.directoryServers.compactMap {
+                try? pki.rootCertificate($0.rid)
+            }, misbehaviour: withholdsErro ? .withholdErro : nil)
+            let results = await matrix.run(simulator: simulator, challenger: challenger, concurrency: 16) { _, style in try directoryServer("A000000003", style) }
+            let problems = results.compactMap { result in result.problem.map { "\(result.entry.label) \(result.entry.version.rawValue): \($0)" } }
+            #expect(problems.isEmpty == !withholdsErro, "\(problems.prefix(5).joined(separator: "\n"))")
+            let finished = try JSONReader.parse(try await harness.post("/admin/runs/\(id)/finish", []).body).value
+            let entries = finished["cases"]?.arrayValue ?? []
+            if withholdsErro {
+                #expect(entries.allSatisfy { $0["status"]?.stringValue == "failed" }, "\(finished["summary"] ?? .null)")
+                #expect(entries.allSatisfy { entry in
+                    entry["checks"]?.arrayValue?.contains { $0["id"]?.stringValue == "sdk.erro" && $0["verdict"]?.stringValue == "fail" } == true
+                })
+            } else {
+                let failed = entries.filter { $0["status"]?.stringValue != "passed" }.map { "\($0["id"]?.stringValue ?? "?"): \($0["checks"]?.arrayValue?.first { $0["verdict"]?.stringValue == "fail" }?["detail"]?.stringValue ?? "")" }
+                #expect(failed.isEmpty, "\(failed.prefix(5).joined(separator: "\n"))")
+            }
+        }
+    }
+}

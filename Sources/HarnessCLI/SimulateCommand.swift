@@ -76,7 +76,7 @@ struct SimulateCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Run every frictionless scenario and check its outcome.")
     var allFrictionless = false
 
-    @Flag(name: .long, help: "Run the negative cases generated from the field tables (GET /admin/scenarios/negative): each CRes without an element Annex A requires, in the versions that require it; the SDK must answer Erro 201 naming it.")
+    @Flag(name: .long, help: "Run the negative cases generated from the field tables (GET /admin/scenarios/negative): a CRes without an element Annex A requires (Erro 201 due) or with an optional one empty (Erro 203 due), in the versions where the table says so.")
     var negative = false
 
     @Option(name: .long, help: "With --all: write the run's JUnit XML report here.")

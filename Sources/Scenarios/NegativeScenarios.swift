@@ -1,53 +1,72 @@
 public import EMV3DS
 public import Faults
 
-/// Negative cases generated from the field tables: each element Annex A requires of a message the harness sends to the
-/// party under test, left out, with the answer the specification requires of the receiver. For an SDK: the first CRes
-/// of each screen type without one of the elements the CRes table requires for that screen in a version, which the SDK
-/// must refuse with Erro 201 naming it (Core specification: the SDK validates each CRes, and sends an Error Message for
-/// a required data element missing, Table A.4: 201, its name in `errorDetail`).
+/// Negative cases generated from the field tables: each element of a message the harness sends to the party under test,
+/// spoilt, with the answer the specification requires of the receiver. For an SDK: the first CRes of each screen type
+/// without one of the elements the CRes table requires for that screen in a version (Erro 201 naming it), or with one of
+/// its string elements sent as "" (Erro 203 naming it); the SDK validates each CRes and sends an Error Message (Core
+/// specification; Annex A Table A.4, the element's name in `errorDetail`).
 public enum NegativeScenarios {
     /// The prefix of every generated scenario's name.
     public static let prefix = "negative-"
     /// The generated scenarios' cards: this prefix, a serial and the Luhn digit (16 digits, in the "4" range).
     static let cardPrefix = "400000009"
 
-    /// One case per screen type and required element, on the scripted challenge of that screen type (the first of
-    /// `scenarios` without faults, of a card): its first CRes without the element, in the versions that require it.
-    public static func cresMissingElements(from scenarios: [Scenario]) -> [Scenario] {
+    /// The cases of each screen type, on the scripted challenge of that type (the first of `scenarios` without faults, of a
+    /// card): its first CRes without each element required there, or with each string element empty, in the versions
+    /// where the table says so.
+    public static func cres(from scenarios: [Scenario]) -> [Scenario] {
         var serial = 0
-        // An element every screen requires (the ids, the counter, acsUiType) is a case of the first screen type only.
+        // An element every screen carries (the ids, the counter, acsUiType) is a case of the first screen type only.
         var covered: [String: Set<MessageVersion>] = [:]
         return ACSUIType.allCases.flatMap { uiType -> [Scenario] in
             guard let base = scenarios.first(where: { showsFirst(uiType, $0) }), case .challenge(let script) = base.outcome else { return [] }
-            var versionsByElement: [(element: String, versions: [MessageVersion])] = []
+            var versionsByCase: [(mutation: Mutation, element: String, versions: [MessageVersion])] = []
             for version in MessageVersion.allCases where uiType.since <= version {
                 let screen = script.screen(at: 0, in: version)
                 let cres = CRes(messageVersion: version, ids: placeholderIDs, counter: 0, content: .screen(screen)).json
-                for element in ChallengeRules.requiredElements(of: cres, in: version) {
-                    if everyScreen.contains(element), !covered[element, default: []].insert(version).inserted { continue }
-                    if let index = versionsByElement.firstIndex(where: { $0.element == element }) {
-                        versionsByElement[index].versions.append(version)
+                let found = ChallengeRules.requiredElements(of: cres, in: version).map { (Mutation.missing, $0) }
+                    + ChallengeRules.elementsRefusedEmpty(of: cres, in: version).map { (Mutation.empty, $0) }
+                for (mutation, element) in found {
+                    if everyScreen.contains(element), !covered["\(mutation.rawValue) \(element)", default: []].insert(version).inserted { continue }
+                    if let index = versionsByCase.firstIndex(where: { $0.mutation == mutation && $0.element == element }) {
+                        versionsByCase[index].versions.append(version)
                     } else {
-                        versionsByElement.append((element, [version]))
+                        versionsByCase.append((mutation, element, [version]))
                     }
                 }
             }
-            return versionsByElement.map { element, versions in
+            return versionsByCase.map { mutation, element, versions in
                 var scenario = base
-                scenario.name = "\(prefix)cres-\(uiType.rawValue)-missing-\(element)"
+                scenario.name = "\(prefix)cres-\(uiType.rawValue)-\(mutation.rawValue)-\(element)"
                 serial += 1
                 let digits = cardPrefix + String(repeating: "0", count: 6 - String(serial).count) + String(serial)
                 scenario.pan = digits + String(CardNumber.luhnCheckDigit(for: digits))
                 scenario.versions = Set(versions)
-                scenario.description = "The first CRes of a screen of acsUiType \(uiType.rawValue) without \(element), which Annex A requires there "
-                    + "(\(versions.map(\.rawValue).joined(separator: ", ")))."
-                scenario.faults = [FaultInjection(.missingField(element), on: .sdk)]
-                scenario.expectation = Expectation(sdk: .protocolError, sdkErro: .requiredElementMissing,
-                                                   text: "The SDK refuses the CRes: Erro 201 naming \(element), and protocolError.")
+                let inVersions = "(\(versions.map(\.rawValue).joined(separator: ", ")))"
+                switch mutation {
+                case .missing:
+                    scenario.description = "The first CRes of a screen of acsUiType \(uiType.rawValue) without \(element), which Annex A requires there \(inVersions)."
+                    scenario.faults = [FaultInjection(.missingField(element), on: .sdk)]
+                    scenario.expectation = Expectation(sdk: .protocolError, sdkErro: .requiredElementMissing,
+                                                       text: "The SDK refuses the CRes: Erro 201 naming \(element), and protocolError.")
+                case .empty:
+                    scenario.description = "The first CRes of a screen of acsUiType \(uiType.rawValue) with \(element) sent as \"\" \(inVersions)."
+                    scenario.faults = [FaultInjection(.emptyField(element), on: .sdk)]
+                    scenario.expectation = Expectation(sdk: .protocolError, sdkErro: .formatInvalid,
+                                                       text: "The SDK refuses the CRes: Erro 203 naming \(element), and protocolError.")
+                }
                 return scenario
             }
         }
+    }
+
+    /// How a generated case spoils its CRes.
+    enum Mutation: String, Sendable {
+        /// An element the screen requires left out: Erro 201.
+        case missing
+        /// A string element sent as "": Erro 203.
+        case empty
     }
 
     /// What every CRes that shows a screen carries whatever the screen.

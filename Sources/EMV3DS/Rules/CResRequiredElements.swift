@@ -16,4 +16,17 @@ extension ChallengeRules {
             return cRes.check(without, context: context).violations.contains { $0.code == .requiredElementMissing && $0.field == name }
         }
     }
+
+    /// The string elements of `cres` that the table refuses sent as "" with 203 (Annex A: a data element is not sent
+    /// empty; Table A.4: 203, its name in `errorDetail`): those optional there. An element required there and sent empty
+    /// reads as missing (201) as well as invalid (203), so it is left out: a negative case takes one reading only.
+    public static func elementsRefusedEmpty(of cres: JSONValue, in version: MessageVersion) -> [String] {
+        let context = MessageContext(version: version, channel: .app)
+        return (cres.objectMembers ?? []).filter { $0.value.stringValue != nil }.map(\.key).filter { name in
+            guard !["messageType", "messageVersion"].contains(name) else { return false }
+            var emptied = cres
+            emptied.set(name, .string(""))
+            return cRes.check(emptied, context: context).violations.contains { $0.code == .formatInvalid && $0.field == name }
+        }
+    }
 }

@@ -368,7 +368,7 @@ extension AccessControlServer {
         let field = transaction.faults.filter { $0.leg == .sdk }.lazy.compactMap(\.fault.erroDue.field).first
         switch transaction.expectedSDKErro {
         case erro.errorCode?:
-            if let problem = ErrorDetail.problem(erro.errorDetail, code: erro.errorCode, field: field) {
+            if let problem = ErrorDetail.problem(erro.errorDetail, code: erro.errorCode, field: field, extensionID: Fault.criticalExtensionID) {
                 journal.check(dsTransID, .fail(.sdkErro, "Erro \(erro.errorCode.rawValue) received\(after), but its \(problem)"))
             } else {
                 journal.check(dsTransID, .pass(.sdkErro, "Erro \(erro.errorCode.rawValue) received" + after))

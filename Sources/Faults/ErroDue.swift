@@ -45,7 +45,8 @@ extension Fault {
         case .wrongTransactionID(let field): .required([.transactionIDNotRecognised, .formatInvalid], field: field)
         case .swappedTransactionIDs: .required([.transactionIDNotRecognised, .formatInvalid], field: nil)
         case .malformedJSON: .required([.messageNotRecognised], field: nil)
-        case .erro, .latency: .forbidden
+        // An unknown member outside a critical extension is ignored: an Erro about it refuses a valid message.
+        case .erro, .latency, .unknownMember: .forbidden
         // A valid ARes under another Content-Type may be refused as a transport failure: an Erro (101) is allowed, not required.
         case .contentType, .httpStatus, .noAnswer, .closeMidResponse: .ungraded
         case .wrongCounter, .repeatedCounter, .selectInfoShape, .signedContent, .cresEncryption: .forbidden

@@ -58,6 +58,10 @@ public enum Fault: Sendable, Equatable {
     case repeatedCounter
     /// `challengeSelectInfo` as a list of strings instead of `[{"key":"label"}]`.
     case selectInfoShape
+    /// A member no version defines, added: a receiver ignores it (Core specification: an unrecognised data element
+    /// outside a critical extension is not an error). stripe/stripe-android PR 10590: ACSs send extra members in the
+    /// final CRes, and an SDK that refused them broke.
+    case unknownMember(String)
 
     // Crypto on `acsSignedContent`.
     case signedContent(SignedContentFault)
@@ -68,7 +72,7 @@ public enum Fault: Sendable, Equatable {
     public var legs: Set<FaultLeg> {
         switch self {
         // The RReq is a request: its content can be spoilt, not the way it is answered.
-        case .malformedJSON, .missingField, .emptyField, .messageVersion, .wrongTransactionID, .swappedTransactionIDs, .criticalExtension:
+        case .malformedJSON, .missingField, .emptyField, .messageVersion, .wrongTransactionID, .swappedTransactionIDs, .criticalExtension, .unknownMember:
             Set(FaultLeg.allCases)
         case .latency, .noAnswer, .closeMidResponse, .erro, .httpStatus, .contentType:
             [.directoryServer, .accessControlServer, .sdk]

@@ -13,7 +13,7 @@ extension Fault {
         "latency": "milliseconds", "no-answer": nil, "close-mid-response": nil, "erro": "error code", "http-status": "status code",
         "content-type": "media type", "malformed-json": nil, "missing-field": "field name", "empty-field": "field name",
         "message-version": "version", "wrong-id": "id field name", "swapped-ids": nil, "critical-extension": nil,
-        "wrong-counter": nil, "repeated-counter": nil, "select-info-shape": nil,
+        "wrong-counter": nil, "repeated-counter": nil, "select-info-shape": nil, "unknown-member": "member name",
     ].merging(SignedContentFault.allCases.map { ($0.rawValue, nil) }, uniquingKeysWith: { a, _ in a })
      .merging(CResEncryptionFault.allCases.map { ("cres-" + $0.rawValue, nil) }, uniquingKeysWith: { a, _ in a })
 
@@ -52,6 +52,7 @@ extension Fault {
         case "wrong-counter": self = .wrongCounter
         case "repeated-counter": self = .repeatedCounter
         case "select-info-shape": self = .selectInfoShape
+        case "unknown-member": self = .unknownMember(value)
         default:
             if let signed = SignedContentFault(rawValue: name) {
                 self = .signedContent(signed)
@@ -82,6 +83,7 @@ extension Fault {
         case .wrongCounter: "wrong-counter"
         case .repeatedCounter: "repeated-counter"
         case .selectInfoShape: "select-info-shape"
+        case .unknownMember(let name): "unknown-member \(name)"
         case .signedContent(let fault): fault.rawValue
         case .cresEncryption(let fault): "cres-" + fault.rawValue
         }

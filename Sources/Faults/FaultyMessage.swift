@@ -16,6 +16,8 @@ extension Fault {
             message.set(name, nil)
         case .emptyField(let name):
             message.set(name, .string(""))
+        case .unknownMember(let name):
+            message.set(name, .string("a member no version defines"))
         case .messageVersion(let version):
             message.set("messageVersion", .string(version))
         case .wrongTransactionID(let field):

@@ -36,6 +36,12 @@ public enum NegativeScenarios {
                     }
                 }
             }
+            // Members no version defines, which the SDK ignores (a party that refuses them fails): in the first CRes of
+            // the text screen, and in its final CRes (stripe/stripe-android PR 10590: ACSs send extra members there).
+            if uiType == .text {
+                versionsByCase.append((.unknownMember, unknownMember, MessageVersion.allCases))
+                versionsByCase.append((.unknownMemberInFinal, unknownMember, MessageVersion.allCases))
+            }
             return versionsByCase.map { mutation, element, versions in
                 var scenario = base
                 scenario.name = "\(prefix)cres-\(uiType.rawValue)-\(mutation.rawValue)-\(element)"
@@ -55,6 +61,13 @@ public enum NegativeScenarios {
                     scenario.faults = [FaultInjection(.emptyField(element), on: .sdk)]
                     scenario.expectation = Expectation(sdk: .protocolError, sdkErro: .formatInvalid,
                                                        text: "The SDK refuses the CRes: Erro 203 naming \(element), and protocolError.")
+                case .unknownMember, .unknownMemberInFinal:
+                    let final = mutation == .unknownMemberInFinal
+                    scenario.description = "The \(final ? "final" : "first") CRes with \(element), a member no version defines."
+                    // The final CRes answers the CReq after the last step.
+                    scenario.faults = [FaultInjection(.unknownMember(element), on: .sdk, round: final ? script.steps.count : 0)]
+                    scenario.expectation = nil
+                    scenario.description += " The SDK ignores it: the challenge completes, with no Erro."
                 }
                 return scenario
             }
@@ -67,7 +80,14 @@ public enum NegativeScenarios {
         case missing
         /// A string element sent as "": Erro 203.
         case empty
+        /// A member no version defines, in the first CRes: ignored.
+        case unknownMember = "unknown"
+        /// The same in the final CRes.
+        case unknownMemberInFinal = "final-unknown"
     }
+
+    /// The member no version defines that the unknown-member cases add.
+    static let unknownMember = "harnessUnknownMember"
 
     /// What every CRes that shows a screen carries whatever the screen.
     static let everyScreen: Set<String> = ["threeDSServerTransID", "acsTransID", "sdkTransID", "acsCounterAtoS", "challengeCompletionInd", "acsUiType"]

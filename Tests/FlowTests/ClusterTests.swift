@@ -45,6 +45,13 @@ struct ClusterTests {
         }
     }
 
+    /// An app challenge (challenge-text, 2.2.0) begun through the first instance: its SDK and the challenge's parameters.
+    private func challengeBegunAtTheFirstInstance(_ cluster: HarnessCluster) async throws -> (SimulatedSDKTransaction, ChallengeParameters) {
+        let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: .v2_2_0, style: .android)
+        let started = try await Simulator(client: cluster.client, baseURL: cluster.instances[0].url).authenticate(sdk, pan: "4000000000110009")
+        return (sdk, try #require(ChallengeParameters(record: started.record)))
+    }
+
     /// Two CReqs of one challenge, sent to two instances at once, reach the one instance that holds the
     /// challenge: one is answered with the CRes, the other refused as a replayed counter (Erro 302,
     /// sdkCounterStoA), never both answered.
@@ -52,10 +59,8 @@ struct ClusterTests {
         let cluster = try await HarnessCluster.start()
         defer { cluster.stop() }
         let client = cluster.client
-        let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: .v2_2_0, style: .android)
         // Begun at the first instance, which holds it from then on.
-        let started = try await Simulator(client: client, baseURL: cluster.instances[0].url).authenticate(sdk, pan: "4000000000110009")
-        let parameters = try #require(ChallengeParameters(record: started.record))
+        let (sdk, parameters) = try await challengeBegunAtTheFirstInstance(cluster)
         let content = try AcsSignedContent(verifying: parameters.acsSignedContent,
                                            with: CertificateVerifier(trustAnchors: [try pki.rootCertificate("A000000003")]))
         #expect(content.acsURL == cluster.publicURL + "/acs/challenge")
@@ -82,9 +87,7 @@ struct ClusterTests {
         let cluster = try await HarnessCluster.start()
         defer { cluster.stop() }
         let client = cluster.client
-        let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: .v2_2_0, style: .android)
-        let started = try await Simulator(client: client, baseURL: cluster.instances[0].url).authenticate(sdk, pan: "4000000000110009")
-        let parameters = try #require(ChallengeParameters(record: started.record))
+        let (sdk, parameters) = try await challengeBegunAtTheFirstInstance(cluster)
         let erro = ErroMessage(messageVersion: "2.2.0", errorCode: .formatInvalid, errorComponent: .sdk, errorDetail: "acsUiType",
                                errorMessageType: "CRes", threeDSServerTransID: parameters.threeDSServerTransID, acsTransID: parameters.acsTransID,
                                dsTransID: nil, sdkTransID: sdk.sdkTransID)

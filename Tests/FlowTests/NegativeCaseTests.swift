@@ -78,7 +78,7 @@ struct NegativeCaseTests {
             let challenger = ChallengeRunner(client: try HTTPClient(group: group), trustAnchors: harness.app.configuration.directoryServers.compactMap {
                 try? pki.rootCertificate($0.rid)
             }, misbehaviour: withholdsErro ? .withholdErro : nil)
-            let results = await matrix.run(simulator: simulator, challenger: challenger, concurrency: 16) { _, style in try directoryServer("A000000003", style) }
+            let results = await matrix.run(simulator: simulator, challenger: challenger, concurrency: 8) { _, style in try directoryServer("A000000003", style) }
             let problems = results.compactMap { result in result.problem.map { "\(result.entry.label) \(result.entry.version.rawValue): \($0)" } }
             #expect(problems.isEmpty == !withholdsErro, "\(problems.prefix(5).joined(separator: "\n"))")
             let finished = try JSONReader.parse(try await harness.post("/admin/runs/\(id)/finish", []).body).value

@@ -38,7 +38,12 @@ struct ShutdownUnderLoadTests {
                         // Frictionless and challenge transactions, until the server is gone.
                         while let sdk = try? SimulatedSDKTransaction(directoryServer: directory, messageVersion: .v2_2_0, style: .android) {
                             let challenge = worker % 2 == 1
-                            guard let result = try? await simulator.authenticate(sdk, pan: challenge ? "4000000000110009" : "4000000000001000") else { return }
+                            // Before the signal a failure (an answer late on a loaded machine) is tried again; after it, the server is going.
+                            guard let result = try? await simulator.authenticate(sdk, pan: challenge ? "4000000000110009" : "4000000000001000") else {
+                                if tally.state.withLock({ $0.signalled }) { return }
+                                try? await Task.sleep(for: .milliseconds(50))
+                                continue
+                            }
                             if result.state == "error" { tally.state.withLock { $0.failedAnswers.append(result.summary) } }
                             if challenge, let parameters = ChallengeParameters(record: result.record) {
                                 _ = await challenger.run(sdk, parameters: parameters, answers: ChallengeAnswers(["1234"]), style: .android)
@@ -54,6 +59,7 @@ struct ShutdownUnderLoadTests {
                     try? await Task.sleep(nanoseconds: 5_000_000)
                 }
                 #expect(tally.state.withLock { $0.completed } >= 2 * Self.workers, "round \(round): the load never got going")
+                tally.state.withLock { $0.signalled = true }
                 serve.signal(SIGTERM)
             }
             let status = serve.wait(timeout: 60)
@@ -66,5 +72,5 @@ struct ShutdownUnderLoadTests {
 }
 
 private final class Tally: Sendable {
-    let state = Mutex((completed: 0, failedAnswers: [String]()))
+    let state = Mutex((completed: 0, failedAnswers: [String](), signalled: false))
 }

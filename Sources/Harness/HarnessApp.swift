@@ -345,6 +345,7 @@ public final class HarnessApp: Sendable {
         if configuration.cluster.enabled, let url = configuration.cluster.instanceURL ?? plainBase ?? secureBase {
             instanceURL.set(url)
             metrics.setClusterInstance(url)
+            scenarios.loadMix.draw(as: url)
             (archive as? PostgresArchive)?.setInstanceURL(url)
             if let archive {
                 let (accessControlServer, change, server, token) = (accessControlServer, clusterChange.withLock { $0 }, server, configuration.admin.token)

@@ -37,8 +37,10 @@ public struct LoadMix: Sendable {
         self.latency = latency
     }
 
-    /// What the `index`th transaction drawn plays: a share's scenario, and the milliseconds added per leg.
-    public func draw(_ index: UInt64) -> (share: Int, latencyMs: [FaultLeg: Int]) {
+    /// What the `index`th transaction an instance draws plays: a share's scenario, and the milliseconds added per leg.
+    /// `instance` is mixed into the seed (0: one instance alone), so that each instance of a cluster has its own sequence.
+    public func draw(_ index: UInt64, instance: UInt64 = 0) -> (share: Int, latencyMs: [FaultLeg: Int]) {
+        let seed = seed ^ instance
         let total = shares.reduce(0) { $0 + $1.weight }
         var point = Self.unit(seed, index, 0) * total
         var share = shares.count - 1
@@ -101,8 +103,18 @@ public final class LoadMixBoard: Sendable {
 
     private let state = Mutex(State())
     static let kept = 10_000
+    /// Mixed into the seed: in a cluster each instance draws a sequence of its own (else every instance would draw the
+    /// same one, and consecutive outcomes through a round-robin balancer would come in threes).
+    private let instance = Mutex<UInt64>(0)
 
     public init() {}
+
+    /// Draws as the instance `name` (its URL) from here on: the same name, the same sequence under a seed.
+    public func draw(as name: String) {
+        // FNV-1a: the same number in every process (Swift's Hasher is seeded anew at each start).
+        let value = name.utf8.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x0000_0100_0000_01B3 }
+        instance.withLock { $0 = value }
+    }
 
     /// Puts `mix` in force, counting anew from its first draw.
     public func start(_ mix: LoadMix) { state.withLock { $0 = State(mix: mix) } }
@@ -126,7 +138,7 @@ public final class LoadMixBoard: Sendable {
                 // The default scenario's own test card is a scenario's card like any other.
                 return nil
             }
-            let (share, latencyMs) = mix.draw(state.drawn)
+            let (share, latencyMs) = mix.draw(state.drawn, instance: instance.withLock { $0 })
             state.drawn += 1
             guard var scenario = catalog.scenario(named: mix.shares[share].scenario) else { return nil }  // reloaded away
             state.byScenario[scenario.name, default: 0] += 1

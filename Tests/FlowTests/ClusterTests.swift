@@ -470,6 +470,27 @@ struct ClusterTests {
         }
     }
 
+    /// A load mix set through the balancer is in force at every instance, and each draws a sequence of its own from the
+    /// seed: the same cards at two instances get other outcomes (20 draws of an even mix: alike once in a million).
+    @Test func eachInstanceDrawsItsOwnSequenceOfALoadMix() async throws {
+        let cluster = try await HarnessCluster.start(instances: 2)
+        defer { cluster.stop() }
+        let client = cluster.client
+        let mix = #"{"seed": 9, "mix": [{"scenario": "frictionless-y", "weight": 1}, {"scenario": "frictionless-n", "weight": 1}]}"#
+        #expect(try await client.post(cluster.publicURL + "/admin/load-mix", body: Array(mix.utf8)).status == .created)
+        var sequences: [[String]] = []
+        for instance in cluster.instances {
+            var statuses: [String] = []
+            for _ in 0..<20 {
+                let ares = try JSONReader.parse(try await client.post(instance.url + "/ds/areq", body: JSONWriter.write(try appAReq(pan: "4111111111111111"))).body).value
+                statuses.append(ares["transStatus"]?.stringValue ?? "-")
+            }
+            sequences.append(statuses)
+        }
+        #expect(sequences.allSatisfy { Set($0) == ["Y", "N"] }, "\(sequences)")
+        #expect(sequences[0] != sequences[1], "\(sequences)")
+    }
+
     @Test func anInstanceStartedLaterMakesTheChangesMadeBefore() async throws {
         let cluster = try await HarnessCluster.start()
         defer { cluster.stop() }

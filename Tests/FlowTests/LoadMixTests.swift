@@ -31,6 +31,14 @@ struct LoadMixTests {
         #expect(LoadMix(shares: [.init(scenario: "a", weight: 1)], seed: 1, latency: [.directoryServer: .fixed(20)]).draw(3).latencyMs == [.directoryServer: 20])
     }
 
+    /// Each instance of a cluster draws its own sequence from the seed, the same one every time for the same instance.
+    @Test func eachInstanceDrawsASequenceOfItsOwnFromTheSeed() {
+        let first = (0..<200).map { Self.issueMix.draw(UInt64($0), instance: 1).share }
+        #expect(first == (0..<200).map { Self.issueMix.draw(UInt64($0), instance: 1).share })
+        #expect(first != (0..<200).map { Self.issueMix.draw(UInt64($0), instance: 2).share })
+        #expect(first != (0..<200).map { Self.issueMix.draw(UInt64($0)).share })
+    }
+
     @Test func aMixInForcePlaysItsScenariosWithTheirLatencyAndSaysWhatItDrew() async throws {
         try await withHarness { harness in
             let body = #"{"seed": 3, "mix": [{"scenario": "frictionless-y", "weight": 1}, {"scenario": "frictionless-n", "weight": 1}], "latency": {"ds": {"fixedMs": 20}}}"#

@@ -10,6 +10,17 @@ import TestSupport
 /// store answers.
 @Suite("Readiness apart from liveness", .serialized)
 struct ReadinessTests {
+    /// A harness on a PostgreSQL of its own, which `body` may stop and start.
+    func withHarnessOnPostgres(durability: String? = nil, _ body: (RunningHarness, TemporaryPostgres) async throws -> Void) async throws {
+        let database = try TemporaryPostgres()
+        defer { database.stop() }
+        try await withHarness(configure: { configuration in
+            configuration.store.backend = "postgres"
+            configuration.store.url = ConfigurationSecret(database.url)
+            if let durability { configuration.store.durability = durability }
+        }) { harness in try await body(harness, database) }
+    }
+
     @Test func anInstanceOnTheDefaultStoreIsReady() async throws {
         try await withHarness { harness in
             let ready = try await harness.get("/health/ready")
@@ -20,12 +31,7 @@ struct ReadinessTests {
 
     @Test(.enabled(if: TemporaryPostgres.missing == nil, Comment(rawValue: TemporaryPostgres.missing ?? "")))
     func aStoreOutageMakesTheInstanceNotReadyAndItsEndReadyAgain() async throws {
-        let database = try TemporaryPostgres()
-        defer { database.stop() }
-        try await withHarness(configure: { configuration in
-            configuration.store.backend = "postgres"
-            configuration.store.url = ConfigurationSecret(database.url)
-        }) { harness in
+        try await withHarnessOnPostgres { harness, database in
             #expect(try await harness.get("/health/ready").status == .ok)
             try database.pause()
             let down = try await harness.get("/health/ready")
@@ -48,13 +54,7 @@ struct ReadinessTests {
     /// is missing after it is back.
     @Test(.enabled(if: TemporaryPostgres.missing == nil, Comment(rawValue: TemporaryPostgres.missing ?? "")))
     func withAnsweredDurabilityAStoreOutageAcknowledgesNothing() async throws {
-        let database = try TemporaryPostgres()
-        defer { database.stop() }
-        try await withHarness(configure: { configuration in
-            configuration.store.backend = "postgres"
-            configuration.store.url = ConfigurationSecret(database.url)
-            configuration.store.durability = "answered"
-        }) { harness in
+        try await withHarnessOnPostgres(durability: "answered") { harness, database in
             #expect(try await harness.postMessage("/ds/areq", try appAReq(pan: "4000000000001000"))["transStatus"]?.stringValue == "Y")
             try database.pause()
             for _ in 0..<3 {

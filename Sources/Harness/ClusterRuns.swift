@@ -98,7 +98,7 @@ final class ClusterRuns: JournalListener {
         let elsewhere = known.withLock { $0.runs.filter(\.value.open).map { (id: $0.key, home: $0.value.home) } }
         await withTaskGroup(of: Void.self) { group in
             for run in elsewhere {
-                group.addTask { [self] in _ = try? await ask(run.home, .post, "/admin/runs/\(run.id)/attach", json: Self.facts(entry)) }
+                group.addTask { [self] in _ = try? await ask(run.home, .post, "/admin/runs/\(run.id)/attach", json: Self.facts(entry, noting: true)) }
             }
         }
     }
@@ -112,12 +112,12 @@ final class ClusterRuns: JournalListener {
                 _ = await held(id)
                 return local.attach(entry)
             }
-            return await attach(entry, to: id, at: home).attachment
+            return await attach(entry, to: id, at: home, noting: true).attachment
         }
         if let pan = entry.cardNumber {
             if local.run(issued: pan) != nil { return local.attach(entry) }
             if let (id, home) = known.withLock({ known in known.cards[pan].flatMap { id in known.runs[id].map { (id, $0.home) } } }) {
-                return await attach(entry, to: id, at: home).attachment
+                return await attach(entry, to: id, at: home, noting: true).attachment
             }
         }
         guard let key = RunRegistry.caseKey(of: entry) else { return .none }
@@ -148,12 +148,14 @@ final class ClusterRuns: JournalListener {
 
     /// `entry` attached by run `id`'s home; the run taken up here when its home is gone (its connection refused). `sure`: false when the home may have attached it though no answer said so (it timed out, or closed
     /// the connection).
-    private func attach(_ entry: JournalEntry, to id: String, at home: String) async -> (attachment: RunAttachment, sure: Bool) {
+    /// `noting`: the run is the one the entry names (its tag, its card), so a refused message it takes in no case is kept
+    /// by it; asked as one candidate of several, another may take it.
+    private func attach(_ entry: JournalEntry, to id: String, at home: String, noting: Bool = false) async -> (attachment: RunAttachment, sure: Bool) {
         var home = home
         for _ in 0..<3 {
             let answer: HTTPResponse
             do throws(HTTPClientError) {
-                answer = try await ask(home, .post, "/admin/runs/\(id)/attach", json: Self.facts(entry))
+                answer = try await ask(home, .post, "/admin/runs/\(id)/attach", json: Self.facts(entry, noting: noting))
             } catch {
                 switch error {
                 case .invalidURL, .nameResolutionFailed, .connectFailed, .clientShutDown:
@@ -161,10 +163,10 @@ final class ClusterRuns: JournalListener {
                     // taken from it here, unless another instance took it first: then asked there.
                     if await takeUp(id, from: home) {
                         logger.warning("a test run's home cannot be reached; taken over here", metadata: ["run": "\(id)", "home": "\(home)"])
-                        return (local.attach(entry, only: id), true)
+                        return (attachHere(entry, to: id, noting: noting), true)
                     }
                     guard let holder = await holder(of: id, insteadOf: home) else { return (failed(entry, id, home, error.summary), true) }
-                    if holder == instanceURL.value { return (local.attach(entry, only: id), true) }
+                    if holder == instanceURL.value { return (attachHere(entry, to: id, noting: noting), true) }
                     home = holder
                     continue
                 default:
@@ -176,7 +178,7 @@ final class ClusterRuns: JournalListener {
                 guard answer.status == .notFound, let holder = await holder(of: id, insteadOf: home) else {
                     return (failed(entry, id, home, "\(answer.status.code) \(answer.bodyText.prefix(200))"), answer.status.code < 500)
                 }
-                if holder == instanceURL.value { return (local.attach(entry, only: id), true) }
+                if holder == instanceURL.value { return (attachHere(entry, to: id, noting: noting), true) }
                 home = holder
                 continue
             }
@@ -202,10 +204,20 @@ final class ClusterRuns: JournalListener {
     }
 
     /// What a run's home needs of a transaction to attach it.
-    private static func facts(_ entry: JournalEntry) -> JSONValue {
+    /// `entry` attached to run `id` held here; when `noting`, a refused message no case takes is kept by the run.
+    private func attachHere(_ entry: JournalEntry, to id: String, noting: Bool) -> RunAttachment {
+        let attachment = local.attach(entry, only: id)
+        if case .attached = attachment {} else if noting, !entry.refusedParties.isEmpty {
+            local.noteRefusedOutsideCases(entry.dsTransID, tag: entry.caseTag, parties: entry.refusedParties, only: id)
+        }
+        return attachment
+    }
+
+    /// What a run's home needs of `entry` to attach it; with `noting`, whom it failed if it was refused.
+    private static func facts(_ entry: JournalEntry, noting: Bool = false) -> JSONValue {
         .object(omittingAbsent: [("dsTransID", .string(entry.dsTransID)), ("pan", .string(entry.cardNumber)), ("messageVersion", .string(entry.version)),
                                  ("deviceChannel", .string(entry.channel)), ("scenario", .string(entry.scenario)), ("caseTag", .string(entry.caseTag)),
-                                 ("refusedParties", entry.refusedParties.isEmpty ? nil : .array(entry.refusedParties.map { .string($0.rawValue) }))])
+                                 ("refusedParties", !noting || entry.refusedParties.isEmpty ? nil : .array(entry.refusedParties.map { .string($0.rawValue) }))])
     }
 
     /// Whether this instance holds run `id`, taking it up from the store when the store names this instance its home

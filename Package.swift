@@ -32,19 +32,23 @@ let package = Package(
 
         // I/O and crypto.
         .target(name: "JOSE", dependencies: ["COpenSSL", "JSON"]),
+        // libuv's event loops, one per thread: timers, handles a Swift object owns, and state confined to a loop.
+        .target(name: "EventLoops", dependencies: ["CLibUV"]),
+        // One PostgreSQL connection on a loop (libpq's asynchronous API on a poll handle): the only module that links libpq.
+        .target(name: "Postgres", dependencies: ["CLibPQ", "CLibUV", "EventLoops"]),
 
         // The protocol model: messages, field rules, error codes. Pure Swift, no I/O, no OpenSSL.
         .target(name: "EMV3DS", dependencies: ["JSON"]),
         // The EMV-specific uses of JOSE: device data, and the secure channel.
         .target(name: "EMVCrypto", dependencies: ["EMV3DS", "JOSE", "JSON"]),
         // Misbehaving on purpose: every fault a scenario can name, and how each spoils a message,
-        // an answer on the wire, acsSignedContent or a CRes.
-        .target(name: "Faults", dependencies: ["EMV3DS", "EMVCrypto", "JOSE", "JSON", "Messaging", "Net"]),
+        // acsSignedContent or a CRes (an answer on the wire: Messaging's FaultyAnswer).
+        .target(name: "Faults", dependencies: ["EMV3DS", "EMVCrypto", "JOSE", "JSON"]),
         // Scripted outcomes, and the transaction records the roles keep.
         .target(name: "Scenarios", dependencies: ["EMV3DS", "Faults", "JSON"]),
         // Transaction records: the bounded in-memory cache each role keeps, and the durable
         // archive behind it (SQLite, or PostgreSQL shared by several instances; written off the loops).
-        .target(name: "Store", dependencies: ["CSQLite", "CLibPQ", "Net"]),
+        .target(name: "Store", dependencies: ["CSQLite", "EventLoops", "Postgres"]),
         // Each transaction as the roles saw it together: messages (decrypted), checks of the
         // party under test, its run case; what the inspector and the run reports read.
         .target(name: "Journal", dependencies: ["EMV3DS", "JSON", "Store"]),
@@ -54,20 +58,20 @@ let package = Package(
         .target(
             name: "Net",
             dependencies: [
-                "CLibUV", "CHTTPParser", "COpenSSL", "CLibPQ", "JSON",
+                "CLibUV", "CHTTPParser", "COpenSSL", "EventLoops", "JSON",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
 
-        // EMV messages over HTTP: reading requests, answering Erro, exchanging with peers.
-        .target(name: "Messaging", dependencies: ["Net", "EMV3DS", "JSON"]),
+        // EMV messages over HTTP: reading requests, answering Erro, exchanging with peers, answers spoilt by faults.
+        .target(name: "Messaging", dependencies: ["Net", "EMV3DS", "Faults", "JSON"]),
 
         // The three roles, one module each.
         .target(name: "DirectoryServer", dependencies: [
             "EMV3DS", "EMVCrypto", "Faults", "JOSE", "JSON", "Journal", "Messaging", "Net", "Scenarios", "Store", .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "AccessControlServer", dependencies: [
-            "EMV3DS", "EMVCrypto", "Faults", "JOSE", "JSON", "Journal", "Messaging", "Net", "Scenarios", "Store", .product(name: "Logging", package: "swift-log"),
+            "EMV3DS", "EMVCrypto", "EventLoops", "Faults", "JOSE", "JSON", "Journal", "Messaging", "Net", "Scenarios", "Store", .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "ThreeDSServer", dependencies: [
             "EMV3DS", "EMVCrypto", "JOSE", "JSON", "Messaging", "Net", "Store", .product(name: "Logging", package: "swift-log"),
@@ -80,7 +84,7 @@ let package = Package(
         .target(
             name: "Harness",
             dependencies: [
-                "Net", "JOSE", "JSON", "EMV3DS", "EMVCrypto", "Faults", "Scenarios", "Messaging",
+                "Net", "EventLoops", "JOSE", "JSON", "EMV3DS", "EMVCrypto", "Faults", "Scenarios", "Messaging",
                 "DirectoryServer", "AccessControlServer", "ThreeDSServer", "Store", "Journal", "Runs",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
@@ -92,7 +96,7 @@ let package = Package(
         .executableTarget(
             name: "HarnessCLI",
             dependencies: [
-                "Harness", "Net", "JOSE", "JSON", "EMV3DS", "EMVCrypto", "Journal", "Runs", "Scenarios", "SDKSimulator", "ThreeDSServer",
+                "Harness", "Net", "EventLoops", "JOSE", "JSON", "EMV3DS", "EMVCrypto", "Runs", "Scenarios", "SDKSimulator", "ThreeDSServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -104,19 +108,21 @@ let package = Package(
 
         // Shared by the test targets: the repository's root and child processes.
         .target(name: "TestSupport", dependencies: ["JOSE"], path: "Tests/TestSupport"),
-        .testTarget(name: "NetTests", dependencies: ["Net", "TestSupport"]),
+        .testTarget(name: "NetTests", dependencies: ["Net", "EventLoops", "TestSupport"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "AccessControlServerTests", dependencies: ["AccessControlServer", "EMV3DS", "Scenarios"]),
+        .testTarget(name: "DirectoryServerTests", dependencies: ["DirectoryServer", "EMV3DS", "Faults"]),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),
         // ThirdParty: published messages nobody here wrote, read from the source tree.
         .testTarget(name: "EMV3DSTests", dependencies: ["EMV3DS", "JSON"], exclude: ["ThirdParty"]),
         .testTarget(name: "EMVCryptoTests", dependencies: ["EMVCrypto", "EMV3DS", "JOSE", "JSON"]),
         // Fixtures and the Python interop peer are read from the source tree at test time.
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "JSON", "TestSupport"], exclude: ["Fixtures", "Interop"]),
-        .testTarget(name: "HarnessTests", dependencies: ["EMV3DS", "Faults", "JOSE", "FuzzTargets", "Harness", "Journal", "Messaging", "Net", "Runs", "Scenarios", "Store", "TestSupport",
+        .testTarget(name: "HarnessTests", dependencies: ["EMV3DS", "EventLoops", "Faults", "JOSE", "JSON", "FuzzTargets", "Harness", "Journal", "Messaging", "Net", "Postgres", "Runs", "Scenarios", "Store", "TestSupport",
                                                            .product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams")]),
         // End to end: the roles over real HTTP on loopback, driven by the SDK simulator, by a Python peer, and by
         // headless Chromium under Selenium (Browser/, a Python script).
-        .testTarget(name: "FlowTests", dependencies: ["Harness", "Net", "EMV3DS", "EMVCrypto", "JOSE", "JSON", "Journal", "Messaging", "Runs", "SDKSimulator", "Store", "TestSupport",
+        .testTarget(name: "FlowTests", dependencies: ["Harness", "Net", "EMV3DS", "EMVCrypto", "EventLoops", "Faults", "JOSE", "JSON", "Journal", "Messaging", "SDKSimulator", "Scenarios", "Store", "TestSupport",
                                                         "ThreeDSServer", .product(name: "Logging", package: "swift-log")],
                     exclude: ["Peer", "Browser"]),
     ]

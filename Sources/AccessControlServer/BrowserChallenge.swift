@@ -1,7 +1,7 @@
 import EMV3DS
 import Foundation
-import JSON
 import Journal
+import JSON
 import Messaging
 import Net
 import Scenarios

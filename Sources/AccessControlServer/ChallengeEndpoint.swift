@@ -2,13 +2,13 @@ import EMV3DS
 import EMVCrypto
 import Faults
 import JOSE
-import JSON
 import Journal
+import JSON
+import Logging
 import Messaging
 import Net
 import Scenarios
 import Store
-import Logging
 
 /// `POST /acs/challenge`: the app channel. Each CReq arrives as a JWE under the secure
 /// channel's key; each answer is a CRes JWE in the same `enc`, or an Erro in plain JSON.

@@ -1,7 +1,7 @@
-public import JSON
 public import EMV3DS
 import Foundation
-public import Scenarios
+public import JSON
+import Scenarios
 
 /// How a challenge ended: what the RReq and the final CRes report.
 public struct ChallengeResult: Sendable, Equatable {
@@ -177,32 +177,6 @@ public struct ChallengeSession: Sendable {
             return String(value).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
         }
     }
-}
-
-extension ChallengeSession {
-    /// What the CRes table refuses in the screens `script` makes, in every version and in each
-    /// of a screen's forms (first shown, after a wrong answer, after a resend): the scenario
-    /// file's check, so that no scenario scripts a screen the ACS would send invalid.
-    public static func problems(in script: ChallengeScript) -> [(step: Int, version: MessageVersion, violation: Violation)] {
-        var found: [(step: Int, version: MessageVersion, violation: Violation)] = []
-        for version in MessageVersion.allCases {
-            var session = ChallengeSession(script: script, version: version)
-            for step in script.steps.indices {
-                session.stepIndex = step
-                for screen in [session.screen(), session.screen(warning: true), session.screen(resent: true)] {
-                    let ids = TransactionIDs(threeDSServerTransID: placeholderID, acsTransID: placeholderID, sdkTransID: placeholderID)
-                    let cres = CRes(messageVersion: version, ids: ids, counter: 0, content: .screen(screen))
-                    if let violation = ChallengeRules.cRes.check(cres.json, context: MessageContext(version: version)).violations.first {
-                        found.append((step, version, violation))
-                        break
-                    }
-                }
-            }
-        }
-        return found
-    }
-
-    private static let placeholderID = "00000000-0000-4000-8000-000000000000"
 }
 
 extension ChallengeSession {

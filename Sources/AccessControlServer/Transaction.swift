@@ -1,8 +1,9 @@
 public import EMV3DS
 import EMVCrypto
+import EventLoops
 import Faults
-import Net
 public import JSON
+import Net
 import Scenarios
 public import Store
 

@@ -1,14 +1,14 @@
+import Messaging
 import AccessControlServer
-import Foundation
+import AccessControlServer
 import DirectoryServer
 import EMV3DS
+import Foundation
 import JOSE
 import JSON
 import Logging
-import Messaging
 import Net
 import Runs
-import Scenarios
 import Store
 import Synchronization
 import ThreeDSServer
@@ -19,8 +19,8 @@ import ThreeDSServer
 /// balancer brings to another instance (a CReq, an RReq, a 3DS Method notification, a challenge page) is
 /// passed on to the home and its answer relayed, so one instance applies each step of a transaction, in
 /// order: two CReqs of one challenge sent to two instances at once are answered there one after the other.
-/// A home that cannot be reached leaves the request to this instance, which answers as the specification
-/// says for a transaction it does not know; one that fails after it had the request has its failure passed on (docs/scale.md).
+/// A home that refuses the connection is dead: this instance takes the transaction over (``TransactionArchive/claimHome(role:id:from:)``)
+/// and serves it; a home that fails after it had the request has its failure passed on (docs/scale.md).
 struct ClusterRoutes {
     /// Where a request names its transaction.
     enum TransactionKey: Sendable {
@@ -206,216 +206,5 @@ struct ClusterRoutes {
         }
         passed.headers.set(forwardedHeader, here)
         return passed
-    }
-}
-
-/// What every instance of a cluster does in the background until shutdown: says it is alive (every
-/// ``announceEvery``), and runs the jobs of instances that died (a decoupled result due from one): each second
-/// it claims jobs overdue by ``graceMilliseconds`` (their own instance would have claimed them at their time) and
-/// runs them, once in the whole cluster (`FOR UPDATE SKIP LOCKED` under a lease, deleted once run; a runner
-/// that dies mid-run leaves the job to be claimed again when its lease ends).
-enum ClusterHousekeeping {
-    static let graceMilliseconds: Int64 = 3_000
-    static let interval = Duration.seconds(1)
-    static let announceEvery = 5
-    /// An instance not heard of for this long is not sent changes: 3 announcements missed.
-    static let liveWindowMilliseconds: Int64 = 15_000
-
-    /// Runs until the task is cancelled (at shutdown).
-    /// `runner` says whether it ran the job (then it is gone), or left it for later (then it is claimable again).
-    static func run(_ archive: any TransactionArchive, instanceURL: String, runner: @escaping @Sendable (ScheduledJob) async -> Bool) async {
-        let cluster = archive as? any ClusterStore
-        var tick = 0
-        repeat {
-            if tick % announceEvery == 0 { await cluster?.announce(instanceURL) }
-            tick += 1
-            // Side by side: each may wait for a peer (an RReq, its RRes) up to its time limit.
-            let jobs = await archive.claimOverdueJobs(dueBefore: SQLiteArchive.wallClock() - graceMilliseconds, limit: 20)
-            await withTaskGroup(of: Void.self) { group in
-                for job in jobs {
-                    group.addTask {
-                        if await runner(job) { await archive.finishJob(id: job.id) } else { await archive.releaseJob(id: job.id) }
-                    }
-                }
-            }
-        } while (try? await Task.sleep(for: interval)) != nil
-    }
-}
-
-/// A change of what the harness plays, made on every live instance of a cluster: a pin (whose uses the store
-/// counts for all), the load mix, the scenario file read again, a card-range change (each instance numbering it
-/// alike, from the cluster's epoch). The instance that takes the request applies it,
-/// then passes it on to the others with one change id; the answer says on how many it was applied.
-struct ClusterChange {
-    static let idHeader = RecordedChange.idHeader
-    /// When a change was made (milliseconds since 1970), on a change made again by an instance started later: a pin lives
-    /// as long as where it was set. Read only with ``ClusterRoutes/forwardedHeader``, which the balancer removes.
-    static let madeHeader = "X-Harness-Change-Made"
-    /// "3 of 3": the instances that applied the change, of those alive.
-    static let appliedHeader = "X-Harness-Instances"
-    /// Each route, what it changes, and which earlier changes a change of it makes pointless (an instance started later skips them).
-    static let routes: [(method: HTTPMethod, path: String, kind: String, supersedes: [String])] = [
-        (.post, "/admin/pins", "pins", []), (.delete, "/admin/pins", "pins", ["pins"]), (.delete, "/admin/pins/{target}", "pins", []),
-        (.post, "/admin/load-mix", "load-mix", ["load-mix"]), (.delete, "/admin/load-mix", "load-mix", ["load-mix"]),
-        (.post, "/admin/reload", "reload", ["reload"]), (.post, "/admin/ds/card-ranges", "card-ranges", []),
-        (.post, "/admin/ds/pres-faults", "pres-faults", ["pres-faults"]),
-    ]
-    /// A pin lives 1 day at most (`expiresIn`), and the store counts armed PRes faults' uses as long: their changes are kept that long.
-    static let countedKeptMilliseconds = Int64(PinBoard.maxLifetime.components.seconds) * 1000
-
-    /// What this instance knows of the changes: the ids it applied (a change spread to it while it made the same one
-    /// again at start is applied once), and whether it has made those made before it started.
-    final class Applied: Sendable {
-        private struct State {
-            var ids: Set<String> = []
-            var order: [String] = []
-            var replayed = false
-        }
-
-        private let state = Mutex(State())
-        /// The newest ids remembered: changes come one at a time, by hand or by a pipeline.
-        static let remembered = 1_000
-
-        /// True the first time `id` comes.
-        func first(_ id: String) -> Bool {
-            state.withLock { state in
-                guard state.ids.insert(id).inserted else { return false }
-                state.order.append(id)
-                if state.order.count > Self.remembered { state.ids.remove(state.order.removeFirst()) }
-                return true
-            }
-        }
-
-        var replayed: Bool { state.withLock { $0.replayed } }
-        func setReplayed() { state.withLock { $0.replayed = true } }
-
-        /// Returns once the changes made before this instance started are made (or after a minute: never for ever).
-        func awaitReplay() async {
-            for _ in 0..<1_200 where !replayed { try? await Task.sleep(for: .milliseconds(50)) }
-        }
-    }
-
-    let store: any ClusterStore
-    let client: HTTPClient
-    let instanceURL: ClusterRoutes.InstanceURL
-    let applied: Applied
-    let logger: Logger
-
-    func register(on router: inout Router) {
-        for route in Self.routes {
-            let registered = router.wrap(route.method, route.path) { handler in
-                { request, context in
-                    guard request.headers[ClusterRoutes.forwardedHeader] == nil, let here = instanceURL.value else {
-                        // Passed on by the instance that took it, after the changes made before this instance started (in their
-                        // order), or made again at start: once each.
-                        if request.headers[Self.madeHeader] == nil { await applied.awaitReplay() }
-                        if let id = request.headers[Self.idHeader], !applied.first(id) { return .text("applied already\n") }
-                        return try await handler(request, context)
-                    }
-                    var request = request
-                    let id = UUID().uuidString.lowercased()
-                    request.headers.set(Self.idHeader, id)
-                    _ = applied.first(id)
-                    let answer = try await handler(request, context)
-                    guard answer.status.code < 300 else { return answer }
-                    let counted = ["pins", "pres-faults"].contains(route.kind) ? Self.countedKeptMilliseconds : nil
-                    await keep(request, id: id, kind: route.kind, supersedes: route.supersedes, keptMilliseconds: counted)
-                    return await spread(request, from: here, answered: answer)
-                }
-            }
-            precondition(registered, "no route \(route.method) \(route.path) to spread over the cluster")
-        }
-    }
-
-    /// Keeps a change before it is answered: an instance started from now on makes it too.
-    /// `keptMilliseconds`: how long it is kept (nil: until a later change makes it pointless).
-    private func keep(_ request: HTTPRequest, id: String, kind: String, supersedes: [String], keptMilliseconds: Int64?) async {
-        let made = SQLiteArchive.wallClock()
-        let change = RecordedChange(id: id, kind: kind, method: request.method.rawValue, target: request.target,
-                                    contentType: request.headers["Content-Type"], body: request.body, made: made,
-                                    expires: keptMilliseconds.map { made + $0 })
-        if await !store.record(change, supersedes: supersedes) {
-            logger.warning("a change was not kept in the store: an instance started later will not make it", metadata: ["target": "\(request.target)"])
-        }
-    }
-
-    /// A change this instance makes of itself (what the others must know of a test run it began): kept under `kind`, in place
-    /// of the one kept under it before, and sent to every other live instance; false when one of them did not take it.
-    func make(kind: String, method: HTTPMethod, target: String, json: JSONValue, keptMilliseconds: Int64?, adminToken: String?) async -> Bool {
-        guard let here = instanceURL.value else { return false }
-        let id = UUID().uuidString.lowercased(), body = JSONWriter.write(json)
-        var headers: HTTPHeaders = [Self.idHeader: id, "Content-Type": "application/json", "Content-Length": String(body.count)]
-        if let adminToken { headers.set("Authorization", "Bearer " + adminToken) }
-        let request = HTTPRequest(method: method, target: target, headers: headers, body: body)
-        _ = applied.first(id)
-        await keep(request, id: id, kind: kind, supersedes: [kind], keptMilliseconds: keptMilliseconds)
-        return await spread(request, from: here, answered: .text("made\n")).status.code < 300
-    }
-
-    /// Makes the changes kept in the store (made through the balancer before this instance started) here, oldest first, through
-    /// this instance's own routes: it starts as the others are, not from its files alone. `/health` answers 503 until then.
-    func replay(on server: HTTPServer, adminToken: String?) async {
-        defer { applied.setReplayed() }
-        guard let here = instanceURL.value else { return }
-        var kept = await store.changes()
-        for _ in 0..<4 where kept == nil {
-            try? await Task.sleep(for: .seconds(1))
-            kept = await store.changes()
-        }
-        guard let changes = kept else {
-            return logger.warning("the changes made through the balancer cannot be read: this instance starts from its files")
-        }
-        var made = 0
-        for change in changes {
-            var headers: HTTPHeaders = [ClusterRoutes.forwardedHeader: here, Self.idHeader: change.id, Self.madeHeader: String(change.made),
-                                        "Content-Length": String(change.body.count)]
-            if let type = change.contentType { headers.set("Content-Type", type) }
-            if let adminToken { headers.set("Authorization", "Bearer " + adminToken) }
-            let answer = await server.answer(HTTPRequest(method: HTTPMethod(rawValue: change.method), target: change.target, headers: headers,
-                                                         body: change.body), isSecure: false)
-            if answer.status.code < 300 { made += 1 } else {
-                logger.info("a change made before this instance started does not apply any more", metadata: [
-                    "change": "\(change.method) \(change.target)", "answer": "\(answer.status.code) \(answer.bodyText.prefix(200))"])
-            }
-        }
-        if !changes.isEmpty { logger.info("changes made before this instance started, made here", metadata: ["made": "\(made) of \(changes.count)"]) }
-    }
-
-    /// The change passed on to every other live instance; the local answer when all took it (or were gone), else 502 naming those that did not.
-    private func spread(_ request: HTTPRequest, from here: String, answered: HTTPResponse) async -> HTTPResponse {
-        guard let live = await store.instances(seenSince: SQLiteArchive.wallClock() - ClusterHousekeeping.liveWindowMilliseconds) else {
-            return .text("applied on this instance only: the store cannot say which others are alive; send the change to each instance's own URL",
-                         status: .badGateway)
-        }
-        let peers = live.filter { $0 != here }
-        let forwarded = ClusterRoutes.passable(request, from: here), target = request.target
-        let outcomes = await withTaskGroup(of: (String, String?, Bool).self) { group in
-            for peer in peers {
-                group.addTask { [client] in
-                    do throws(HTTPClientError) {
-                        let answer = try await client.execute(forwarded, url: peer + target)
-                        return (peer, answer.status.code < 300 ? nil : "\(answer.status.code) \(answer.bodyText.prefix(200))", false)
-                    } catch {
-                        switch error {
-                        // Gone since its last announcement: it serves nothing; started again, it makes the changes kept (docs/scale.md).
-                        case .connectFailed, .nameResolutionFailed: return (peer, nil, true)
-                        default: return (peer, error.summary, false)
-                        }
-                    }
-                }
-            }
-            return await group.reduce(into: []) { $0.append($1) }
-        }
-        let failed = outcomes.filter { $0.1 != nil }
-        let gone = outcomes.filter { $0.2 }.count
-        let applied = 1 + peers.count - failed.count - gone
-        var answer = answered
-        answer.headers.set(Self.appliedHeader, "\(applied) of \(applied + failed.count)")
-        guard !failed.isEmpty else { return answer }
-        let reasons = failed.map { "\($0.0): \($0.1 ?? "")" }.joined(separator: "; ")
-        logger.warning("a change was not applied on every instance", metadata: ["route": "\(request.path)", "not applied": "\(reasons)"])
-        var refused = HTTPResponse.text("applied on \(applied) of \(applied + failed.count) instances; not on \(reasons)", status: .badGateway)
-        refused.headers.set(Self.appliedHeader, "\(applied) of \(applied + failed.count)")
-        return refused
     }
 }

@@ -2,6 +2,7 @@ public import AccessControlServer
 public import DirectoryServer
 import EMV3DS
 import EMVCrypto
+public import EventLoops
 public import Foundation
 import JOSE
 public import Logging
@@ -53,7 +54,7 @@ public final class HarnessApp: Sendable {
                 logger: Logger = Logger(label: "harness"), now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }) throws {
         self.configuration = configuration
         self.logger = logger
-        inProcessCalls = configuration.server.roleCalls == "in-process" ? InProcessCalls() : nil
+        inProcessCalls = configuration.server.roleCalls == .inProcess ? InProcessCalls() : nil
         try configuration.checkAdminExposure(source: "configuration")
         if configuration.cluster.enabled, configuration.cluster.instanceURL == nil, ["0.0.0.0", "::"].contains(configuration.server.host) {
             // Else each instance would name itself by 127.0.0.1, and none would find another.
@@ -198,7 +199,7 @@ public final class HarnessApp: Sendable {
         guard configuration.store.enabled else { return nil }
         let retention = SQLiteArchive.Retention(maxRecords: configuration.store.maxRecords,
                                                 maxAgeSeconds: Int64(configuration.store.maxAgeDays * 86_400), keptRoles: [RunRegistry.role])
-        var durability = StoreDurability(rawValue: configuration.store.durability) ?? .behind
+        var durability = configuration.store.durability
         if configuration.cluster.enabled, durability == .behind {
             // A later message may reach another instance at once: what it needs is in the store before the answer.
             logger.info("store.durability behind is answered in a cluster: each record is written before the answer that makes it needed")
@@ -207,7 +208,7 @@ public final class HarnessApp: Sendable {
         let onLoss: @Sendable (Int, String) -> Void = { lost, reason in
             logger.error("transaction records not stored", metadata: ["lost": "\(lost)", "reason": "\(reason)"])
         }
-        if configuration.store.backend == "postgres", let url = configuration.store.url?.value {
+        if configuration.store.backend == .postgres, let url = configuration.store.url?.value {
             do {
                 return try PostgresArchive(url: url, retention: retention, durability: durability, onLoss: onLoss)
             } catch {
@@ -255,7 +256,7 @@ public final class HarnessApp: Sendable {
             do {
                 keys[scheme.rid] = DirectoryServerKeys(rsa: try pki.dsPrivateKey(scheme.rid, .rsa), ec: try pki.dsPrivateKey(scheme.rid, .ec),
                                                        caRoot: try pki.rootCertificate(scheme.rid))
-                let variant = TestPKI.KeyVariant(rawValue: scheme.acsSigning) ?? .rsa
+                let variant = scheme.acsSigning
                 signers[scheme.rid] = ACSSigningIdentity(key: try pki.acsPrivateKey(scheme.rid, variant),
                                                          chain: [try pki.acsCertificate(scheme.rid, variant), try pki.rootCertificate(scheme.rid)],
                                                          rootKey: try? pki.rootPrivateKey(scheme.rid))

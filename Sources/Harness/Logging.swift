@@ -14,16 +14,15 @@ public enum LogLevelName {
 /// header, a JSON member name) cannot start a line of its own; or one JSON object per line
 /// (`{"ts","level","label","msg",...metadata}`).
 public struct HarnessLogHandler: LogHandler {
-    public enum Format: Sendable { case text, json }
 
     public var metadata: Logger.Metadata = [:]
     public var logLevel: Logger.Level = .info
     private let label: String
-    private let format: Format
+    private let format: LogFormat
     /// One writer at a time, so lines from different loops never interleave.
     private static let lock = Mutex(())
 
-    public init(label: String, format: Format) {
+    public init(label: String, format: LogFormat) {
         self.label = label
         self.format = format
     }
@@ -87,9 +86,9 @@ public struct HarnessLogHandler: LogHandler {
 }
 
 /// Sets up swift-log once for the process: text (the default) or JSON lines, at `level`.
-public func bootstrapLogging(format: String, level: Logger.Level) {
+public func bootstrapLogging(format: LogFormat, level: Logger.Level) {
     LoggingSystem.bootstrap { label in
-        var handler = HarnessLogHandler(label: label, format: format == "json" ? .json : .text)
+        var handler = HarnessLogHandler(label: label, format: format)
         handler.logLevel = level
         return handler
     }

@@ -16,8 +16,8 @@ public struct SchemeConfiguration: Sendable, Equatable {
     public var attemptedECI = "06"
     /// The ACS for these ranges; nil means the harness's own.
     public var acsURL: String?
-    /// The ACS signing certificate for `acsSignedContent`: "rsa" (PS256) or "ec" (ES256).
-    public var acsSigning = "rsa"
+    /// The ACS signing certificate for `acsSignedContent`: rsa (PS256) or ec (ES256).
+    public var acsSigning = TestPKI.KeyVariant.rsa
 
     public init(rid: String, name: String, cardRanges: [String], authenticatedECI: String = "05", attemptedECI: String = "06") {
         self.rid = rid
@@ -50,13 +50,24 @@ public struct SchemeConfiguration: Sendable, Equatable {
 /// `directoryServer:` settings of the DS role.
 public struct DirectoryServerConfiguration: Sendable, Equatable {
     public var referenceNumber = "3DS_LOA_DIS_HARN_020200_00001"
-    /// For a PAN in no card range: "N" or "U" (an ARes with `outOfRangeReason`), or "erro" (Erro 305).
-    public var outOfRange = "N"
+    /// For a PAN in no card range: N or U (an ARes with `outOfRangeReason`), or erro (Erro 305).
+    public var outOfRange = OutOfRange.notAuthenticated
     public var outOfRangeReason = "13"
     /// How long the DS waits for the ACS's ARes before answering the 3DS Server Erro 405.
     public var acsTimeoutMs: UInt64 = 10_000
     public init() {}
 }
+
+extension DirectoryServerConfiguration {
+    /// `directoryServer.outOfRange`: the DS's answer for a PAN in no card range.
+    public enum OutOfRange: String, ConfigurationChoice {
+        case notAuthenticated = "N"
+        case unavailable = "U"
+        case erro
+    }
+}
+
+extension TestPKI.KeyVariant: ConfigurationChoice {}
 
 /// `accessControlServer:` settings of the ACS role.
 public struct AccessControlServerConfiguration: Sendable, Equatable {
@@ -113,8 +124,11 @@ extension HarnessConfiguration {
     func directoryServerSettings(schemes: [PaymentScheme], keys: [String: DirectoryServerKeys]) -> DirectoryServerSettings {
         var settings = DirectoryServerSettings(schemes: schemes, keys: keys)
         settings.referenceNumber = directoryServer.referenceNumber
-        settings.outOfRange = directoryServer.outOfRange == "erro" ? .erro
-            : .ares(TransStatus(rawValue: directoryServer.outOfRange) ?? .notAuthenticated, reason: directoryServer.outOfRangeReason)
+        settings.outOfRange = switch directoryServer.outOfRange {
+        case .notAuthenticated: .ares(.notAuthenticated, reason: directoryServer.outOfRangeReason)
+        case .unavailable: .ares(.unavailable, reason: directoryServer.outOfRangeReason)
+        case .erro: .erro
+        }
         return settings
     }
 

@@ -1,4 +1,3 @@
-import AccessControlServer
 import EMV3DS
 import Faults
 import Foundation
@@ -9,187 +8,6 @@ import Yams
 /// The scenario file (`config/scenarios.yaml`): the named outcomes and their test PANs.
 /// A scenario has exactly one of `transStatus` (frictionless), `challenge` or `decoupled`.
 public enum ScenarioFile {
-    // Each section is read by its table of keys (``KeyTableDecodable``): unknown keys fail.
-    struct Document: KeyTableDecodable {
-        var defaultScenario = ""
-        var scenarios: [Entry] = []
-
-        static var keys: [TableKey<Self>] {
-            [.key("defaultScenario", \.defaultScenario, required: true), .key("scenarios", \.scenarios, required: true)]
-        }
-    }
-
-    struct Entry: KeyTableDecodable {
-        var name = ""
-        var pan: String?
-        var description = ""
-        var transStatus: String?
-        var transStatusReason: String?
-        var challenge: ChallengeEntry?
-        var decoupled: DecoupledEntry?
-        var panRange: String?
-        var amount: String?
-        var messageCategory: String?
-        var faults: [FaultEntry]?
-        var expect: ExpectEntry?
-        var threeDSMethod: ThreeDSMethodEntry?
-        var spc: SPCEntry?
-        var outcomeFields: [String: YAMLJSON]?
-
-        static var keys: [TableKey<Self>] {
-            [.key("name", \.name, required: true), .key("pan", \.pan), .key("description", \.description, required: true),
-             .key("transStatus", \.transStatus), .key("transStatusReason", \.transStatusReason), .key("challenge", \.challenge),
-             .key("decoupled", \.decoupled), .key("panRange", \.panRange), .key("amount", \.amount),
-             .key("messageCategory", \.messageCategory), .key("faults", \.faults), .key("expect", \.expect),
-             .key("threeDSMethod", \.threeDSMethod), .key("spc", \.spc), .key("outcomeFields", \.outcomeFields)]
-        }
-    }
-
-    /// `spc`: Secure Payment Confirmation first (2.3.1, browser), the scenario's outcome as its fallback.
-    struct SPCEntry: KeyTableDecodable {
-        var transStatus: String?
-        var displayName: String?
-
-        static var keys: [TableKey<Self>] { [.key("transStatus", \.transStatus), .key("displayName", \.displayName)] }
-    }
-
-    /// `threeDSMethod`: `url: none`, `notifyAfter` (seconds, or never), `unlessCompleted` (a scenario's name).
-    struct ThreeDSMethodEntry: KeyTableDecodable {
-        var url: String?
-        var notifyAfter: Double?
-        var neverNotifies = false
-        var unlessCompleted: String?
-
-        static var keys: [TableKey<Self>] {
-            [.key("url", \.url), .key("unlessCompleted", \.unlessCompleted),
-             // A number of seconds, or "never".
-             TableKey("notifyAfter") { entry, container, key in
-                 if (try? container.decodeIfPresent(String.self, forKey: key)) == "never" {
-                     entry.neverNotifies = true
-                 } else {
-                     entry.notifyAfter = try container.decodeIfPresent(Double.self, forKey: key)
-                 }
-             }]
-        }
-    }
-
-    struct FaultEntry: KeyTableDecodable {
-        var leg = ""
-        var fault = ""
-        var value: String?
-        var round: Int?
-
-        static var keys: [TableKey<Self>] {
-            [.key("leg", \.leg, required: true), .key("fault", \.fault, required: true), .key("value", \.value), .key("round", \.round)]
-        }
-    }
-
-    struct ExpectEntry: KeyTableDecodable {
-        var sdk: String?
-        var sdkErro: String?
-        var threeDSServer: String?
-        var text = ""
-
-        static var keys: [TableKey<Self>] {
-            [.key("sdk", \.sdk), .key("sdkErro", \.sdkErro), .key("threeDSServer", \.threeDSServer), .key("text", \.text, required: true)]
-        }
-    }
-
-    struct ChallengeEntry: KeyTableDecodable {
-        var steps: [StepEntry] = []
-        var attempts: Int?
-        var success: String?
-        var failureStatus: String?
-        var failureReason: String?
-        var whitelisting: String?
-        var cardholder: String?
-        var decoupledFallback: DecoupledFallbackEntry?
-
-        static var keys: [TableKey<Self>] {
-            [.key("steps", \.steps, required: true), .key("attempts", \.attempts), .key("success", \.success),
-             .key("failureStatus", \.failureStatus), .key("failureReason", \.failureReason), .key("whitelisting", \.whitelisting),
-             .key("cardholder", \.cardholder), .key("decoupledFallback", \.decoupledFallback)]
-        }
-    }
-
-    /// `challenge.decoupledFallback` (2.3.1): `reason` 30 after the steps pass or 29 after the attempts run out, the
-    /// information screen's `text`, and the `decoupled` authentication of the 3RI AReq that follows.
-    struct DecoupledFallbackEntry: KeyTableDecodable {
-        var reason = ""
-        var text: String?
-        var decoupled: DecoupledEntry?
-
-        static var keys: [TableKey<Self>] {
-            [.key("reason", \.reason, required: true), .key("text", \.text), .key("decoupled", \.decoupled)]
-        }
-    }
-
-    struct OptionEntry: KeyTableDecodable {
-        var key = ""
-        var label = ""
-
-        static var keys: [TableKey<Self>] { [.key("key", \.key, required: true), .key("label", \.label, required: true)] }
-    }
-
-    struct ImageEntry: KeyTableDecodable {
-        var medium: String?
-        var high: String?
-        var extraHigh: String?
-
-        static var keys: [TableKey<Self>] { [.key("medium", \.medium), .key("high", \.high), .key("extraHigh", \.extraHigh)] }
-
-        var json: JSONValue { .object(omittingAbsent: [("medium", .string(medium)), ("high", .string(high)), ("extraHigh", .string(extraHigh))]) }
-    }
-
-    struct StepEntry: KeyTableDecodable {
-        var uiType = ""
-        var answer: String?
-        var resendAnswer: String?
-        var errorText: String?
-        /// The screen's texts, by key.
-        var texts: [TextKey: String] = [:]
-        var options: [OptionEntry]?
-        var issuerImage: ImageEntry?
-        var psImage: ImageEntry?
-
-        enum TextKey: String, CaseIterable {
-            case header, label, text, additionalInfo, submitLabel, oobContinueLabel, oobAppURL, oobAppLabel, html, htmlRefresh
-            case expandInfoLabel, expandInfoText, whyInfoLabel, whyInfoText, resendLabel
-        }
-
-        static var keys: [TableKey<Self>] {
-            [.key("uiType", \.uiType, required: true), .key("answer", \.answer), .key("resendAnswer", \.resendAnswer),
-             .key("errorText", \.errorText), .key("options", \.options), .key("issuerImage", \.issuerImage), .key("psImage", \.psImage)]
-                + TextKey.allCases.map { text in .key(text.rawValue, \.texts[text]) }
-        }
-    }
-
-    struct DecoupledEntry: KeyTableDecodable {
-        var transStatus: String?
-        var transStatusReason: String?
-        var delay: Double?
-        var never = false
-        var cardholderInfo: String?
-
-        static var keys: [TableKey<Self>] {
-            [.key("transStatus", \.transStatus), .key("transStatusReason", \.transStatusReason), .key("cardholderInfo", \.cardholderInfo),
-             // A number of seconds, or "never".
-             TableKey("delay") { entry, container, key in
-                 if (try? container.decodeIfPresent(String.self, forKey: key)) == "never" {
-                     entry.never = true
-                 } else {
-                     entry.delay = try container.decodeIfPresent(Double.self, forKey: key)
-                 }
-             }]
-        }
-    }
-
-    /// The names `uiType` accepts beside the codes "01"-"07".
-    static let uiTypeNames: [String: ACSUIType] = [
-        "text": .text, "single-select": .singleSelect, "multi-select": .multiSelect, "oob": .outOfBand,
-        "html": .html, "html-oob": .htmlOutOfBand, "information": .information,
-    ]
-
     /// Reads and checks a scenario file.
     public static func load(path: String) throws(ConfigurationError) -> ScenarioCatalog {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw .unreadable(path: path) }
@@ -225,7 +43,7 @@ public enum ScenarioFile {
         return try scenario(entry, at: "scenario", source: source, location: nil)
     }
 
-    private static func scenario(_ entry: Entry, at path: String, source: String, location: YAMLLocation?) throws(ConfigurationError) -> Scenario {
+    static func scenario(_ entry: Entry, at path: String, source: String, location: YAMLLocation?) throws(ConfigurationError) -> Scenario {
         func invalid(_ field: String, _ reason: String) -> ConfigurationError {
             let place = location?.source(source, at: YAMLLocation.components(path + "." + field)) ?? source
             return .invalid(source: place, reason: "\(path) (\(entry.name)).\(field): \(reason)")
@@ -265,7 +83,7 @@ public enum ScenarioFile {
     }
 
     /// `outcomeFields`: 2.3.1 ARes members, each checked as the 2.3.1 ARes table has it; `cardholderInfo` is its text.
-    private static func outcomeFields(_ fields: [String: YAMLJSON], invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> JSONValue {
+    static func outcomeFields(_ fields: [String: YAMLJSON], invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> JSONValue {
         let members = fields.keys.sorted().map { ($0, fields[$0]?.value ?? .null) }
         for (name, _) in members where !AResRules.outcomeFieldNames.contains(name) {
             throw invalid("outcomeFields.\(name)", "is not one of \(AResRules.outcomeFieldNames.joined(separator: ", "))")
@@ -283,7 +101,7 @@ public enum ScenarioFile {
         return scripted
     }
 
-    private static func threeDSMethod(_ entry: ThreeDSMethodEntry, invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> ThreeDSMethodScript {
+    static func threeDSMethod(_ entry: ThreeDSMethodEntry, invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> ThreeDSMethodScript {
         var script = ThreeDSMethodScript(unlessCompleted: entry.unlessCompleted)
         switch entry.url {
         case nil: break
@@ -304,7 +122,7 @@ public enum ScenarioFile {
     }
 
     /// `panRange`, `amount` and `messageCategory`.
-    private static func trigger(_ entry: Entry, invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> Trigger {
+    static func trigger(_ entry: Entry, invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> Trigger {
         func range(_ text: String, _ field: String, openEnded: Bool) throws(ConfigurationError) -> ClosedRange<UInt64> {
             let parts = text.split(separator: "-", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
             let low = UInt64(parts[0]), high = parts.count == 2 ? (parts[1].isEmpty && openEnded ? UInt64.max : UInt64(parts[1])) : low
@@ -327,7 +145,7 @@ public enum ScenarioFile {
         return trigger
     }
 
-    private static func faults(_ entries: [FaultEntry], invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> [FaultInjection] {
+    static func faults(_ entries: [FaultEntry], invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> [FaultInjection] {
         var injections: [FaultInjection] = []
         for (index, entry) in entries.enumerated() {
             let field = "faults[\(index)]"
@@ -352,7 +170,7 @@ public enum ScenarioFile {
         return injections
     }
 
-    private static func expectation(_ entry: ExpectEntry, invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> Expectation {
+    static func expectation(_ entry: ExpectEntry, invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> Expectation {
         var expectation = Expectation(text: entry.text)
         if let sdk = entry.sdk {
             guard let report = Expectation.SDKReport(rawValue: sdk) else {
@@ -375,7 +193,7 @@ public enum ScenarioFile {
     }
 
     /// A final status and its reason, checked: N, R and U need a two-digit reason, others none.
-    private static func finalStatus(_ text: String, _ reason: String?, allowed: [TransStatus], field: String,
+    static func finalStatus(_ text: String, _ reason: String?, allowed: [TransStatus], field: String,
                                     invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> (TransStatus, String?) {
         guard let status = TransStatus(rawValue: text), allowed.contains(status) else {
             throw invalid(field, "\"\(text)\" is not one of \(allowed.map(\.rawValue).joined(separator: ", "))")
@@ -390,124 +208,4 @@ public enum ScenarioFile {
         return (status, reason)
     }
 
-    /// A decoupled authentication: `decoupled`, or a challenge's `decoupledFallback.decoupled`.
-    private static func decoupledScript(_ entry: DecoupledEntry, field: String,
-                                        invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> DecoupledScript {
-        let (status, reason) = try finalStatus(entry.transStatus ?? "Y", entry.transStatusReason,
-                                               allowed: [.authenticated, .attempted, .notAuthenticated, .rejected, .unavailable],
-                                               field: field + ".transStatus", invalid: invalid)
-        let delay = entry.never ? nil : entry.delay ?? 2
-        // A Duration of 1e19 seconds, infinity or NaN traps: the range is checked where the number enters.
-        if let delay, !(delay.isFinite && (0...86_400).contains(delay)) {
-            throw invalid(field + ".delay", "\(delay) is not 0-86400 seconds, or never")
-        }
-        return DecoupledScript(status: status, reason: reason, delay: delay, cardholderInfo: entry.cardholderInfo)
-    }
-
-    private static func fallback(_ entry: DecoupledFallbackEntry,
-                                 invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> DecoupledFallbackScript {
-        let field = "challenge.decoupledFallback"
-        guard DecoupledFallback.reasons.contains(entry.reason) else {
-            throw invalid(field + ".reason", "\"\(entry.reason)\" is not 30 (after the steps pass) or 29 (after the attempts run out)")
-        }
-        if let text = entry.text, text.isEmpty || text.count > 350 { throw invalid(field + ".text", "must be 1-350 characters") }
-        return DecoupledFallbackScript(reason: entry.reason, text: entry.text ?? DecoupledFallbackScript.defaultText,
-                                       decoupled: try entry.decoupled.map { entry throws(ConfigurationError) in
-                                           try decoupledScript(entry, field: field + ".decoupled", invalid: invalid)
-                                       } ?? DecoupledScript())
-    }
-
-    private static func script(_ entry: ChallengeEntry, invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> ChallengeScript {
-        guard !entry.steps.isEmpty else { throw invalid("challenge.steps", "at least one step") }
-        var steps: [ChallengeStep] = []
-        for (index, step) in entry.steps.enumerated() {
-            steps.append(try challengeStep(step, field: "challenge.steps[\(index)]", invalid: invalid))
-        }
-        let attempts = entry.attempts ?? 3
-        guard attempts >= 1 else { throw invalid("challenge.attempts", "at least 1") }
-        let success = entry.success ?? "Y"
-        guard let successStatus = TransStatus(rawValue: success), successStatus.carriesAuthenticationValue else {
-            throw invalid("challenge.success", "\"\(success)\" is not Y or A")
-        }
-        let (failureStatus, failureReason) = try finalStatus(entry.failureStatus ?? "N", entry.failureReason ?? "01",
-                                                             allowed: [.notAuthenticated, .rejected, .unavailable],
-                                                             field: "challenge.failureStatus", invalid: invalid)
-        if let text = entry.whitelisting, text.isEmpty || text.count > 64 {
-            throw invalid("challenge.whitelisting", "must be 1-64 characters (whitelistingInfoText)")
-        }
-        let cardholder = entry.cardholder ?? ChallengeScript.Cardholder.answers.rawValue
-        guard let scriptedCardholder = ChallengeScript.Cardholder(rawValue: cardholder) else {
-            throw invalid("challenge.cardholder", "\"\(cardholder)\" is not \(ChallengeScript.Cardholder.allCases.map(\.rawValue).joined(separator: " or "))")
-        }
-        var script = ChallengeScript(steps: steps, attempts: attempts, success: successStatus, failure: (failureStatus, failureReason ?? "01"),
-                                     whitelistingInfoText: entry.whitelisting, cardholder: scriptedCardholder)
-        script.decoupledFallback = try entry.decoupledFallback.map { entry throws(ConfigurationError) in try fallback(entry, invalid: invalid) }
-        // Each screen as the ACS sends it, in every version, against the CRes table.
-        if let problem = ChallengeSession.problems(in: script).first {
-            let key = screenKeys[problem.violation.field] ?? problem.violation.field
-            throw invalid("challenge.steps[\(problem.step)].\(key)",
-                          "\(problem.violation.reason) (a \(problem.version.rawValue) CRes of this screen would be refused with \(problem.violation.code.rawValue))")
-        }
-        return script
-    }
-
-    /// Where each text of a step goes on the screen.
-    private static var screenTexts: [(StepEntry.TextKey, WritableKeyPath<ChallengeScreenContent, String?>)] { [
-        (.header, \.header), (.label, \.label), (.text, \.text), (.additionalInfo, \.additionalInfo), (.submitLabel, \.submitLabel),
-        (.oobContinueLabel, \.oobContinueLabel), (.oobAppURL, \.oobAppURL), (.oobAppLabel, \.oobAppLabel), (.html, \.html),
-        (.htmlRefresh, \.htmlRefresh), (.expandInfoLabel, \.expandInfoLabel), (.expandInfoText, \.expandInfoText),
-        (.whyInfoLabel, \.whyInfoLabel), (.whyInfoText, \.whyInfoText), (.resendLabel, \.resendInformationLabel),
-    ] }
-
-    /// The lengths SDKs accept for the texts they lay out themselves: longer or empty ones are refused.
-    private static let textLimits: [(StepEntry.TextKey, Int)] = [
-        (.header, 45), (.label, 45), (.submitLabel, 45), (.oobContinueLabel, 45), (.text, 350), (.whyInfoLabel, 45),
-        (.expandInfoLabel, 45), (.resendLabel, 45),
-    ]
-
-    /// One screen of a challenge and the answer that passes it.
-    private static func challengeStep(_ step: StepEntry, field: String,
-                                      invalid: (String, String) -> ConfigurationError) throws(ConfigurationError) -> ChallengeStep {
-        guard let type = ACSUIType(rawValue: step.uiType) ?? uiTypeNames[step.uiType] else {
-            throw invalid(field + ".uiType", "\"\(step.uiType)\" is not 01-07 or one of \(uiTypeNames.keys.sorted().joined(separator: ", "))")
-        }
-        for (key, limit) in textLimits {
-            if let value = step.texts[key], value.isEmpty || value.count > limit {
-                throw invalid("\(field).\(key.rawValue)", "must be 1-\(limit) characters (SDKs refuse empty or longer texts)")
-            }
-        }
-        var screen = ChallengeScreenContent(uiType: type)
-        for (key, member) in screenTexts { screen[keyPath: member] = step.texts[key] }
-        if screen.submitLabel == nil, [.text, .singleSelect, .multiSelect].contains(type) { screen.submitLabel = "Submit" }
-        screen.issuerImage = step.issuerImage?.json
-        screen.psImage = step.psImage?.json
-        screen.options = (step.options ?? []).map { ($0.key, $0.label) }
-        if type == .singleSelect || type == .multiSelect {
-            guard !screen.options.isEmpty else { throw invalid(field + ".options", "required for uiType \(type.rawValue)") }
-        } else if step.options != nil {
-            throw invalid(field + ".options", "only single-select and multi-select steps have options")
-        }
-        let answer: String
-        if type.continuesOutOfBand {
-            answer = step.answer ?? "continue"
-        } else {
-            guard let given = step.answer, !given.isEmpty else { throw invalid(field + ".answer", "required for uiType \(type.rawValue)") }
-            answer = given
-        }
-        let keys = Set(screen.options.map(\.key))
-        if type == .singleSelect, !keys.contains(answer) { throw invalid(field + ".answer", "\"\(answer)\" is not one of the option keys") }
-        if type == .multiSelect, let unknown = answer.split(separator: ",").first(where: { !keys.contains(String($0)) }) {
-            throw invalid(field + ".answer", "\"\(unknown)\" is not one of the option keys")
-        }
-        if step.resendAnswer != nil, type != .text { throw invalid(field + ".resendAnswer", "only text steps send new codes") }
-        return ChallengeStep(screen: screen, answer: answer, resendAnswer: step.resendAnswer,
-                             errorText: step.errorText ?? "Incorrect answer. Please try again.")
-    }
-
-    /// The scenario file's name for each CRes field of a screen.
-    private static let screenKeys = [
-        "challengeInfoHeader": "header", "challengeInfoLabel": "label", "challengeInfoText": "text",
-        "submitAuthenticationLabel": "submitLabel", "challengeSelectInfo": "options", "acsHTML": "html",
-        "challengeEntryBox.challengeDataEntryLabel": "label", "challengeEntryBox": "label", "infoContinueLabel": "oobContinueLabel",
-    ]
 }

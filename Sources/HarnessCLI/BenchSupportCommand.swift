@@ -1,6 +1,7 @@
 import ArgumentParser
 import EMV3DS
 import EMVCrypto
+import EventLoops
 import Foundation
 import JOSE
 import JSON

@@ -1,4 +1,5 @@
 import ArgumentParser
+import EventLoops
 import Foundation
 import JSON
 import Net

@@ -39,7 +39,7 @@ struct ServeCommand: ParsableCommand {
         if let httpsPort { configuration.server.httpsPort = httpsPort }
         if let dataDirectory { configuration.dataDirectory = dataDirectory }
         if let logLevel { configuration.logging.level = logLevel }
-        if jsonLogs { configuration.logging.format = "json" }
+        if jsonLogs { configuration.logging.format = .json }
         // A secret is better in the environment than in a file or on the command line.
         if let token = HarnessConfiguration.environmentAdminToken { configuration.admin.token = token }
         if let token = HarnessConfiguration.environmentSDKConfigToken { configuration.sdkConfigToken = ConfigurationSecret(token) }

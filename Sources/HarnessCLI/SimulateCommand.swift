@@ -1,6 +1,7 @@
 public import ArgumentParser
 import EMV3DS
 import EMVCrypto
+import EventLoops
 import Foundation
 import Harness
 import JOSE

@@ -162,6 +162,12 @@ public enum HarnessCaseHeader {
     public static let maxLength = 200
 }
 
+/// The header a change made on every instance of a cluster (a pin, armed PRes faults) carries its id in, from the
+/// instance that took it to the others, and to a role that counts its uses in the store under that id.
+public enum HarnessChangeHeader {
+    public static let name = "X-Harness-Change-ID"
+}
+
 extension HTTPRequest {
     /// The `X-Harness-Case` header, when it is there and of a readable length.
     public var harnessCase: String? {

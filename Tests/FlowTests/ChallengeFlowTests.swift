@@ -180,7 +180,7 @@ struct ChallengeBehaviourTests {
 
     @Test func ecSigningProfile() async throws {
         try await withHarness(configure: { configuration in
-            for index in configuration.directoryServers.indices { configuration.directoryServers[index].acsSigning = "ec" }
+            for index in configuration.directoryServers.indices { configuration.directoryServers[index].acsSigning = .ec }
         }) { harness in
             let run = try await runTransaction(harness, pan: text, answers: ["1234"])
             let signed = try #require(ChallengeParameters(record: run.authentication.record)?.acsSignedContent)

@@ -165,7 +165,7 @@ struct DirectoryServerTests {
     }
 
     @Test func panOutsideEveryRangeCanBeAnErro305() async throws {
-        try await withHarness(configure: { $0.directoryServer.outOfRange = "erro" }) { harness in
+        try await withHarness(configure: { $0.directoryServer.outOfRange = .erro }) { harness in
             expectErro(try await harness.postMessage("/ds/areq", try appAReq(pan: "1000000000000009")), code: "305", detail: "acctNumber")
         }
     }

@@ -16,8 +16,8 @@ struct InProcessRoleCallsTests {
         return try await offThePool { try ChildProcess.run("/usr/bin/curl", arguments).output }
     }
 
-    @Test(arguments: [("in-process", 2), ("http", 3)])
-    func aLookupThroughTheDSOpensAConnectionOnlyOverHTTP(_ calls: String, _ connections: Int) async throws {
+    @Test(arguments: [(RoleCalls.inProcess, 2), (.http, 3)])
+    func aLookupThroughTheDSOpensAConnectionOnlyOverHTTP(_ calls: RoleCalls, _ connections: Int) async throws {
         try await withHarness(configure: { $0.server.roleCalls = calls }) { harness in
             let lookup = try await curl(harness, "/3ds-server/versions", body: #"{"acctNumber":"4000000000001000"}"#)
             #expect(try JSONReader.parse(Array(lookup.utf8)).value["messageVersions"]?.arrayValue?.count == 3, "\(lookup)")

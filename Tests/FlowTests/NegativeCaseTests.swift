@@ -1,5 +1,6 @@
 import EMV3DS
 import EMVCrypto
+import EventLoops
 import Foundation
 import Faults
 import Harness

@@ -2,6 +2,7 @@ import Foundation
 import Harness
 import JSON
 import Net
+import Store
 import Testing
 import TestSupport
 
@@ -11,11 +12,11 @@ import TestSupport
 @Suite("Readiness apart from liveness", .serialized)
 struct ReadinessTests {
     /// A harness on a PostgreSQL of its own, which `body` may stop and start.
-    func withHarnessOnPostgres(durability: String? = nil, _ body: (RunningHarness, TemporaryPostgres) async throws -> Void) async throws {
+    func withHarnessOnPostgres(durability: StoreDurability? = nil, _ body: (RunningHarness, TemporaryPostgres) async throws -> Void) async throws {
         let database = try TemporaryPostgres()
         defer { database.stop() }
         try await withHarness(configure: { configuration in
-            configuration.store.backend = "postgres"
+            configuration.store.backend = .postgres
             configuration.store.url = ConfigurationSecret(database.url)
             if let durability { configuration.store.durability = durability }
         }) { harness in try await body(harness, database) }
@@ -54,7 +55,7 @@ struct ReadinessTests {
     /// is missing after it is back.
     @Test(.enabled(if: TemporaryPostgres.missing == nil, Comment(rawValue: TemporaryPostgres.missing ?? "")))
     func withAnsweredDurabilityAStoreOutageAcknowledgesNothing() async throws {
-        try await withHarnessOnPostgres(durability: "answered") { harness, database in
+        try await withHarnessOnPostgres(durability: .answered) { harness, database in
             #expect(try await harness.postMessage("/ds/areq", try appAReq(pan: "4000000000001000"))["transStatus"]?.stringValue == "Y")
             try database.pause()
             for _ in 0..<3 {

@@ -1,4 +1,5 @@
 import EMV3DS
+import EventLoops
 import Foundation
 import Net
 import SDKSimulator

@@ -1,5 +1,6 @@
 import EMV3DS
 import EMVCrypto
+import EventLoops
 import Foundation
 import Harness
 import JOSE
@@ -35,7 +36,7 @@ final class RunningHarness: Sendable {
         configuration.server.loops = 2
         (configuration.tls.certificate, configuration.tls.privateKey) = testTLSServer
         // `./harness test` runs these tests a second time with the roles calling each other over HTTP.
-        if let calls = ProcessInfo.processInfo.environment["THREEDS_HARNESS_TEST_ROLE_CALLS"] { configuration.server.roleCalls = calls }
+        if let calls = ProcessInfo.processInfo.environment["THREEDS_HARNESS_TEST_ROLE_CALLS"] { configuration.server.roleCalls = RoleCalls(rawValue: calls) ?? .inProcess }
         configure(&configuration)
         app = try HarnessApp(configuration: configuration, baseDirectory: repositoryRoot, logger: silentLogger, now: now)
         try app.start()

@@ -202,7 +202,7 @@ struct ScenarioFileTests {
         ("directoryServers:\n  - {rid: A000000003, name: V, authenticatedECI: \"5\"}", "h.yaml: directoryServers[0].authenticatedECI: \"5\" is not two digits"),
         ("directoryServer:\n  outOfRange: Y", "h.yaml: directoryServer.outOfRange: \"Y\" is not N, U or erro"),
         ("threeDSServer:\n  dsURL: x", "h.yaml: threeDSServer.dsURL: unknown key"),
-        ("directoryServers:\n  - {rid: A000000003, name: V, acsSigning: dsa}", "h.yaml: directoryServers[0].acsSigning: \"dsa\" is not rsa or ec"),
+        ("directoryServers:\n  - {rid: A000000003, name: V, acsSigning: dsa}", "h.yaml: directoryServers.0.acsSigning: \"dsa\" is not rsa or ec"),
         ("accessControlServer:\n  challengeTimeout: 0", "h.yaml: accessControlServer.challengeTimeout: 0.0 is not 0.001-86400.0 seconds"),
         ("accessControlServer:\n  challengeTimeout: 1e300", "h.yaml: accessControlServer.challengeTimeout: 1e+300 is not"),
         ("accessControlServer:\n  challengeTimeout: .inf", "h.yaml: accessControlServer.challengeTimeout: inf is not"),

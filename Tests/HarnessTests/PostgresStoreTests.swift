@@ -1,5 +1,6 @@
+import EventLoops
 import Foundation
-import Net
+import Postgres
 import Store
 import Testing
 import TestSupport

@@ -1,3 +1,4 @@
+import EventLoops
 import Synchronization
 import Testing
 @testable import Net

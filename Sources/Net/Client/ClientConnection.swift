@@ -1,4 +1,5 @@
 import CHTTPParser
+import EventLoops
 
 /// One client connection: connect (and TLS handshake) once, then one request at a time.
 final class ClientConnection {

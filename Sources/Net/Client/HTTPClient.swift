@@ -1,3 +1,4 @@
+public import EventLoops
 import Foundation
 
 /// Settings of an ``HTTPClient``.

@@ -1,4 +1,5 @@
 import CLibUV
+import EventLoops
 
 /// Resolves a host name on a loop with `uv_getaddrinfo` (libuv's thread pool), so the
 /// loop never blocks on DNS. Numeric hosts and `localhost` need no look-up.

@@ -1,3 +1,4 @@
+public import EventLoops
 public import Logging
 
 /// What a handler knows about its request besides the request itself.

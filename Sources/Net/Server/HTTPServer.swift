@@ -1,3 +1,4 @@
+public import EventLoops
 import Foundation
 public import Logging
 import Synchronization
@@ -74,16 +75,21 @@ final class ServerShared: Sendable {
 /// try server.start()
 /// ```
 ///
-/// `@unchecked`: `start()` sets the per-loop state and the bound ports once, before the
-/// server is shared; after that they are only read.
-public final class HTTPServer: @unchecked Sendable {
+public final class HTTPServer: Sendable {
     public let group: EventLoopGroup
     let shared: ServerShared
     private let tlsContext: TLSContext?
-    private var perLoop: [LoopBound<LoopState>] = []
+    /// What `start()` makes: each loop's state, and the ports bound.
+    private let started = Mutex(Started())
+    private struct Started {
+        var perLoop: [LoopBound<LoopState>] = []
+        var httpPort: Int?
+        var httpsPort: Int?
+    }
+    private var perLoop: [LoopBound<LoopState>] { started.withLock { $0.perLoop } }
     /// The ports actually bound (useful when 0 asked for a free one).
-    public private(set) var httpPort: Int?
-    public private(set) var httpsPort: Int?
+    public var httpPort: Int? { started.withLock { $0.httpPort } }
+    public var httpsPort: Int? { started.withLock { $0.httpsPort } }
 
     public init(configuration: ServerConfiguration, router: Router, group: EventLoopGroup,
                 logger: Logger = Logger(label: "harness.http"), observer: (any HTTPServerObserver)? = nil) throws(NetError) {
@@ -105,16 +111,19 @@ public final class HTTPServer: @unchecked Sendable {
         for port in [configuration.httpPort, configuration.httpsPort].compactMap({ $0 }) where port != 0 {
             try TCPListener.ensureNotServed(try SocketAddress(host: configuration.host, port: port))
         }
-        perLoop = group.loops.map { LoopBound(LoopState(loop: $0, shared: shared, tls: tlsContext), on: $0) }
+        let perLoop = group.loops.map { LoopBound(LoopState(loop: $0, shared: shared, tls: tlsContext), on: $0) }
+        var httpPort: Int?, httpsPort: Int?
         for state in perLoop {
+            let (first, firstSecure) = (httpPort, httpsPort)
             let ports = try runOnLoop(state.loop) { () throws -> (Int?, Int?) in
-                let plain = try configuration.httpPort.map { try state.value.listen(host: configuration.host, port: self.httpPort ?? $0, secure: false) }
-                let secure = try configuration.httpsPort.map { try state.value.listen(host: configuration.host, port: self.httpsPort ?? $0, secure: true) }
+                let plain = try configuration.httpPort.map { try state.value.listen(host: configuration.host, port: first ?? $0, secure: false) }
+                let secure = try configuration.httpsPort.map { try state.value.listen(host: configuration.host, port: firstSecure ?? $0, secure: true) }
                 return (plain, secure)
             }
             httpPort = httpPort ?? ports.0
             httpsPort = httpsPort ?? ports.1
         }
+        started.withLock { $0 = Started(perLoop: perLoop, httpPort: httpPort, httpsPort: httpsPort) }
         shared.logger.info("listening", metadata: [
             "http": "\(httpPort.map { "\(configuration.host):\($0)" } ?? "off")",
             "https": "\(httpsPort.map { "\(configuration.host):\($0)" } ?? "off")",

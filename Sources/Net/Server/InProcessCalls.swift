@@ -1,3 +1,4 @@
+import EventLoops
 import Foundation
 public import JSON
 import Synchronization

@@ -1,4 +1,5 @@
 import CHTTPParser
+import EventLoops
 import Logging
 import Synchronization
 

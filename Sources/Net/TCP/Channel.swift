@@ -1,3 +1,4 @@
+import EventLoops
 /// A TCP stream with optional TLS on top: the HTTP layer reads and writes plaintext
 /// and does not know which it has.
 final class Channel {

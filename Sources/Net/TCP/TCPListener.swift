@@ -1,4 +1,5 @@
 import CLibUV
+import EventLoops
 import Glibc
 
 /// A listening TCP socket on one loop. Several loops listen on the same port with

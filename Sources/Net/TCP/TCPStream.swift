@@ -1,4 +1,5 @@
 import CLibUV
+import EventLoops
 
 /// A connected TCP socket on one loop; use it from that loop only.
 ///

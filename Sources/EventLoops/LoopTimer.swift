@@ -6,7 +6,7 @@ public final class LoopTimer: LoopHandleOwner {
     /// Let go at close: what it holds (an object that holds this timer) must not outlive the timer.
     private var fire: (() -> Void)?
 
-    init(loop: EventLoop, fire: @escaping () -> Void) {
+    package init(loop: EventLoop, fire: @escaping () -> Void) {
         self.fire = fire
         let handle = UnsafeMutablePointer<uv_timer_t>.allocate(capacity: 1)
         uv_timer_init(loop.uvLoop, handle)
@@ -14,7 +14,7 @@ public final class LoopTimer: LoopHandleOwner {
         self.handle = handle
     }
 
-    func start(after milliseconds: UInt64, repeat interval: UInt64) {
+    package func start(after milliseconds: UInt64, repeat interval: UInt64) {
         guard let handle else { return }
         uv_timer_start(handle, { handle in
             owner(of: handle, as: LoopTimer.self)?.fire?()

@@ -1,6 +1,6 @@
 public import EMV3DS
+public import Faults
 public import JSON
-import Messaging
 public import Net
 
 /// A scenario's faults applied to an answer on the wire: what the roles use to misbehave.

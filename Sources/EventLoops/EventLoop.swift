@@ -1,4 +1,4 @@
-import CLibUV
+package import CLibUV
 import Foundation
 import Synchronization
 
@@ -11,7 +11,7 @@ import Synchronization
 public final class EventLoop: TaskExecutor, @unchecked Sendable {
     /// The loop's index in its group, for logs.
     public let index: Int
-    let uvLoop: UnsafeMutablePointer<uv_loop_t>
+    package let uvLoop: UnsafeMutablePointer<uv_loop_t>
     private let wakeup: UnsafeMutablePointer<uv_async_t>
     private let idle: UnsafeMutablePointer<uv_idle_t>
     /// Work handed over from other threads, and whether the loop still takes any.
@@ -33,12 +33,12 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     /// `remote.isClosed` as the loop thread knows it, read there without the lock.
     private var isClosed = false
     /// Per-loop read buffer: reads are consumed synchronously in the read callback.
-    let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+    package let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
     /// The kernel's name of the loop's thread.
     private let threadName: String
 
-    init(index: Int, threadName: String? = nil) {
+    package init(index: Int, threadName: String? = nil) {
         self.index = index
         self.threadName = threadName ?? "uv-loop-\(index)"
         uvLoop = .allocate(capacity: 1)
@@ -61,7 +61,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     }
 
     /// The loop a handle was initialised on (its uv_loop_t's data).
-    static func running<H>(_ handle: UnsafeMutablePointer<H>) -> EventLoop? {
+    package static func running<H>(_ handle: UnsafeMutablePointer<H>) -> EventLoop? {
         let raw = UnsafeMutableRawPointer(handle).assumingMemoryBound(to: uv_handle_t.self)
         guard let loop = raw.pointee.loop, let data = loop.pointee.data else { return nil }
         return Unmanaged<EventLoop>.fromOpaque(data).takeUnretainedValue()
@@ -82,7 +82,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
         return key
     }()
 
-    func start() {
+    package func start() {
         let ready = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
             // The kernel's name of the thread (what `top -H`, `perf` and /proc show), set from the thread
@@ -163,7 +163,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     }
 
     /// Asks every handle's owner to close, lets the loop run out and joins its thread.
-    func stop() {
+    package func stop() {
         execute { [self] in
             runLocalJobs()
             uv_walk(uvLoop, { handle, _ in

@@ -1,29 +1,7 @@
 import CLibPQ
 import CLibUV
+public import EventLoops
 import Foundation
-
-/// Why a PostgreSQL operation failed: the server's or libpq's message, and the SQLSTATE when the
-/// server gave one (`23505` a unique violation, `57P01` the server shutting down…).
-public struct PostgresError: Error, Sendable, CustomStringConvertible {
-    public let operation: String
-    public let message: String
-    public let sqlState: String?
-
-    public init(operation: String, message: String, sqlState: String? = nil) {
-        self.operation = operation
-        self.message = message
-        self.sqlState = sqlState
-    }
-
-    /// A request that a stopped loop dropped.
-    static func loopStopped(_ operation: String) -> PostgresError {
-        PostgresError(operation: operation, message: "the connection's loop stopped before it ran")
-    }
-
-    public var description: String {
-        "\(operation): \(message.trimmingCharacters(in: .whitespacesAndNewlines))" + (sqlState.map { " (SQLSTATE \($0))" } ?? "")
-    }
-}
 
 /// What a query returned, as text (libpq's text format): rows of columns, NULL as nil.
 public struct PostgresRows: Sendable {
@@ -35,39 +13,24 @@ public struct PostgresRows: Sendable {
 
 /// One PostgreSQL connection driven by libpq's asynchronous API on a libuv poll handle of one
 /// loop: nothing blocks the loop. Queries run one at a time in the order they were asked for;
-/// they may be asked for from any thread (each hops to the loop, where every field is touched).
+/// they may be asked for from any thread (each hops to the loop, where all its state lives).
 /// A connection the server dropped fails its queries from then on: make a new one.
-public final class PostgresConnection: LoopHandleOwner, @unchecked Sendable {
+public final class PostgresConnection: Sendable {
     public let loop: EventLoop
-    private var connection: OpaquePointer?
-    private var poll: UnsafeMutablePointer<uv_poll_t>?
-    private var polledSocket: Int32 = -1
-    private var connecting: LoopReply<Result<Void, PostgresError>>?
-    private var waiting: [Query] = []
-    private var running: Query?
-    private var broken: PostgresError?
-    /// The connection attempt's or the running query's time limit: a server that does not answer fails it, not hangs it.
-    private var deadline: LoopTimer?
-    private let timeoutMilliseconds: UInt64
-
-    private struct Query {
-        let sql: String
-        let parameters: [String?]
-        let done: LoopReply<Result<PostgresRows, PostgresError>>
-        var last: Result<PostgresRows, PostgresError>?
-    }
+    private let core: LoopBound<Core>
 
     private init(loop: EventLoop, timeoutMilliseconds: UInt64) {
         self.loop = loop
-        self.timeoutMilliseconds = timeoutMilliseconds
+        core = LoopBound(Core(loop: loop, timeoutMilliseconds: timeoutMilliseconds), on: loop)
     }
 
     /// Connects to `url` (`postgresql://user@host:port/database`, or libpq's `key=value` form) on `loop`.
     /// `timeoutMilliseconds` bounds the connection and each query (libpq's own connect_timeout does not act here).
     public static func connect(_ url: String, on loop: EventLoop, timeoutMilliseconds: UInt64 = 30_000) async throws(PostgresError) -> PostgresConnection {
         let connection = PostgresConnection(loop: loop, timeoutMilliseconds: timeoutMilliseconds)
+        let core = connection.core
         let result = await LoopReply<Result<Void, PostgresError>>.awaiting(abandoned: .failure(.loopStopped("connect"))) { done in
-            loop.execute { connection.start(url, done) }
+            loop.execute { core.value.start(url, done) }
         }
         try result.get()
         return connection
@@ -76,8 +39,9 @@ public final class PostgresConnection: LoopHandleOwner, @unchecked Sendable {
     /// Runs `sql` with `parameters` ($1, $2… as text; nil is NULL); without parameters `sql` may hold
     /// several statements (the last one's rows are returned). Fails with the first error.
     public func query(_ sql: String, _ parameters: [String?] = []) async throws(PostgresError) -> PostgresRows {
+        let core = core
         let result = await LoopReply<Result<PostgresRows, PostgresError>>.awaiting(abandoned: .failure(.loopStopped("query"))) { done in
-            loop.execute { self.enqueue(Query(sql: sql, parameters: parameters, done: done)) }
+            loop.execute { core.value.ask(.init(sql: sql, parameters: parameters, reply: done)) }
         }
         return try result.get()
     }
@@ -85,14 +49,33 @@ public final class PostgresConnection: LoopHandleOwner, @unchecked Sendable {
     /// Fails what waits and closes the connection; idempotent. On the loop at once (a loop that is
     /// stopping runs no job handed to it later).
     public func close() {
-        let closed = PostgresError(operation: "close", message: "the connection was closed")
-        if loop.inLoop { fail(closed) } else { loop.execute { self.fail(closed) } }
+        let core = core
+        if loop.inLoop { core.value.close() } else { loop.execute { core.value.close() } }
+    }
+}
+
+/// The connection on its loop: libpq's connection, the poll handle on its socket, the time limit, and the state machine
+/// that orders the work. The poll handle holds it (``LoopHandleOwner``) while it is open.
+private final class Core: LoopHandleOwner {
+    typealias StateMachine = PostgresConnectionStateMachine<LoopReply<Result<Void, PostgresError>>, LoopReply<Result<PostgresRows, PostgresError>>>
+
+    let loop: EventLoop
+    private var machine = StateMachine()
+    private var connection: OpaquePointer?
+    private var poll: UnsafeMutablePointer<uv_poll_t>?
+    private var polledSocket: Int32 = -1
+    /// The connection attempt's or the running query's time limit: a server that does not answer fails it, not hangs it.
+    private var deadline: LoopTimer?
+    private let timeoutMilliseconds: UInt64
+
+    init(loop: EventLoop, timeoutMilliseconds: UInt64) {
+        self.loop = loop
+        self.timeoutMilliseconds = timeoutMilliseconds
     }
 
-    // MARK: On the loop
-
-    private func start(_ url: String, _ done: LoopReply<Result<Void, PostgresError>>) {
-        connecting = done
+    func start(_ url: String, _ done: LoopReply<Result<Void, PostgresError>>) {
+        perform(machine.startConnecting(done))
+        guard machine.isConnecting else { return }
         connection = PQconnectStart(url)
         guard let connection, PQstatus(connection) != CONNECTION_BAD else {
             return fail(PostgresError(operation: "connect", message: connection.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"))
@@ -103,16 +86,55 @@ public final class PostgresConnection: LoopHandleOwner, @unchecked Sendable {
         advanceConnect(PGRES_POLLING_WRITING)
     }
 
+    func ask(_ query: StateMachine.Query) {
+        perform(machine.asked(query))
+    }
+
+    func close() {
+        fail(PostgresError(operation: "close", message: "the connection was closed"))
+    }
+
+    /// Does what the state machine says.
+    private func perform(_ action: StateMachine.Action) {
+        switch action {
+        case .none:
+            break
+        case .send(let query):
+            send(query)
+        case .reportConnected(let reply, let next):
+            stopDeadline()
+            watchWhileIdle()
+            reply.resume(returning: .success(()))
+            if let next { send(next) }
+        case .reportResult(let reply, let result, let next):
+            stopDeadline()
+            reply.resume(returning: result)
+            watchWhileIdle()
+            if let next { send(next) }
+        case .refuse(let reply, let error):
+            reply.resume(returning: .failure(error))
+        case .failAndClose(let connect, let queries, let error):
+            stopDeadline()
+            connect?.resume(returning: .failure(error))
+            queries.forEach { $0.resume(returning: .failure(error)) }
+            if let poll {
+                uv_poll_stop(poll)
+                closeOwnedHandle(poll)
+                self.poll = nil
+            }
+            if let connection { PQfinish(connection) }
+            connection = nil
+        }
+    }
+
+    private func fail(_ error: PostgresError) {
+        perform(machine.failed(error))
+    }
+
     private func advanceConnect(_ state: PostgresPollingStatusType) {
         guard let connection else { return }
         switch state {
-        case PGRES_POLLING_OK:
-            let done = connecting
-            connecting = nil
-            stopDeadline()
-            watchWhileIdle()
-            done?.resume(returning: .success(()))
-            startNext()
+        case PGRES_POLLING_OK: perform(machine.connected())
         case PGRES_POLLING_READING: watch(for: Int32(UV_READABLE.rawValue))
         case PGRES_POLLING_WRITING: watch(for: Int32(UV_WRITABLE.rawValue))
         default: fail(PostgresError(operation: "connect", message: String(cString: PQerrorMessage(connection))))
@@ -143,13 +165,13 @@ public final class PostgresConnection: LoopHandleOwner, @unchecked Sendable {
         guard let poll else { return }
         guard events != 0 else { uv_poll_stop(poll); return }
         uv_poll_start(poll, events) { handle, status, events in
-            owner(of: handle, as: PostgresConnection.self)?.ready(status: status, events: events)
+            owner(of: handle, as: Core.self)?.ready(status: status, events: events)
         }
     }
 
     private func ready(status: Int32, events: Int32) {
         guard let connection else { return }
-        if connecting != nil {
+        if machine.isConnecting {
             // libpq may close and reopen the socket in its next step: the poll must not be watching it then.
             if let poll { uv_poll_stop(poll) }
             return advanceConnect(PQconnectPoll(connection))
@@ -158,7 +180,7 @@ public final class PostgresConnection: LoopHandleOwner, @unchecked Sendable {
             let libpq = String(cString: PQerrorMessage(connection))
             return fail(PostgresError(operation: "poll", message: libpq.isEmpty ? String(cString: uv_strerror(status)) : libpq))
         }
-        guard running != nil else { return idleInput() }
+        guard machine.isRunning else { return idleInput() }
         if events & Int32(UV_WRITABLE.rawValue) != 0 { flush() }
         if events & Int32(UV_READABLE.rawValue) != 0 { read() }
     }
@@ -187,16 +209,8 @@ public final class PostgresConnection: LoopHandleOwner, @unchecked Sendable {
         deadline = nil
     }
 
-    private func enqueue(_ query: Query) {
-        if let broken { return query.done.resume(returning: .failure(broken)) }
-        waiting.append(query)
-        if connecting == nil, running == nil { startNext() }
-    }
-
-    private func startNext() {
-        guard running == nil, connecting == nil, let connection, !waiting.isEmpty else { return }
-        let query = waiting.removeFirst()
-        running = query
+    private func send(_ query: StateMachine.Query) {
+        guard let connection else { return fail(PostgresError(operation: "send", message: "the connection is closed")) }
         startDeadline("query")
         let sent: Int32 = query.parameters.isEmpty
             ? PQsendQuery(connection, query.sql)
@@ -209,7 +223,7 @@ public final class PostgresConnection: LoopHandleOwner, @unchecked Sendable {
 
     /// Sends what libpq holds; reads meanwhile, as its documentation asks (the server may be waiting for us to read).
     private func flush() {
-        guard let connection, running != nil else { return }
+        guard let connection, machine.isRunning else { return }
         switch PQflush(connection) {
         case 0: watch(for: Int32(UV_READABLE.rawValue))
         case 1: watch(for: Int32(UV_READABLE.rawValue | UV_WRITABLE.rawValue))
@@ -218,19 +232,14 @@ public final class PostgresConnection: LoopHandleOwner, @unchecked Sendable {
     }
 
     private func read() {
-        guard let connection, running != nil else { return }
+        guard let connection, machine.isRunning else { return }
         guard PQconsumeInput(connection) == 1 else {
             return fail(PostgresError(operation: "read", message: String(cString: PQerrorMessage(connection)), sqlState: "08006"))
         }
         while PQisBusy(connection) == 0 {
             guard let result = PQgetResult(connection) else {
                 // No more results: the query is done.
-                let query = running
-                running = nil
-                stopDeadline()
-                query?.done.resume(returning: query?.last ?? .failure(PostgresError(operation: "query", message: "no result")))
-                watchWhileIdle()
-                return startNext()
+                return perform(machine.queryDone())
             }
             let status = PQresultStatus(result)
             let rows = Self.rows(of: result)
@@ -239,9 +248,7 @@ public final class PostgresConnection: LoopHandleOwner, @unchecked Sendable {
             if status == PGRES_COPY_IN || status == PGRES_COPY_OUT || status == PGRES_COPY_BOTH {
                 return fail(PostgresError(operation: "query", message: "COPY is not supported by this client"))
             }
-            // The first error stands; rows are the last statement's.
-            if case .failure = running?.last { continue }
-            running?.last = rows
+            machine.received(rows)
         }
     }
 
@@ -260,25 +267,6 @@ public final class PostgresConnection: LoopHandleOwner, @unchecked Sendable {
             let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
             return .failure(PostgresError(operation: "query", message: String(cString: PQresultErrorMessage(result)), sqlState: state))
         }
-    }
-
-    /// Fails the connection attempt, the running query and those waiting, and closes the connection.
-    private func fail(_ error: PostgresError) {
-        broken = broken ?? error
-        stopDeadline()
-        connecting?.resume(returning: .failure(error))
-        connecting = nil
-        running?.done.resume(returning: .failure(error))
-        running = nil
-        waiting.forEach { $0.done.resume(returning: .failure(error)) }
-        waiting = []
-        if let poll {
-            uv_poll_stop(poll)
-            closeOwnedHandle(poll)
-            self.poll = nil
-        }
-        if let connection { PQfinish(connection) }
-        connection = nil
     }
 }
 

@@ -12,7 +12,7 @@ public final class OwnClientPorts: Sendable {
 
     public init() {}
 
-    func insert(_ port: Int) { _ = ports.withLock { $0.insert(port) } }
-    func remove(_ port: Int) { _ = ports.withLock { $0.remove(port) } }
-    func contains(_ port: Int) -> Bool { ports.withLock { $0.contains(port) } }
+    package func insert(_ port: Int) { _ = ports.withLock { $0.insert(port) } }
+    package func remove(_ port: Int) { _ = ports.withLock { $0.remove(port) } }
+    package func contains(_ port: Int) -> Bool { ports.withLock { $0.contains(port) } }
 }

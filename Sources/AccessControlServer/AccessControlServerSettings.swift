@@ -1,0 +1,28 @@
+public import EMV3DS
+public import EMVCrypto
+
+/// What the ACS role is: its reference number and operator, the schemes it signs for, its challenge URL and time limit.
+public struct AccessControlServerSettings: Sendable {
+    public var referenceNumber = "3DS_LOA_ACS_HARN_020200_00001"
+    public var operatorID = "HARNESS-ACS-OPERATOR"
+    public var schemes: [PaymentScheme]
+    /// The `acsSignedContent` signer of each Directory Server profile, by RID.
+    public var signers: [String: ACSSigningIdentity]
+    /// The acsURL given to SDKs; nil means this harness's `/acs/challenge`, over HTTPS when it listens on HTTPS.
+    public var challengeURL: String?
+    /// Where RReqs go when the AReq carried no `dsURL`; nil means this harness's DS.
+    public var directoryServerURL: String?
+    /// Seconds a challenge may take, from the ARes to the final CRes, before it ends as timed out.
+    public var challengeTimeout: Double = Self.defaultChallengeTimeout
+    /// Ten minutes, unless configured (`accessControlServer.challengeTimeout`).
+    public static let defaultChallengeTimeout: Double = 600
+    /// The browser challenge's page templates; without them a browser challenge ends at once as U (reason 07).
+    public var browserPages: BrowserChallengePages?
+    /// The clock the SDK's challenge timeout (`challenge.sdk-timeout`) is measured with; tests give one that jumps.
+    public var now: @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
+
+    public init(schemes: [PaymentScheme], signers: [String: ACSSigningIdentity] = [:]) {
+        self.schemes = schemes
+        self.signers = signers
+    }
+}

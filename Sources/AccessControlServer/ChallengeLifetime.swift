@@ -1,0 +1,74 @@
+import EMV3DS
+import EventLoops
+import Logging
+import Messaging
+import Net
+import Store
+
+// A challenge's time limit, and its end: finished with a result, or expired.
+extension AccessControlServer {
+    /// Starts the time limit of a challenge just stored, `seconds` from now. With instances sharing the store the limit is
+    /// also a job: the instance that claims it ends the challenge (here, unless another instance took the challenge up).
+    func startTimer(_ acsTransID: String, after seconds: Double) {
+        // On the caller's loop when it runs on one (the loop that answers the ARes): started there, and cancelled there
+        // when the final CReq comes on the same loop, with no thread woken. A challenge taken up from the store off a loop
+        // gets a loop of the group.
+        let timer = OneShotTimer(after: seconds, on: peer.client.nextLoop()) { [self] in
+            Task { await challengeTimeLimitReached(acsTransID) }
+        }
+        transactions.update(acsTransID) { transaction in
+            guard case .challenge(var state) = transaction.phase else { return timer.cancel() }
+            state.timer = timer
+            transaction.phase = .challenge(state)
+        }
+    }
+
+    /// A challenge's time limit came: it ends here, or, with instances sharing the store, where the store says.
+    func challengeTimeLimitReached(_ acsTransID: String) async {
+        guard let sharedStore else { return await expire(acsTransID) }
+        let jobID = Self.expiryJobID(acsTransID)
+        // Held under a lease while this instance ends it, so that no other instance runs it meanwhile.
+        _ = await sharedStore.claimJob(id: jobID)
+        // The instance the store names as the challenge's home reports its end; one another instance took it from only records it.
+        guard await sharedStore.claimHome(role: Self.role, id: acsTransID, from: nil) else {
+            return await expire(acsTransID, reportedElsewhere: true)
+        }
+        await expire(acsTransID)
+        await sharedStore.finishJob(id: jobID)
+    }
+
+    /// How a challenge the ACS's time limit ended is recorded: a CReq after it is not the SDK's fault.
+    static let timedOutReason = "timed out"
+
+    /// Ends a challenge still open at its time limit. `reportedElsewhere`: another instance of the cluster claimed the limit's
+    /// job (this one was too late), and reports it.
+    func expire(_ acsTransID: String, reportedElsewhere: Bool = false) async {
+        let expired: (cancel: ChallengeCancel, transaction: Transaction)? = transactions.update(acsTransID) { transaction in
+            guard case .challenge(let state) = transaction.phase else { return nil }
+            let cancel: ChallengeCancel = state.nextCounter == 0 ? .firstCReqNotReceived : .timedOutAtACS
+            transaction.leaveChallenge(for: .ended(Self.timedOutReason + " after \(settings.challengeTimeout) s"))
+            if reportedElsewhere { transaction.resultsDelivery = "sent by another instance of the cluster" }
+            return (cancel, transaction)
+        } ?? nil
+        guard let (cancel, transaction) = expired, !reportedElsewhere else { return }
+        logger.info("challenge timed out", metadata: ["acsTransID": "\(acsTransID)"])
+        journalChallengeEnd(transaction, .timedOut)
+        await report(acsTransID, .cancelled(cancel))
+    }
+
+
+    /// Ends a decoupled authentication with its result: sends it, or records it as another instance of the cluster sent it.
+    func finish(_ acsTransID: String, with result: ChallengeResult, sentElsewhere: Bool = false) async {
+        let open = transactions.update(acsTransID) { transaction -> Bool in
+            guard case .decoupled = transaction.phase else { return false }
+            transaction.phase = .ended("decoupled authentication completed")
+            if sentElsewhere {
+                transaction.result = result
+                transaction.transStatus = result.transStatus
+                transaction.resultsDelivery = "sent by another instance of the cluster"
+            }
+            return true
+        }
+        if open == true, !sentElsewhere { await report(acsTransID, result) }
+    }
+}

@@ -1,0 +1,95 @@
+import EMV3DS
+import Faults
+import Foundation
+import JSON
+import Logging
+import Messaging
+import Net
+import Scenarios
+import Store
+import Synchronization
+
+// PRes faults: armed by `POST /admin/ds/pres-faults`, taken by the next PReqs (a PReq carries no card to pick a scenario by).
+extension DirectoryServer {
+    /// The armed PRes faults: the next `remaining` PReqs (of one 3DS Server, when named) are answered with them.
+    struct PResFaults: Sendable {
+        let faults: [Fault]
+        var remaining: Int
+        let threeDSServerRefNumber: String?
+        /// Where the store counts their uses over the instances of a cluster (the arming change's id); nil for one instance.
+        let sharedCount: String?
+    }
+
+    /// The armed faults for the next PReq of `threeDSServerRefNumber`, taken once; none when none are armed for it. In a
+    /// cluster each instance has them armed, and the store gives each of the `count` uses to one PReq, wherever it lands.
+    func takePResFaults(for threeDSServerRefNumber: String) async -> [Fault] {
+        if let armed = presFaults.withLock({ $0 }), let id = armed.sharedCount, let cluster = sharedStore as? any ClusterStore {
+            guard armed.threeDSServerRefNumber.map({ $0 == threeDSServerRefNumber }) ?? true else { return [] }
+            // Unknown to the store (nil): none rather than a use counted twice.
+            let taken = await cluster.use(id, for: nil)
+            presFaults.withLock { current in
+                guard var mine = current, mine.sharedCount == id else { return }
+                mine.remaining -= 1
+                current = taken == true && mine.remaining > 0 ? mine : nil
+            }
+            return taken == true ? armed.faults : []
+        }
+        return presFaults.withLock { armed in
+            guard var current = armed, current.threeDSServerRefNumber.map({ $0 == threeDSServerRefNumber }) ?? true else { return [] }
+            current.remaining -= 1
+            armed = current.remaining > 0 ? current : nil
+            return current.faults
+        }
+    }
+
+    /// `POST /admin/ds/pres-faults` with `{"faults": [{"fault": "missing-field", "value": "dsTransID"}], "count": 1,
+    /// "threeDSServerRefNumber": "…"}`: the next `count` PReqs (of that 3DS Server, when named) are answered with
+    /// these faults, written as a scenario's; `count` 0 disarms. The faults a DS answer takes: content, timing, transport.
+    func armPResFaults(_ request: HTTPRequest) throws(HTTPError) -> HTTPResponse {
+        guard request.body.count <= 4096 else { throw HTTPError(.payloadTooLarge, "armed PRes faults are at most 4096 bytes") }
+        let json = try request.jsonBody()
+        let count = json["count"].map { $0.numberText.flatMap { Int($0) } } ?? 1
+        guard let count, (0...1000).contains(count) else { throw HTTPError(.badRequest, "count must be 0 (disarm) to 1000 PReqs") }
+        var faults: [Fault] = []
+        for (index, entry) in (json["faults"]?.arrayValue ?? []).enumerated() {
+            guard let name = entry["fault"]?.stringValue else { throw HTTPError(.badRequest, "faults[\(index)].fault is required: a fault name as in scenario files") }
+            let fault: Fault
+            do { fault = try Fault(name: name, value: entry["value"]?.stringValue) } catch {
+                throw HTTPError(.badRequest, "faults[\(index)]: \(error)")
+            }
+            // A PRes is the DS's answer to the 3DS Server, as an ARes is: the faults of that leg.
+            guard fault.legs.contains(.directoryServer) else {
+                throw HTTPError(.badRequest, "faults[\(index)]: \(fault.name) is not a fault of a DS answer (it belongs to the \(fault.legs.map(\.rawValue).sorted().joined(separator: ", ")) leg)")
+            }
+            faults.append(fault)
+        }
+        guard count == 0 || !faults.isEmpty else { throw HTTPError(.badRequest, "faults must name at least one fault (or count 0 to disarm)") }
+        let refNumber = json["threeDSServerRefNumber"]?.stringValue
+        // In a cluster, one count for every instance: under the arming change's id, as a pin's.
+        let sharedCount = (sharedStore as? any ClusterStore).flatMap { cluster in
+            request.headers[HarnessChangeHeader.name].map { id in
+                if count > 0 { cluster.startCount(id: id, remaining: count, expires: SQLiteArchive.wallClock() + Self.presFaultsLifetimeMilliseconds) }
+                return id
+            }
+        }
+        presFaults.withLock {
+            $0 = count == 0 ? nil : PResFaults(faults: faults, remaining: count, threeDSServerRefNumber: refNumber, sharedCount: sharedCount)
+        }
+        logger.info("PRes faults armed", metadata: ["faults": "\(faults.map(\.name))", "count": "\(count)"])
+        return .emv(presFaultJSON(), status: count == 0 ? .ok : .created)
+    }
+
+    /// How long the store counts armed PRes faults' uses in a cluster: as long as a pin lives at most.
+    static let presFaultsLifetimeMilliseconds = Int64(PinBoard.maxLifetime.components.seconds) * 1000
+
+    /// `GET /admin/ds/pres-faults`: what the next PReqs will be answered with (in a cluster, as this instance saw them used).
+    func presFaultListing() -> HTTPResponse { .emv(presFaultJSON()) }
+
+    func presFaultJSON() -> JSONValue {
+        let armed = presFaults.withLock { $0 }
+        return .object(omittingAbsent: [
+            ("faults", .array((armed?.faults ?? []).map { .string($0.name) })), ("remaining", .number(String(armed?.remaining ?? 0))),
+            ("threeDSServerRefNumber", .string(armed?.threeDSServerRefNumber)),
+        ])
+    }
+}

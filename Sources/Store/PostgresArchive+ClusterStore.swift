@@ -1,0 +1,68 @@
+import Postgres
+import Synchronization
+
+extension PostgresArchive: ClusterStore {
+    public func clusterEpoch() -> String? {
+        reader.withLock { try? $0.query("SELECT oid FROM pg_database WHERE datname = current_database()") }?.first?.first.flatMap { $0 }.map { "db" + $0 }
+    }
+
+    public func announce(_ url: String) async {
+        _ = await read("INSERT INTO harness_instances (url, seen) VALUES ($1, $2) ON CONFLICT (url) DO UPDATE SET seen = EXCLUDED.seen",
+                       [url, String(SQLiteArchive.wallClock())])
+    }
+
+    public func instances(seenSince: Int64) async -> [String]? {
+        await read("SELECT url FROM harness_instances WHERE seen >= $1 ORDER BY url", [String(seenSince)])?.compactMap { $0.first ?? nil }
+    }
+
+    public func record(_ change: RecordedChange, supersedes: [String]) async -> Bool {
+        // One statement: the superseded and expired ones go as the change comes. The kinds as one array literal of plain names (`run-` and a run's id).
+        let kinds = "{" + supersedes.filter { $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") } }.joined(separator: ",") + "}"
+        return await read("""
+            WITH dropped AS (DELETE FROM harness_changes WHERE kind = ANY($9::text[]) OR expires < $7)
+            INSERT INTO harness_changes (id, kind, method, target, content_type, body, made, expires) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+            ON CONFLICT (id) DO NOTHING
+            """, [change.id, change.kind, change.method, change.target, change.contentType, String(decoding: change.body, as: UTF8.self),
+                  String(change.made), change.expires.map { String($0) }, kinds]) != nil
+    }
+
+    public func changes() async -> [RecordedChange]? {
+        let rows = await read("""
+            SELECT id, kind, method, target, content_type, body, made, expires FROM harness_changes
+            WHERE expires IS NULL OR expires > $1 ORDER BY seq
+            """, [String(SQLiteArchive.wallClock())])
+        return rows?.compactMap { row in
+            guard let id = row[0], let kind = row[1], let method = row[2], let target = row[3], let body = row[5],
+                  let made = row[6].flatMap({ Int64($0) }) else { return nil }
+            return RecordedChange(id: id, kind: kind, method: method, target: target, contentType: row[4], body: Array(body.utf8), made: made,
+                                  expires: row[7].flatMap { Int64($0) })
+        }
+    }
+
+    public func startCount(id: String, remaining: Int, expires: Int64) {
+        save(role: Self.counterRole, id: id) { Array("\(remaining) \(expires)".utf8) }
+    }
+
+    public func use(_ id: String, for transaction: String?) async -> Bool? {
+        await written(id: id, role: Self.counterRole)
+        let now = String(SQLiteArchive.wallClock())
+        guard let transaction else {
+            return await read("UPDATE harness_counters SET remaining = remaining - 1 WHERE id = $1 AND remaining > 0 AND expires > $2 RETURNING 1",
+                              [id, now]).map { !$0.isEmpty }
+        }
+        // One statement: a use this transaction took already, or a new one taken and written down as its.
+        let rows = await read("""
+            WITH prior AS (SELECT 1 FROM harness_counter_uses WHERE id = $1 AND transaction = $2),
+            taken AS (UPDATE harness_counters SET remaining = remaining - 1
+                      WHERE id = $1 AND remaining > 0 AND expires > $3 AND NOT EXISTS (SELECT 1 FROM prior) RETURNING 1),
+            recorded AS (INSERT INTO harness_counter_uses (id, transaction) SELECT $1, $2 FROM taken RETURNING 1)
+            SELECT (SELECT count(*) FROM prior) + (SELECT count(*) FROM recorded)
+            """, [id, transaction, now])
+        return rows.map { ($0.first?.first ?? nil).flatMap { Int($0) }.map { $0 > 0 } ?? false }
+    }
+
+    /// Waits for a count this instance queued to be written, so that its first use finds it.
+    func written(id: String, role: String) async {
+        if queue.unwritten(WriteQueue.Key(role: role, id: id)) != nil { _ = await written() }
+    }
+}

@@ -63,8 +63,9 @@ let package = Package(
             ]
         ),
 
-        // EMV messages over HTTP: reading requests, answering Erro, exchanging with peers, answers spoilt by faults.
-        .target(name: "Messaging", dependencies: ["Net", "EMV3DS", "Faults", "JSON"]),
+        // EMV messages over HTTP: reading requests, answering Erro, exchanging with peers, answers spoilt by faults, and
+        // where a request names its transaction.
+        .target(name: "Messaging", dependencies: ["Net", "EMV3DS", "Faults", "JOSE", "JSON"]),
 
         // The three roles, one module each.
         .target(name: "DirectoryServer", dependencies: [
@@ -77,6 +78,12 @@ let package = Package(
             "EMV3DS", "EMVCrypto", "JOSE", "JSON", "Messaging", "Net", "Store", .product(name: "Logging", package: "swift-log"),
         ]),
 
+        // Several instances on one store as one harness: requests passed on to their transaction's home, changes
+        // spread, runs across instances, the background work of a live instance.
+        .target(name: "Cluster", dependencies: [
+            "EMV3DS", "EventLoops", "JOSE", "JSON", "Journal", "Messaging", "Net", "Runs", "Scenarios", "Store", .product(name: "Logging", package: "swift-log"),
+        ]),
+
         // The SDK side of the protocol, for tests and `simulate`.
         .target(name: "SDKSimulator", dependencies: ["EMV3DS", "EMVCrypto", "JOSE", "JSON", "Messaging", "Net"]),
 
@@ -85,7 +92,7 @@ let package = Package(
             name: "Harness",
             dependencies: [
                 "Net", "EventLoops", "JOSE", "JSON", "EMV3DS", "EMVCrypto", "Faults", "Scenarios", "Messaging",
-                "DirectoryServer", "AccessControlServer", "ThreeDSServer", "Store", "Journal", "Runs",
+                "DirectoryServer", "AccessControlServer", "ThreeDSServer", "Cluster", "Store", "Journal", "Runs",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -113,6 +120,8 @@ let package = Package(
         .testTarget(name: "AccessControlServerTests", dependencies: ["AccessControlServer", "EMV3DS", "Scenarios"]),
         .testTarget(name: "DirectoryServerTests", dependencies: ["DirectoryServer", "EMV3DS", "Faults"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),
+        // The cluster's parts that need no second instance (ClusterTests in FlowTests run several).
+        .testTarget(name: "ClusterUnitTests", dependencies: ["Cluster"]),
         // ThirdParty: published messages nobody here wrote, read from the source tree.
         .testTarget(name: "EMV3DSTests", dependencies: ["EMV3DS", "JSON"], exclude: ["ThirdParty"]),
         .testTarget(name: "EMVCryptoTests", dependencies: ["EMVCrypto", "EMV3DS", "JOSE", "JSON"]),

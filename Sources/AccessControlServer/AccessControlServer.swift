@@ -80,12 +80,24 @@ public final class AccessControlServer: Sendable {
     }
 
     public func register(on router: inout Router) {
-        router.emv(ACSPaths.aReq, receives: .aReq) { request async in await self.authenticate(request) }
-        router.emv("/acs/challenge", receives: .cReq) { request async in await self.challenge(request) }
+        // An Erro from the DS about an ARes names its transaction; an AReq that follows an earlier one up belongs where that
+        // one is (any other AReq, which carries no acsTransID, stays where it came).
+        router.emv(ACSPaths.aReq, receives: .aReq, transaction: transaction(.first([.jsonMember("acsTransID"), .followedUpTransaction]))) { request async in
+            await self.authenticate(request)
+        }
+        // A CReq names its challenge in the JWE's kid; an SDK's Erro is plain JSON with its acsTransID.
+        router.emv("/acs/challenge", receives: .cReq, transaction: transaction(.first([.jweKeyID, .jsonMember("acsTransID")]))) { request async in
+            await self.challenge(request)
+        }
         registerBrowserChallenge(on: &router)
         registerThreeDSMethod(on: &router)
         registerSecurePaymentConfirmation(on: &router)
-        router.record("/admin/acs/transactions/{id}", "ACS transaction") { await self.transactions.json($0) }
+        router.record("/admin/acs/transactions/{id}", "ACS transaction", transaction: transaction(.pathParameter("id"))) { await self.transactions.json($0) }
+    }
+
+    /// What a route's request names of this role's transactions, and where.
+    func transaction(_ key: TransactionKey) -> TransactionRoute {
+        TransactionRoute(role: Self.role, key: key) { [self] in holds($0) }
     }
 
 }

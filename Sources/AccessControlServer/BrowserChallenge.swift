@@ -40,8 +40,10 @@ extension AccessControlServer {
     public static let browserChallengePath = "/acs/browser/challenge"
 
     func registerBrowserChallenge(on router: inout Router) {
-        router.post(Self.browserChallengePath) { request, _ async in await self.browserCReq(request) }
-        router.post(Self.browserChallengePath + "/{acsTransID}") { request, context async in
+        router.post(Self.browserChallengePath, tag: transaction(.formJSON(field: "creq", member: "acsTransID"))) { request, _ async in
+            await self.browserCReq(request)
+        }
+        router.post(Self.browserChallengePath + "/{acsTransID}", tag: transaction(.pathParameter("acsTransID"))) { request, context async in
             await self.browserAnswer(request, acsTransID: (try? context.parameter("acsTransID")) ?? "")
         }
     }

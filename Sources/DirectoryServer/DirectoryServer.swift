@@ -83,14 +83,20 @@ public final class DirectoryServer: Sendable {
     }
 
     public func register(on router: inout Router) {
-        router.emv("/ds/areq", receives: .aReq) { request async in await self.authenticate(request) }
+        // A 3DS Server's Erro about an ARes names its transaction, graded where it is (an AReq carries no dsTransID).
+        router.emv("/ds/areq", receives: .aReq, transaction: transaction(.jsonMember("dsTransID"))) { request async in await self.authenticate(request) }
         router.emv("/ds/preq", receives: .pReq) { request async in await self.prepare(request) }
         router.get("/admin/ds/card-ranges") { _, _ in self.cardRangeListing() }
         router.get("/admin/ds/pres-faults") { _, _ in self.presFaultListing() }
         router.post("/admin/ds/pres-faults") { request, _ in try self.armPResFaults(request) }
         router.post("/admin/ds/card-ranges") { request, _ in try self.changeCardRange(request) }
-        router.emv("/ds/rreq", receives: .rReq) { request async in await self.results(request) }
-        router.record("/admin/ds/transactions/{id}", "DS transaction") { await self.transactions.json($0) }
+        router.emv("/ds/rreq", receives: .rReq, transaction: transaction(.jsonMember("dsTransID"))) { request async in await self.results(request) }
+        router.record("/admin/ds/transactions/{id}", "DS transaction", transaction: transaction(.pathParameter("id"))) { await self.transactions.json($0) }
+    }
+
+    /// What a route's request names of this role's transactions, and where.
+    func transaction(_ key: TransactionKey) -> TransactionRoute {
+        TransactionRoute(role: Self.role, key: key) { [self] in holds($0) }
     }
 
 }

@@ -1,3 +1,4 @@
+import Cluster
 import AccessControlServer
 import EMV3DS
 import Faults
@@ -125,7 +126,7 @@ struct AdminRoutes {
         default: throw HTTPError(.badRequest, "expiresIn must be a number of seconds")
         }
         // Made again by an instance started later (docs/scale.md): the pin lives as long as where it was set.
-        if request.headers[ClusterRoutes.forwardedHeader] != nil, let made = request.headers[ClusterChange.madeHeader].flatMap({ Int64($0) }) {
+        if request.headers[Cluster.forwardedHeader] != nil, let made = request.headers[Cluster.changeMadeHeader].flatMap({ Int64($0) }) {
             lifetime -= Double(SQLiteArchive.wallClock() - made) / 1000
             guard lifetime >= 1 else { throw HTTPError(HTTPStatus(code: 410), "the pin expired before this instance started") }
         }
@@ -145,7 +146,7 @@ struct AdminRoutes {
         }
         let pin: Pin
         // One id on every instance of a cluster: the change's, which the instance that took the request gave it.
-        let id = request.headers[ClusterChange.idHeader] ?? UUID().uuidString.lowercased()
+        let id = request.headers[HarnessChangeHeader.name] ?? UUID().uuidString.lowercased()
         do { pin = try scenarios.pins.add(scenario, for: target, count: count, lifetime: .seconds(lifetime), id: id) } catch {
             throw HTTPError(.tooManyRequests, "\(error.capacity) pins are set: use, remove (DELETE /admin/pins) or let some expire first")
         }

@@ -1,3 +1,4 @@
+import Cluster
 public import AccessControlServer
 public import DirectoryServer
 import EMV3DS
@@ -36,12 +37,8 @@ public final class HarnessApp: Sendable {
     private let scenarioPath: String
     /// The roles' calls to each other without a socket (`server.roleCalls: in-process`); nil: over HTTP.
     private let inProcessCalls: InProcessCalls?
-    /// This instance's URL as the others of its cluster reach it (`cluster.enabled`).
-    private let instanceURL = ClusterRoutes.InstanceURL()
-    /// Announces this instance and runs the jobs of instances that died (`cluster.enabled`), until shutdown.
-    private let housekeeping = Mutex<Task<Void, Never>?>(nil)
-    /// The changes made through the balancer (`cluster.enabled`): spread to the others, and made at start.
-    private let clusterChange = Mutex<ClusterChange?>(nil)
+    /// Several instances on one store (`cluster.enabled`); nil for one alone.
+    private let cluster: Cluster?
     /// `GET /health/ready`: the store answers, the cluster's changes are made, not draining.
     private let readiness: Readiness
     /// Probes the store every few seconds, until shutdown.
@@ -96,7 +93,7 @@ public final class HarnessApp: Sendable {
                                               peer: try peer(timeoutMs: configuration.directoryServer.acsTimeoutMs),
                                               endpoints: endpoints, capacity: capacity, archive: archive, inMemory: inMemory,
                                               sharedStore: configuration.cluster.enabled,
-                                              cardRangeEpoch: configuration.cluster.enabled ? (archive as? any ClusterStore)?.clusterEpoch() : nil,
+                                              cardRangeEpoch: configuration.cluster.enabled ? Cluster.cardRangeEpoch(archive) : nil,
                                               journal: journal, logger: logger.named("ds"))
             var acsSettings = configuration.accessControlServerSettings(schemes: schemes, signers: signers)
             acsSettings.browserPages = try Self.browserPages(resolve(configuration.accessControlServer.pageTemplates))
@@ -132,52 +129,32 @@ public final class HarnessApp: Sendable {
                             tlsRootPath: pki.directory + "/tls/root-ca.pem", token: configuration.sdkConfigToken?.value,
                             endpoints: endpoints).register(on: &router)
             LoadMixRoutes(scenarios: scenarios).register(on: &router)
-            // In a cluster the store counts each pin's uses, for every instance.
-            let clusterStore = configuration.cluster.enabled ? archive as? any ClusterStore : nil
-            if let clusterStore { scenarios.shareCounts { await clusterStore.use($0, for: $1) } }
+            var made: Cluster?
+            if configuration.cluster.enabled, let archive {
+                made = try Cluster(archive: archive, runs: runs, journal: journal, scenarios: scenarios, group: loops, tls: clientTLS,
+                                   adminToken: configuration.admin.token, metrics: metrics, logger: logger.named("cluster"), journalRole: DirectoryServer.role,
+                                   runJob: { [accessControlServer] job, isLive in await accessControlServer.runOrphaned(job, isLive: isLive) },
+                                   runBegun: { [directoryServer] in directoryServer.beginPreparationScope() })
+            }
+            let cluster = made
+            self.cluster = cluster
             AdminRoutes(scenarios: scenarios, reloader: ScenarioReloader(path: scenarioPath, shownPath: configuration.scenarios, scenarios: scenarios),
-                        counts: clusterStore).register(on: &router)
+                        counts: cluster?.store).register(on: &router)
             threeDSServer.register(on: &router)
             directoryServer.register(on: &router)
             accessControlServer.register(on: &router)
             let templates = resolve(configuration.accessControlServer.pageTemplates)
-            // Between the instances of a cluster: requests passed on, changes spread, runs' transactions attached at their homes.
-            let clusterClient = configuration.cluster.enabled ? try HTTPClient(group: loops, configuration: HTTPClientConfiguration(
-                tls: clientTLS, readTimeoutMilliseconds: ClusterRoutes.forwardTimeoutMilliseconds)) : nil
-            var clusterRuns: ClusterRuns?
-            if let archive, let clusterStore, clusterClient != nil {
-                // An AReq waits for its run's home to attach it: asked with a short limit.
-                let asking = try HTTPClient(group: loops, configuration: HTTPClientConfiguration(
-                    tls: clientTLS, readTimeoutMilliseconds: ClusterRuns.askTimeoutMilliseconds))
-                let shared = ClusterRuns(local: runs, journal: journal, archive: archive, store: clusterStore, client: asking, instanceURL: instanceURL,
-                                         issuedCards: scenarios.issuedCards, adminToken: configuration.admin.token, logger: logger.named("cluster"),
-                                         runBegun: { [directoryServer] in directoryServer.beginPreparationScope() })
-                journal.setListener(shared)
-                shared.register(on: &router)
-                clusterRuns = shared
-            }
             var runRoutes = RunRoutes(runs: runs, journal: journal, scenarios: scenarios, reportStyle: RunRoutes.reportStyle(folder: templates),
                                       runStarting: { [directoryServer] in directoryServer.beginPreparationScope() },
                                       publicURL: configuration.server.publicURL)
-            runRoutes.cluster = clusterRuns
+            runRoutes.cluster = cluster?.runs
             runRoutes.register(on: &router)
             InspectorRoutes(journal: journal, page: InspectorPage(folder: templates)).register(on: &router)
             DemoRoutes(templateFolder: templates, scenarios: scenarios, threeDSServer: threeDSServer).register(on: &router)
-            if let archive, let client = clusterClient {
-                ClusterRoutes(routes: ClusterRoutes.routes(threeDSServer: threeDSServer, directoryServer: directoryServer, accessControlServer: accessControlServer)
-                                + ClusterRuns.homedRoutes(runs),
-                              archive: archive, client: client, instanceURL: instanceURL, metrics: metrics, logger: logger.named("cluster")).register(on: &router)
-                if let clusterStore {
-                    let change = ClusterChange(store: clusterStore, client: client, instanceURL: instanceURL, applied: ClusterChange.Applied(),
-                                               logger: logger.named("cluster"))
-                    change.register(on: &router)
-                    clusterChange.withLock { $0 = change }
-                    clusterRuns?.setChange(change)
-                }
-            }
+            // Passing on and spreading go around the routes registered by now: the roles', the runs', the admin ones.
+            cluster?.install(on: &router)
             // Not ready until the changes the cluster made before this instance started are made here too.
-            let applied = clusterChange.withLock { $0?.applied }
-            let readiness = Readiness(archive: archive, changesMade: { applied?.replayed ?? true }, metrics: metrics, logger: logger.named("readiness"))
+            let readiness = Readiness(archive: archive, changesMade: { cluster?.changesMade ?? true }, metrics: metrics, logger: logger.named("readiness"))
             readiness.register(on: &router)
             self.readiness = readiness
             let (threeDSServer, directoryServer, accessControlServer) = (threeDSServer, directoryServer, accessControlServer)
@@ -343,30 +320,8 @@ public final class HarnessApp: Sendable {
         let plainBase = server.httpPort.map { "http://\(host):\($0)" }
         let publicBase = configuration.server.publicURL.map { ($0, $0.hasPrefix("https://")) }
         inProcessCalls?.serve(server, at: [plainBase.map { ($0, false) }, secureBase.map { ($0, true) }, publicBase].compactMap { $0 })
-        if configuration.cluster.enabled, let url = configuration.cluster.instanceURL ?? plainBase ?? secureBase {
-            instanceURL.set(url)
-            metrics.setClusterInstance(url)
-            scenarios.loadMix.draw(as: url)
-            (archive as? PostgresArchive)?.setInstanceURL(url)
-            if let archive {
-                let (accessControlServer, change, server, token) = (accessControlServer, clusterChange.withLock { $0 }, server, configuration.admin.token)
-                housekeeping.withLock {
-                    $0 = Task {
-                        // Announced first, so that a change made meanwhile is spread here too (made once: by its id).
-                        await (archive as? any ClusterStore)?.announce(url)
-                        await change?.replay(on: server, adminToken: token)
-                        let cluster = archive as? any ClusterStore
-                        await ClusterHousekeeping.run(archive, instanceURL: url) { job in
-                            await accessControlServer.runOrphaned(job) { home in
-                                // Unknown (the store cannot say) counts as alive: the job waits rather than runs twice.
-                                let since = SQLiteArchive.wallClock() - ClusterHousekeeping.liveWindowMilliseconds
-                                return await cluster?.instances(seenSince: since)?.contains(home) ?? true
-                            }
-                        }
-                    }
-                }
-            }
-            logger.info("one instance of a cluster", metadata: ["instance": "\(url)", "public": "\(configuration.server.publicURL ?? "-")"])
+        if let cluster, let url = configuration.cluster.instanceURL ?? plainBase ?? secureBase {
+            cluster.start(at: url, server: server)
         }
         if configuration.tls.plainHTTPBypassesMutualTLS(configuration.server) {
             logger.warning("mutual TLS is required on HTTPS, but plain HTTP serves every route, /admin too, without a certificate",
@@ -386,7 +341,7 @@ public final class HarnessApp: Sendable {
     public func shutdown() {
         // Live readers of the inspector are answered now, so none holds the server open.
         journal.wakeAll()
-        housekeeping.withLock { $0?.cancel() }
+        cluster?.shutdown()
         storeWatch.withLock { $0?.cancel() }
         server.shutdown()
         group.shutdown()

@@ -1,3 +1,4 @@
+public import Cluster
 import EMV3DS
 import Faults
 import Messaging
@@ -13,7 +14,7 @@ import Synchronization
 ///
 /// Label values come from bounded sets only: route patterns (never raw paths), status codes,
 /// message types, `transStatus` letters, error codes.
-public final class HarnessMetrics: HTTPServerObserver {
+public final class HarnessMetrics: HTTPServerObserver, ClusterMetrics {
     private let registry: PrometheusCollectorRegistry
     private let openConnections: Gauge
     private let acceptedConnections: Counter
@@ -117,7 +118,7 @@ public final class HarnessMetrics: HTTPServerObserver {
     }
 
     /// Names this instance of a cluster in its metrics: which one a scrape read, whatever address it was scraped at.
-    func setClusterInstance(_ url: String) {
+    public func setClusterInstance(_ url: String) {
         registry.makeGauge(descriptor: Self.name("cluster_instance", "info", "This instance of a cluster, as the others reach it "
                                                  + "(cluster.instanceURL); always 1"), labels: [("instance_url", url)]).set(to: 1)
     }
@@ -128,8 +129,8 @@ public final class HarnessMetrics: HTTPServerObserver {
     /// What readiness answered last.
     func setReady(_ isReady: Bool) { ready.set(to: isReady ? 1 : 0) }
 
-    /// A request passed on to its transaction's home (``ClusterRoutes``).
-    func passedOn(route: String, outcome: String) { passed[PassedOnSeries(route: route, outcome: outcome)].increment() }
+    /// A request passed on to its transaction's home (the cluster's).
+    public func passedOn(route: String, outcome: String) { passed[PassedOnSeries(route: route, outcome: outcome)].increment() }
 
     /// The text exposition format, with the gauges of what is kept read now.
     public func exposition(storedTransactions: [(role: String, count: Int)], archive: ArchiveStatus?, loadMix: LoadMixBoard.Summary? = nil) -> [UInt8] {

@@ -1,3 +1,5 @@
+import Messaging
+import Cluster
 import EMV3DS
 import Foundation
 import Journal
@@ -36,22 +38,24 @@ struct RunRoutes {
             var listings: [JSONValue] = []
             for run in runs.all { listings.append(await graded(run).listing) }
             // Through the balancer: the runs of every instance, newest first (an instance asked by another lists its own).
-            if let cluster, request.headers[ClusterRoutes.forwardedHeader] == nil {
+            if let cluster, request.headers[Cluster.forwardedHeader] == nil {
                 listings += await cluster.listingsElsewhere(excluding: Set(listings.compactMap { $0["id"]?.stringValue })) { await graded($0).listing }
                 listings.sort { ($0["createdAt"]?.stringValue ?? "") > ($1["createdAt"]?.stringValue ?? "") }
             }
             return .json(.object([("runs", .array(listings))]))
         }
-        router.get("/admin/runs/{id}") { _, context async throws in .json(try await graded(context).json) }
-        router.post("/admin/runs/{id}/finish") { _, context async throws in
+        // A run's routes belong to its home, the instance that holds it (in a cluster).
+        let home = TransactionRoute(role: RunRegistry.role, key: .pathParameter("id")) { [runs] in runs.holds($0) }
+        router.get("/admin/runs/{id}", tag: home) { _, context async throws in .json(try await graded(context).json) }
+        router.post("/admin/runs/{id}/finish", tag: home) { _, context async throws in
             let id = try context.parameter("id")
             guard await held(id), let run = runs.finish(id) else { throw HTTPError(.notFound, "no run \(id)") }
             // The others stop asking for it.
             await cluster?.announce(run)
             return .json(await graded(run).json)
         }
-        router.post("/admin/runs/{id}/retry") { request, context async throws in try await retry(request, context) }
-        router.get("/admin/runs/{id}/{report}") { request, context async throws in
+        router.post("/admin/runs/{id}/retry", tag: home) { request, context async throws in try await retry(request, context) }
+        router.get("/admin/runs/{id}/{report}", tag: home) { request, context async throws in
             let name = try context.parameter("report")
             guard ["report.xml", "report.json", "report.html"].contains(name) else {
                 throw HTTPError(.notFound, "no report \(name): report.xml (JUnit), report.json or report.html")

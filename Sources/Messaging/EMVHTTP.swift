@@ -209,8 +209,9 @@ extension Violation {
 extension Router {
     /// `GET path`, a path ending in `{id}`: the record `lookup` finds by that id, as JSON, or
     /// 404 naming `what` ("DS transaction").
-    public mutating func record(_ path: String, _ what: String, _ lookup: @escaping @Sendable (String) async -> [UInt8]?) {
-        get(path) { _, context async throws in
+    public mutating func record(_ path: String, _ what: String, transaction: TransactionRoute? = nil,
+                                _ lookup: @escaping @Sendable (String) async -> [UInt8]?) {
+        get(path, tag: transaction) { _, context async throws in
             let id = try context.parameter("id")
             guard let record = await lookup(id) else { throw HTTPError(.notFound, "no \(what) \(id)") }
             return HTTPResponse(headers: .json, body: record)

@@ -52,14 +52,15 @@ extension HTTPResponse {
 extension Router {
     /// `POST path`, an endpoint for `message`: its answers say they received it (unless the
     /// handler says it received an Erro instead).
-    public mutating func emv(_ path: String, receives message: MessageType,
+    public mutating func emv(_ path: String, receives message: MessageType, transaction: TransactionRoute? = nil,
                              _ handle: @escaping @Sendable (HTTPRequest) async -> HTTPResponse) {
-        post(path) { request, _ async in await handle(request).receiving(message) }
+        post(path, tag: transaction) { request, _ async in await handle(request).receiving(message) }
     }
 
     /// The same, for a handler that answers at once.
-    public mutating func emv(_ path: String, receives message: MessageType, _ handle: @escaping @Sendable (HTTPRequest) -> HTTPResponse) {
-        post(path) { request, _ in handle(request).receiving(message) }
+    public mutating func emv(_ path: String, receives message: MessageType, transaction: TransactionRoute? = nil,
+                             _ handle: @escaping @Sendable (HTTPRequest) -> HTTPResponse) {
+        post(path, tag: transaction) { request, _ in handle(request).receiving(message) }
     }
 }
 

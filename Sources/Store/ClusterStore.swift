@@ -10,6 +10,9 @@ public protocol ClusterStore: Sendable {
     /// What names this store for as long as it lives, the same for every instance (the database's oid): the epoch of
     /// the DS's card-range serials, so that a serial one instance gave is known to the others. Asked once, at start.
     func clusterEpoch() -> String?
+    /// The secret every instance of this store shares, made with the schema: what a request from another instance carries
+    /// to be trusted as one. Asked once, at start; nil when the store cannot say.
+    func clusterSecret() -> String?
     /// Takes one use of the count `id` for `transaction`: true while there was one left (for one transaction per use; the
     /// same transaction asking again, its other role, gets the same answer), false when it is used up, expired or unknown,
     /// nil when the store cannot answer.

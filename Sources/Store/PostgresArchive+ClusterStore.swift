@@ -6,6 +6,10 @@ extension PostgresArchive: ClusterStore {
         reader.withLock { try? $0.query("SELECT oid FROM pg_database WHERE datname = current_database()") }?.first?.first.flatMap { $0 }.map { "db" + $0 }
     }
 
+    public func clusterSecret() -> String? {
+        reader.withLock { try? $0.query("SELECT secret FROM harness_secret LIMIT 1") }?.first?.first.flatMap { $0 }
+    }
+
     public func announce(_ url: String) async {
         _ = await read("INSERT INTO harness_instances (url, seen) VALUES ($1, $2) ON CONFLICT (url) DO UPDATE SET seen = EXCLUDED.seen",
                        [url, String(SQLiteArchive.wallClock())])

@@ -3,7 +3,7 @@ import Postgres
 // The tables of the shared store, made, migrated or checked at start.
 extension PostgresArchive {
     /// The schema this code reads and writes (`harness_schema.version`); an older one is migrated at start.
-    static let schemaVersion = 6
+    static let schemaVersion = 7
     /// What takes a database of each older version one version on, in one transaction each.
     static let migrations: [Int: String] = [
         // 2: each record names the instance that holds it in memory (``home(role:id:)``).
@@ -16,7 +16,14 @@ extension PostgresArchive {
         4: countUsesTable,
         // 6: the changes made through the balancer, which an instance started later makes too (``ClusterStore/changes()``).
         5: changesTable,
+        // 7: the secret by which the instances of a cluster know each other's requests (``ClusterStore/clusterSecret()``).
+        6: secretTable,
     ]
+    /// 244 random bits from the server's strong source (`gen_random_uuid`, PostgreSQL 13 and later), made once.
+    static let secretTable = """
+        CREATE TABLE harness_secret (secret text NOT NULL);
+        INSERT INTO harness_secret (secret) SELECT replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '')
+        """
     static let changesTable = """
         CREATE TABLE harness_changes (seq bigserial PRIMARY KEY, id text UNIQUE NOT NULL, kind text NOT NULL, method text NOT NULL,
                                       target text NOT NULL, content_type text, body text NOT NULL, made bigint NOT NULL, expires bigint)
@@ -50,6 +57,7 @@ extension PostgresArchive {
                 \(clusterTables);
                 \(countUsesTable);
                 \(changesTable);
+                \(secretTable);
                 INSERT INTO harness_schema (version) VALUES (\(schemaVersion))
                 """)
         case let found where found.count == 1 && found[0] < schemaVersion && migrations[found[0]] != nil:

@@ -90,19 +90,30 @@ public final class ThreeDSServer: Sendable {
     }
 
     public func register(on router: inout Router) {
-        router.post("/3ds-server/authenticate") { request, _ async throws in try await self.authenticate(request) }
+        // A browser authentication that names its prepared transaction goes on where it was prepared.
+        router.post("/3ds-server/authenticate", tag: transaction(.jsonMember("threeDSServerTransID"), role: Self.preparedRole)) { request, _ async throws in
+            try await self.authenticate(request)
+        }
         router.post("/3ds-server/versions") { request, _ async throws in try await self.versions(request) }
         router.post("/3ds-server/prepare") { request, _ async throws in try await self.prepare(request) }
-        router.post(Self.methodNotificationPath) { request, _ in
+        router.post(Self.methodNotificationPath, tag: transaction(.formJSON(field: "threeDSMethodData", member: "threeDSServerTransID"), role: Self.preparedRole)) { request, _ in
             // Answered to the ACS's page in a hidden iframe: a reason in plain text, not the API's JSON.
             do throws(HTTPError) { return try self.methodNotified(request) } catch { return .text(error.message, status: error.status) }
         }
-        router.post(Self.notificationPath) { request, _ in await self.challengeNotified(request) }
-        router.post(Self.spcResultPath) { request, context async throws in try await self.spcResult(request, id: context.parameters["id"] ?? "") }
+        router.post(Self.notificationPath, tag: transaction(.formJSON(field: "cres", member: "threeDSServerTransID"))) { request, _ in
+            await self.challengeNotified(request)
+        }
+        // The page's SPC result goes on where the ARes S came (its ACS holds what the assertion must sign).
+        router.post(Self.spcResultPath, tag: transaction(.pathParameter("id"))) { request, context async throws in try await self.spcResult(request, id: context.parameters["id"] ?? "") }
         EMVCoProfile(server: self).register(on: &router)
         TokenProfile(server: self).register(on: &router)
-        router.record("/3ds-server/transactions/{id}", "transaction") { await self.transactions.json($0) }
-        router.emv("/3ds-server/rreq", receives: .rReq) { request in await self.results(request) }
+        router.record("/3ds-server/transactions/{id}", "transaction", transaction: transaction(.pathParameter("id"))) { await self.transactions.json($0) }
+        router.emv("/3ds-server/rreq", receives: .rReq, transaction: transaction(.jsonMember("threeDSServerTransID"))) { request in await self.results(request) }
+    }
+
+    /// What a route's request names of this role's transactions (or of its prepared ones), and where.
+    func transaction(_ key: TransactionKey, role: String = ThreeDSServer.role) -> TransactionRoute {
+        TransactionRoute(role: role, key: key) { [self] in holds($0) }
     }
 
     // MARK: Authentication

@@ -98,6 +98,28 @@ struct ClusterTests {
         #expect(acs["phase"]?.stringValue == "ended" && acs["endedBecause"]?.stringValue?.contains("Erro") == true, "\(acs)")
     }
 
+    /// The instances know each other's requests by the secret of their store: a request that says another instance sent
+    /// it (`X-Harness-Forwarded-From`) without the secret, or with another, is an outside party's, and an instance-only route
+    /// refuses it; with the store's secret it is served.
+    @Test func aRequestClaimingToComeFromAnotherInstanceIsTrustedOnlyWithTheStoresSecret() async throws {
+        let cluster = try await HarnessCluster.start(instances: 2, balanced: false)
+        defer { cluster.stop() }
+        let secret = try await cluster.psql("SELECT secret FROM harness_secret")
+        #expect(secret.count >= 60, "the store's secret: \(secret)")
+        let known = JSONWriter.write(.object([("home", .string(cluster.instances[1].url)), ("openedAtMs", .number("1800000000000")),
+                                              ("keys", .array([]))]))
+        let url = cluster.instances[0].url + "/admin/runs/run-from-outside/known"
+        for presented in [nil, "not-the-secret", String(repeating: "0", count: secret.count)] {
+            var headers: HTTPHeaders = ["X-Harness-Forwarded-From": cluster.instances[1].url, "Content-Type": "application/json"]
+            if let presented { headers.set("X-Harness-Cluster-Secret", presented) }
+            let refused = try await cluster.client.post(url, body: known, headers: headers)
+            #expect(refused.status == .forbidden, "presented \(presented ?? "no secret"): \(refused.status.code) \(refused.bodyText)")
+        }
+        let served = try await cluster.client.post(url, body: known, headers: [
+            "X-Harness-Forwarded-From": cluster.instances[1].url, "X-Harness-Cluster-Secret": secret, "Content-Type": "application/json"])
+        #expect(served.status == .ok, "\(served.status.code) \(served.bodyText)")
+    }
+
     /// A `kill -9` of one instance while transactions run through the balancer: every transaction answered
     /// before it is complete and readable through the balancer (from the store, where its home is gone).
     @Test func aKill9OfOneInstanceLosesNoAnsweredTransaction() async throws {

@@ -94,14 +94,14 @@ struct PostgresStoreTests {
     func aDatabaseOfANewerSchemaVersionIsRefusedSayingWhyAndAnOlderOneIsMigrated() async throws {
         let server = try TemporaryPostgres()
         defer { server.stop() }
-        // Version 1 as the harness of session 4 made it: records without the instance that holds them.
+        // Version 1: records without the instance that holds them.
         _ = try server.psql("""
             CREATE TABLE harness_schema (version integer NOT NULL); INSERT INTO harness_schema VALUES (1);
             CREATE TABLE transactions (role text NOT NULL, id text NOT NULL, updated bigint NOT NULL, record text NOT NULL, PRIMARY KEY (role, id));
             INSERT INTO transactions VALUES ('acs', 'old', 1, '{}')
             """)
         let migrated = try PostgresArchive(url: server.url, retention: Self.retention, durability: .answered)
-        #expect(try server.psql("SELECT version FROM harness_schema") == "6")
+        #expect(try server.psql("SELECT version FROM harness_schema") == "7")
         // Large records compressed with lz4, not pglz (two thirds of the database's CPU per challenge with pglz).
         #expect(try server.psql("SELECT attcompression FROM pg_attribute WHERE attrelid = 'transactions'::regclass AND attname = 'record'") == "l")
         #expect(try server.psql("SELECT count(*) FROM harness_jobs") == "0")
@@ -114,6 +114,10 @@ struct PostgresStoreTests {
         let other = try PostgresArchive(url: server.url, retention: Self.retention)
         #expect(await other.home(role: "acs", id: "new") == "http://10.0.0.7:8080")
         #expect(await other.home(role: "ds", id: "new") == nil)
+        // One secret for every instance of the store, made once by the migration: two random UUIDs, 64 hex digits.
+        let secret = try #require(migrated.clusterSecret())
+        #expect(secret.count == 64 && secret.allSatisfy(\.isHexDigit), "\(secret)")
+        #expect(other.clusterSecret() == secret)
         other.close(timeoutSeconds: 10)
         migrated.close(timeoutSeconds: 10)
 
@@ -121,7 +125,7 @@ struct PostgresStoreTests {
         #expect {
             try PostgresArchive(url: server.url, retention: Self.retention)
         } throws: { error in
-            "\(error)".contains("schema version 9; this harness reads versions 1 to 6")
+            "\(error)".contains("schema version 9; this harness reads versions 1 to 7")
         }
         #expect(throws: PostgresError.self) { try PostgresArchive(url: "postgresql://harness@127.0.0.1:1/none", retention: Self.retention) }
     }

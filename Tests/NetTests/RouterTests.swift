@@ -24,6 +24,23 @@ struct RouterTests {
         guard case .found = router.resolve(.get, path: "/health/") else { Issue.record("trailing slash"); return }
     }
 
+    /// A module that registers `/admin/runs/{id}/known` after another registered `/admin/runs/{id}/{report}` still has its
+    /// route: at the first segment where two routes differ, a literal wins over a parameter.
+    @Test(arguments: [false, true]) func aLiteralSegmentWinsOverAParameterWhateverTheOrderOfRegistration(literalFirst: Bool) {
+        var router = Router()
+        let literal: (inout Router) -> Void = { $0.post("/admin/runs/{id}/known") { _, _ in .text("known") } }
+        let parameter: (inout Router) -> Void = { $0.get("/admin/runs/{id}/{report}") { _, _ in .text("report") } }
+        if literalFirst { literal(&router); parameter(&router) } else { parameter(&router); literal(&router) }
+        guard case .found(_, let parameters, let route) = router.resolve(.post, path: "/admin/runs/r1/known") else {
+            Issue.record("POST …/known not found"); return
+        }
+        #expect(route == "/admin/runs/{id}/known" && parameters == ["id": "r1"])
+        guard case .found(_, let reportParameters, _) = router.resolve(.get, path: "/admin/runs/r1/report.xml") else {
+            Issue.record("GET …/report.xml not found"); return
+        }
+        #expect(reportParameters == ["id": "r1", "report": "report.xml"])
+    }
+
     @Test func distinguishesNotFoundFromMethodNotAllowed() {
         let router = router()
         guard case .notFound = router.resolve(.get, path: "/3ds-server/transactions") else { Issue.record("prefix"); return }

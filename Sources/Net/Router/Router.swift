@@ -8,6 +8,8 @@ public struct Router: Sendable {
     private struct Route: Sendable {
         let segments: [Segment]
         var handlers: [HTTPMethod: RouteHandler]
+        /// What the registration said of the route besides its handler, by method (``tagged(_:)``).
+        var tags: [HTTPMethod: any Sendable] = [:]
         /// As registered, parameters as `{name}`: what metrics name the route by (a bounded set, unlike paths).
         let pattern: String
 
@@ -53,6 +55,19 @@ public struct Router: Sendable {
         }
     }
 
+    /// Applied to every request before it is routed, from a connection or in process: what a layer that trusts some
+    /// headers from some senders only removes from the others (a cluster's headers between its instances).
+    public var admission: Admission?
+    public typealias Admission = @Sendable (inout HTTPRequest) -> Void
+
+    /// `request` as the admission lets it in.
+    public func admitted(_ request: HTTPRequest) -> HTTPRequest {
+        guard let admission else { return request }
+        var request = request
+        admission(&request)
+        return request
+    }
+
     /// Awaited after the handler of a request that may change state (any method but GET and HEAD)
     /// and before its answer is sent: the store's writes of what the handler did (`store.durability`).
     /// It returns the answer to send instead, when the handler's may not be given (what it did is not stored).
@@ -95,22 +110,30 @@ public struct Router: Sendable {
 
     public init() {}
 
-    /// Registers a synchronous handler.
-    public mutating func on(_ method: HTTPMethod, _ path: String, _ handler: @escaping SyncHandler) {
-        add(method, path, .sync(handler))
+    /// Registers a synchronous handler. `tag`: what a layer that wraps routes finds this one by (``tagged(_:)``).
+    public mutating func on(_ method: HTTPMethod, _ path: String, tag: (any Sendable)? = nil, _ handler: @escaping SyncHandler) {
+        add(method, path, .sync(handler), tag: tag)
     }
 
     /// Registers an async handler.
-    public mutating func on(_ method: HTTPMethod, _ path: String, _ handler: @escaping AsyncHandler) {
-        add(method, path, .async(handler))
+    public mutating func on(_ method: HTTPMethod, _ path: String, tag: (any Sendable)? = nil, _ handler: @escaping AsyncHandler) {
+        add(method, path, .async(handler), tag: tag)
     }
 
-    public mutating func get(_ path: String, _ handler: @escaping SyncHandler) { on(.get, path, handler) }
-    public mutating func get(_ path: String, _ handler: @escaping AsyncHandler) { on(.get, path, handler) }
-    public mutating func post(_ path: String, _ handler: @escaping SyncHandler) { on(.post, path, handler) }
-    public mutating func post(_ path: String, _ handler: @escaping AsyncHandler) { on(.post, path, handler) }
+    public mutating func get(_ path: String, tag: (any Sendable)? = nil, _ handler: @escaping SyncHandler) { on(.get, path, tag: tag, handler) }
+    public mutating func get(_ path: String, tag: (any Sendable)? = nil, _ handler: @escaping AsyncHandler) { on(.get, path, tag: tag, handler) }
+    public mutating func post(_ path: String, tag: (any Sendable)? = nil, _ handler: @escaping SyncHandler) { on(.post, path, tag: tag, handler) }
+    public mutating func post(_ path: String, tag: (any Sendable)? = nil, _ handler: @escaping AsyncHandler) { on(.post, path, tag: tag, handler) }
     public mutating func delete(_ path: String, _ handler: @escaping SyncHandler) { on(.delete, path, handler) }
     public mutating func delete(_ path: String, _ handler: @escaping AsyncHandler) { on(.delete, path, handler) }
+
+    /// Every route registered with a tag of type `Tag`, with its pattern (parameters as `{name}`): what a layer wraps by
+    /// what the routes' owners said of them where they registered them (``wrap(_:_:_:)``).
+    public func tagged<Tag>(_ type: Tag.Type) -> [(method: HTTPMethod, path: String, tag: Tag)] {
+        (Array(staticRoutes.values) + parameterRoutes).flatMap { route in
+            route.tags.compactMap { method, tag in (tag as? Tag).map { (method, route.pattern, $0) } }
+        }.sorted { ($0.path, $0.method.rawValue) < ($1.path, $1.method.rawValue) }
+    }
 
     /// Every route as "METHOD /path" (parameters as `{name}`), sorted: for an API description to be checked against.
     public var routes: [String] {
@@ -133,18 +156,38 @@ public struct Router: Sendable {
         return nil
     }
 
-    private mutating func add(_ method: HTTPMethod, _ path: String, _ handler: RouteHandler) {
+    private mutating func add(_ method: HTTPMethod, _ path: String, _ handler: RouteHandler, tag: (any Sendable)?) {
         let segments = Self.split(path).map { part -> Segment in
             part.hasPrefix("{") && part.hasSuffix("}") ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
         }
+        func set(_ route: inout Route) {
+            route.handlers[method] = handler
+            route.tags[method] = tag
+        }
         if segments.allSatisfy({ if case .literal = $0 { true } else { false } }) {
             let key = "/" + segments.map { if case .literal(let text) = $0 { text } else { "" } }.joined(separator: "/")
-            staticRoutes[key, default: Route(segments: segments, handlers: [:])].handlers[method] = handler
+            set(&staticRoutes[key, default: Route(segments: segments, handlers: [:])])
         } else if let index = parameterRoutes.firstIndex(where: { $0.segments == segments }) {
-            parameterRoutes[index].handlers[method] = handler
+            set(&parameterRoutes[index])
         } else {
-            parameterRoutes.append(Route(segments: segments, handlers: [method: handler]))
+            var route = Route(segments: segments, handlers: [:])
+            set(&route)
+            // The most specific first, whatever the order of registration: `/admin/runs/{id}/known` before `/admin/runs/{id}/{report}`.
+            let index = parameterRoutes.firstIndex { $0.segments.count == segments.count && Self.isMoreSpecific(segments, than: $0.segments) }
+            parameterRoutes.insert(route, at: index ?? parameterRoutes.endIndex)
         }
+    }
+
+    /// At the first segment where the two differ in kind, `segments` has a literal and `other` a parameter.
+    private static func isMoreSpecific(_ segments: [Segment], than other: [Segment]) -> Bool {
+        for (mine, theirs) in zip(segments, other) {
+            switch (mine, theirs) {
+            case (.literal, .parameter): return true
+            case (.parameter, .literal): return false
+            default: continue
+            }
+        }
+        return false
     }
 
     func resolve(_ method: HTTPMethod, path: Substring) -> Resolution {

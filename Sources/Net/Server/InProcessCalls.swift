@@ -59,6 +59,7 @@ extension HTTPServer {
     /// Answers `request` as a connection of this server would, without one.
     public func answer(_ request: HTTPRequest, isSecure: Bool) async -> HTTPResponse {
         let started = ContinuousClock.now
+        let request = shared.router.admitted(request)
         var response: HTTPResponse
         let route: String
         switch shared.router.routing(request) {

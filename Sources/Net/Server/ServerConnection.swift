@@ -112,8 +112,8 @@ final class ServerConnection {
     }
 
     private func dispatch(_ message: ParsedMessage) {
-        let request = HTTPRequest(method: message.method, target: message.target, headers: message.headers,
-                                  body: message.body, versionMinor: message.versionMinor)
+        let request = shared.router.admitted(HTTPRequest(method: message.method, target: message.target, headers: message.headers,
+                                                         body: message.body, versionMinor: message.versionMinor))
         let routing = shared.router.routing(request)
         if shared.observer != nil {
             let route = switch routing { case .answer(_, let route), .handler(_, _, let route): route }

@@ -24,7 +24,7 @@ struct EMVCoProfile {
         router.post("/profiles/emvco/authenticate") { request, _ async in
             do throws(HTTPError) { return try await authenticate(request) } catch { return Self.failure(error) }
         }
-        router.get("/profiles/emvco/result/{id}") { _, context in
+        router.get("/profiles/emvco/result/{id}", tag: server.transaction(.pathParameter("id"))) { _, context in
             do throws(HTTPError) {
                 let id: String
                 do { id = try context.parameter("id") } catch { throw HTTPError(.badRequest, "the path names no transaction") }

@@ -16,7 +16,7 @@ struct ClusterChange {
     static let idHeader = HarnessChangeHeader.name
     /// When a change was made (milliseconds since 1970), on a change made again by an instance started later: a pin lives
     /// as long as where it was set. Read only with ``ClusterRoutes/forwardedHeader``, which the balancer removes.
-    static let madeHeader = "X-Harness-Change-Made"
+    static let madeHeader = Cluster.changeMadeHeader
     /// "3 of 3": the instances that applied the change, of those alive.
     static let appliedHeader = "X-Harness-Instances"
     /// Each route, what it changes, and which earlier changes a change of it makes pointless (an instance started later skips them).
@@ -65,14 +65,16 @@ struct ClusterChange {
             waiting.forEach { $0.resume() }
         }
 
-        /// Returns once the changes made before this instance started are made, or after `limit`: never for ever.
-        func awaitReplay(limit: Duration = .seconds(60)) async {
-            guard !replayed else { return }
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await self.replay() }
-                group.addTask { try? await Task.sleep(for: limit) }
-                await group.next()
+        /// Returns once the changes made before this instance started are made (true), or after `limit` (false): never for ever.
+        @discardableResult
+        func awaitReplay(limit: Duration = .seconds(60)) async -> Bool {
+            guard !replayed else { return true }
+            return await withTaskGroup(of: Bool.self) { group in
+                group.addTask { await self.replay(); return true }
+                group.addTask { try? await Task.sleep(for: limit); return false }
+                let first = await group.next() ?? false
                 group.cancelAll()
+                return first
             }
         }
 
@@ -96,7 +98,8 @@ struct ClusterChange {
 
     let store: any ClusterStore
     let client: HTTPClient
-    let instanceURL: ClusterRoutes.InstanceURL
+    let instanceURL: InstanceURL
+    let credential: ClusterCredential
     let applied: Applied
     let logger: Logger
 
@@ -166,12 +169,12 @@ struct ClusterChange {
         }
         var made = 0
         for change in changes {
-            var headers: HTTPHeaders = [ClusterRoutes.forwardedHeader: here, Self.idHeader: change.id, Self.madeHeader: String(change.made),
-                                        "Content-Length": String(change.body.count)]
+            var headers: HTTPHeaders = [Self.idHeader: change.id, Self.madeHeader: String(change.made), "Content-Length": String(change.body.count)]
             if let type = change.contentType { headers.set("Content-Type", type) }
             if let adminToken { headers.set("Authorization", "Bearer " + adminToken) }
-            let answer = await server.answer(HTTPRequest(method: HTTPMethod(rawValue: change.method), target: change.target, headers: headers,
-                                                         body: change.body), isSecure: false)
+            var request = HTTPRequest(method: HTTPMethod(rawValue: change.method), target: change.target, headers: headers, body: change.body)
+            credential.sign(&request, from: here)
+            let answer = await server.answer(request, isSecure: false)
             if answer.status.code < 300 { made += 1 } else {
                 logger.info("a change made before this instance started does not apply any more", metadata: [
                     "change": "\(change.method) \(change.target)", "answer": "\(answer.status.code) \(answer.bodyText.prefix(200))"])
@@ -187,7 +190,7 @@ struct ClusterChange {
                          status: .badGateway)
         }
         let peers = live.filter { $0 != here }
-        let forwarded = ClusterRoutes.passable(request, from: here), target = request.target
+        let forwarded = ClusterRoutes.passable(request, from: here, credential: credential), target = request.target
         let outcomes = await withTaskGroup(of: (String, String?, Bool).self) { group in
             for peer in peers {
                 group.addTask { [client] in

@@ -1,11 +1,10 @@
-import DirectoryServer
 import EMV3DS
 import Foundation
-import Journal
-import JSON
+public import Journal
+public import JSON
 import Logging
 import Net
-import Runs
+public import Runs
 import Scenarios
 import Store
 import Synchronization
@@ -16,13 +15,16 @@ import Synchronization
 /// cards), and ask the home to attach theirs. The first instance that needs a run whose home is gone takes it up
 /// from the store. A run's report is made at its home, which reads its transactions from the store, or from the
 /// memory of the instance that holds one still under way.
-final class ClusterRuns: JournalListener {
+public final class ClusterRuns: JournalListener {
     let local: RunRegistry
     private let journal: Journal
     private let archive: any TransactionArchive
     private let store: any ClusterStore
     private let client: HTTPClient
-    private let instanceURL: ClusterRoutes.InstanceURL
+    private let instanceURL: InstanceURL
+    private let credential: ClusterCredential
+    /// The store's role of the records keyed as the journal is, by dsTransID (the DS's): their home holds the entry under way.
+    private let journalRole: String
     private let issuedCards: IssuedCards
     private let adminToken: String?
     private let change: Mutex<ClusterChange?> = Mutex(nil)
@@ -50,7 +52,7 @@ final class ClusterRuns: JournalListener {
     }
 
     init(local: RunRegistry, journal: Journal, archive: any TransactionArchive, store: any ClusterStore, client: HTTPClient,
-         instanceURL: ClusterRoutes.InstanceURL, issuedCards: IssuedCards, adminToken: String?, logger: Logger,
+         instanceURL: InstanceURL, credential: ClusterCredential, journalRole: String, issuedCards: IssuedCards, adminToken: String?, logger: Logger,
          runBegun: @escaping @Sendable () -> Void = {}) {
         self.runBegun = runBegun
         self.local = local
@@ -59,6 +61,8 @@ final class ClusterRuns: JournalListener {
         self.store = store
         self.client = client
         self.instanceURL = instanceURL
+        self.credential = credential
+        self.journalRole = journalRole
         self.issuedCards = issuedCards
         self.adminToken = adminToken
         self.logger = logger
@@ -74,18 +78,11 @@ final class ClusterRuns: JournalListener {
     /// one a transaction names in the store).
     static let keptMilliseconds: Int64 = 86_400_000
 
-    /// The routes of a run, served at its home.
-    static func homedRoutes(_ runs: RunRegistry) -> [ClusterRoutes.HomedRoute] {
-        let holds: @Sendable (String) -> Bool = { runs.holds($0) }
-        return [(HTTPMethod.get, "/admin/runs/{id}"), (.post, "/admin/runs/{id}/finish"), (.post, "/admin/runs/{id}/retry"), (.get, "/admin/runs/{id}/{report}")]
-            .map { ClusterRoutes.HomedRoute(method: $0.0, path: $0.1, role: RunRegistry.role, key: .pathParameter("id"), holds: holds) }
-    }
-
     // MARK: Attaching
 
     /// The case of the run the tag or the card names, else of the newest open run (here or elsewhere) waiting for the
     /// entry's scenario, version and channel.
-    func attachment(for entry: JournalEntry) async -> RunAttachment {
+    public func attachment(for entry: JournalEntry) async -> RunAttachment {
         let attachment = await caseAttachment(for: entry)
         if attachment == .none, entry.caseTag == nil, !entry.refusedParties.isEmpty { await noteRefusedOutsideCases(entry) }
         return attachment
@@ -222,7 +219,7 @@ final class ClusterRuns: JournalListener {
 
     /// Whether this instance holds run `id`, taking it up from the store when the store names this instance its home
     /// (it began the run, and was started again).
-    func held(_ id: String) async -> Bool {
+    public func held(_ id: String) async -> Bool {
         if local.holds(id) { return true }
         // A record of no home (written before the cluster) is anyone's.
         guard let here = instanceURL.value, await archive.home(role: RunRegistry.role, id: id) ?? here == here else { return false }
@@ -244,7 +241,7 @@ final class ClusterRuns: JournalListener {
     // MARK: What the others know
 
     /// Tells every other instance of a run this instance began, opened again or finished, before it answers.
-    func announce(_ run: TestRun) async {
+    public func announce(_ run: TestRun) async {
         guard let here = instanceURL.value, let change = change.withLock({ $0 }) else { return }
         let cards = run.cases.compactMap { runCase in runCase.card.map { ($0, JSONValue.string(runCase.scenario)) } }
         let opened = local.openedAt(run.id) ?? run.createdAt
@@ -315,7 +312,7 @@ final class ClusterRuns: JournalListener {
             case .refused(let problem): answer.append(("problem", .string(problem)))
             case .none: break
             }
-            return .json(.object(omittingAbsent: answer))
+            return HTTPResponse(headers: .json, body: JSONWriter.write(.object(omittingAbsent: answer)))
         }
     }
 
@@ -330,14 +327,14 @@ final class ClusterRuns: JournalListener {
 
     /// What grading reads of `dsTransIDs`: this instance's memory, the store, and for a transaction under way at another
     /// instance (the store has it only once it ended), that instance's memory.
-    func outlines(_ dsTransIDs: [String]) async -> [String: Journal.Outline] {
+    public func outlines(_ dsTransIDs: [String]) async -> [String: Journal.Outline] {
         var found = await journal.storedOutlines(dsTransIDs)
         let underWay = dsTransIDs.filter { !journal.holds($0) && found[$0]?.ended != true }
         guard let here = instanceURL.value, !underWay.isEmpty else { return found }
         let fetched = await withTaskGroup(of: (String, Journal.Outline?).self) { group in
             for id in underWay {
                 group.addTask { [self] in
-                    guard let home = await archive.home(role: DirectoryServer.role, id: id), home != here,
+                    guard let home = await archive.home(role: journalRole, id: id), home != here,
                           let answer = try? await ask(home, .get, "/inspector/transactions/\(id)"),
                           answer.status == .ok, let json = try? JSONReader.parse(answer.body).value else { return (id, nil) }
                     return (id, Journal.outline(ofRecord: json))
@@ -350,7 +347,7 @@ final class ClusterRuns: JournalListener {
     }
 
     /// The listings of the runs the other live instances hold, and of those whose home is gone (graded here from the store).
-    func listingsElsewhere(excluding listed: Set<String>, grade: (TestRun) async -> JSONValue) async -> [JSONValue] {
+    public func listingsElsewhere(excluding listed: Set<String>, grade: (TestRun) async -> JSONValue) async -> [JSONValue] {
         guard let here = instanceURL.value else { return [] }
         let peers = (await store.instances(seenSince: SQLiteArchive.wallClock() - ClusterHousekeeping.liveWindowMilliseconds) ?? []).filter { $0 != here }
         var listings = await withTaskGroup(of: [JSONValue].self) { group in
@@ -387,9 +384,11 @@ final class ClusterRuns: JournalListener {
     /// A request of this instance to another: passed on, with the admin token.
     private func request(_ method: HTTPMethod, _ target: String, json: JSONValue? = nil) -> HTTPRequest {
         let body = json.map(JSONWriter.write) ?? []
-        var headers: HTTPHeaders = [ClusterRoutes.forwardedHeader: instanceURL.value ?? "", "Content-Length": String(body.count)]
+        var headers: HTTPHeaders = ["Content-Length": String(body.count)]
         if json != nil { headers.set("Content-Type", "application/json") }
         if let adminToken { headers.set("Authorization", "Bearer " + adminToken) }
-        return HTTPRequest(method: method, target: target, headers: headers, body: body)
+        var request = HTTPRequest(method: method, target: target, headers: headers, body: body)
+        credential.sign(&request, from: instanceURL.value ?? "")
+        return request
     }
 }

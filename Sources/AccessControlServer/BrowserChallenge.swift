@@ -100,7 +100,6 @@ extension AccessControlServer {
             throw BrowserRefusal("the CReq is invalid: " + violations.map(\.description).joined(separator: "; "), formIsWrong: true)
         }
         let acsTransID = json["acsTransID"]?.stringValue ?? ""
-        await takeUp(acsTransID)  // a challenge whose instance died goes on here (instances sharing the store)
         guard let transaction = transactions.get(acsTransID) else { throw BrowserRefusal("no transaction \(acsTransID) at this ACS", status: .notFound) }
         journal?.message(transaction.ids.dsTransID, from: .browser, to: .accessControlServer, type: MessageType.cReq.rawValue, body: bytes,
                          note: "the creq form field, decoded")
@@ -133,7 +132,6 @@ extension AccessControlServer {
     // MARK: The cardholder's answers
 
     func browserAnswer(_ request: HTTPRequest, acsTransID: String) async -> HTTPResponse {
-        await takeUp(acsTransID)
         do { return try await answerBrowser(request, acsTransID: acsTransID) } catch { return Self.errorPage(error) }
     }
 

@@ -49,8 +49,6 @@ extension AccessControlServer {
         if request.body.first(where: { !Self.isWhitespace($0) }) == UInt8(ascii: "{") {
             return await sdkErro(request.body)
         }
-        // A challenge whose instance died goes on here (instances sharing the store).
-        if sharedStore != nil, let kid = JWE.keyID(compact: request.body) { await takeUp(kid) }
         do {
             return try await answer(request.body)
         } catch {
@@ -240,7 +238,6 @@ extension AccessControlServer {
         }
         logger.info("Erro from the SDK", metadata: ["errorCode": "\(erro.errorCode.rawValue)", "acsTransID": "\(erro.acsTransID ?? "-")"])
         if let acsTransID = erro.acsTransID {
-            await takeUp(acsTransID)
             let transaction = transactions.update(acsTransID) { transaction -> Transaction in
                 transaction.sdkErroReceived = erro.errorCode
                 return transaction

@@ -52,11 +52,17 @@ struct ClusterRoutes {
         var role: String { transaction.role }
     }
 
-    /// The home's answer when the transaction lives elsewhere and its home answered; nil to serve here.
+    /// The home's answer when the transaction lives elsewhere and its home answered; nil to serve here, the transaction
+    /// taken up from the store first when this instance does not hold it (its home gone, or its record no longer in memory).
     private func passOn(_ request: HTTPRequest, _ context: RequestContext, _ route: HomedRoute) async -> HTTPResponse? {
-        guard request.headers[Self.forwardedHeader] == nil, let id = route.transaction.key.value(in: request, context), !route.transaction.holds(id),
-              let here = instanceURL.value, let home = await archive.home(role: route.role, id: id), home != here else { return nil }
-        return await pass(request, id: id, route: route, to: home, from: here)
+        guard let id = route.transaction.key.value(in: request, context), !route.transaction.holds(id) else { return nil }
+        if request.headers[Self.forwardedHeader] == nil, let here = instanceURL.value,
+           let home = await archive.home(role: route.role, id: id), home != here,
+           let answer = await pass(request, id: id, route: route, to: home, from: here) {
+            return answer
+        }
+        await route.transaction.takeUp(id)
+        return nil
     }
 
     /// The answer of `home` to `request`; nil to serve here: `home` is gone and this instance took the transaction from it.

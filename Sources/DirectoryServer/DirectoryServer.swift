@@ -96,7 +96,7 @@ public final class DirectoryServer: Sendable {
 
     /// What a route's request names of this role's transactions, and where.
     func transaction(_ key: TransactionKey) -> TransactionRoute {
-        TransactionRoute(role: Self.role, key: key) { [self] in holds($0) }
+        TransactionRoute(role: Self.role, key: key, holds: { [self] in holds($0) }, takeUp: { [self] in await takeUp($0) })
     }
 
 }

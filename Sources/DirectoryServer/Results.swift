@@ -17,7 +17,6 @@ extension DirectoryServer {
         do { body = try request.emvMessageBody() } catch { return .erro(error, from: .directoryServer) }
         let written = request.writtenJSON
         let named = request.bodyJSON?["dsTransID"]?.stringValue
-        if let named { await takeUp(named) }
         let known = named.flatMap { dsTransID in transactions.get(dsTransID).map { (dsTransID, $0) } }
         let rreq: RReq
         do { rreq = try RReq(bytes: body, written: written, channel: known?.1.channel, ares: known?.1.aresContext) } catch {

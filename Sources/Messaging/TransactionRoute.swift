@@ -12,11 +12,16 @@ public struct TransactionRoute: Sendable {
     public let key: TransactionKey
     /// True when this instance holds the transaction in memory.
     public let holds: @Sendable (String) -> Bool
+    /// Takes up a transaction this instance does not hold from its stored record, when one is there to take (a cluster's
+    /// instance that died held it): what a request served here needs first. The layer over the roles calls it, never a handler.
+    public let takeUp: @Sendable (String) async -> Void
 
-    public init(role: String, key: TransactionKey, holds: @escaping @Sendable (String) -> Bool) {
+    public init(role: String, key: TransactionKey, holds: @escaping @Sendable (String) -> Bool,
+                takeUp: @escaping @Sendable (String) async -> Void = { _ in }) {
         self.role = role
         self.key = key
         self.holds = holds
+        self.takeUp = takeUp
     }
 }
 

@@ -111,9 +111,11 @@ public final class ThreeDSServer: Sendable {
         router.emv("/3ds-server/rreq", receives: .rReq, transaction: transaction(.jsonMember("threeDSServerTransID"))) { request in await self.results(request) }
     }
 
-    /// What a route's request names of this role's transactions (or of its prepared ones), and where.
+    /// What a route's request names of this role's transactions (or of its prepared ones, which are not taken up from the
+    /// store: only a transaction under way is), and where.
     func transaction(_ key: TransactionKey, role: String = ThreeDSServer.role) -> TransactionRoute {
-        TransactionRoute(role: role, key: key) { [self] in holds($0) }
+        guard role == Self.role else { return TransactionRoute(role: role, key: key, holds: { [self] in holds($0) }) }
+        return TransactionRoute(role: role, key: key, holds: { [self] in holds($0) }, takeUp: { [self] id in await takeUp(id) })
     }
 
     // MARK: Authentication
@@ -305,7 +307,6 @@ public final class ThreeDSServer: Sendable {
     func results(_ request: HTTPRequest) async -> HTTPResponse {
         if let erro = request.erroMessage {
             if let id = erro.threeDSServerTransID {
-                await takeUp(id)
                 transactions.update(id) { transaction in
                     transaction.record(.received, erro.json)
                     transaction.erroReceived.append(erro)
@@ -321,7 +322,6 @@ public final class ThreeDSServer: Sendable {
         let named = received?["threeDSServerTransID"]?.stringValue
         if let named {
             await aresUnderWay.wait(for: named)  // an RReq relayed before the ARes reached this 3DS Server
-            await takeUp(named)
         }
         let known = named.flatMap { transactions.get($0) }
         let outcome: Result<(RRes, Transaction), InvalidMessage>

@@ -104,7 +104,6 @@ extension ThreeDSServer {
         guard cres["threeDSServerTransID"]?.stringValue == id else {
             throw HTTPError(.badRequest, "the CRes's threeDSServerTransID is not the one threeDSSessionData names")
         }
-        await takeUp(id)  // a transaction whose instance died goes on here (instances sharing the store)
         let outcome: Result<ChallengeEnd, HTTPError>? = transactions.update(id) { transaction in
             func refuse(_ reason: String) -> Result<ChallengeEnd, HTTPError> { .failure(HTTPError(.badRequest, reason)) }
             guard transaction.channel == .browser, transaction.aresOutcome?.transStatus == .challenge else {

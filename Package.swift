@@ -87,12 +87,21 @@ let package = Package(
         // The SDK side of the protocol, for tests and `simulate`.
         .target(name: "SDKSimulator", dependencies: ["EMV3DS", "EMVCrypto", "JOSE", "JSON", "Messaging", "Net"]),
 
-        // Composition: configuration file, logging, the routes of every role on one server.
+        // The configuration and scenario files, read and checked: what the app is built from, and what the fuzz targets read.
+        .target(
+            name: "Configuration",
+            dependencies: [
+                "AccessControlServer", "EMV3DS", "Faults", "JOSE", "JSON", "Net", "Scenarios", "Store", "ThreeDSServer",
+                .product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams"),
+            ]
+        ),
+
+        // Composition: logging, metrics, the routes of every role on one server.
         .target(
             name: "Harness",
             dependencies: [
                 "Net", "EventLoops", "JOSE", "JSON", "EMV3DS", "EMVCrypto", "Faults", "Scenarios", "Messaging",
-                "DirectoryServer", "AccessControlServer", "ThreeDSServer", "Cluster", "Store", "Journal", "Runs",
+                "DirectoryServer", "AccessControlServer", "ThreeDSServer", "Cluster", "Configuration", "Store", "Journal", "Runs",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -103,14 +112,14 @@ let package = Package(
         .executableTarget(
             name: "HarnessCLI",
             dependencies: [
-                "Harness", "Net", "EventLoops", "JOSE", "JSON", "EMV3DS", "EMVCrypto", "Runs", "Scenarios", "SDKSimulator", "ThreeDSServer",
+                "Harness", "Configuration", "Net", "EventLoops", "JOSE", "JSON", "EMV3DS", "EMVCrypto", "Runs", "Scenarios", "SDKSimulator", "ThreeDSServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
 
         // Fuzz targets for every parser of outside bytes; `./harness fuzz` runs them under libFuzzer.
-        .target(name: "FuzzTargets", dependencies: ["EMV3DS", "EMVCrypto", "Harness", "JOSE", "JSON", "Net"]),
+        .target(name: "FuzzTargets", dependencies: ["Configuration", "EMV3DS", "EMVCrypto", "JOSE", "JSON", "Net"]),
         .executableTarget(name: "Fuzz", dependencies: ["FuzzTargets"]),
 
         // Shared by the test targets: the repository's root and child processes.
@@ -127,11 +136,11 @@ let package = Package(
         .testTarget(name: "EMVCryptoTests", dependencies: ["EMVCrypto", "EMV3DS", "JOSE", "JSON"]),
         // Fixtures and the Python interop peer are read from the source tree at test time.
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "JSON", "TestSupport"], exclude: ["Fixtures", "Interop"]),
-        .testTarget(name: "HarnessTests", dependencies: ["EMV3DS", "EventLoops", "Faults", "JOSE", "JSON", "FuzzTargets", "Harness", "Journal", "Messaging", "Net", "Postgres", "Runs", "Scenarios", "Store", "TestSupport",
+        .testTarget(name: "HarnessTests", dependencies: ["Configuration", "EMV3DS", "EventLoops", "Faults", "JOSE", "JSON", "FuzzTargets", "Harness", "Journal", "Messaging", "Net", "Postgres", "Runs", "Scenarios", "Store", "TestSupport",
                                                            .product(name: "Logging", package: "swift-log"), .product(name: "Yams", package: "Yams")]),
         // End to end: the roles over real HTTP on loopback, driven by the SDK simulator, by a Python peer, and by
         // headless Chromium under Selenium (Browser/, a Python script).
-        .testTarget(name: "FlowTests", dependencies: ["Harness", "Net", "EMV3DS", "EMVCrypto", "EventLoops", "Faults", "JOSE", "JSON", "Journal", "Messaging", "SDKSimulator", "Scenarios", "Store", "TestSupport",
+        .testTarget(name: "FlowTests", dependencies: ["Configuration", "Harness", "Net", "EMV3DS", "EMVCrypto", "EventLoops", "Faults", "JOSE", "JSON", "Journal", "Messaging", "SDKSimulator", "Scenarios", "Store", "TestSupport",
                                                         "ThreeDSServer", .product(name: "Logging", package: "swift-log")],
                     exclude: ["Peer", "Browser"]),
     ]

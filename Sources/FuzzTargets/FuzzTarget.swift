@@ -1,7 +1,7 @@
 import EMV3DS
 import EMVCrypto
 import Foundation
-import Harness
+import Configuration
 import JOSE
 import JSON
 import Net

@@ -1,3 +1,4 @@
+import Configuration
 import Cluster
 import AccessControlServer
 import EMV3DS

@@ -1,3 +1,4 @@
+public import Configuration
 import Cluster
 public import AccessControlServer
 public import DirectoryServer

@@ -1,12 +1,7 @@
+public import Configuration
 import Foundation
 public import Logging
 import Synchronization
-
-/// Names of log levels accepted in the configuration and on the command line.
-public enum LogLevelName {
-    public static let all = Logger.Level.allCases.map(\.rawValue)
-    public static func parse(_ name: String) -> Logger.Level? { Logger.Level(rawValue: name.lowercased()) }
-}
 
 /// The harness's log lines on standard error, one per event: text, laid out as swift-log's
 /// stream handler does (`time level label: key=value [source] message`) with every control

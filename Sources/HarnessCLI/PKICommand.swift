@@ -1,3 +1,4 @@
+import Configuration
 public import ArgumentParser
 import Foundation
 import Harness

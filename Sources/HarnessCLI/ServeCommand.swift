@@ -1,3 +1,4 @@
+import Configuration
 import ArgumentParser
 import Foundation
 import Harness

@@ -1,3 +1,4 @@
+import Configuration
 public import ArgumentParser
 import EMV3DS
 import EMVCrypto

@@ -1,4 +1,5 @@
 @testable import EMV3DS
+import Configuration
 import EMVCrypto
 import Foundation
 import JOSE

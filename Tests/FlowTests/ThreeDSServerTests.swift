@@ -1,3 +1,4 @@
+import Configuration
 import EMV3DS
 import EMVCrypto
 import Foundation

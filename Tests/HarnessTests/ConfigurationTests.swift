@@ -1,4 +1,5 @@
 @testable import Harness
+import Configuration
 import Scenarios
 import TestSupport
 import Testing

@@ -1,3 +1,4 @@
+import Configuration
 import Foundation
 @testable import Harness
 import Logging

@@ -1,3 +1,4 @@
+import Configuration
 import EventLoops
 import Foundation
 import Harness

@@ -1,3 +1,4 @@
+import Configuration
 import Harness
 import Scenarios
 import Testing

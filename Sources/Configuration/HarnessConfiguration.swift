@@ -53,7 +53,7 @@ public struct HarnessConfiguration: Sendable, Equatable {
         public init() {}
 
         /// Mutual TLS is required, yet plain HTTP serves every route without a certificate.
-        func plainHTTPBypassesMutualTLS(_ server: Server) -> Bool {
+        public func plainHTTPBypassesMutualTLS(_ server: Server) -> Bool {
             requireClientCertificate && server.httpsPort != nil && server.httpPort != nil
         }
     }
@@ -342,103 +342,5 @@ public struct HarnessConfiguration: Sendable, Equatable {
     public var loopCount: Int { server.loops == 0 ? ProcessInfo.processInfo.activeProcessorCount : server.loops }
 }
 
-// Decoding: every key optional (defaults above), unknown keys rejected (``KeyTableDecodable``).
-extension HarnessConfiguration: KeyTableDecodable, Encodable {
-    public static var keys: [TableKey<Self>] {
-        [.key("server", \.server), .key("tls", \.tls), .key("logging", \.logging), .key("admin", \.admin), .key("sdkConfigToken", \.sdkConfigToken),
-         .key("pkiDirectory", \.pkiDirectory), .key("directoryServers", \.directoryServers), .key("directoryServer", \.directoryServer),
-         .key("accessControlServer", \.accessControlServer), .key("threeDSServer", \.threeDSServer), .key("scenarios", \.scenarios),
-         .key("maxTransactions", \.maxTransactions), .key("dataDirectory", \.dataDirectory), .key("store", \.store), .key("cluster", \.cluster)]
-    }
-}
-
-extension HarnessConfiguration.Server: KeyTableDecodable {
-    public static var keys: [TableKey<Self>] {
-        [.key("host", \.host), .key("httpPort", \.httpPort), .key("httpsPort", \.httpsPort), .key("loops", \.loops),
-         .key("maxHeaderBytes", \.maxHeaderBytes), .key("maxBodyBytes", \.maxBodyBytes), .key("requestTimeoutMs", \.requestTimeoutMs),
-         .key("idleTimeoutMs", \.idleTimeoutMs), .key("shutdownGraceMs", \.shutdownGraceMs), .key("drainSeconds", \.drainSeconds), .key("roleCalls", \.roleCalls),
-         .key("publicURL", \.publicURL)]
-    }
-}
-
-extension HarnessConfiguration.TLS: KeyTableDecodable {
-    public static var keys: [TableKey<Self>] {
-        [.key("certificate", \.certificate), .key("privateKey", \.privateKey), .key("names", \.names), .key("clientCA", \.clientCA),
-         .key("requireClientCertificate", \.requireClientCertificate), .key("clientCertificate", \.clientCertificate),
-         .key("clientPrivateKey", \.clientPrivateKey), .key("plainHTTPBesideMutualTLS", \.plainHTTPBesideMutualTLS)]
-    }
-}
-
-extension HarnessConfiguration.Admin: KeyTableDecodable {
-    public static var keys: [TableKey<Self>] { [.key("token", \.token), .key("openOnNetwork", \.openOnNetwork)] }
-}
-
-extension HarnessConfiguration.Store: KeyTableDecodable {
-    public static var keys: [TableKey<Self>] { [.key("enabled", \.enabled), .key("maxRecords", \.maxRecords), .key("maxAgeDays", \.maxAgeDays),
-                                            .key("durability", \.durability), .key("backend", \.backend), .key("url", \.url)] }
-}
-
-extension HarnessConfiguration.Cluster: KeyTableDecodable {
-    public static var keys: [TableKey<Self>] { [.key("enabled", \.enabled), .key("instanceURL", \.instanceURL)] }
-}
-
-extension HarnessConfiguration.Logging: KeyTableDecodable {
-    public static var keys: [TableKey<Self>] { [.key("level", \.level), .key("format", \.format)] }
-}
-
-/// A secret of the configuration (a bearer token): read as a string, written out as "(set)",
-/// never the secret itself.
-public struct ConfigurationSecret: Sendable, Equatable, Codable, CustomStringConvertible, CustomDebugStringConvertible,
-                                   CustomReflectable {
-    public let value: String
-
-    // Printed, dumped or interpolated, a secret shows that it is set, never itself.
-    public var description: String { "(set)" }
-    public var debugDescription: String { "(set)" }
-    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
-
-    public init(_ value: String) { self.value = value }
-
-    public init(from decoder: Decoder) throws { value = try decoder.singleValueContainer().decode(String.self) }
-
-    public func encode(to encoder: Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode("(set)")
-    }
-}
-
-/// A configuration file that cannot be used, and why.
-public enum ConfigurationError: Error, Equatable, CustomStringConvertible {
-    case unreadable(path: String)
-    case invalid(source: String, reason: String)
-
-    public var description: String {
-        switch self {
-        case .unreadable(let path): "cannot read configuration file \(path)"
-        case .invalid(let source, let reason): "\(source): \(reason)"
-        }
-    }
-}
-
-/// `server.roleCalls`: how the roles of this process call each other.
-public enum RoleCalls: String, ConfigurationChoice {
-    /// Over the loopback, as to any peer.
-    case http
-    /// Without a socket: the same route, bytes and faults.
-    case inProcess = "in-process"
-}
-
-/// `store.backend`: where the records are kept.
-public enum StoreBackend: String, ConfigurationChoice {
-    /// One instance: `harness.sqlite` in the data directory.
-    case sqlite
-    /// Shared by the instances of a cluster, at `store.url`.
-    case postgres
-}
-
-/// `logging.format`: a line of text per event, or a JSON object per line.
-public enum LogFormat: String, ConfigurationChoice {
-    case text, json
-}
-
-extension StoreDurability: ConfigurationChoice {}
+// Encodable as read, a secret as "(set)" (``ConfigurationSecret``).
+extension HarnessConfiguration: Encodable {}

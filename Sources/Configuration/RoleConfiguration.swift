@@ -1,7 +1,5 @@
 import AccessControlServer
-import DirectoryServer
 public import EMV3DS
-import EMVCrypto
 public import JOSE
 public import ThreeDSServer
 
@@ -115,30 +113,5 @@ extension ThreeDSServerSettings: KeyTableDecodable {
          .key("directoryServerTimeoutMs", \.directoryServerTimeoutMs),
          .key("cardRangeRefreshSeconds", \.cardRangeRefreshSeconds), .key("spcResultTimeout", \.spcResultTimeout), .key("acquirerBIN", \.acquirerBIN),
          .key("acquirerMerchantID", \.acquirerMerchantID), .key("mcc", \.mcc), .key("merchantCountryCode", \.merchantCountryCode)]
-    }
-}
-
-// How the role sections become the roles' settings.
-extension HarnessConfiguration {
-    /// The DS role's settings from `directoryServer:` and the schemes.
-    func directoryServerSettings(schemes: [PaymentScheme], keys: [String: DirectoryServerKeys]) -> DirectoryServerSettings {
-        var settings = DirectoryServerSettings(schemes: schemes, keys: keys)
-        settings.referenceNumber = directoryServer.referenceNumber
-        settings.outOfRange = switch directoryServer.outOfRange {
-        case .notAuthenticated: .ares(.notAuthenticated, reason: directoryServer.outOfRangeReason)
-        case .unavailable: .ares(.unavailable, reason: directoryServer.outOfRangeReason)
-        case .erro: .erro
-        }
-        return settings
-    }
-
-    /// The ACS role's settings from `accessControlServer:` and the schemes.
-    func accessControlServerSettings(schemes: [PaymentScheme], signers: [String: ACSSigningIdentity]) -> AccessControlServerSettings {
-        var settings = AccessControlServerSettings(schemes: schemes, signers: signers)
-        settings.referenceNumber = accessControlServer.referenceNumber
-        settings.operatorID = accessControlServer.operatorID
-        settings.challengeURL = accessControlServer.challengeURL
-        settings.challengeTimeout = accessControlServer.challengeTimeout
-        return settings
     }
 }

@@ -59,10 +59,10 @@ extension DirectoryServer {
             await journal?.open(entry)
             return answered(dsTransID, outOfRange(areq, dsTransID: dsTransID))
         }
-        if areq.deviceChannel == "01" {
+        if areq.deviceChannel == DeviceChannel.app.rawValue {
             entry.record(.pass(.sdkParameters))
             // A Split-SDK's server vouches for the transaction before anything else of it is read (SB 279 Req 390).
-            if areq["sdkType"] == "02" {
+            if areq["sdkType"] == SplitSDK.sdkType {
                 let check = splitSDKCheck(areq, scheme: scheme)
                 entry.record(check)
                 if check.verdict == .fail {

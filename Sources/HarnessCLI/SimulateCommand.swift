@@ -188,7 +188,8 @@ struct SimulateCommand: AsyncParsableCommand {
             testRun = (runs, started["id"]?.stringValue ?? "")
             // Every transaction names the run: both styles of a case are attached to it, none of another run's.
             simulator.harnessCase = testRun?.id
-            print("run \(testRun?.id ?? ""): \(cases.count) scenarios x \(versions.count) versions x \(styles.count) styles")
+            // Dimensions, not their product: a scenario may play in some versions or one channel only (a negative case).
+            print("run \(testRun?.id ?? ""): \(cases.count) scenarios; versions \(versions.map(\.rawValue).joined(separator: ", ")); \(styles.count) styles")
         }
         let matrix = SimulationMatrix(cases: cases, versions: versions, styles: styles, coverage: .everyCombination, channels: channels)
         let total = matrix.entries.count
@@ -209,10 +210,9 @@ struct SimulateCommand: AsyncParsableCommand {
             for result in results where !result.passed {
                 print("FAILED \(result.entry.simulation.label) \(result.entry.version.rawValue) \(result.entry.style.rawValue): \(result.problem ?? "")")
             }
-            let browser = matrix.entries.count { $0.channel == .browser }
-            print("\(failures == 0 ? "all passed" : "\(failures) unexpected") (\(total) transactions: "
-                + (channels.contains(.app) ? "\(cases.count) scenarios x \(versions.count) versions x \(styles.count) styles in the app" : "")
-                + (channels.count == 2 ? ", " : "") + (channels.contains(.browser) ? "\(browser) in the browser" : "") + ")")
+            let (app, browser) = (matrix.entries.count { $0.channel == .app }, matrix.entries.count { $0.channel == .browser })
+            let parts = [(app, "in the app"), (browser, "in the browser")].filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }
+            print("\(failures == 0 ? "all passed" : "\(failures) unexpected") (\(total) transactions: \(parts.joined(separator: ", ")))")
         }
         if let (runs, id) = testRun {
             let finished = try await CouldNotRun.guarding {

@@ -97,7 +97,7 @@ public final class Cluster: Sendable {
         instanceURL.set(url)
         metrics.setClusterInstance(url)
         scenarios.loadMix.draw(as: url)
-        (archive as? PostgresArchive)?.setInstanceURL(url)
+        store.setInstanceURL(url)
         let (archive, store, change, runJob, token) = (archive, store, change, runJob, adminToken)
         housekeeping.withLock {
             $0 = Task {
@@ -113,7 +113,6 @@ public final class Cluster: Sendable {
                 }
             }
         }
-        logger.info("one instance of a cluster", metadata: ["instance": "\(url)"])
     }
 
     /// Why a cluster cannot start.

@@ -13,10 +13,6 @@ import Synchronization
 /// alike, from the cluster's epoch). The instance that takes the request applies it,
 /// then passes it on to the others with one change id; the answer says on how many it was applied.
 struct ClusterChange {
-    static let idHeader = HarnessChangeHeader.name
-    /// When a change was made (milliseconds since 1970), on a change made again by an instance started later: a pin lives
-    /// as long as where it was set. Read only with ``ClusterRoutes/forwardedHeader``, which the balancer removes.
-    static let madeHeader = Cluster.changeMadeHeader
     /// "3 of 3": the instances that applied the change, of those alive.
     static let appliedHeader = "X-Harness-Instances"
     /// Each route, what it changes, and which earlier changes a change of it makes pointless (an instance started later skips them).
@@ -107,16 +103,16 @@ struct ClusterChange {
         for route in Self.routes {
             let registered = router.wrap(route.method, route.path) { handler in
                 { request, context in
-                    guard request.headers[ClusterRoutes.forwardedHeader] == nil, let here = instanceURL.value else {
+                    guard request.headers[Cluster.forwardedHeader] == nil, let here = instanceURL.value else {
                         // Passed on by the instance that took it, after the changes made before this instance started (in their
                         // order), or made again at start: once each.
-                        if request.headers[Self.madeHeader] == nil { await applied.awaitReplay() }
-                        if let id = request.headers[Self.idHeader], !applied.first(id) { return .text("applied already\n") }
+                        if request.headers[Cluster.changeMadeHeader] == nil { await applied.awaitReplay() }
+                        if let id = request.headers[HarnessChangeHeader.name], !applied.first(id) { return .text("applied already\n") }
                         return try await handler(request, context)
                     }
                     var request = request
                     let id = UUID().uuidString.lowercased()
-                    request.headers.set(Self.idHeader, id)
+                    request.headers.set(HarnessChangeHeader.name, id)
                     _ = applied.first(id)
                     let answer = try await handler(request, context)
                     guard answer.status.code < 300 else { return answer }
@@ -146,7 +142,7 @@ struct ClusterChange {
     func make(kind: String, method: HTTPMethod, target: String, json: JSONValue, keptMilliseconds: Int64?, adminToken: String?) async -> Bool {
         guard let here = instanceURL.value else { return false }
         let id = UUID().uuidString.lowercased(), body = JSONWriter.write(json)
-        var headers: HTTPHeaders = [Self.idHeader: id, "Content-Type": "application/json", "Content-Length": String(body.count)]
+        var headers: HTTPHeaders = [HarnessChangeHeader.name: id, "Content-Type": "application/json", "Content-Length": String(body.count)]
         if let adminToken { headers.set("Authorization", "Bearer " + adminToken) }
         let request = HTTPRequest(method: method, target: target, headers: headers, body: body)
         _ = applied.first(id)
@@ -169,7 +165,7 @@ struct ClusterChange {
         }
         var made = 0
         for change in changes {
-            var headers: HTTPHeaders = [Self.idHeader: change.id, Self.madeHeader: String(change.made), "Content-Length": String(change.body.count)]
+            var headers: HTTPHeaders = [HarnessChangeHeader.name: change.id, Cluster.changeMadeHeader: String(change.made), "Content-Length": String(change.body.count)]
             if let type = change.contentType { headers.set("Content-Type", type) }
             if let adminToken { headers.set("Authorization", "Bearer " + adminToken) }
             var request = HTTPRequest(method: HTTPMethod(rawValue: change.method), target: change.target, headers: headers, body: change.body)

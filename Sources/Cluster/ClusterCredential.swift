@@ -20,13 +20,10 @@ struct ClusterCredential: Sendable {
 
     /// The router's admission: the secret checked and removed, and without it, the instances' headers removed too.
     func admit(_ request: inout HTTPRequest) {
-        guard let presented = request.headers[Self.header] else {
-            for name in Self.instanceHeaders where request.headers[name] != nil { request.headers.remove(name) }
-            return
-        }
-        request.headers.remove(Self.header)
-        guard !Self.same(presented, secret) else { return }
-        for name in Self.instanceHeaders { request.headers.remove(name) }
+        let presented = request.headers[Self.header]
+        if presented != nil { request.headers.remove(Self.header) }
+        guard presented.map({ Self.same($0, secret) }) != true else { return }
+        for name in Self.instanceHeaders where request.headers[name] != nil { request.headers.remove(name) }
     }
 
     /// Compared in time that does not depend on where they differ.

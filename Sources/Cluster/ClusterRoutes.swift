@@ -1,9 +1,9 @@
-import Messaging
 import EMV3DS
 import Foundation
 import JOSE
 import JSON
 import Logging
+import Messaging
 import Net
 import Runs
 import Store
@@ -18,8 +18,6 @@ import Synchronization
 /// A home that refuses the connection is dead: this instance takes the transaction over (``TransactionArchive/claimHome(role:id:from:)``)
 /// and serves it; a home that fails after it had the request has its failure passed on (docs/scale.md).
 struct ClusterRoutes {
-    /// The header a passed-on request carries: its home serves it, whatever it finds.
-    static let forwardedHeader = Cluster.forwardedHeader
     /// The longest a home may take to answer a passed-on request: longer than any role waits for a peer
     /// (the DS's ACS timeout, a scripted latency), so the home's own answer comes back, not this one's.
     static let forwardTimeoutMilliseconds: UInt64 = 120_000
@@ -56,7 +54,7 @@ struct ClusterRoutes {
     /// taken up from the store first when this instance does not hold it (its home gone, or its record no longer in memory).
     private func passOn(_ request: HTTPRequest, _ context: RequestContext, _ route: HomedRoute) async -> HTTPResponse? {
         guard let id = route.transaction.key.value(in: request, context), !route.transaction.holds(id) else { return nil }
-        if request.headers[Self.forwardedHeader] == nil, let here = instanceURL.value,
+        if request.headers[Cluster.forwardedHeader] == nil, let here = instanceURL.value,
            let home = await archive.home(role: route.role, id: id), home != here,
            let answer = await pass(request, id: id, route: route, to: home, from: here) {
             return answer

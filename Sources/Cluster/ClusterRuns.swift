@@ -318,7 +318,7 @@ public final class ClusterRuns: JournalListener {
 
     /// The instances' own routes answer only what another instance passed on (the balancer drops the header from clients).
     private static func betweenInstances(_ request: HTTPRequest) throws {
-        guard request.headers[ClusterRoutes.forwardedHeader] != nil else {
+        guard request.headers[Cluster.forwardedHeader] != nil else {
             throw HTTPError(.forbidden, "this route is for the instances of a cluster, one to another")
         }
     }

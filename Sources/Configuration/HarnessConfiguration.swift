@@ -2,8 +2,8 @@ public import EMV3DS
 public import Foundation
 public import JOSE
 public import Net
-public import ThreeDSServer
 public import Store
+public import ThreeDSServer
 import Yams
 
 /// The harness configuration file (`config/harness.yaml`). Every key is optional;

@@ -1,5 +1,5 @@
-import Scenarios
 import EMV3DS
+import Scenarios
 
 // A scenario entry's challenge: its steps and screens, its decoupled script and fallback, checked as they are read.
 extension ScenarioFile {

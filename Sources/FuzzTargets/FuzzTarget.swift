@@ -1,7 +1,7 @@
+import Configuration
 import EMV3DS
 import EMVCrypto
 import Foundation
-import Configuration
 import JOSE
 import JSON
 import Net

@@ -1,14 +1,14 @@
-import Configuration
-import Cluster
 import AccessControlServer
+import Cluster
+import Configuration
 import EMV3DS
 import Faults
+import Foundation
 import JSON
 import Messaging
 import Net
 import Scenarios
 import Store
-import Foundation
 
 /// Reads the scenario file again and puts it in force. A bad file changes nothing;
 /// transactions in flight keep the scenario they started with.

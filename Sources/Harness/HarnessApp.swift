@@ -1,22 +1,22 @@
-public import Configuration
-import Cluster
 public import AccessControlServer
+import Cluster
+public import Configuration
 public import DirectoryServer
 import EMV3DS
 import EMVCrypto
 public import EventLoops
 public import Foundation
 import JOSE
+public import Journal
+import JSON
 public import Logging
 public import Messaging
 public import Net
-public import Scenarios
-public import ThreeDSServer
-import JSON
-import Synchronization
-public import Store
-public import Journal
 public import Runs
+public import Scenarios
+public import Store
+import Synchronization
+public import ThreeDSServer
 
 /// The running harness: its loops, its server and the routes of every role.
 public final class HarnessApp: Sendable {
@@ -323,6 +323,7 @@ public final class HarnessApp: Sendable {
         inProcessCalls?.serve(server, at: [plainBase.map { ($0, false) }, secureBase.map { ($0, true) }, publicBase].compactMap { $0 })
         if let cluster, let url = configuration.cluster.instanceURL ?? plainBase ?? secureBase {
             cluster.start(at: url, server: server)
+            logger.info("one instance of a cluster", metadata: ["instance": "\(url)", "public": "\(configuration.server.publicURL ?? "-")"])
         }
         if configuration.tls.plainHTTPBypassesMutualTLS(configuration.server) {
             logger.warning("mutual TLS is required on HTTPS, but plain HTTP serves every route, /admin too, without a certificate",

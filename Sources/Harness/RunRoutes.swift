@@ -1,9 +1,9 @@
-import Messaging
 import Cluster
 import EMV3DS
 import Foundation
 import Journal
 import JSON
+import Messaging
 import Net
 import Runs
 import Scenarios

@@ -1,5 +1,5 @@
-import Configuration
 import ArgumentParser
+import Configuration
 import Foundation
 import Harness
 

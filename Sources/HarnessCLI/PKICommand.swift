@@ -1,5 +1,5 @@
-import Configuration
 public import ArgumentParser
+import Configuration
 import Foundation
 import Harness
 import JOSE

@@ -1,5 +1,5 @@
-import Configuration
 public import ArgumentParser
+import Configuration
 import EMV3DS
 import EMVCrypto
 import EventLoops

@@ -1,7 +1,7 @@
 public import EMV3DS
+import Glibc
 public import JSON
 public import Net
-import Glibc
 
 extension HTTPResponse {
     /// An EMV message as an answer: plain JSON, HTTP 200 (an `Erro` too: it is a message, not a failure of HTTP).

@@ -1,6 +1,8 @@
 /// What the instances of a cluster share besides records and jobs: who is alive, and counts that each use
 /// takes one of (a pin's transactions), whichever instance the use comes to.
 public protocol ClusterStore: Sendable {
+    /// Names this instance `url` in each record it writes from now on (``TransactionArchive/home(role:id:)``).
+    func setInstanceURL(_ url: String?)
     /// Says this instance is alive, at `url`.
     func announce(_ url: String) async
     /// The instances that announced themselves since `seenSince` (milliseconds since 1970); nil when the store cannot answer.

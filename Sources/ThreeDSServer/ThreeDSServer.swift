@@ -3,11 +3,11 @@ import EMVCrypto
 import Foundation
 public import JOSE
 import JSON
-import Synchronization
 public import Logging
 public import Messaging
 public import Net
 public import Store
+import Synchronization
 
 public struct ThreeDSServerSettings: Sendable, Equatable, Encodable {
     public var referenceNumber = "3DS_LOA_SER_HARN_020200_00001"

@@ -75,7 +75,7 @@ let package = Package(
             "EMV3DS", "EMVCrypto", "EventLoops", "Faults", "JOSE", "JSON", "Journal", "Messaging", "Net", "Scenarios", "Store", .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "ThreeDSServer", dependencies: [
-            "EMV3DS", "EMVCrypto", "JOSE", "JSON", "Messaging", "Net", "Store", .product(name: "Logging", package: "swift-log"),
+            "EMV3DS", "EMVCrypto", "EventLoops", "JOSE", "JSON", "Messaging", "Net", "Store", .product(name: "Logging", package: "swift-log"),
         ]),
 
         // Several instances on one store as one harness: requests passed on to their transaction's home, changes
@@ -109,10 +109,12 @@ let package = Package(
         ),
 
         // The command line: wiring only.
+        // The measures `bench/run` takes: rates of the parts of a transaction, and a challenge load against a served harness.
+        .target(name: "Bench", dependencies: ["EMV3DS", "EMVCrypto", "EventLoops", "JOSE", "JSON", "Net", "SDKSimulator"]),
         .executableTarget(
             name: "HarnessCLI",
             dependencies: [
-                "Harness", "Configuration", "Net", "EventLoops", "JOSE", "JSON", "EMV3DS", "EMVCrypto", "Runs", "Scenarios", "SDKSimulator", "ThreeDSServer",
+                "Harness", "Bench", "Configuration", "Net", "EventLoops", "JOSE", "JSON", "EMV3DS", "EMVCrypto", "Runs", "Scenarios", "SDKSimulator", "ThreeDSServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -130,7 +132,7 @@ let package = Package(
         .testTarget(name: "DirectoryServerTests", dependencies: ["DirectoryServer", "EMV3DS", "Faults"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),
         // The cluster's parts that need no second instance (ClusterTests in FlowTests run several).
-        .testTarget(name: "ClusterUnitTests", dependencies: ["Cluster"]),
+        .testTarget(name: "ClusterUnitTests", dependencies: ["Cluster", "EventLoops", "Messaging", "Net", "Store", .product(name: "Logging", package: "swift-log")]),
         // ThirdParty: published messages nobody here wrote, read from the source tree.
         .testTarget(name: "EMV3DSTests", dependencies: ["EMV3DS", "JSON"], exclude: ["ThirdParty"]),
         .testTarget(name: "EMVCryptoTests", dependencies: ["EMVCrypto", "EMV3DS", "JOSE", "JSON"]),

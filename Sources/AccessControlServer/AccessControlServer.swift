@@ -1,4 +1,5 @@
 import EMV3DS
+public import EventLoops
 public import Journal
 import JSON
 public import Logging
@@ -24,18 +25,25 @@ public final class AccessControlServer: Sendable {
     let spcEnrolments = SPCEnrolments()
     let spcChallenges = SPCEnrolmentChallenges()
     let spcOffers = TransactionStore<SPCOffer>(capacity: SPCOffer.capacity)
+    /// What this instance shares with the others of its store, when they are several: open challenges taken up, and the
+    /// jobs due later (a decoupled result, a challenge's time limit) that one of them does.
+    let sharing: any SharedWork
     /// Where the 3DS Method's visits go for the other instances when several share the store: the browser's
     /// method and its AReq may reach two of them. Nil for one instance.
-    let sharedStore: (any TransactionArchive)?
+    let sharedRecords: (any TransactionArchive)?
+    /// What runs after the answer that began it: time limits reached, decoupled results after their delay.
+    let background: BackgroundWork
     /// Where the ACS writes each CReq and CRes in plaintext and the checks of the SDK; nil when nobody reads them.
     let journal: Journal?
     let logger: Logger
 
     public init(settings: AccessControlServerSettings, scenarios: ScenarioSource, peer: EMVPeer, endpoints: LocalEndpoints,
-                capacity: Int = StoreDefaults.maxTransactions, archive: (any TransactionArchive)? = nil, inMemory: Int? = nil, sharedStore: Bool = false,
-                journal: Journal? = nil, logger: Logger) {
+                capacity: Int = StoreDefaults.maxTransactions, archive: (any TransactionArchive)? = nil, inMemory: Int? = nil,
+                sharing: any SharedWork = SoleInstance(), background: BackgroundWork = BackgroundWork(), journal: Journal? = nil, logger: Logger) {
         self.journal = journal
-        self.sharedStore = sharedStore ? archive : nil
+        self.sharing = sharing
+        self.background = background
+        sharedRecords = sharing.isShared ? archive : nil
         self.settings = settings
         self.scenarios = scenarios
         self.peer = peer
@@ -57,7 +65,7 @@ public final class AccessControlServer: Sendable {
     /// `startingTimer`: false for the run of its time limit's job, which ends it at once.
     @discardableResult
     func takeUp(_ acsTransID: String, startingTimer: Bool = true, from previous: String? = nil) async -> Bool {
-        guard sharedStore != nil else { return transactions.contains(acsTransID) }
+        guard sharing.isShared else { return transactions.contains(acsTransID) }
         // Only an open challenge (its record keeps what it needs under `resume`) goes on elsewhere.
         let restore = { [self] (bytes: [UInt8]) -> Transaction? in
             guard let record = try? JSONReader.parse(bytes).value, record["resume"] != nil else { return nil }
@@ -68,7 +76,7 @@ public final class AccessControlServer: Sendable {
             }
             return transaction
         }
-        guard let transaction = await transactions.takeUp(acsTransID, previousHome: previous, restore: restore) else { return transactions.contains(acsTransID) }
+        guard let transaction = await transactions.takeUp(acsTransID, through: sharing, previousHome: previous, restore: restore) else { return transactions.contains(acsTransID) }
         // Its journal entry too: the CReqs and the RReq from here are recorded with those before.
         await journal?.takeUp(transaction.ids.dsTransID)
         logger.info("open challenge taken up from the store", metadata: ["acsTransID": "\(acsTransID)"])

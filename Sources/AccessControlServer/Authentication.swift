@@ -1,5 +1,6 @@
 import EMV3DS
 import EMVCrypto
+import EventLoops
 import Faults
 import JOSE
 import Journal
@@ -165,28 +166,23 @@ extension AccessControlServer {
         switch plan {
         case .challenge:
             // With instances sharing the store, the time limit is a job too: another instance ends the challenge if this one dies.
-            if let sharedStore, let deadline = transaction.challengeDeadline {
-                sharedStore.schedule(ScheduledJob(id: Self.expiryJobID(acsTransID), kind: Self.expiryJobKind, due: deadline, payload: []))
-            }
+            if let deadline = transaction.challengeDeadline { sharing.schedule(Self.expiryJob(acsTransID, due: deadline)) }
             startTimer(acsTransID, after: settings.challengeTimeout)
         case .decoupled(let script):
             guard let delay = script.delay else { return }
             let result = ChallengeResult(transStatus: script.status, reason: script.reason, interactions: 0)
             // With instances sharing the store, the result is a job too: another instance sends it if this one dies first.
-            let job = sharedStore.map { store in
-                let job = Self.resultJob(transaction, result, due: SQLiteArchive.wallClock() + Int64(delay * 1000))
-                store.schedule(job)
-                return job
-            }
-            Task { [self] in
-                try? await Task.sleep(for: .seconds(delay))
-                guard let job, let sharedStore else { return await finish(acsTransID, with: result) }
-                guard await sharedStore.claimJob(id: job.id) else {
+            let job = Self.resultJob(transaction, result, due: SQLiteArchive.wallClock() + Int64(delay * 1000))
+            sharing.schedule(job)
+            background.run { [self] in
+                // Cancelled at shutdown: the job stays in the store for another instance, if any.
+                guard (try? await Task.sleep(for: .seconds(delay))) != nil else { return }
+                guard await sharing.claim(job) else {
                     // This instance was late, and another sent the result: recorded here, not sent twice.
                     return await finish(acsTransID, with: result, sentElsewhere: true)
                 }
                 await finish(acsTransID, with: result)
-                await sharedStore.finishJob(id: job.id)
+                await sharing.finish(job.id)
             }
         case .final:
             break

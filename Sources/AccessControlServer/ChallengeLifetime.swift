@@ -14,7 +14,7 @@ extension AccessControlServer {
         // when the final CReq comes on the same loop, with no thread woken. A challenge taken up from the store off a loop
         // gets a loop of the group.
         let timer = OneShotTimer(after: seconds, on: peer.client.nextLoop()) { [self] in
-            Task { await challengeTimeLimitReached(acsTransID) }
+            background.run { [self] in await challengeTimeLimitReached(acsTransID) }
         }
         transactions.update(acsTransID) { transaction in
             guard case .challenge(var state) = transaction.phase else { return timer.cancel() }
@@ -23,18 +23,13 @@ extension AccessControlServer {
         }
     }
 
-    /// A challenge's time limit came: it ends here, or, with instances sharing the store, where the store says.
+    /// A challenge's time limit came: it ends here, or, with instances sharing the store, at the challenge's home. One
+    /// another instance took the challenge from only records its end.
     func challengeTimeLimitReached(_ acsTransID: String) async {
-        guard let sharedStore else { return await expire(acsTransID) }
-        let jobID = Self.expiryJobID(acsTransID)
-        // Held under a lease while this instance ends it, so that no other instance runs it meanwhile.
-        _ = await sharedStore.claimJob(id: jobID)
-        // The instance the store names as the challenge's home reports its end; one another instance took it from only records it.
-        guard await sharedStore.claimHome(role: Self.role, id: acsTransID, from: nil) else {
-            return await expire(acsTransID, reportedElsewhere: true)
-        }
+        let job = Self.expiryJob(acsTransID, due: SQLiteArchive.wallClock())
+        guard await sharing.claim(job) else { return await expire(acsTransID, reportedElsewhere: true) }
         await expire(acsTransID)
-        await sharedStore.finishJob(id: jobID)
+        await sharing.finish(job.id)
     }
 
     /// How a challenge the ACS's time limit ended is recorded: a CReq after it is not the SDK's fault.

@@ -17,6 +17,11 @@ extension AccessControlServer {
 
     static func expiryJobID(_ acsTransID: String) -> String { "\(expiryJobKind):\(acsTransID)" }
 
+    /// A challenge's time limit as a job: done at the challenge's home.
+    static func expiryJob(_ acsTransID: String, due: Int64) -> ScheduledJob {
+        ScheduledJob(id: expiryJobID(acsTransID), kind: expiryJobKind, due: due, payload: [], home: RecordID(role: role, id: acsTransID))
+    }
+
     /// The RReq of `result` as a job: everything an instance that does not hold the transaction needs to send it.
     static func resultJob(_ transaction: Transaction, _ result: ChallengeResult, due: Int64) -> ScheduledJob {
         var ended = transaction
@@ -27,19 +32,18 @@ extension AccessControlServer {
     }
 
     /// Runs a job of this ACS that another instance scheduled and never ran (it died): sends the decoupled result it holds,
-    /// or ends a challenge at its time limit. False when the job is not this instance's to run yet: the challenge's home is
-    /// alive (`isLive`: announced lately), or another instance took the challenge up meanwhile; it is claimed again later.
-    public func runOrphaned(_ job: ScheduledJob, isLive: @Sendable (String) async -> Bool = { _ in false }) async -> Bool {
+    /// or ends a challenge at its time limit. False when the job is not this instance's to run yet: the challenge's home
+    /// lives, or another instance took the challenge up meanwhile; it is claimed again later.
+    public func runOverdue(_ job: ScheduledJob) async -> Bool {
         if job.kind == Self.expiryJobKind {
             let acsTransID = String(job.id.dropFirst(Self.expiryJobKind.count + 1))
-            guard let sharedStore, !holds(acsTransID) else { return false }  // held here: this instance's timer ends it
+            guard let sharedRecords, !holds(acsTransID) else { return false }  // held here: this instance's timer ends it
             // Ended meanwhile (its record settled): nothing to do.
-            guard let stored = await sharedStore.record(role: Self.role, id: acsTransID),
+            guard let stored = await sharedRecords.record(role: Self.role, id: acsTransID),
                   (try? JSONReader.parse(stored.json).value)?["resume"] != nil else { return true }
             // Its home's timer ends it while the home lives; a gone home's challenge is taken up here and ends at once.
-            let home = await sharedStore.home(role: Self.role, id: acsTransID)
-            if let home, await isLive(home), !(await sharedStore.claimHome(role: Self.role, id: acsTransID, from: nil)) { return false }
-            guard await takeUp(acsTransID, startingTimer: false, from: home) else { return false }
+            guard let takeOver = await sharing.takeOver(RecordID(role: Self.role, id: acsTransID)),
+                  await takeUp(acsTransID, startingTimer: false, from: takeOver.previousHome) else { return false }
             await expire(acsTransID)
             return true
         }
@@ -74,7 +78,7 @@ extension AccessControlServer {
             return try await peer.exchange(rreq, url: url, read: read)
         } catch {
             let own = endpoints.url(Self.directoryServerResultsPath)
-            guard sharedStore != nil, case .unreachable(_, .connectFailed) = error, url != own,
+            guard sharing.isShared, case .unreachable(_, .connectFailed) = error, url != own,
                   URL(string: url)?.path == Self.directoryServerResultsPath else { throw error }
             logger.info("RReq sent to this instance's DS: the DS at dsURL cannot be reached", metadata: ["dsURL": "\(url)", "reason": "\(error)"])
             return try await peer.exchange(rreq, url: own, read: read)
@@ -93,10 +97,9 @@ extension AccessControlServer {
             // Before the RReq: the 3DS Server may send its 3RI AReq before the RRes is back here.
             transactions.update(acsTransID) { $0.fallbackRReqAt = SQLiteArchive.wallClock() }
         }
-        if let sharedStore, transaction.authentication != .decoupled {
-            // The challenge's time limit is not due any more (a job left behind finds the record settled and does nothing).
-            Task { await sharedStore.finishJob(id: Self.expiryJobID(acsTransID)) }
-        }
+        // The challenge's time limit is not due any more (a job left behind finds the record settled and does nothing): gone
+        // while the RReq goes.
+        async let timeLimitGone: Void = transaction.authentication == .decoupled ? () : sharing.finish(Self.expiryJobID(acsTransID))
         let rreq = transaction.rreq(for: result)
         let delivery: String
         do {
@@ -118,5 +121,6 @@ extension AccessControlServer {
         transactions.update(acsTransID) { $0.resultsDelivery = delivery }
         // The DS ends the entry as it relays the RRes; this ends one whose RReq never got that far.
         journal?.end(transaction.ids.dsTransID, transStatus: result.transStatus.rawValue, because: "RReq sent: \(delivery)")
+        await timeLimitGone
     }
 }

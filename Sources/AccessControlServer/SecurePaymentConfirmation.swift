@@ -120,7 +120,7 @@ extension AccessControlServer {
             guard take(acsTransID) != nil else { return }
             logger.info("no second AReq after the ARes S", metadata: ["acsTransID": "\(acsTransID)"])
             transactions.update(acsTransID) { $0.phase = .ended("no second AReq after the ARes S within \(settings.challengeTimeout) s") }
-            Task { await report(acsTransID, ChallengeResult(transStatus: .notAuthenticated, reason: "14", interactions: 0)) }
+            background.run { [self] in await report(acsTransID, ChallengeResult(transStatus: .notAuthenticated, reason: "14", interactions: 0)) }
         }
         spcOffers.update(acsTransID) { $0.timer = timer }
     }

@@ -109,13 +109,13 @@ extension AccessControlServer {
 
     /// Puts a visit (or refusal) where the instance that takes the transaction's AReq finds it.
     private func share(_ id: String, _ record: JSONValue) {
-        sharedStore?.save(role: Self.methodVisitRole, id: id) { JSONWriter.write(record) }
+        sharedRecords?.save(role: Self.methodVisitRole, id: id) { JSONWriter.write(record) }
     }
 
     /// The visit (or refusal) another instance saw, when this one saw none: kept here like its own.
     func fetchSharedMethodVisit(_ id: String) async {
-        guard let sharedStore, !methodVisits.contains(id), !methodRefusals.contains(id),
-              let stored = await sharedStore.record(role: Self.methodVisitRole, id: id),
+        guard let sharedRecords, !methodVisits.contains(id), !methodRefusals.contains(id),
+              let stored = await sharedRecords.record(role: Self.methodVisitRole, id: id),
               let record = try? JSONReader.parse(stored.json).value else { return }
         if let refusal = record["refusal"]?.stringValue {
             methodRefusals.put(id, refusal)

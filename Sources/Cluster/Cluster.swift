@@ -13,9 +13,9 @@ import Synchronization
 /// work of a live instance (announcing itself, running the jobs of instances that died). The harness installs it
 /// with one call, ``install(on:)``, once every role's routes are registered, and starts it once it listens.
 public final class Cluster: Sendable {
-    /// Runs a job of an instance that died (``ScheduledJob``: a decoupled result due, a challenge's time limit), given
-    /// whether an instance is alive; false when it is not this instance's to run yet. The ACS's.
-    public typealias JobRunner = @Sendable (ScheduledJob, _ isLive: @escaping @Sendable (String) async -> Bool) async -> Bool
+    /// Runs a job of an instance that died (``ScheduledJob``: a decoupled result due, a challenge's time limit); false when
+    /// it is not this instance's to run yet. The ACS's.
+    public typealias JobRunner = @Sendable (ScheduledJob) async -> Bool
 
     /// The header a request passed on by another instance carries (its URL): its home serves it, whatever it finds.
     public static let forwardedHeader = "X-Harness-Forwarded-From"
@@ -77,12 +77,18 @@ public final class Cluster: Sendable {
         (archive as? any ClusterStore)?.clusterEpoch()
     }
 
+    /// What the roles share over `archive` with the other instances: ``SoleInstance`` for a store that is no cluster's.
+    public static func sharedWork(_ archive: (any TransactionArchive)?, logger: Logger) -> any SharedWork {
+        guard let store = archive as? any ClusterStore else { return SoleInstance() }
+        return ClusterWork(store: store, logger: logger)
+    }
+
     /// Registers the cluster's own routes, and puts passing on and spreading around the roles' and the runs' routes:
     /// after every route is registered.
     public func install(on router: inout Router) {
         runs.register(on: &router)
         change.register(on: &router)
-        ClusterRoutes(archive: archive, client: client, instanceURL: instanceURL, credential: credential, metrics: metrics,
+        ClusterRoutes(store: store, client: client, instanceURL: instanceURL, credential: credential, metrics: metrics,
                       logger: logger).register(on: &router)
         // Every request proves that another instance sent it, or is taken as an outside party's.
         router.admission = { [credential] request in credential.admit(&request) }
@@ -98,19 +104,13 @@ public final class Cluster: Sendable {
         metrics.setClusterInstance(url)
         scenarios.loadMix.draw(as: url)
         store.setInstanceURL(url)
-        let (archive, store, change, runJob, token) = (archive, store, change, runJob, adminToken)
+        let (store, change, runJob, token, logger) = (store, change, runJob, adminToken, logger)
         housekeeping.withLock {
             $0 = Task {
                 // Announced first, so that a change made meanwhile is spread here too (made once: by its id).
                 await store.announce(url)
                 await change.replay(on: server, adminToken: token)
-                await ClusterHousekeeping.run(archive, instanceURL: url) { job in
-                    await runJob(job) { home in
-                        // Unknown (the store cannot say) counts as alive: the job waits rather than runs twice.
-                        let since = SQLiteArchive.wallClock() - ClusterHousekeeping.liveWindowMilliseconds
-                        return await store.instances(seenSince: since)?.contains(home) ?? true
-                    }
-                }
+                await ClusterHousekeeping.run(store, instanceURL: url, logger: logger, runner: runJob)
             }
         }
     }
@@ -132,7 +132,8 @@ public final class Cluster: Sendable {
 
 /// What the cluster counts, for `/metrics`.
 public protocol ClusterMetrics: Sendable {
-    /// A request passed on to its transaction's home, by route pattern, and how it went (`answered`, `home-unreachable`, `home-failed`).
+    /// A request passed on to its transaction's home, by route pattern, and how it went (`answered`, `home-unreachable`, `home-failed`,
+    /// `store-unavailable`).
     func passedOn(route: String, outcome: String)
     /// This instance, as the others reach it.
     func setClusterInstance(_ url: String)

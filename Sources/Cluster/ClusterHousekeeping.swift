@@ -1,5 +1,6 @@
 import EMV3DS
 import Foundation
+import Logging
 import Store
 
 /// What every instance of a cluster does in the background until shutdown: says it is alive (every
@@ -16,18 +17,21 @@ enum ClusterHousekeeping {
 
     /// Runs until the task is cancelled (at shutdown).
     /// `runner` says whether it ran the job (then it is gone), or left it for later (then it is claimable again).
-    static func run(_ archive: any TransactionArchive, instanceURL: String, runner: @escaping @Sendable (ScheduledJob) async -> Bool) async {
-        let cluster = archive as? any ClusterStore
+    static func run(_ store: any ClusterStore, instanceURL: String, logger: Logger, runner: @escaping @Sendable (ScheduledJob) async -> Bool) async {
         var tick = 0
         repeat {
-            if tick % announceEvery == 0 { await cluster?.announce(instanceURL) }
+            if tick % announceEvery == 0 { await store.announce(instanceURL) }
             tick += 1
+            let jobs: [ScheduledJob]
+            do { jobs = try await store.claimOverdueJobs(dueBefore: SQLiteArchive.wallClock() - graceMilliseconds, limit: 20) } catch {
+                logger.debug("no overdue jobs claimed: the store gave no answer", metadata: ["reason": "\(error.reason)"])
+                continue
+            }
             // Side by side: each may wait for a peer (an RReq, its RRes) up to its time limit.
-            let jobs = await archive.claimOverdueJobs(dueBefore: SQLiteArchive.wallClock() - graceMilliseconds, limit: 20)
             await withTaskGroup(of: Void.self) { group in
                 for job in jobs {
                     group.addTask {
-                        if await runner(job) { await archive.finishJob(id: job.id) } else { await archive.releaseJob(id: job.id) }
+                        if await runner(job) { await store.finishJob(id: job.id) } else { await store.releaseJob(id: job.id) }
                     }
                 }
             }

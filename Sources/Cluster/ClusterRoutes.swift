@@ -15,14 +15,14 @@ import Synchronization
 /// balancer brings to another instance (a CReq, an RReq, a 3DS Method notification, a challenge page) is
 /// passed on to the home and its answer relayed, so one instance applies each step of a transaction, in
 /// order: two CReqs of one challenge sent to two instances at once are answered there one after the other.
-/// A home that refuses the connection is dead: this instance takes the transaction over (``TransactionArchive/claimHome(role:id:from:)``)
+/// A home that refuses the connection is dead: this instance takes the transaction over (``ClusterStore/claimHome(role:id:from:)``)
 /// and serves it; a home that fails after it had the request has its failure passed on (docs/scale.md).
 struct ClusterRoutes {
     /// The longest a home may take to answer a passed-on request: longer than any role waits for a peer
     /// (the DS's ACS timeout, a scripted latency), so the home's own answer comes back, not this one's.
     static let forwardTimeoutMilliseconds: UInt64 = 120_000
 
-    let archive: any TransactionArchive
+    let store: any ClusterStore
     let client: HTTPClient
     let instanceURL: InstanceURL
     let credential: ClusterCredential
@@ -54,10 +54,14 @@ struct ClusterRoutes {
     /// taken up from the store first when this instance does not hold it (its home gone, or its record no longer in memory).
     private func passOn(_ request: HTTPRequest, _ context: RequestContext, _ route: HomedRoute) async -> HTTPResponse? {
         guard let id = route.transaction.key.value(in: request, context), !route.transaction.holds(id) else { return nil }
-        if request.headers[Cluster.forwardedHeader] == nil, let here = instanceURL.value,
-           let home = await archive.home(role: route.role, id: id), home != here,
-           let answer = await pass(request, id: id, route: route, to: home, from: here) {
-            return answer
+        if request.headers[Cluster.forwardedHeader] == nil, let here = instanceURL.value {
+            let home: String?
+            do { home = try await store.home(role: route.role, id: id) } catch {
+                // Served here, the transaction might be unknown where its home holds it: a verdict of nothing.
+                metrics.passedOn(route: route.path, outcome: "store-unavailable")
+                return .text("the shared store cannot say which instance holds transaction \(id): \(error.reason)", status: .serviceUnavailable)
+            }
+            if let home, home != here, let answer = await pass(request, id: id, route: route, to: home, from: here) { return answer }
         }
         await route.transaction.takeUp(id)
         return nil
@@ -79,12 +83,12 @@ struct ClusterRoutes {
                 // The home is gone (its connection refused), and never had the request: this instance takes the transaction
                 // from it (its role goes on from the store, docs/scale.md), unless another took it first: that one is the home now.
                 metrics.passedOn(route: route.path, outcome: "home-unreachable")
-                if await archive.claimHome(role: route.role, id: id, from: home) {
+                if (try? await store.claimHome(role: route.role, id: id, from: home)) == true {
                     logger.warning("\(route.role == RunRegistry.role ? "a test run's" : "a transaction's") home cannot be reached; taken over here", metadata: [
                         "route": "\(route.path)", "id": "\(id)", "home": "\(home)", "reason": "\(error)"])
                     return nil
                 }
-                guard again, let taker = await archive.home(role: route.role, id: id), taker != here, taker != home else { return nil }
+                guard again, let taker = try? await store.home(role: route.role, id: id), taker != here, taker != home else { return nil }
                 return await pass(request, id: id, route: route, to: taker, from: here, again: false)
             case .connectTimedOut, .tlsFailed, .readTimedOut, .connectionClosed, .malformedResponse, .responseTooLarge:
                 // The home may be alive (slow, or it had the request and acted on it): its failure is passed on, never

@@ -139,7 +139,7 @@ public final class ClusterRuns: JournalListener {
     /// The home of run `id` another instance holds: as known, else as the store names it.
     private func home(of id: String) async -> String? {
         if let home = known.withLock({ $0.runs[id]?.home }) { return home }
-        guard let home = await archive.home(role: RunRegistry.role, id: id), home != instanceURL.value else { return nil }
+        guard let home = try? await store.home(role: RunRegistry.role, id: id), home != instanceURL.value else { return nil }
         return home
     }
 
@@ -188,7 +188,7 @@ public final class ClusterRuns: JournalListener {
 
     /// Who holds run `id` now by the store, other than `previous`; this instance takes it up when it is named.
     private func holder(of id: String, insteadOf previous: String) async -> String? {
-        guard let holder = await archive.home(role: RunRegistry.role, id: id), holder != previous else { return nil }
+        guard let holder = try? await store.home(role: RunRegistry.role, id: id), holder != previous else { return nil }
         if holder == instanceURL.value { return await takeUp(id, from: nil) ? holder : nil }
         known.withLock { $0.runs[id]?.home = holder }
         return holder
@@ -203,11 +203,7 @@ public final class ClusterRuns: JournalListener {
     /// What a run's home needs of a transaction to attach it.
     /// `entry` attached to run `id` held here; when `noting`, a refused message no case takes is kept by the run.
     private func attachHere(_ entry: JournalEntry, to id: String, noting: Bool) -> RunAttachment {
-        let attachment = local.attach(entry, only: id)
-        if case .attached = attachment {} else if noting, !entry.refusedParties.isEmpty {
-            local.noteRefusedOutsideCases(entry.dsTransID, tag: entry.caseTag, parties: entry.refusedParties, only: id)
-        }
-        return attachment
+        local.attach(entry, only: id, noting: noting ? entry.refusedParties : nil)
     }
 
     /// What a run's home needs of `entry` to attach it; with `noting`, whom it failed if it was refused.
@@ -222,14 +218,14 @@ public final class ClusterRuns: JournalListener {
     public func held(_ id: String) async -> Bool {
         if local.holds(id) { return true }
         // A record of no home (written before the cluster) is anyone's.
-        guard let here = instanceURL.value, await archive.home(role: RunRegistry.role, id: id) ?? here == here else { return false }
+        guard let here = instanceURL.value, (try? await store.home(role: RunRegistry.role, id: id)) ?? here == here else { return false }
         return await takeUp(id, from: nil)
     }
 
     /// Reads run `id` from the store and keeps it here, once the store names this instance its home: a compare-and-set from
     /// `previous` (nil: where the store names no other instance), so that of two instances taking a run up, one holds it.
     private func takeUp(_ id: String, from previous: String?) async -> Bool {
-        guard let run = await storedRun(id), await archive.claimHome(role: RunRegistry.role, id: id, from: previous) else { return false }
+        guard let run = await storedRun(id), (try? await store.claimHome(role: RunRegistry.role, id: id, from: previous)) == true else { return false }
         local.adopt(run)
         known.withLock { known in
             known.runs[id] = nil
@@ -265,7 +261,7 @@ public final class ClusterRuns: JournalListener {
             guard let home = json["home"]?.stringValue, let opened = json["openedAtMs"]?.numberText.flatMap(Double.init),
                   case .array(let keys)? = json["keys"] else { throw HTTPError(.badRequest, "a known run has home, openedAtMs and keys") }
             // The store knows better than the change who holds it now: this instance, started again, or one that took it over.
-            let holder = await archive.home(role: RunRegistry.role, id: id) ?? home
+            let holder = (try? await store.home(role: RunRegistry.role, id: id)) ?? home
             if holder == instanceURL.value {
                 _ = await held(id)
                 return .text("held here\n")
@@ -301,11 +297,8 @@ public final class ClusterRuns: JournalListener {
             var entry = JournalEntry(dsTransID: dsTransID, ids: TransactionIDs(), pan: json["pan"]?.stringValue, version: json["messageVersion"]?.stringValue,
                                      channel: json["deviceChannel"]?.stringValue, scenario: json["scenario"]?.stringValue)
             entry.caseTag = json["caseTag"]?.stringValue
-            let attachment = local.attach(entry, only: id)
             let refusedParties = Set((json["refusedParties"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap(ConformanceCheck.Party.init(rawValue:)) })
-            if case .attached = attachment {} else if !refusedParties.isEmpty {
-                local.noteRefusedOutsideCases(dsTransID, tag: entry.caseTag, parties: refusedParties, only: id)
-            }
+            let attachment = local.attach(entry, only: id, noting: refusedParties)
             var answer: [(String, JSONValue?)] = [("open", .bool(local.isOpen(id) ?? false))]
             switch attachment {
             case .attached(let runCase): answer.append(("caseID", .string(runCase.caseID)))
@@ -334,7 +327,7 @@ public final class ClusterRuns: JournalListener {
         let fetched = await withTaskGroup(of: (String, Journal.Outline?).self) { group in
             for id in underWay {
                 group.addTask { [self] in
-                    guard let home = await archive.home(role: journalRole, id: id), home != here,
+                    guard let home = try? await store.home(role: journalRole, id: id), home != here,
                           let answer = try? await ask(home, .get, "/inspector/transactions/\(id)"),
                           answer.status == .ok, let json = try? JSONReader.parse(answer.body).value else { return (id, nil) }
                     return (id, Journal.outline(ofRecord: json))

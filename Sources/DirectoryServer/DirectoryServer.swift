@@ -26,8 +26,8 @@ public final class DirectoryServer: Sendable {
     /// A transaction this instance does not hold, taken up from its stored record when instances share the store:
     /// its instance died (a live one is passed its messages, docs/scale.md), and its RReq must still be relayed.
     func takeUp(_ dsTransID: String) async {
-        guard sharedStore != nil,
-              await transactions.takeUp(dsTransID, restore: { (try? JSONReader.parse($0).value).flatMap(Transaction.init(stored:)) }) != nil else { return }
+        guard await transactions.takeUp(dsTransID, through: sharing, restore: { (try? JSONReader.parse($0).value).flatMap(Transaction.init(stored:)) }) != nil
+        else { return }
         await journal?.takeUp(dsTransID)
         logger.info("transaction taken up from the store", metadata: ["dsTransID": "\(dsTransID)"])
     }
@@ -58,16 +58,17 @@ public final class DirectoryServer: Sendable {
     /// the checks of the AReq and RRes; nil when nobody reads them.
     let journal: Journal?
     let logger: Logger
-    /// The store other instances share, when they do: a transaction whose instance died is taken up from its record.
-    let sharedStore: (any TransactionArchive)?
+    /// What this instance shares with the others of its store, when they are several: a transaction whose instance died is
+    /// taken up from its record, and armed PRes faults are counted once over all.
+    let sharing: any SharedWork
 
     public init(settings: DirectoryServerSettings, scenarios: ScenarioSource? = nil, peer: EMVPeer, endpoints: LocalEndpoints,
-                capacity: Int = StoreDefaults.maxTransactions, archive: (any TransactionArchive)? = nil, inMemory: Int? = nil, sharedStore: Bool = false,
-                cardRangeEpoch: String? = nil, journal: Journal? = nil, logger: Logger) {
+                capacity: Int = StoreDefaults.maxTransactions, archive: (any TransactionArchive)? = nil, inMemory: Int? = nil,
+                sharing: any SharedWork = SoleInstance(), cardRangeEpoch: String? = nil, journal: Journal? = nil, logger: Logger) {
         // A cluster's instances share one epoch: a serial one gave, another knows (their changes reach them all, in order).
         cardRanges = cardRangeEpoch.map { CardRangeLog(epoch: $0) } ?? CardRangeLog()
         self.journal = journal
-        self.sharedStore = sharedStore ? archive : nil
+        self.sharing = sharing
         self.settings = settings
         self.scenarios = scenarios
         self.peer = peer

@@ -23,10 +23,10 @@ extension DirectoryServer {
     /// The armed faults for the next PReq of `threeDSServerRefNumber`, taken once; none when none are armed for it. In a
     /// cluster each instance has them armed, and the store gives each of the `count` uses to one PReq, wherever it lands.
     func takePResFaults(for threeDSServerRefNumber: String) async -> [Fault] {
-        if let armed = presFaults.withLock({ $0 }), let id = armed.sharedCount, let cluster = sharedStore as? any ClusterStore {
+        if let armed = presFaults.withLock({ $0 }), let id = armed.sharedCount {
             guard armed.threeDSServerRefNumber.map({ $0 == threeDSServerRefNumber }) ?? true else { return [] }
             // Unknown to the store (nil): none rather than a use counted twice.
-            let taken = await cluster.use(id, for: nil)
+            let taken = await sharing.use(id, for: nil)
             presFaults.withLock { current in
                 guard var mine = current, mine.sharedCount == id else { return }
                 mine.remaining -= 1
@@ -66,11 +66,9 @@ extension DirectoryServer {
         guard count == 0 || !faults.isEmpty else { throw HTTPError(.badRequest, "faults must name at least one fault (or count 0 to disarm)") }
         let refNumber = json["threeDSServerRefNumber"]?.stringValue
         // In a cluster, one count for every instance: under the arming change's id, as a pin's.
-        let sharedCount = (sharedStore as? any ClusterStore).flatMap { cluster in
-            request.headers[HarnessChangeHeader.name].map { id in
-                if count > 0 { cluster.startCount(id: id, remaining: count, expires: SQLiteArchive.wallClock() + Self.presFaultsLifetimeMilliseconds) }
-                return id
-            }
+        let sharedCount = sharing.isShared ? request.headers[HarnessChangeHeader.name] : nil
+        if let sharedCount, count > 0 {
+            sharing.startCount(id: sharedCount, remaining: count, expires: SQLiteArchive.wallClock() + Self.presFaultsLifetimeMilliseconds)
         }
         presFaults.withLock {
             $0 = count == 0 ? nil : PResFaults(faults: faults, remaining: count, threeDSServerRefNumber: refNumber, sharedCount: sharedCount)

@@ -30,8 +30,8 @@ struct ScenarioReloader: Sendable {
 struct AdminRoutes {
     let scenarios: ScenarioSource
     let reloader: ScenarioReloader
-    /// In a cluster, where each pin's uses are counted for all instances.
-    var counts: (any ClusterStore)?
+    /// Where each pin's uses are counted for all instances, when several share the store.
+    var counts: any SharedWork = SoleInstance()
 
     func register(on router: inout Router) {
         router.get("/admin/scenarios") { _, _ in
@@ -151,7 +151,7 @@ struct AdminRoutes {
         do { pin = try scenarios.pins.add(scenario, for: target, count: count, lifetime: .seconds(lifetime), id: id) } catch {
             throw HTTPError(.tooManyRequests, "\(error.capacity) pins are set: use, remove (DELETE /admin/pins) or let some expire first")
         }
-        counts?.startCount(id: pin.id, remaining: count, expires: SQLiteArchive.wallClock() + Int64(lifetime * 1000))
+        counts.startCount(id: pin.id, remaining: count, expires: SQLiteArchive.wallClock() + Int64(lifetime * 1000))
         return .emv(Self.json(pin), status: .created)
     }
 

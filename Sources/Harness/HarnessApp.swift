@@ -44,6 +44,8 @@ public final class HarnessApp: Sendable {
     private let readiness: Readiness
     /// Probes the store every few seconds, until shutdown.
     private let storeWatch = Mutex<Task<Void, Never>?>(nil)
+    /// The roles' work beside the answers (time limits, decoupled results, follow-up AReqs): cancelled before the server stops.
+    private let background: BackgroundWork
 
     /// Builds the app; relative file paths in `configuration` are resolved against `baseDirectory`.
     /// Fails, naming the file, when the test PKI or the scenario file cannot be read. `now` is the clock the ACS
@@ -90,11 +92,13 @@ public final class HarnessApp: Sendable {
             let capacity = configuration.maxTransactions
             // With the store on, each role keeps in memory its transactions under way and its newest settled ones; the store, all.
             let inMemory = Self.transactionsInMemory
+            let sharing = configuration.cluster.enabled ? Cluster.sharedWork(archive, logger: logger.named("cluster")) : SoleInstance()
+            let background = BackgroundWork()
+            self.background = background
             directoryServer = DirectoryServer(settings: configuration.directoryServerSettings(schemes: schemes, keys: keys), scenarios: scenarios,
                                               peer: try peer(timeoutMs: configuration.directoryServer.acsTimeoutMs),
                                               endpoints: endpoints, capacity: capacity, archive: archive, inMemory: inMemory,
-                                              sharedStore: configuration.cluster.enabled,
-                                              cardRangeEpoch: configuration.cluster.enabled ? Cluster.cardRangeEpoch(archive) : nil,
+                                              sharing: sharing, cardRangeEpoch: configuration.cluster.enabled ? Cluster.cardRangeEpoch(archive) : nil,
                                               journal: journal, logger: logger.named("ds"))
             var acsSettings = configuration.accessControlServerSettings(schemes: schemes, signers: signers)
             acsSettings.browserPages = try Self.browserPages(resolve(configuration.accessControlServer.pageTemplates))
@@ -102,10 +106,10 @@ public final class HarnessApp: Sendable {
             accessControlServer = AccessControlServer(settings: acsSettings,
                                                       scenarios: scenarios, peer: try peer(timeoutMs: 30_000), endpoints: endpoints,
                                                       capacity: capacity, archive: archive, inMemory: inMemory,
-                                                      sharedStore: configuration.cluster.enabled, journal: journal, logger: logger.named("acs"))
+                                                      sharing: sharing, background: background, journal: journal, logger: logger.named("acs"))
             threeDSServer = ThreeDSServer(settings: configuration.threeDSServer, peer: try peer(timeoutMs: configuration.threeDSServer.directoryServerTimeoutMs),
                                           endpoints: endpoints, capacity: capacity, archive: archive, inMemory: inMemory,
-                                          sharedStore: configuration.cluster.enabled, directoryServerID: { pan in schemes.first { $0.contains(pan: pan) }?.rid },
+                                          sharing: sharing, background: background, directoryServerID: { pan in schemes.first { $0.contains(pan: pan) }?.rid },
                                           tokenDirectoryServer: { rid, key in sdkConfigurations[rid]?.tokenStyle(key) },
                                           logger: logger.named("3ds-server"))
             var router = Self.baseRoutes()
@@ -134,13 +138,13 @@ public final class HarnessApp: Sendable {
             if configuration.cluster.enabled, let archive {
                 made = try Cluster(archive: archive, runs: runs, journal: journal, scenarios: scenarios, group: loops, tls: clientTLS,
                                    adminToken: configuration.admin.token, metrics: metrics, logger: logger.named("cluster"), journalRole: DirectoryServer.role,
-                                   runJob: { [accessControlServer] job, isLive in await accessControlServer.runOrphaned(job, isLive: isLive) },
+                                   runJob: { [accessControlServer] job in await accessControlServer.runOverdue(job) },
                                    runBegun: { [directoryServer] in directoryServer.beginPreparationScope() })
             }
             let cluster = made
             self.cluster = cluster
             AdminRoutes(scenarios: scenarios, reloader: ScenarioReloader(path: scenarioPath, shownPath: configuration.scenarios, scenarios: scenarios),
-                        counts: cluster?.store).register(on: &router)
+                        counts: sharing).register(on: &router)
             threeDSServer.register(on: &router)
             directoryServer.register(on: &router)
             accessControlServer.register(on: &router)
@@ -344,6 +348,7 @@ public final class HarnessApp: Sendable {
         // Live readers of the inspector are answered now, so none holds the server open.
         journal.wakeAll()
         cluster?.shutdown()
+        background.close()
         storeWatch.withLock { $0?.cancel() }
         server.shutdown()
         group.shutdown()

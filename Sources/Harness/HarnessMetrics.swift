@@ -85,7 +85,8 @@ public final class HarnessMetrics: HTTPServerObserver, ClusterMetrics {
         }
         passed = SeriesCache { key in
             registry.makeCounter(descriptor: Self.name("cluster_passed_on", "total", "Requests for a transaction another instance holds, by route "
-                                                       + "and outcome: answered there, failed there (passed on), or served here as that instance could not be reached"),
+                                                       + "and outcome: answered there, failed there (passed on), served here as that instance could not be reached, or "
+                                                       + "answered 503 as the store could not say where it lives"),
                                  labels: [("route", key.route), ("outcome", key.outcome)])
         }
         stored = SeriesCache { role in

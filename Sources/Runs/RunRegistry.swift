@@ -228,12 +228,13 @@ public final class RunRegistry: JournalListener {
     public func attachment(for entry: JournalEntry) async -> RunAttachment { attach(entry) }
 
     /// `entry` attached (``runCase(for:only:)``), or for a tagged one that attaches nowhere, why.
-    /// A refused message of the party that no run here takes is kept by the runs it concerns
-    /// (``noteRefusedOutsideCases(_:tag:parties:only:)``); asked for one run (`only`), the caller decides, as another run may take it.
-    public func attach(_ entry: JournalEntry, only runID: String? = nil) -> RunAttachment {
+    /// A refused message of the party that no case takes is kept by the runs it concerns
+    /// (``noteRefusedOutsideCases(_:tag:parties:only:)``): by those of the parties it failed. Asked for one run (`only`), the
+    /// caller says which parties (`noting`), or none: another run may take it.
+    public func attach(_ entry: JournalEntry, only runID: String? = nil, noting: Set<ConformanceCheck.Party>? = nil) -> RunAttachment {
         if let attached = runCase(for: entry, only: runID) { return .attached(attached) }
-        let parties = entry.refusedParties
-        if runID == nil, !parties.isEmpty { noteRefusedOutsideCases(entry.dsTransID, tag: entry.caseTag, parties: parties) }
+        let parties = noting ?? (runID == nil ? entry.refusedParties : [])
+        if !parties.isEmpty { noteRefusedOutsideCases(entry.dsTransID, tag: entry.caseTag, parties: parties, only: runID) }
         guard let tag = entry.caseTag else { return .none }
         return .refused(problem(withTag: tag, for: entry))
     }

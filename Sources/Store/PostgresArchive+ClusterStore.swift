@@ -2,6 +2,82 @@ import Postgres
 import Synchronization
 
 extension PostgresArchive: ClusterStore {
+    public func home(role: String, id: String) async throws(StoreUnavailable) -> String? {
+        if queue.unwritten(WriteQueue.Key(role: role, id: id)) != nil { return instanceURL.withLock { $0 } }
+        return try await answer("SELECT home FROM transactions WHERE role = $1 AND id = $2", [role, id]).first?.first ?? nil
+    }
+
+    public func claimHome(role: String, id: String, from previous: String?) async throws(StoreUnavailable) -> Bool {
+        guard let here = instanceURL.withLock({ $0 }) else { return false }
+        if queue.unwritten(WriteQueue.Key(role: role, id: id)) != nil { return true }  // this instance's own
+        // A compare-and-set on the home under the row's lock: of two instances taking it from one gone home, the second finds
+        // the first's name there. A record of no home (written before the cluster) is anyone's.
+        let rows = try await answer("""
+            UPDATE transactions SET home = $3 WHERE role = $1 AND id = $2 AND (home IS NULL OR home = $3 OR home = $4) RETURNING id
+            """, [role, id, here, previous ?? here])
+        return !rows.isEmpty
+    }
+
+    public func schedule(_ job: ScheduledJob) {
+        let row = JobRow(kind: job.kind, due: job.due, payload: job.payload)
+        save(role: Self.jobRole, id: job.id) { row.encoded }
+    }
+
+    /// How long a claim holds a job: longer than any run (an RReq waits 30 s for its RRes at most).
+    static let jobLeaseMilliseconds: Int64 = 120_000
+
+    public func claimJob(id: String) async -> Bool {
+        let key = WriteQueue.Key(role: Self.jobRole, id: id)
+        if queue.unwritten(key) != nil {
+            // Not in the database yet: taken here, and removed by the write that follows (or never inserted).
+            save(role: Self.jobRole, id: id) { JobRow.claimed }
+            return true
+        }
+        for attempt in 1...3 {
+            let now = SQLiteArchive.wallClock()
+            if let rows = await read("""
+                UPDATE harness_jobs SET claimed_until = $2 WHERE id = $1 AND (claimed_until IS NULL OR claimed_until < $3) RETURNING id
+                """, [id, String(now + Self.jobLeaseMilliseconds), String(now)]) {
+                return !rows.isEmpty
+            }
+            if attempt < 3 { try? await Task.sleep(for: .seconds(1)) }
+        }
+        // A database that cannot answer three times leaves the job to the instance whose timer it is: late is better than never.
+        return true
+    }
+
+    public func claimOverdueJobs(dueBefore: Int64, limit: Int) async throws(StoreUnavailable) -> [ScheduledJob] {
+        let now = SQLiteArchive.wallClock()
+        let rows = try await answer("""
+            UPDATE harness_jobs SET claimed_until = $3 WHERE id IN
+            (SELECT id FROM harness_jobs WHERE due < $1 AND (claimed_until IS NULL OR claimed_until < $4)
+             ORDER BY due LIMIT $2 FOR UPDATE SKIP LOCKED)
+            RETURNING id, kind, due, payload
+            """, [String(dueBefore), String(max(0, limit)), String(now + Self.jobLeaseMilliseconds), String(now)])
+        return rows.compactMap { row in
+            guard let id = row[0], let kind = row[1], let due = row[2].flatMap({ Int64($0) }), let payload = row[3] else { return nil }
+            return ScheduledJob(id: id, kind: kind, due: due, payload: Array(payload.utf8))
+        }
+    }
+
+    public func releaseJob(id: String) async {
+        _ = await read("UPDATE harness_jobs SET claimed_until = NULL WHERE id = $1", [id])
+    }
+
+    public func finishJob(id: String) async {
+        if queue.unwritten(WriteQueue.Key(role: Self.jobRole, id: id)) != nil {
+            // Not in the database yet (or claimed here): never inserted, or removed by the write that follows.
+            return save(role: Self.jobRole, id: id) { JobRow.claimed }
+        }
+        _ = await read("DELETE FROM harness_jobs WHERE id = $1", [id])
+    }
+
+    /// The rows of a query, or why the store gave none.
+    func answer(_ sql: String, _ parameters: [String?]) async throws(StoreUnavailable) -> [[String?]] {
+        guard let rows = await read(sql, parameters) else { throw StoreUnavailable(queue.status.lastError ?? "the store is closed") }
+        return rows
+    }
+
     public func clusterEpoch() -> String? {
         reader.withLock { try? $0.query("SELECT oid FROM pg_database WHERE datname = current_database()") }?.first?.first.flatMap { $0 }.map { "db" + $0 }
     }

@@ -69,27 +69,6 @@ public protocol TransactionArchive: Sendable {
     @discardableResult func written() async -> Bool
     /// Writes what is queued (within `timeoutSeconds`) and closes; later saves are lost.
     func close(timeoutSeconds: Double)
-    /// The URL of the instance that wrote the record last, and holds it in memory: where a later message
-    /// of the transaction goes when several instances share the store (``PostgresArchive``). Nil for one instance.
-    func home(role: String, id: String) async -> String?
-    /// Makes this instance the home of the record (`role`, `id`) when the record names `previous` (an instance found gone),
-    /// or names this one already (`previous` nil: only then): true when it names this one after the call. Of two instances
-    /// taking a record from one gone home, one gets it, so two never go on with one transaction.
-    func claimHome(role: String, id: String, from previous: String?) async -> Bool
-
-    /// Keeps `job` until it is claimed: written as the records are (an answer waits for it as for them).
-    func schedule(_ job: ScheduledJob)
-    /// Takes the job `id` to run it: true for one caller only (the instance whose timer came due, or one
-    /// that found it overdue), or when there is no store of jobs to ask. A claim is a lease: a job whose
-    /// runner died before ``finishJob(id:)`` is claimed again once the lease ends.
-    func claimJob(id: String) async -> Bool
-    /// Takes up to `limit` jobs due before `dueBefore` (milliseconds since 1970) and not under a lease: those of an
-    /// instance that died, or whose runner died.
-    func claimOverdueJobs(dueBefore: Int64, limit: Int) async -> [ScheduledJob]
-    /// The job `id` was run: it is gone.
-    func finishJob(id: String) async
-    /// The job `id` was claimed and not run (its time has not come for this claimer): claimable again at once.
-    func releaseJob(id: String) async
     /// Why the store cannot serve a transaction now (it does not answer a query within a few seconds), or nil when it can:
     /// what readiness (`GET /health/ready`) and `threeds_store_up` say.
     func probe() async -> String?
@@ -99,22 +78,13 @@ extension TransactionArchive {
     /// An archive that says nothing of its writes is written behind the answers.
     public var durability: StoreDurability { .behind }
     @discardableResult public func written() async -> Bool { true }
-    public func home(role: String, id: String) async -> String? { nil }
-    /// One instance: nobody else to take it.
-    public func claimHome(role: String, id: String, from previous: String?) async -> Bool { true }
-    /// One instance keeps its timers in memory: no job outlives it.
-    public func schedule(_ job: ScheduledJob) {}
-    public func claimJob(id: String) async -> Bool { true }
-    public func claimOverdueJobs(dueBefore: Int64, limit: Int) async -> [ScheduledJob] { [] }
-    public func finishJob(id: String) async {}
-    public func releaseJob(id: String) async {}
     /// A local file answers as long as the process runs.
     public func probe() async -> String? { nil }
 }
 
 /// Work due later that must be done once even if the instance that set it dies: a decoupled
-/// authentication's RReq. Its instance runs it from its own timer after claiming it; another
-/// instance claims it once it is overdue (``TransactionArchive/claimOverdueJobs(dueBefore:limit:)``).
+/// authentication's RReq, a challenge's time limit. Its instance runs it from its own timer after claiming it
+/// (``SharedWork/claim(_:)``); another instance claims it once it is overdue.
 public struct ScheduledJob: Sendable, Equatable {
     /// Unique: scheduling the same id again replaces nothing (the first stays).
     public let id: String
@@ -124,12 +94,16 @@ public struct ScheduledJob: Sendable, Equatable {
     public let due: Int64
     /// Everything the run needs, as JSON: another instance has nothing else.
     public let payload: [UInt8]
+    /// The record whose home does the job when its time comes (a challenge's, for its time limit); nil when the first
+    /// instance to claim it does. Known to the instance that scheduled it, not stored.
+    public let home: RecordID?
 
-    public init(id: String, kind: String, due: Int64, payload: [UInt8]) {
+    public init(id: String, kind: String, due: Int64, payload: [UInt8], home: RecordID? = nil) {
         self.id = id
         self.kind = kind
         self.due = due
         self.payload = payload
+        self.home = home
     }
 }
 

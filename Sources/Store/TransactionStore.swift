@@ -141,13 +141,13 @@ public final class TransactionStore<Record: Sendable>: Sendable {
         return state.withLock { $0.records[key]?.record }
     }
 
-    /// Takes record `id` up from the store that several instances share, when memory does not hold it: read, made a record
-    /// by `restore` (nil: it cannot go on here), its home claimed for this instance (a compare-and-set from `previousHome`;
-    /// without one, only where the store names no other instance), and kept. The record taken up; nil when memory holds it
-    /// already (or took it meanwhile), or it was not taken up.
-    public func takeUp(_ id: String, previousHome: String? = nil, restore: ([UInt8]) -> Record?) async -> Record? {
-        guard let archiving, !contains(id), let stored = await archiving.archive.record(role: archiving.role, id: id),
-              let record = restore(stored.json), await archiving.archive.claimHome(role: archiving.role, id: id, from: previousHome),
+    /// Takes record `id` up from the store that several instances share (`sharing`), when memory does not hold it: read,
+    /// made a record by `restore` (nil: it cannot go on here), its home claimed for this instance (a compare-and-set from
+    /// `previousHome`; without one, only where the store names no other instance), and kept. The record taken up; nil when
+    /// memory holds it already (or took it meanwhile), or it was not taken up.
+    public func takeUp(_ id: String, through sharing: any SharedWork, previousHome: String? = nil, restore: ([UInt8]) -> Record?) async -> Record? {
+        guard sharing.isShared, let archiving, !contains(id), let stored = await archiving.archive.record(role: archiving.role, id: id),
+              let record = restore(stored.json), await sharing.claimHome(of: RecordID(role: archiving.role, id: id), from: previousHome),
               insert(id, record) else { return nil }
         return record
     }

@@ -1,5 +1,6 @@
 import EMV3DS
 import EMVCrypto
+import EventLoops
 import Foundation
 import JSON
 import Logging
@@ -40,7 +41,7 @@ extension ThreeDSServer {
     /// goes with spcIncompInd 03 and without the requestor's authentication information (SB 279 Req 454-455).
     func awaitSPCResult(_ id: String, harnessCase: String?) {
         let timeout = settings.spcResultTimeout
-        Task { [self] in
+        background.run { [self] in
             guard (try? await Task.sleep(for: .seconds(timeout))) != nil,
                   transactions.get(id).map({ $0.state == .spc && $0.spcFollowedBy == nil }) == true else { return }
             do throws(HTTPError) {

@@ -1,5 +1,6 @@
 import EMV3DS
 import EMVCrypto
+public import EventLoops
 import Foundation
 public import JOSE
 import JSON
@@ -47,8 +48,11 @@ public final class ThreeDSServer: Sendable {
     let preparedTransactions: TransactionStore<PreparedTransaction>
     /// The DS's card ranges as the last PRes left them, with its serial: a PReq at most every cardRangeRefreshSeconds.
     let cardRangeCache = Mutex<CardRangeCache?>(nil)
-    /// Where a transaction whose instance died is read from when several share the store; nil for one instance.
-    let sharedStore: (any TransactionArchive)?
+    /// What this instance shares with the others of its store, when they are several: a transaction whose instance died
+    /// is taken up from its record.
+    let sharing: any SharedWork
+    /// What runs after the answer that began it: a decoupled fallback's 3RI AReq, SPC's second AReq at its time limit.
+    let background: BackgroundWork
     let logger: Logger
     /// The DS id (RID) of the scheme a card number belongs to, as the 3DS Server is configured
     /// per Directory Server; nil when it knows none.
@@ -58,7 +62,8 @@ public final class ThreeDSServer: Sendable {
     let tokenDirectoryServer: @Sendable (_ rid: String, _ key: TestPKI.KeyVariant) -> TokenStyleDirectoryServer?
 
     public init(settings: ThreeDSServerSettings, peer: EMVPeer, endpoints: LocalEndpoints, capacity: Int = StoreDefaults.maxTransactions,
-                archive: (any TransactionArchive)? = nil, inMemory: Int? = nil, sharedStore: Bool = false, directoryServerID: @escaping @Sendable (String) -> String? = { _ in nil },
+                archive: (any TransactionArchive)? = nil, inMemory: Int? = nil, sharing: any SharedWork = SoleInstance(),
+                background: BackgroundWork = BackgroundWork(), directoryServerID: @escaping @Sendable (String) -> String? = { _ in nil },
                 tokenDirectoryServer: @escaping @Sendable (_ rid: String, _ key: TestPKI.KeyVariant) -> TokenStyleDirectoryServer? = { _, _ in nil },
                 logger: Logger) {
         self.settings = settings
@@ -66,9 +71,11 @@ public final class ThreeDSServer: Sendable {
         self.tokenDirectoryServer = tokenDirectoryServer
         self.peer = peer
         self.endpoints = endpoints
-        self.sharedStore = sharedStore ? archive : nil
+        self.sharing = sharing
+        self.background = background
         transactions = TransactionStore(capacity: capacity, archive: archive, role: Self.role, memoryBound: inMemory)
-        preparedTransactions = TransactionStore(capacity: PreparedTransaction.capacity, archive: sharedStore ? archive : nil, role: Self.preparedRole)
+        preparedTransactions = TransactionStore(capacity: PreparedTransaction.capacity, archive: sharing.isShared ? archive : nil,
+                                                role: Self.preparedRole)
         self.logger = logger
     }
 
@@ -84,7 +91,7 @@ public final class ThreeDSServer: Sendable {
     /// message is due for it (its RReq, a browser challenge's final CRes): its instance died (a live one is passed its
     /// messages, docs/scale.md), and the store names this instance its home (the cluster's routes took it from the gone one).
     func takeUp(_ id: String) async {
-        guard sharedStore != nil, await transactions.takeUp(id, restore: { (try? JSONReader.parse($0).value).flatMap(Transaction.init(stored:)) }) != nil
+        guard await transactions.takeUp(id, through: sharing, restore: { (try? JSONReader.parse($0).value).flatMap(Transaction.init(stored:)) }) != nil
         else { return }
         logger.info("transaction taken up from the store", metadata: ["threeDSServerTransID": "\(id)"])
     }
@@ -345,7 +352,7 @@ public final class ThreeDSServer: Sendable {
         switch outcome {
         case .success(let (rres, transaction)):
             if transaction.state == .decoupledFallback {
-                Task { await followUpFallback(transaction.threeDSServerTransID) }
+                background.run { await self.followUpFallback(transaction.threeDSServerTransID) }
             } else if let first = transaction.fallbackOf {
                 await takeUp(first)
                 transactions.update(first) { $0.endFallback(with: transaction) }

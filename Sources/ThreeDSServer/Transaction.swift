@@ -6,21 +6,6 @@ public import Store
 extension ThreeDSServer {
     /// A transaction as the 3DS Server sees it: its state, outcome and message trail.
     public struct Transaction: ArchivableRecord {
-        public enum State: String, Sendable {
-            /// Ended without a challenge.
-            case frictionless
-            /// The ACS asked for a challenge; the result comes by RReq.
-            case challenge
-            /// The result came by RReq.
-            case completed
-            /// No outcome: an Erro, an invalid answer, or no answer.
-            case error
-            /// The ACS offered Secure Payment Confirmation (ARes S, 2.3.1): the page's result goes in a second AReq.
-            case spc
-            /// The RReq said D (Decoupled Authentication Fallback, 2.3.1): the result comes from the 3RI authentication that follows.
-            case decoupledFallback
-        }
-
         public enum Direction: String, Sendable { case sent, received }
 
         public let threeDSServerTransID: String
@@ -406,17 +391,5 @@ extension ThreeDSServer.Transaction {
                 ReturnRedirect(returnURL: $0, idParameter: resume["returnIdParameter"]?.stringValue)
             })
         }
-    }
-}
-
-extension ThreeDSServer.Transaction {
-    /// A transaction's result as one message (the ARes, or the RReq that followed) gave it.
-    public struct Outcome: Sendable {
-        public var transStatus: TransStatus
-        public var transStatusReason: String?
-        public var authenticationValue: String?
-        public var eci: String?
-        public var challengeCancel: String?
-        public var whiteListStatus: String?
     }
 }

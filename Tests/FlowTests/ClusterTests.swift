@@ -236,7 +236,7 @@ struct ClusterTests {
         try await cluster.killHome(role: "acs", id: acsTransID)
         try #require(threeDSServer.received.isEmpty, "the RReq came before the kill")
         // Due 6 s after the ARes, overdue 3 s later, claimed within the next second.
-        let results = try await threeDSServer.awaitRReqs()
+        let results = try await threeDSServer.awaitRReqs(settled: cluster.noJobsLeft)
         #expect(results.count == 1, "\(results.count) RReqs: \(results.map { JSONWriter.string($0) })")
         #expect(results.first?["dsTransID"]?.stringValue == dsTransID && results.first?["transStatus"]?.stringValue == "Y", "\(results)")
         // Sent by a surviving instance's claim of the orphaned job.
@@ -283,7 +283,7 @@ struct ClusterTests {
         try await cluster.killHome(role: "acs", id: acsTransID)
         let final = try await send(1, .dataEntry("1234"), to: second)
         #expect(final?["transStatus"]?.stringValue == "Y", "\(String(describing: final))")
-        let results = try await threeDSServer.awaitRReqs()
+        let results = try await threeDSServer.awaitRReqs(settled: cluster.noJobsLeft)
         #expect(results.count == 1 && results.first?["transStatus"]?.stringValue == "Y", "\(results.map { JSONWriter.string($0) })")
         let acs = try JSONReader.parse(try await client.get(second + "/admin/acs/transactions/\(acsTransID)").body).value
         #expect(acs["resultsDelivery"]?.stringValue?.hasPrefix("RRes") == true, "\(acs)")
@@ -328,7 +328,7 @@ struct ClusterTests {
         async let atOther = send(3, .dataEntry("0000"), to: survivors[1])
         let answers = try await [atOne, atOther]
         #expect(answers.compactMap(\.cres).map { $0["transStatus"]?.stringValue } == ["N"], "the CReq after the kill: \(answers.map(\.answer))")
-        let results = try await threeDSServer.awaitRReqs()
+        let results = try await threeDSServer.awaitRReqs(settled: cluster.noJobsLeft)
         #expect(results.count == 1, "\(results.count) RReqs: \(results.map { JSONWriter.string($0) })")
         #expect(results.first?["transStatus"]?.stringValue == "N" && results.first?["interactionCounter"]?.stringValue == "03", "\(results)")
         #expect(cluster.instances.contains { $0.process.isRunning && $0.process.output.contains("open challenge taken up from the store") })
@@ -395,7 +395,7 @@ struct ClusterTests {
         let acsTransID = try #require(ares["acsTransID"]?.stringValue, "\(ares)")
         try await cluster.killHome(role: "acs", id: acsTransID)
         try #require(threeDSServer.received.isEmpty, "the RReq came before the kill")
-        let results = try await threeDSServer.awaitRReqs()
+        let results = try await threeDSServer.awaitRReqs(settled: cluster.noJobsLeft)
         #expect(results.count == 1, "\(results.count) RReqs: \(results.map { JSONWriter.string($0) })")
         #expect(results.first?["acsTransID"]?.stringValue == acsTransID && results.first?["challengeCancel"]?.stringValue == "05", "\(results)")
         #expect(try await cluster.psql("SELECT count(*) FROM harness_jobs") == "0")
@@ -661,11 +661,18 @@ final class RReqReceiver: Sendable {
 
     var received: [JSONValue] { rreqs.list.withLock { $0 } }
 
-    /// The RReqs once the first came (within 45 s), and 2 s more: time for a second one, which must not come, and
-    /// for an Erro about the RRes (a wrong one here would bring it).
-    func awaitRReqs() async throws -> [JSONValue] {
-        for _ in 0..<450 where received.isEmpty { try await Task.sleep(for: .milliseconds(100)) }
-        try await Task.sleep(for: .seconds(2))
+    /// The RReqs once the first came (within 45 s) and `settled` holds (within 30 s): the cluster has no job left that
+    /// could send a second one, which must not come, or an Erro about the RRes (a wrong one here would bring it; a job
+    /// is finished only once its exchange ended).
+    func awaitRReqs(settled: () async throws -> Bool) async throws -> [JSONValue] {
+        let clock = ContinuousClock()
+        let first = clock.now + .seconds(45)
+        while received.isEmpty, clock.now < first { try await Task.sleep(for: .milliseconds(100)) }
+        let quiet = clock.now + .seconds(30)
+        while try await !settled() {
+            guard clock.now < quiet else { Issue.record("the cluster kept a job for 30 s after the first RReq"); break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
         return received
     }
 

@@ -130,6 +130,9 @@ final class HarnessCluster: @unchecked Sendable {
     /// A query's answer from the cluster's database.
     func psql(_ query: String) async throws -> String { try await offThePool { try self.database.psql(query) } }
 
+    /// True when no instance keeps a job due later (a decoupled result, a challenge's time limit) in the store.
+    func noJobsLeft() async throws -> Bool { try await psql("SELECT count(*) FROM harness_jobs") == "0" }
+
     /// The status code and body of a GET of `url`.
     func get(_ url: String) async throws -> (status: String, body: String) { try await offThePool { try self.fetch(url) } }
 

@@ -106,14 +106,18 @@ struct PostgresStoreTests {
         #expect(try server.psql("SELECT attcompression FROM pg_attribute WHERE attrelid = 'transactions'::regclass AND attname = 'record'") == "l")
         #expect(try server.psql("SELECT count(*) FROM harness_jobs") == "0")
         #expect(await migrated.record(role: "acs", id: "old")?.json == Array("{}".utf8))
-        #expect(await migrated.home(role: "acs", id: "old") == nil)
+        #expect(try await migrated.home(role: "acs", id: "old") == nil)
         // Each record names the instance that wrote it last: where a later message of its transaction goes.
         migrated.setInstanceURL("http://10.0.0.7:8080")
         migrated.save(role: "acs", id: "new", { Array("{}".utf8) })
         await migrated.written()
         let other = try PostgresArchive(url: server.url, retention: Self.retention)
-        #expect(await other.home(role: "acs", id: "new") == "http://10.0.0.7:8080")
-        #expect(await other.home(role: "ds", id: "new") == nil)
+        #expect(try await other.home(role: "acs", id: "new") == "http://10.0.0.7:8080")
+        #expect(try await other.home(role: "ds", id: "new") == nil)
+        // A store that gives no answer says so: not a record of no home, which another instance would take up.
+        let closed = try PostgresArchive(url: server.url, retention: Self.retention)
+        closed.close(timeoutSeconds: 1)
+        await #expect(throws: StoreUnavailable.self) { try await closed.home(role: "acs", id: "new") }
         // One secret for every instance of the store, made once by the migration: two random UUIDs, 64 hex digits.
         let secret = try #require(migrated.clusterSecret())
         #expect(secret.count == 64 && secret.allSatisfy(\.isHexDigit), "\(secret)")
@@ -152,19 +156,19 @@ struct PostgresStoreTests {
         // Overdue ones go to the first that asks, with what they carry; the others find none (claimed: under a lease).
         async let first = other.claimOverdueJobs(dueBefore: 5_000, limit: 10)
         async let second = one.claimOverdueJobs(dueBefore: 5_000, limit: 10)
-        let claimed = await first + second
+        let claimed = try await first + second
         #expect(claimed == [job("orphan", due: 2_000)])
         #expect(await one.claimJob(id: "orphan") == false)
         await other.finishJob(id: "orphan")
         // A runner that dies before it finishes leaves the job to be claimed again once its lease ends.
         _ = try server.psql("UPDATE harness_jobs SET claimed_until = 1 WHERE id = 'mine'")
-        #expect(await other.claimOverdueJobs(dueBefore: 5_000, limit: 10) == [job("mine", due: 1_000)])
+        #expect(try await other.claimOverdueJobs(dueBefore: 5_000, limit: 10) == [job("mine", due: 1_000)])
         await other.finishJob(id: "mine")
         // Claimed while still queued: the write that follows removes it instead of leaving an orphan.
         one.schedule(job("quick", due: 1_000))
         #expect(await one.claimJob(id: "quick"))
         await one.written()
-        #expect(await other.claimOverdueJobs(dueBefore: 5_000, limit: 10).isEmpty)
+        #expect(try await other.claimOverdueJobs(dueBefore: 5_000, limit: 10).isEmpty)
         #expect(try server.psql("SELECT id FROM harness_jobs") == "later")
     }
 

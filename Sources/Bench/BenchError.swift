@@ -1,0 +1,6 @@
+/// Why a benchmark cannot run as asked.
+public struct BenchError: Error, CustomStringConvertible {
+    public let description: String
+
+    public init(_ description: String) { self.description = description }
+}

@@ -163,22 +163,53 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     }
 
     /// Asks every handle's owner to close, lets the loop run out and joins its thread.
+    ///
+    /// What a close sets going may open a handle again: a connection's close callback that dials anew, or a task it
+    /// resumes. Such a handle would keep the loop, and the thread joining it, waiting forever; so each turn of the loop
+    /// closes what is open, until a turn finds nothing open, and then the loop runs out.
     package func stop() {
         execute { [self] in
             runLocalJobs()
-            uv_walk(uvLoop, { handle, _ in
-                guard let handle, uv_is_closing(handle) == 0,
-                      handle.pointee.type != UV_ASYNC, handle.pointee.type != UV_IDLE,
-                      let data = handle.pointee.data else { return }
-                (Unmanaged<AnyObject>.fromOpaque(data).takeUnretainedValue() as? LoopHandleOwner)?.close()
-            }, nil)
             remote.withLock { $0.isClosed = true }
             isClosed = true
             uv_close(wakeup.asHandle, nil)
-            uv_close(idle.asHandle, nil)
+            _ = askOwnersToClose()
+            // An active idle handle: the turns do not block while handles close.
+            uv_idle_stop(idle)
+            uv_idle_start(idle) { handle in
+                guard let handle, let loop = EventLoop.running(handle) else { return }
+                loop.sweep()
+            }
         }
         stopped.wait()
         thread = nil  // the loop object itself stays (see init); what it held goes
+    }
+
+    /// One turn of a stopping loop: the jobs queued before it stopped (later ones run at once), then the handles opened
+    /// since the last turn closed; once none was, the loop may run out.
+    private func sweep() {
+        let jobs = localJobs
+        localJobs = []
+        for job in jobs { job() }
+        guard askOwnersToClose() == 0 else { return }
+        uv_idle_stop(idle)
+        uv_close(idle.asHandle, nil)
+    }
+
+    /// Asks the owner of every open handle (but the loop's own) to close it; how many it closed.
+    private func askOwnersToClose() -> Int {
+        var closed = 0
+        withUnsafeMutablePointer(to: &closed) { counter in
+            uv_walk(uvLoop, { handle, counter in
+                guard let handle, uv_is_closing(handle) == 0,
+                      handle.pointee.type != UV_ASYNC, handle.pointee.type != UV_IDLE,
+                      let data = handle.pointee.data,
+                      let owner = Unmanaged<AnyObject>.fromOpaque(data).takeUnretainedValue() as? LoopHandleOwner else { return }
+                owner.close()
+                if uv_is_closing(handle) != 0 { counter?.assumingMemoryBound(to: Int.self).pointee += 1 }
+            }, counter)
+        }
+        return closed
     }
 
     /// Starts a one-shot or repeating timer on this loop. Must be called on the loop.

@@ -345,16 +345,26 @@ public final class HarnessApp: Sendable {
 
     /// Graceful stop: requests in flight finish, then the loops end.
     public func shutdown() {
+        let clock = ContinuousClock()
+        var steps: [(String, Duration)] = []
+        func step(_ name: String, _ body: () -> Void) {
+            let started = clock.now
+            body()
+            steps.append((name, clock.now - started))
+        }
         // Live readers of the inspector are answered now, so none holds the server open.
         journal.wakeAll()
         cluster?.shutdown()
         background.close()
         storeWatch.withLock { $0?.cancel() }
-        server.shutdown()
-        group.shutdown()
-        journal.flush()
+        step("server", server.shutdown)
+        step("loops", group.shutdown)
+        step("journal", journal.flush)
         // After the loops: every change is queued by now, and is written before this returns.
-        archive?.close(timeoutSeconds: 10)
+        step("store") { archive?.close(timeoutSeconds: 10) }
+        logger.info("stopped", metadata: Logger.Metadata(uniqueKeysWithValues: steps.map { name, took in
+            ("\(name)Ms", "\(took.components.seconds * 1000 + took.components.attoseconds / 1_000_000_000_000_000)")
+        }))
     }
 
     /// Journal entries, and each role's settled records, kept in memory when the store keeps them all.

@@ -40,13 +40,14 @@ extension Fault {
         // An optional element sent as "" is a format error (203); read as absent, some name it 201.
         case .emptyField(let field): .required([.formatInvalid, .requiredElementMissing], field: field)
         case .criticalExtension: .required([.criticalExtensionNotRecognised], field: "messageExtension")
+        case .fieldValue(let field, _): .required([.formatInvalid], field: field)
         // A version not the AReq's: not supported (102) or, read as a mismatch, invalid (203).
         case .messageVersion: .required([.versionNotSupported, .formatInvalid], field: "messageVersion")
         case .wrongTransactionID(let field): .required([.transactionIDNotRecognised, .formatInvalid], field: field)
         case .swappedTransactionIDs: .required([.transactionIDNotRecognised, .formatInvalid], field: nil)
         case .malformedJSON: .required([.messageNotRecognised], field: nil)
         // An unknown member outside a critical extension is ignored: an Erro about it refuses a valid message.
-        case .erro, .latency, .unknownMember: .forbidden
+        case .erro, .latency, .unknownMember, .nonCriticalExtension: .forbidden
         // A valid ARes under another Content-Type may be refused as a transport failure: an Erro (101) is allowed, not required.
         case .contentType, .httpStatus, .noAnswer, .closeMidResponse: .ungraded
         case .wrongCounter, .repeatedCounter, .selectInfoShape, .signedContent, .cresEncryption: .forbidden

@@ -52,6 +52,9 @@ public enum Fault: Sendable, Equatable {
     case swappedTransactionIDs
     /// An unknown `messageExtension` flagged critical.
     case criticalExtension
+    /// An unknown `messageExtension` with `criticalityIndicator` false: the receiver ignores it (Core specification:
+    /// an extension a receiver does not recognise is ignored unless it is critical).
+    case nonCriticalExtension
     /// `acsCounterAtoS` one ahead of the CReq's counter.
     case wrongCounter
     /// `acsCounterAtoS` of the CRes before (needs a second CRes).
@@ -62,6 +65,9 @@ public enum Fault: Sendable, Equatable {
     /// outside a critical extension is not an error). stripe/stripe-android PR 10590: ACSs send extra members in the
     /// final CRes, and an SDK that refused them broke.
     case unknownMember(String)
+    /// A string element given a value outside the set the message's version defines for it (Annex A: a value not
+    /// defined is invalid, Table A.4: 203 naming it): `acsUiType` 06 in a 2.2.0 CRes, `challengeCompletionInd` "Z".
+    case fieldValue(String, String)
 
     // Crypto on `acsSignedContent`.
     case signedContent(SignedContentFault)
@@ -72,7 +78,8 @@ public enum Fault: Sendable, Equatable {
     public var legs: Set<FaultLeg> {
         switch self {
         // The RReq is a request: its content can be spoilt, not the way it is answered.
-        case .malformedJSON, .missingField, .emptyField, .messageVersion, .wrongTransactionID, .swappedTransactionIDs, .criticalExtension, .unknownMember:
+        case .malformedJSON, .missingField, .emptyField, .messageVersion, .wrongTransactionID, .swappedTransactionIDs, .criticalExtension, .unknownMember,
+             .fieldValue, .nonCriticalExtension:
             Set(FaultLeg.allCases)
         case .latency, .noAnswer, .closeMidResponse, .erro, .httpStatus, .contentType:
             [.directoryServer, .accessControlServer, .sdk]

@@ -12,8 +12,9 @@ extension Fault {
     public static let names: [String: String?] = [
         "latency": "milliseconds", "no-answer": nil, "close-mid-response": nil, "erro": "error code", "http-status": "status code",
         "content-type": "media type", "malformed-json": nil, "missing-field": "field name", "empty-field": "field name",
-        "message-version": "version", "wrong-id": "id field name", "swapped-ids": nil, "critical-extension": nil,
+        "message-version": "version", "wrong-id": "id field name", "swapped-ids": nil, "critical-extension": nil, "noncritical-extension": nil,
         "wrong-counter": nil, "repeated-counter": nil, "select-info-shape": nil, "unknown-member": "member name",
+        "field-value": "field name=value",
     ].merging(SignedContentFault.allCases.map { ($0.rawValue, nil) }, uniquingKeysWith: { a, _ in a })
      .merging(CResEncryptionFault.allCases.map { ("cres-" + $0.rawValue, nil) }, uniquingKeysWith: { a, _ in a })
 
@@ -49,10 +50,16 @@ extension Fault {
             self = .wrongTransactionID(value)
         case "swapped-ids": self = .swappedTransactionIDs
         case "critical-extension": self = .criticalExtension
+        case "noncritical-extension": self = .nonCriticalExtension
         case "wrong-counter": self = .wrongCounter
         case "repeated-counter": self = .repeatedCounter
         case "select-info-shape": self = .selectInfoShape
         case "unknown-member": self = .unknownMember(value)
+        case "field-value":
+            guard let equals = value.firstIndex(of: "="), equals != value.startIndex else {
+                throw .value("\"\(value)\" is not field=value")
+            }
+            self = .fieldValue(String(value[..<equals]), String(value[value.index(after: equals)...]))
         default:
             if let signed = SignedContentFault(rawValue: name) {
                 self = .signedContent(signed)
@@ -80,10 +87,12 @@ extension Fault {
         case .wrongTransactionID(let field): "wrong-id \(field)"
         case .swappedTransactionIDs: "swapped-ids"
         case .criticalExtension: "critical-extension"
+        case .nonCriticalExtension: "noncritical-extension"
         case .wrongCounter: "wrong-counter"
         case .repeatedCounter: "repeated-counter"
         case .selectInfoShape: "select-info-shape"
         case .unknownMember(let name): "unknown-member \(name)"
+        case .fieldValue(let name, let value): "field-value \(name)=\(value)"
         case .signedContent(let fault): fault.rawValue
         case .cresEncryption(let fault): "cres-" + fault.rawValue
         }

@@ -5,6 +5,8 @@ public import JSON
 extension Fault {
     /// The ID of the unknown critical extension `criticalExtension` adds: what an Erro 202 about it gives as errorDetail.
     public static let criticalExtensionID = "HARNESS-CRITICAL-01"
+    /// The ID of the unknown extension `nonCriticalExtension` adds.
+    public static let nonCriticalExtensionID = "HARNESS-NONCRITICAL-01"
 
     /// `message` with this fault's change to its content; faults that do not change the
     /// message itself (timing, transport, crypto) leave it as it is.
@@ -18,6 +20,8 @@ extension Fault {
             message.set(name, .string(""))
         case .unknownMember(let name):
             message.set(name, .string("a member no version defines"))
+        case .fieldValue(let name, let value):
+            message.set(name, .string(value))
         case .messageVersion(let version):
             message.set("messageVersion", .string(version))
         case .wrongTransactionID(let field):
@@ -26,9 +30,11 @@ extension Fault {
             let server = message["threeDSServerTransID"], acs = message["acsTransID"]
             message.set("threeDSServerTransID", acs)
             message.set("acsTransID", server)
-        case .criticalExtension:
-            let ext: JSONValue = .object([("name", .string("Harness test extension")), ("id", .string(Self.criticalExtensionID)),
-                                          ("criticalityIndicator", .bool(true)), ("data", .object([("test", .string("unknown"))]))])
+        case .criticalExtension, .nonCriticalExtension:
+            let critical = self == .criticalExtension
+            let ext: JSONValue = .object([("name", .string("Harness test extension")),
+                                          ("id", .string(critical ? Self.criticalExtensionID : Self.nonCriticalExtensionID)),
+                                          ("criticalityIndicator", .bool(critical)), ("data", .object([("test", .string("unknown"))]))])
             message.set("messageExtension", .array([ext]))
         case .wrongCounter:
             if let counter = message["acsCounterAtoS"]?.stringValue, let value = Int(counter) {

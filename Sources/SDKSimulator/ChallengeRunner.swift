@@ -102,6 +102,9 @@ public struct ChallengeRunner: Sendable {
         case oobAsDataEntry = "oob-as-data-entry"
         /// Says in its CReqs that it opens an OOB app (2.3.1 oobAppURLInd 01), which a Split-SDK/Browser cannot.
         case oobAppURLSupported = "oob-app-url-supported"
+        /// Takes a CRes whatever the values of its enumerated elements, reading one outside the version's set as the
+        /// set's first: a parser that checks presence, not values (`acsUiType` 06 in 2.2.0 shown as a text screen).
+        case acceptsAnyValue = "accepts-any-value"
     }
 
     public init(client: HTTPClient, trustAnchors: [Certificate], misbehaviour: Misbehaviour? = nil) {
@@ -308,8 +311,12 @@ struct Session {
         }
         let cres: CRes
         do { cres = try CRes(bytes: plaintext) } catch {
-            throw Ended(.protocolError("invalid CRes: \(error)"),
-                        erroSent: await sendErro(error.code, error.errorDetail(), error.description))
+            if runner.misbehaviour == .acceptsAnyValue, let taken = Self.readingAnyValue(plaintext, refused: error) {
+                cres = taken
+            } else {
+                throw Ended(.protocolError("invalid CRes: \(error)"),
+                            erroSent: await sendErro(error.code, error.errorDetail(), error.description))
+            }
         }
         if let field = creq.ids.mismatches(in: cres.ids).first {
             throw Ended(.protocolError("CRes \(field) does not match"), erroSent: await sendErro(.transactionIDNotRecognised, field, "does not match"))
@@ -323,6 +330,20 @@ struct Session {
                         erroSent: await sendErro(.dataDecryptionFailure, "acsCounterAtoS", "does not match sdkCounterStoA"))
         }
         return cres
+    }
+
+    /// The CRes as ``ChallengeRunner/Misbehaviour/acceptsAnyValue`` reads it: an element refused for a value outside its
+    /// version's set taken as the first value of the set with which the CRes reads; nil when anything else is wrong with it.
+    private static func readingAnyValue(_ plaintext: [UInt8], refused error: InvalidMessage) -> CRes? {
+        guard var json = try? JSONReader.parse(plaintext).value,
+              let version = json["messageVersion"]?.stringValue.flatMap(MessageVersion.init(rawValue:)),
+              let field = error.violations.first?.field, error.violations.allSatisfy({ $0.code == .formatInvalid && $0.field == field }),
+              let allowed = ChallengeRules.allowedValues(of: field, in: version) else { return nil }
+        for value in allowed {
+            json.set(field, .string(value))
+            if let cres = try? CRes(bytes: JSONWriter.write(json)) { return cres }
+        }
+        return nil
     }
 
     /// Posts an Erro to the acsURL without waiting for anything but the HTTP answer; nil when

@@ -4,8 +4,9 @@ public import Faults
 /// Negative cases generated from the field tables: each element of a message the harness sends to the party under test,
 /// spoilt, with the answer the specification requires of the receiver. For an SDK: the first CRes of each screen type
 /// without one of the elements the CRes table requires for that screen in a version (Erro 201 naming it), or with one of
-/// its string elements sent as "" (Erro 203 naming it); the SDK validates each CRes and sends an Error Message (Core
-/// specification; Annex A Table A.4, the element's name in `errorDetail`).
+/// its string elements sent as "" or, where the table takes its value from a set, with a value outside the version's set
+/// (Erro 203 naming it); the SDK validates each CRes and sends an Error Message (Core specification; Annex A Table A.4,
+/// the element's name in `errorDetail`).
 public enum NegativeScenarios {
     /// The prefix of every generated scenario's name.
     public static let prefix = "negative-"
@@ -21,30 +22,35 @@ public enum NegativeScenarios {
         var covered: [String: Set<MessageVersion>] = [:]
         return ACSUIType.allCases.flatMap { uiType -> [Scenario] in
             guard let base = scenarios.first(where: { showsFirst(uiType, $0) }), case .challenge(let script) = base.outcome else { return [] }
-            var versionsByCase: [(mutation: Mutation, element: String, versions: [MessageVersion])] = []
+            var versionsByCase: [(mutation: Mutation, element: String, value: String?, versions: [MessageVersion])] = []
             for version in MessageVersion.allCases where uiType.since <= version {
                 let screen = script.screen(at: 0, in: version)
                 let cres = CRes(messageVersion: version, ids: placeholderIDs, counter: 0, content: .screen(screen)).json
-                let found = ChallengeRules.requiredElements(of: cres, in: version).map { (Mutation.missing, $0) }
-                    + ChallengeRules.elementsRefusedEmpty(of: cres, in: version).map { (Mutation.empty, $0) }
-                for (mutation, element) in found {
-                    if everyScreen.contains(element), !covered["\(mutation.rawValue) \(element)", default: []].insert(version).inserted { continue }
-                    if let index = versionsByCase.firstIndex(where: { $0.mutation == mutation && $0.element == element }) {
+                let found = ChallengeRules.requiredElements(of: cres, in: version).map { (Mutation.missing, $0, String?.none) }
+                    + ChallengeRules.elementsRefusedEmpty(of: cres, in: version).map { (Mutation.empty, $0, String?.none) }
+                    + ChallengeRules.valuesOutsideTheirSet(of: cres, in: version).map { (Mutation.outside, $0.element, Optional($0.value)) }
+                for (mutation, element, value) in found {
+                    let key = "\(mutation.rawValue) \(element) \(value ?? "")"
+                    if everyScreen.contains(element), !covered[key, default: []].insert(version).inserted { continue }
+                    if let index = versionsByCase.firstIndex(where: { $0.mutation == mutation && $0.element == element && $0.value == value }) {
                         versionsByCase[index].versions.append(version)
                     } else {
-                        versionsByCase.append((mutation, element, [version]))
+                        versionsByCase.append((mutation, element, value, [version]))
                     }
                 }
             }
             // Members no version defines, which the SDK ignores (a party that refuses them fails): in the first CRes of
             // the text screen, and in its final CRes (stripe/stripe-android PR 10590: ACSs send extra members there).
+            // And an extension no version defines: refused with 202 when critical, ignored when not.
             if uiType == .text {
-                versionsByCase.append((.unknownMember, unknownMember, MessageVersion.allCases))
-                versionsByCase.append((.unknownMemberInFinal, unknownMember, MessageVersion.allCases))
+                versionsByCase.append((.unknownMember, unknownMember, nil, MessageVersion.allCases))
+                versionsByCase.append((.unknownMemberInFinal, unknownMember, nil, MessageVersion.allCases))
+                versionsByCase.append((.criticalExtension, "messageExtension", nil, MessageVersion.allCases))
+                versionsByCase.append((.nonCriticalExtension, "messageExtension", nil, MessageVersion.allCases))
             }
-            return versionsByCase.map { mutation, element, versions in
+            return versionsByCase.map { mutation, element, value, versions in
                 var scenario = base
-                scenario.name = "\(prefix)cres-\(uiType.rawValue)-\(mutation.rawValue)-\(element)"
+                scenario.name = "\(prefix)cres-\(uiType.rawValue)-\(mutation.rawValue)-\(element)" + (value.map { "-\($0)" } ?? "")
                 serial += 1
                 let digits = cardPrefix + String(repeating: "0", count: 6 - String(serial).count) + String(serial)
                 scenario.pan = digits + String(CardNumber.luhnCheckDigit(for: digits))
@@ -61,6 +67,24 @@ public enum NegativeScenarios {
                     scenario.faults = [FaultInjection(.emptyField(element), on: .sdk)]
                     scenario.expectation = Expectation(sdk: .protocolError, sdkErro: .formatInvalid,
                                                        text: "The SDK refuses the CRes: Erro 203 naming \(element), and protocolError.")
+                case .outside:
+                    let value = value ?? ""
+                    scenario.description = "The first CRes of a screen of acsUiType \(uiType.rawValue) with \(element) \"\(value)\", a value outside "
+                        + "those the version defines for it \(inVersions)."
+                    scenario.faults = [FaultInjection(.fieldValue(element, value), on: .sdk)]
+                    scenario.expectation = Expectation(sdk: .protocolError, sdkErro: .formatInvalid,
+                                                       text: "The SDK refuses the CRes: Erro 203 naming \(element), and protocolError.")
+                case .criticalExtension:
+                    scenario.description = "The first CRes with a messageExtension no version defines, marked critical (criticalityIndicator true)."
+                    scenario.faults = [FaultInjection(.criticalExtension, on: .sdk)]
+                    scenario.expectation = Expectation(sdk: .protocolError, sdkErro: .criticalExtensionNotRecognised,
+                                                       text: "The SDK refuses the CRes: Erro 202 naming the extension's id "
+                                                           + "(\(Fault.criticalExtensionID)), and protocolError.")
+                case .nonCriticalExtension:
+                    scenario.description = "The first CRes with a messageExtension no version defines, not critical (criticalityIndicator "
+                        + "false). The SDK ignores it: the challenge completes, with no Erro."
+                    scenario.faults = [FaultInjection(.nonCriticalExtension, on: .sdk)]
+                    scenario.expectation = nil
                 case .unknownMember, .unknownMemberInFinal:
                     let final = mutation == .unknownMemberInFinal
                     scenario.description = "The \(final ? "final" : "first") CRes with \(element), a member no version defines."
@@ -80,6 +104,12 @@ public enum NegativeScenarios {
         case missing
         /// A string element sent as "": Erro 203.
         case empty
+        /// An element of a set of values given one outside the version's set: Erro 203.
+        case outside
+        /// An unknown extension marked critical: Erro 202.
+        case criticalExtension = "critical"
+        /// An unknown extension not marked critical: ignored.
+        case nonCriticalExtension = "noncritical"
         /// A member no version defines, in the first CRes: ignored.
         case unknownMember = "unknown"
         /// The same in the final CRes.

@@ -14,12 +14,15 @@ import Testing
 import TestSupport
 
 /// The negative cases generated from the field tables (docs/negative.md): a CRes of each screen type without each
-/// element Annex A requires there, or with a string element sent empty, in the versions where the table says so. A
-/// correct SDK refuses each with Erro 201 or 203 naming the element (Core specification: the SDK validates the CRes;
-/// Table A.4); one that sends no Erro fails `sdk.erro`.
+/// element Annex A requires there, with a string element sent empty, or with an element given a value outside its
+/// version's set, in the versions where the table says so. A correct SDK refuses each with Erro 201 or 203 naming the
+/// element (Core specification: the SDK validates the CRes; Table A.4); one that sends no Erro fails `sdk.erro`.
 @Suite("Negative cases generated from the field tables")
 struct NegativeCaseTests {
     static let catalog = try! ScenarioFile.load(path: repositoryRoot + "/config/scenarios.yaml")
+
+    /// Whether the case is one the SDK must not refuse: a member no version defines, an extension not marked critical.
+    static func isIgnored(_ name: String) -> Bool { name.contains("-unknown-") || name.contains("-noncritical-") }
 
     @Test func eachScreenHasACaseForEachElementItRequiresInTheVersionsThatRequireIt() throws {
         let cases = Dictionary(uniqueKeysWithValues: Self.catalog.negative.map { ($0.name, $0) })
@@ -44,15 +47,28 @@ struct NegativeCaseTests {
         #expect(cases["negative-cres-01-empty-whyInfoLabel"]?.expectation?.sdkErro == .formatInvalid)
         #expect(versions("negative-cres-04-empty-oobContinueLabel") == ["2.3.1"], "required up to 2.2.0, optional beside oobAppLabel in 2.3.1")
         #expect(versions("negative-cres-01-empty-submitAuthenticationLabel") == nil)
+        // A value outside the version's set: one another version defines where there is one (acsUiType 06 before 2.3.1),
+        // else one no version defines; refused with 203 naming the element.
+        #expect(versions("negative-cres-01-outside-acsUiType-06") == ["2.1.0", "2.2.0"])
+        #expect(versions("negative-cres-01-outside-acsUiType-99") == ["2.3.1"])
+        #expect(versions("negative-cres-01-outside-challengeCompletionInd-Z") == ["2.1.0", "2.2.0", "2.3.1"])
+        #expect(cases["negative-cres-01-outside-acsUiType-06"]?.expectation?.sdkErro == .formatInvalid)
+        #expect(cases["negative-cres-01-outside-acsUiType-06"]?.faults.first?.fault == .fieldValue("acsUiType", "06"))
         #expect(Self.catalog.negative.count >= 40)
         // Members no version defines, in the first and the final CRes: ignored, so no Erro is due.
         #expect(versions("negative-cres-01-unknown-harnessUnknownMember") == ["2.1.0", "2.2.0", "2.3.1"])
         #expect(cases["negative-cres-01-final-unknown-harnessUnknownMember"]?.faults.first?.round == 1)
+        // An extension no version defines: refused with 202 when it is critical, ignored when it is not.
+        #expect(versions("negative-cres-01-critical-messageExtension") == ["2.1.0", "2.2.0", "2.3.1"])
+        #expect(cases["negative-cres-01-critical-messageExtension"]?.expectation?.sdkErro == .criticalExtensionNotRecognised)
+        #expect(versions("negative-cres-01-noncritical-messageExtension") == ["2.1.0", "2.2.0", "2.3.1"])
         let filePANs = Set(Self.catalog.scenarios.compactMap(\.pan))
         for scenario in Self.catalog.negative {
             #expect(scenario.pan.map { CardNumber.isLuhnValid($0) && !filePANs.contains($0) } == true, "\(scenario.name)")
-            let ignored = scenario.name.contains("-unknown-")
-            #expect(ignored ? scenario.expectation == nil : [.requiredElementMissing, .formatInvalid].contains(scenario.expectation?.sdkErro), "\(scenario.name)")
+            let ignored = Self.isIgnored(scenario.name)
+            #expect(ignored ? scenario.expectation == nil
+                            : [.requiredElementMissing, .formatInvalid, .criticalExtensionNotRecognised].contains(scenario.expectation?.sdkErro),
+                    "\(scenario.name)")
             #expect(scenario.channels == [.app], "\(scenario.name)")
             #expect(Self.catalog.scenario(for: scenario.pan ?? "").name == scenario.name)
         }
@@ -89,10 +105,10 @@ struct NegativeCaseTests {
             let finished = try JSONReader.parse(try await harness.post("/admin/runs/\(id)/finish", []).body).value
             let entries = finished["cases"]?.arrayValue ?? []
             if withholdsErro {
-                // An unknown member is ignored: no Erro is due, and the SDK that sends none passes those cases.
-                let (ignored, refused) = (entries.filter { $0["scenario"]?.stringValue?.contains("-unknown-") == true },
-                                          entries.filter { $0["scenario"]?.stringValue?.contains("-unknown-") == false })
-                #expect(ignored.count == 2 && ignored.allSatisfy { $0["status"]?.stringValue == "passed" }, "\(ignored.map { $0["id"] ?? .null })")
+                // An unknown member or non-critical extension is ignored: no Erro is due, and the SDK that sends none passes those cases.
+                let (ignored, refused) = (entries.filter { Self.isIgnored($0["scenario"]?.stringValue ?? "") },
+                                          entries.filter { !Self.isIgnored($0["scenario"]?.stringValue ?? "") })
+                #expect(ignored.count == 3 && ignored.allSatisfy { $0["status"]?.stringValue == "passed" }, "\(ignored.map { $0["id"] ?? .null })")
                 #expect(refused.allSatisfy { $0["status"]?.stringValue == "failed" }, "\(finished["summary"] ?? .null)")
                 #expect(refused.allSatisfy { entry in
                     entry["checks"]?.arrayValue?.contains { $0["id"]?.stringValue == "sdk.erro" && $0["verdict"]?.stringValue == "fail" } == true
@@ -100,6 +116,38 @@ struct NegativeCaseTests {
             } else {
                 let failed = entries.filter { $0["status"]?.stringValue != "passed" }.map { "\($0["id"]?.stringValue ?? "?"): \($0["checks"]?.arrayValue?.first { $0["verdict"]?.stringValue == "fail" }?["detail"]?.stringValue ?? "")" }
                 #expect(failed.isEmpty, "\(failed.prefix(5).joined(separator: "\n"))")
+            }
+        }
+    }
+
+    /// An SDK that checks presence and not values (it reads a value outside the version's set as the set's first) sends
+    /// no Erro 203 about such a CRes: it fails `sdk.erro` in each `outside` case of 2.2.0; the correct SDK passes them
+    /// (above).
+    @Test func anSDKThatTakesAValueOutsideItsVersionsSetFailsEachOutsideCase() async throws {
+        try await withHarness { harness in
+            let group = EventLoopGroup(loopCount: 1)
+            defer { group.shutdown() }
+            let outside = Set(Self.catalog.negative.filter { $0.name.contains("-outside-") && $0.versions?.contains(.v2_2_0) != false }.map(\.name))
+            #expect(outside.count >= 2)
+            let cases = try await harness.simulator.scenarios(negative: true).filter { outside.contains($0["name"]?.stringValue ?? "") }.compactMap { SimulationCase(scenario: $0) }
+            let run = JSONValue.object([("suite", .object([("name", .string("outside")), ("party", .string("sdk")), ("negative", .bool(true)),
+                                                           ("versions", .array([.string("2.2.0")])), ("only", .array(outside.sorted().map(JSONValue.string)))]))])
+            let started = try JSONReader.parse(try await harness.post("/admin/runs", JSONWriter.write(run)).body).value
+            let id = try #require(started["id"]?.stringValue, "\(started)")
+            var simulator = harness.simulator
+            simulator.harnessCase = id
+            let challenger = ChallengeRunner(client: try HTTPClient(group: group), trustAnchors: harness.app.configuration.directoryServers.compactMap {
+                try? pki.rootCertificate($0.rid)
+            }, misbehaviour: .acceptsAnyValue)
+            let matrix = SimulationMatrix(cases: cases, versions: [.v2_2_0], styles: [.android], coverage: .everyCombination)
+            #expect(matrix.entries.count == outside.count)
+            _ = await matrix.run(simulator: simulator, challenger: challenger, concurrency: 8) { _, style in try directoryServer("A000000003", style) }
+            let finished = try JSONReader.parse(try await harness.post("/admin/runs/\(id)/finish", []).body).value
+            let entries = finished["cases"]?.arrayValue ?? []
+            #expect(entries.count == outside.count)
+            for entry in entries {
+                let erro = entry["checks"]?.arrayValue?.first { $0["id"]?.stringValue == "sdk.erro" }
+                #expect(entry["status"]?.stringValue == "failed" && erro?["verdict"]?.stringValue == "fail", "\(JSONWriter.string(entry))")
             }
         }
     }

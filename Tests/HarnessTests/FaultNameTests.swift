@@ -9,7 +9,7 @@ struct FaultNameTests {
     /// A valid value for each kind of value a fault takes.
     static let samples: [String: String] = [
         "milliseconds": "250", "error code": "203", "status code": "503", "media type": "text/plain",
-        "field name": "acsTransID", "version": "2.1.0", "id field name": "dsTransID", "member name": "harnessUnknownMember",
+        "field name": "acsTransID", "version": "2.1.0", "id field name": "dsTransID", "member name": "harnessUnknownMember", "field name=value": "acsUiType=06",
     ]
 
     @Test(arguments: Fault.names.keys.sorted())

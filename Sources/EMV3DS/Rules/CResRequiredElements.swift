@@ -29,4 +29,35 @@ extension ChallengeRules {
             return cRes.check(emptied, context: context).violations.contains { $0.code == .formatInvalid && $0.field == name }
         }
     }
+
+    /// The values the CRes table allows `element` in `version`, when it allows a set of them (`acsUiType`,
+    /// `challengeCompletionInd`, `transStatus`); nil for an element of another format, or one the version does not define.
+    public static func allowedValues(of element: String, in version: MessageVersion) -> [String]? {
+        for rule in cRes.table.fields where rule.name == element && rule.applies(to: version) {
+            if case .oneOf(let values) = rule.format { return values }
+        }
+        return nil
+    }
+
+    /// For each element of `cres` whose value the table takes from a set, a value outside the set of `version` that the
+    /// table refuses with 203 naming that element and nothing else (Annex A: a value the version does not define is
+    /// invalid; Table A.4: 203): one another version defines when there is one (`acsUiType` 06 before 2.3.1, where SDKs
+    /// that read every version's values wrongly take it), else one no version defines.
+    public static func valuesOutsideTheirSet(of cres: JSONValue, in version: MessageVersion) -> [(element: String, value: String)] {
+        let context = MessageContext(version: version, channel: .app)
+        return (cres.objectMembers ?? []).compactMap { member -> (element: String, value: String)? in
+            let name = member.key
+            guard !["messageType", "messageVersion"].contains(name), member.value.stringValue != nil,
+                  let allowed = allowedValues(of: name, in: version) else { return nil }
+            let elsewhere = MessageVersion.allCases.reversed().flatMap { allowedValues(of: name, in: $0) ?? [] }
+            let madeUp = allowed.first.map { String(repeating: $0.allSatisfy(\.isNumber) ? "9" : "Z", count: $0.count) } ?? "Z"
+            for candidate in elsewhere + [madeUp] where !allowed.contains(candidate) {
+                var spoilt = cres
+                spoilt.set(name, .string(candidate))
+                let violations = cRes.check(spoilt, context: context).violations
+                if !violations.isEmpty, violations.allSatisfy({ $0.code == .formatInvalid && $0.field == name }) { return (name, candidate) }
+            }
+            return nil
+        }
+    }
 }

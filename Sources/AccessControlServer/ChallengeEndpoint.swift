@@ -180,6 +180,8 @@ extension AccessControlServer {
             transaction.phase = .challenge(state)
             if case .finish(let result) = decision {
                 transaction.leaveChallenge(for: .ended(result.cancel.map { "challenge cancelled (\($0.rawValue))" } ?? "challenge completed"))
+                transaction.finalCResRefusalDue = result.cancel == nil
+                    && transaction.faults.on(.sdk, round: creq.counter).contains { $0.erroDue.codes != nil }
             }
             return .success(decision)
         }
@@ -191,7 +193,8 @@ extension AccessControlServer {
         if let oobContinuation { journal?.check(opened.dsTransID, oobContinuation) }
         if case .finish(let result) = decision {
             let ending: ChallengeEnding = result.cancel.map { .cancelledBySDK($0.rawValue) } ?? .completed(result.transStatus.rawValue)
-            journalChallengeEnd(opened.transaction, ending)
+            // A final CRes the SDK must refuse: judged by the Erro that follows it (or its absence, at the case's deadline).
+            if transactions.get(opened.acsTransID)?.finalCResRefusalDue != true { journalChallengeEnd(opened.transaction, ending) }
         }
         return decision
     }
@@ -245,6 +248,10 @@ extension AccessControlServer {
             // Erro 402 once sdkMaxTimeout has run out is the SDK's challenge timeout, not an Erro about a CRes.
             let atTimeout = erro.errorCode == .transactionTimedOut ? transaction?.sdkTimeout?.check(erro402At: settings.now()) : nil
             if let transaction { journalSDKErro(erro, body: body, of: transaction, atTimeout: atTimeout) }
+            if let transaction, transaction.finalCResRefusalDue {
+                // The final CRes went, and the SDK refused it: the end the scenario expects.
+                journalChallengeEnd(transaction, .erroFromSDK(erro.errorCode.rawValue))
+            }
             await end(acsTransID, because: "Erro \(erro.errorCode.rawValue) from the SDK: \(erro.errorDescription)",
                       cancel: erro.errorCode == .transactionTimedOut ? .timedOutAtSDK : .erroFromSDK, erro: erro, atSDKTimeout: atTimeout != nil)
         }

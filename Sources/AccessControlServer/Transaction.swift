@@ -65,6 +65,9 @@ extension AccessControlServer {
         /// Set once the ACS has spoilt what a correct SDK stops at with a runtime error
         /// (acsSignedContent, a CRes's HTTP answer): from then on no CReq is due.
         var noCReqDue = false
+        /// The scenario spoilt the final CRes so that the SDK owes an Erro about it: the challenge's end is judged when that
+        /// Erro comes, after the final CRes, not as the final CRes goes.
+        var finalCResRefusalDue = false
         /// When the last CRes went, to tell how soon an SDK's Erro about it came.
         var lastCResAt: ContinuousClock.Instant?
         /// The app challenge's time limit at the SDK: the AReq's sdkMaxTimeout from the ARes.

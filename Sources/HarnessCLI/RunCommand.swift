@@ -11,7 +11,7 @@ struct RunCommand: AsyncParsableCommand {
         abstract: "Start a test run of a suite on a running harness, and wait for its verdict.",
         discussion: """
             --suite sdk-app (an SDK in an app), sdk-negative (its CRes parser, through the negative cases of the field tables), \
-            3ds-server or 3ds-server-browser (a 3DS Server sending AReqs to this DS), \
+            3ds-server or 3ds-server-browser (a 3DS Server sending AReqs to this DS), 3ds-server-negative (its ARes and RReq parsers), \
             or a YAML file (name, party: sdk | 3ds-server, scenarios, versions, channels). The harness answers the cases: \
             for each, the card to use and the answers to type. A transaction is attached to a case by the X-Harness-Case \
             header (RUN/CASE, or RUN) on its AReq or authentication request, else by the card issued to the case, else \
@@ -27,7 +27,7 @@ struct RunCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The harness's base URL.")
     var url = "http://127.0.0.1:8080"
 
-    @Option(name: .long, help: "sdk-app, sdk-negative, 3ds-server, 3ds-server-browser, or a YAML suite file.")
+    @Option(name: .long, help: "sdk-app, sdk-negative, 3ds-server, 3ds-server-browser, 3ds-server-negative, or a YAML suite file.")
     var suite: String?
 
     @Option(name: .long, help: "A run started before (by --suite): follow it with --wait, or end it with --finish.")

@@ -78,7 +78,7 @@ struct SimulateCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Run every frictionless scenario and check its outcome.")
     var allFrictionless = false
 
-    @Flag(name: .long, help: "Run the negative cases generated from the field tables (GET /admin/scenarios/negative): a CRes without an element Annex A requires (Erro 201 due) or with an optional one empty (Erro 203 due), in the versions where the table says so.")
+    @Flag(name: .long, help: "Run the negative cases generated from the field tables (GET /admin/scenarios/negative): each CRes and ARes element Annex A requires left out (Erro 201 due), an optional one sent empty or a value outside its version's set (Erro 203 due), in the versions where the table says so; the ARes's refused by this harness's 3DS Server.")
     var negative = false
 
     @Option(name: .long, help: "With --all: write the run's JUnit XML report here.")

@@ -177,9 +177,11 @@ public struct GradedRun: Sendable {
                     checks.append((dsTransID, .fail(.rresValid, "the decoupled authentication had not ended \(when): no RRes to its RReq reached the DS "
                         + "(the ACS sends the RReq after the scenario's delay; answer it within directoryServer.acsTimeoutMs)")))
                 }
-                if let due = runCase.sdkErro, !results.contains(where: { $0.check == .sdkErro }) {
-                    checks.append((dsTransID, .fail(.sdkErro, "Erro \(due) not received \(when)")))
-                }
+            }
+            // The SDK's Erro about a spoilt final CRes comes after the entry ended: the case waits for it too.
+            if let due = runCase.sdkErro, !results.contains(where: { $0.check == .sdkErro }) {
+                if settled { checks.append((dsTransID, .fail(.sdkErro, "Erro \(due) not received \(when)"))) }
+                else if ended { waiting.append("the SDK's Erro \(due) about the final CRes of transaction \(dsTransID)") }
             }
             summaries.append(entry.summary)
         }

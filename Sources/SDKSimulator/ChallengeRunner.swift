@@ -338,7 +338,7 @@ struct Session {
         guard var json = try? JSONReader.parse(plaintext).value,
               let version = json["messageVersion"]?.stringValue.flatMap(MessageVersion.init(rawValue:)),
               let field = error.violations.first?.field, error.violations.allSatisfy({ $0.code == .formatInvalid && $0.field == field }),
-              let allowed = ChallengeRules.allowedValues(of: field, in: version) else { return nil }
+              let allowed = ChallengeRules.cRes.allowedValues(of: field, in: version) else { return nil }
         for value in allowed {
             json.set(field, .string(value))
             if let cres = try? CRes(bytes: JSONWriter.write(json)) { return cres }

@@ -1,8 +1,10 @@
 public import EMV3DS
 public import Faults
+import JSON
 
 /// Negative cases generated from the field tables: each element of a message the harness sends to the party under test,
-/// spoilt, with the answer the specification requires of the receiver. For an SDK: the first CRes of each screen type
+/// spoilt, with the answer the specification requires of the receiver (for a 3DS Server, its ARes and RReq:
+/// NegativeServerScenarios.swift). For an SDK: the first CRes of each screen type
 /// without one of the elements the CRes table requires for that screen in a version (Erro 201 naming it), or with one of
 /// its string elements sent as "" or, where the table takes its value from a set, with a value outside the version's set
 /// (Erro 203 naming it); the SDK validates each CRes and sends an Error Message (Core specification; Annex A Table A.4,
@@ -25,10 +27,14 @@ public enum NegativeScenarios {
             var versionsByCase: [(mutation: Mutation, element: String, value: String?, versions: [MessageVersion])] = []
             for version in MessageVersion.allCases where uiType.since <= version {
                 let screen = script.screen(at: 0, in: version)
-                let cres = CRes(messageVersion: version, ids: placeholderIDs, counter: 0, content: .screen(screen)).json
-                let found = ChallengeRules.requiredElements(of: cres, in: version).map { (Mutation.missing, $0, String?.none) }
-                    + ChallengeRules.elementsRefusedEmpty(of: cres, in: version).map { (Mutation.empty, $0, String?.none) }
-                    + ChallengeRules.valuesOutsideTheirSet(of: cres, in: version).map { (Mutation.outside, $0.element, Optional($0.value)) }
+                let first = CRes(messageVersion: version, ids: placeholderIDs, counter: 0, content: .screen(screen)).json
+                let context = MessageContext(version: version, channel: .app)
+                var found = probe(first, context: context, final: false)
+                // The final CRes (the answer to the last step's CReq) of the text screen's challenge: its own elements.
+                if uiType == .text {
+                    let final = CRes(messageVersion: version, ids: placeholderIDs, counter: script.steps.count, content: .final(.authenticated)).json
+                    found += probe(final, context: context, final: true)
+                }
                 for (mutation, element, value) in found {
                     let key = "\(mutation.rawValue) \(element) \(value ?? "")"
                     if everyScreen.contains(element), !covered[key, default: []].insert(version).inserted { continue }
@@ -56,46 +62,55 @@ public enum NegativeScenarios {
                 scenario.pan = digits + String(CardNumber.luhnCheckDigit(for: digits))
                 scenario.versions = Set(versions)
                 let inVersions = "(\(versions.map(\.rawValue).joined(separator: ", ")))"
+                // The final CRes answers the CReq after the last step.
+                let round = mutation.inFinal ? script.steps.count : 0
+                let which = mutation.inFinal ? "The final CRes of the challenge" : "The first CRes of a screen of acsUiType \(uiType.rawValue)"
                 switch mutation {
-                case .missing:
-                    scenario.description = "The first CRes of a screen of acsUiType \(uiType.rawValue) without \(element), which Annex A requires there \(inVersions)."
-                    scenario.faults = [FaultInjection(.missingField(element), on: .sdk)]
+                case .missing, .finalMissing:
+                    scenario.description = "\(which) without \(element), which Annex A requires there \(inVersions)."
+                    scenario.faults = [FaultInjection(.missingField(element), on: .sdk, round: round)]
                     scenario.expectation = Expectation(sdk: .protocolError, sdkErro: .requiredElementMissing,
                                                        text: "The SDK refuses the CRes: Erro 201 naming \(element), and protocolError.")
-                case .empty:
-                    scenario.description = "The first CRes of a screen of acsUiType \(uiType.rawValue) with \(element) sent as \"\" \(inVersions)."
-                    scenario.faults = [FaultInjection(.emptyField(element), on: .sdk)]
+                case .empty, .finalEmpty:
+                    scenario.description = "\(which) with \(element) sent as \"\" \(inVersions)."
+                    scenario.faults = [FaultInjection(.emptyField(element), on: .sdk, round: round)]
                     scenario.expectation = Expectation(sdk: .protocolError, sdkErro: .formatInvalid,
                                                        text: "The SDK refuses the CRes: Erro 203 naming \(element), and protocolError.")
-                case .outside:
+                case .outside, .finalOutside:
                     let value = value ?? ""
-                    scenario.description = "The first CRes of a screen of acsUiType \(uiType.rawValue) with \(element) \"\(value)\", a value outside "
-                        + "those the version defines for it \(inVersions)."
-                    scenario.faults = [FaultInjection(.fieldValue(element, value), on: .sdk)]
+                    scenario.description = "\(which) with \(element) \"\(value)\", a value outside those the version defines for it \(inVersions)."
+                    scenario.faults = [FaultInjection(.fieldValue(element, value), on: .sdk, round: round)]
                     scenario.expectation = Expectation(sdk: .protocolError, sdkErro: .formatInvalid,
                                                        text: "The SDK refuses the CRes: Erro 203 naming \(element), and protocolError.")
                 case .criticalExtension:
-                    scenario.description = "The first CRes with a messageExtension no version defines, marked critical (criticalityIndicator true)."
+                    scenario.description = "\(which) with a messageExtension no version defines, marked critical (criticalityIndicator true)."
                     scenario.faults = [FaultInjection(.criticalExtension, on: .sdk)]
                     scenario.expectation = Expectation(sdk: .protocolError, sdkErro: .criticalExtensionNotRecognised,
                                                        text: "The SDK refuses the CRes: Erro 202 naming the extension's id "
                                                            + "(\(Fault.criticalExtensionID)), and protocolError.")
                 case .nonCriticalExtension:
-                    scenario.description = "The first CRes with a messageExtension no version defines, not critical (criticalityIndicator "
-                        + "false). The SDK ignores it: the challenge completes, with no Erro."
+                    scenario.description = "\(which) with a messageExtension no version defines, not critical (criticalityIndicator false). "
+                        + "The SDK ignores it: the challenge completes, with no Erro."
                     scenario.faults = [FaultInjection(.nonCriticalExtension, on: .sdk)]
                     scenario.expectation = nil
                 case .unknownMember, .unknownMemberInFinal:
-                    let final = mutation == .unknownMemberInFinal
-                    scenario.description = "The \(final ? "final" : "first") CRes with \(element), a member no version defines."
-                    // The final CRes answers the CReq after the last step.
-                    scenario.faults = [FaultInjection(.unknownMember(element), on: .sdk, round: final ? script.steps.count : 0)]
+                    scenario.description = "\(which) with \(element), a member no version defines. The SDK ignores it: the challenge completes, "
+                        + "with no Erro."
+                    scenario.faults = [FaultInjection(.unknownMember(element), on: .sdk, round: round)]
                     scenario.expectation = nil
-                    scenario.description += " The SDK ignores it: the challenge completes, with no Erro."
                 }
                 return scenario
             }
         }
+    }
+
+    /// What a message's table (the CRes's unless said) refuses of `message` for one element alone: each element left out,
+    /// sent empty, or given a value outside its version's set.
+    static func probe(_ message: JSONValue, rules: MessageRules = ChallengeRules.cRes, context: MessageContext,
+                              final: Bool) -> [(Mutation, String, String?)] {
+        rules.requiredElements(of: message, context: context).map { (final ? .finalMissing : .missing, $0, nil) }
+            + rules.elementsRefusedEmpty(of: message, context: context).map { (final ? .finalEmpty : .empty, $0, nil) }
+            + rules.valuesOutsideTheirSet(of: message, context: context).map { (final ? .finalOutside : .outside, $0.element, $0.value) }
     }
 
     /// How a generated case spoils its CRes.
@@ -106,6 +121,11 @@ public enum NegativeScenarios {
         case empty
         /// An element of a set of values given one outside the version's set: Erro 203.
         case outside
+        /// The same three in the final CRes.
+        case finalMissing = "final-missing", finalEmpty = "final-empty", finalOutside = "final-outside"
+
+        /// In the final CRes, which answers the CReq after the last step.
+        var inFinal: Bool { [.finalMissing, .finalEmpty, .finalOutside, .unknownMemberInFinal].contains(self) }
         /// An unknown extension marked critical: Erro 202.
         case criticalExtension = "critical"
         /// An unknown extension not marked critical: ignored.

@@ -104,6 +104,9 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
         } else if let ares {
             let channel = rreq["threeDSServerTransID"]?.stringValue.flatMap { id in areqs.withLock { $0[id]?.channel } } ?? .app
             do { _ = try RReq(bytes: body, channel: channel, ares: ares); return nil } catch { invalid = error }
+        } else if rreq["threeDSServerTransID"] == nil {
+            // No id to look a transaction up by: the message is refused as Annex A refuses it (201 naming the id), not as unknown.
+            do { _ = try RReq(bytes: body); return nil } catch { invalid = error }
         } else {
             invalid = InvalidMessage(Violation(field: "threeDSServerTransID", code: .transactionIDNotRecognised, reason: "names no AReq of this 3DS Server"),
                                      about: rreq)

@@ -1,0 +1,150 @@
+public import EMV3DS
+import Faults
+import JSON
+
+// The negative cases of a 3DS Server: the ARes and the RReq it reads, spoilt as an SDK's CRes are.
+extension NegativeScenarios {
+    /// The cases of a 3DS Server, on the file's first frictionless Y scenario: its ARes (Annex A Table A.2) without each
+    /// element the ARes table requires there, with each string element sent as "", or with an element given a value outside
+    /// its version's set, in the versions where the table says so and alike in the app and the browser (one scenario plays
+    /// in both channels); and an unknown critical extension (Erro 202) and an unknown member (ignored). The 3DS Server must
+    /// end the transaction in error and send the DS an Erro naming the element (Core specification: it validates the ARes;
+    /// Table A.4), which `ares.erro` grades.
+    public static func ares(from scenarios: [Scenario]) -> [Scenario] {
+        guard let base = scenarios.first(where: { scenario in
+            guard scenario.pan != nil, scenario.faults.isEmpty, scenario.expectation == nil, scenario.spc == nil, scenario.outcomeFields == nil,
+                  case .frictionless(.authenticated, nil) = scenario.outcome else { return false }
+            return true
+        }) else { return [] }
+        // A payment's (messageCategory 01), as the scenario's transactions are.
+        let found = agreeingInBothChannels(in: MessageVersion.allCases, rules: AResRules.rules) { version, channel in
+            (aresProbe(version: version, channel: channel), MessageContext(version: version, channel: channel, category: .payment))
+        } + [(.criticalExtension, "messageExtension", nil, MessageVersion.allCases), (.unknownMember, unknownMember, nil, MessageVersion.allCases)]
+        return serverCases(found, base: base, message: "ares", cardPrefix: aresCardPrefix, leg: .directoryServer) { mutation, element, value, inVersions in
+            let refused = "The 3DS Server refuses the ARes: it ends the transaction in error and sends the DS "
+            switch mutation {
+            case .missing: return ("The frictionless ARes without \(element), which Annex A requires there \(inVersions).",
+                                   Expectation(threeDSServerState: "error", text: refused + "Erro 201 naming \(element) (graded: ares.erro)."))
+            case .empty: return ("The frictionless ARes with \(element) sent as \"\" \(inVersions).",
+                                 Expectation(threeDSServerState: "error", text: refused + "Erro 203 naming \(element) (graded: ares.erro)."))
+            case .outside: return ("The frictionless ARes with \(element) \"\(value ?? "")\", a value outside those the version defines for it \(inVersions).",
+                                   Expectation(threeDSServerState: "error", text: refused + "Erro 203 naming \(element) (graded: ares.erro)."))
+            case .criticalExtension: return ("The frictionless ARes with a messageExtension no version defines, marked critical (criticalityIndicator true).",
+                                             Expectation(threeDSServerState: "error", text: refused + "Erro 202 naming the extension's id "
+                                                         + "(\(Fault.criticalExtensionID)) (graded: ares.erro)."))
+            default: return ("The frictionless ARes with \(element), a member no version defines. The 3DS Server ignores it: the transaction "
+                             + "ends Y, and no Erro goes to the DS (graded: ares.erro).", nil)
+            }
+        }
+    }
+
+    /// The generated ARes cases' cards: as ``cardPrefix``, another serial range.
+    static let aresCardPrefix = "400000008"
+
+    /// A frictionless ARes Y as the harness's ACS and DS answer one (an app's carries sdkTransID).
+    static func aresProbe(version: MessageVersion, channel: DeviceChannel) -> JSONValue {
+        let id = "00000000-0000-4000-8000-000000000000"
+        var ares = ARes(messageVersion: version, threeDSServerTransID: id, acsTransID: id, dsTransID: id, sdkTransID: channel == .app ? id : nil,
+                        acsReferenceNumber: "3DS_LOA_ACS_HARN_020200_00001", dsReferenceNumber: "3DS_LOA_DIS_HARN_020200_00001",
+                        transStatus: .authenticated)
+        ares.acsOperatorID = "HARNESS-ACS-OPERATOR"
+        ares.authenticationValue = "AAABBBCCCDDDEEEFFFGGGHHHIII="
+        ares.eci = "05"
+        return ares.json
+    }
+
+    /// The cases of a 3DS Server's RReq, on the file's first plain decoupled Y scenario (its result by RReq after a delay,
+    /// made 1 s here): the RReq the DS relays (Annex A Table A.8) spoilt as the ARes's cases spoil the ARes, in the
+    /// versions with decoupled authentication (2.1.0's ACS answers U/07). The 3DS Server must answer the RReq with the
+    /// Erro the table names, not an RRes, and take no result from it (`rreq.erro`); an unknown member it takes.
+    public static func rreq(from scenarios: [Scenario]) -> [Scenario] {
+        guard var base = scenarios.first(where: { scenario in
+            guard scenario.pan != nil, scenario.faults.isEmpty, scenario.expectation == nil, scenario.spc == nil, scenario.outcomeFields == nil,
+                  case .decoupled(let script) = scenario.outcome, script.status == .authenticated, script.reason == nil, script.delay != nil else { return false }
+            return true
+        }), case .decoupled(var script) = base.outcome else { return [] }
+        script.delay = 1
+        base.outcome = .decoupled(script)
+        let found = agreeingInBothChannels(in: MessageVersion.allCases.filter { $0 >= .v2_2_0 }, rules: ResultsRules.rReq) { version, channel in
+            (rreqProbe(version: version, channel: channel),
+             MessageContext(version: version, channel: channel, category: .payment, request: .object([("acsDecConInd", .string("Y")), ("transStatus", .string("D"))])))
+        } + [(.criticalExtension, "messageExtension", nil, [.v2_2_0, .v2_3_1]), (.unknownMember, unknownMember, nil, [.v2_2_0, .v2_3_1])]
+        return serverCases(found, base: base, message: "rreq", cardPrefix: rreqCardPrefix, leg: .results) { mutation, element, value, inVersions in
+            let refused = "The 3DS Server answers the RReq with "
+            let took = ", not an RRes, and takes no result from it (graded: rreq.erro)."
+            switch mutation {
+            case .missing: return ("The decoupled result's RReq without \(element), which Annex A requires there \(inVersions).",
+                                   Expectation(threeDSServerState: "challenge", text: refused + "Erro 201 naming \(element)" + took))
+            case .empty: return ("The decoupled result's RReq with \(element) sent as \"\" \(inVersions).",
+                                 Expectation(threeDSServerState: "challenge", text: refused + "Erro 203 naming \(element)" + took))
+            case .outside: return ("The decoupled result's RReq with \(element) \"\(value ?? "")\", a value outside those the version defines for it \(inVersions).",
+                                   Expectation(threeDSServerState: "challenge", text: refused + "Erro 203 naming \(element)" + took))
+            case .criticalExtension: return ("The decoupled result's RReq with a messageExtension no version defines, marked critical.",
+                                             Expectation(threeDSServerState: "challenge", text: refused + "Erro 202 naming the extension's id "
+                                                         + "(\(Fault.criticalExtensionID))" + took))
+            default: return ("The decoupled result's RReq with \(element), a member no version defines. The 3DS Server takes it: it answers "
+                             + "an RRes, and the transaction ends Y (graded: rreq.erro).", nil)
+            }
+        }
+    }
+
+    /// The cases of `rules` that `probe` makes alike in the app and the browser in each of `versions`, with the versions of each.
+    static func agreeingInBothChannels(in versions: [MessageVersion], rules: MessageRules,
+                                               probe: (MessageVersion, DeviceChannel) -> (JSONValue, MessageContext))
+        -> [(mutation: Mutation, element: String, value: String?, versions: [MessageVersion])] {
+        var versionsByCase: [(mutation: Mutation, element: String, value: String?, versions: [MessageVersion])] = []
+        for version in versions {
+            let (browserMessage, browserContext) = probe(version, .browser)
+            let inBrowser = Set(Self.probe(browserMessage, rules: rules, context: browserContext, final: false).map { "\($0.0.rawValue) \($0.1) \($0.2 ?? "")" })
+            let (appMessage, appContext) = probe(version, .app)
+            for (mutation, element, value) in Self.probe(appMessage, rules: rules, context: appContext, final: false)
+            where inBrowser.contains("\(mutation.rawValue) \(element) \(value ?? "")") {
+                if let index = versionsByCase.firstIndex(where: { $0.mutation == mutation && $0.element == element && $0.value == value }) {
+                    versionsByCase[index].versions.append(version)
+                } else {
+                    versionsByCase.append((mutation, element, value, [version]))
+                }
+            }
+        }
+        return versionsByCase
+    }
+
+    /// The scenarios of a 3DS Server's cases: `base` with each case's fault on `leg`, its description and expectation.
+    static func serverCases(_ found: [(mutation: Mutation, element: String, value: String?, versions: [MessageVersion])], base: Scenario,
+                                    message: String, cardPrefix: String, leg: FaultLeg,
+                                    text: (Mutation, String, String?, String) -> (String, Expectation?)) -> [Scenario] {
+        found.enumerated().map { index, found in
+            let (mutation, element, value, versions) = found
+            var scenario = base
+            scenario.name = "\(prefix)\(message)-\(mutation.rawValue)-\(element)" + (value.map { "-\($0)" } ?? "")
+            let serial = String(index + 1)
+            let digits = cardPrefix + String(repeating: "0", count: 6 - serial.count) + serial
+            scenario.pan = digits + String(CardNumber.luhnCheckDigit(for: digits))
+            scenario.versions = Set(versions)
+            let fault: Fault = switch mutation {
+            case .missing: .missingField(element)
+            case .empty: .emptyField(element)
+            case .outside: .fieldValue(element, value ?? "")
+            case .criticalExtension: .criticalExtension
+            default: .unknownMember(element)
+            }
+            scenario.faults = [FaultInjection(fault, on: leg)]
+            (scenario.description, scenario.expectation) = text(mutation, element, value, "(\(versions.map(\.rawValue).joined(separator: ", ")))")
+            return scenario
+        }
+    }
+
+    /// The generated RReq cases' cards.
+    static let rreqCardPrefix = "400000007"
+
+    /// The RReq of a decoupled result Y as the harness's ACS sends one (an app's carries sdkTransID).
+    static func rreqProbe(version: MessageVersion, channel: DeviceChannel) -> JSONValue {
+        let id = "00000000-0000-4000-8000-000000000000"
+        var rreq = RReq(messageVersion: version, messageCategory: MessageCategory.payment.rawValue, threeDSServerTransID: id, acsTransID: id,
+                        dsTransID: id, sdkTransID: channel == .app ? id : nil, transStatus: .authenticated, interactionCounter: "00")
+        rreq.authenticationValue = "AAABBBCCCDDDEEEFFFGGGHHHIII="
+        rreq.eci = "05"
+        rreq.setAuthentication(.decoupled)
+        return rreq.json
+    }
+}

@@ -1,0 +1,104 @@
+import EMV3DS
+import Faults
+import Foundation
+import JSON
+import Net
+import Scenarios
+import Testing
+import TestSupport
+
+/// The 3DS Server's negative cases generated from the ARes and RReq tables (docs/negative.md): the frictionless ARes,
+/// or a decoupled result's RReq, without each element Annex A requires, with a string element sent empty, with a value
+/// outside its version's set, with an unknown critical extension, or with a member no version defines. A correct 3DS Server refuses each spoilt ARes with the Erro
+/// the table names (Core specification: the 3DS Server validates the ARes and sends the DS an Error Message; Table A.4)
+/// and takes the unknown member; each kind of wrong 3DS Server fails the cases of the classes it gets wrong (`ares.erro`).
+@Suite("Negative cases of a 3DS Server, generated from the ARes and RReq tables")
+struct ThreeDSServerNegativeCaseTests {
+    static var cases: [Scenario] {
+        NegativeCaseTests.catalog.negative.filter { $0.name.hasPrefix("negative-ares-") || $0.name.hasPrefix("negative-rreq-") }
+    }
+
+    @Test func theARessElementsMakeCasesInTheVersionsAndChannelsThatRequireThem() {
+        let cases = Dictionary(uniqueKeysWithValues: Self.cases.map { ($0.name, $0) })
+        func versions(_ name: String) -> [String]? { cases[name]?.versions.map { $0.map(\.rawValue).sorted() } }
+        #expect(versions("negative-ares-missing-transStatus") == ["2.1.0", "2.2.0", "2.3.1"])
+        #expect(versions("negative-ares-missing-authenticationValue") == ["2.1.0", "2.2.0", "2.3.1"], "required for transStatus Y")
+        // One scenario plays in both channels: an element only the app's ARes carries makes no case.
+        #expect(versions("negative-ares-missing-sdkTransID") == nil)
+        #expect(versions("negative-ares-empty-acsOperatorID") != nil)
+        #expect(cases["negative-ares-critical-messageExtension"]?.faults.first?.fault == .criticalExtension)
+        #expect(cases["negative-ares-unknown-harnessUnknownMember"]?.expectation == nil)
+        // The RReq of a decoupled result, from 2.2.0 (2.1.0's ACS answers U/07): the 3DS Server answers Erro, not an RRes.
+        #expect(versions("negative-rreq-missing-transStatus") == ["2.2.0", "2.3.1"])
+        #expect(versions("negative-rreq-missing-authenticationType") == ["2.2.0"], "2.3.1 has authenticationMethod")
+        for scenario in Self.cases {
+            let ares = scenario.name.hasPrefix("negative-ares-")
+            #expect(scenario.faults.allSatisfy { $0.leg == (ares ? .directoryServer : .results) } && scenario.channels == [.app, .browser], "\(scenario.name)")
+            #expect(scenario.expectation.map { $0.threeDSServerState == (ares ? "error" : "challenge") } ?? scenario.name.contains("-unknown-"),
+                    "\(scenario.name)")
+        }
+    }
+
+    /// Every case of 2.2.0 through a 3DS Server with `bugs`, settled (a decoupled result's RReq comes 1 s after its ARes,
+    /// an Erro that does not come fails at the case's deadline), then finished: the run's cases.
+    func rehearse(_ harness: RunningHarness, bugs: Set<SimulatedThreeDSServer.Bug>) async throws -> [JSONValue] {
+        let party = try SimulatedThreeDSServer(harness, bugs: bugs)
+        defer { party.stop() }
+        let suite = JSONValue.object([("suite", .object([("name", .string("3ds-server-negative 2.2.0")), ("party", .string("3ds-server")),
+                                                         ("negative", .bool(true)), ("versions", .array([.string("2.2.0")]))])),
+                                      ("caseDeadlineSeconds", .number("8"))])
+        let started = try JSONReader.parse(try await harness.post("/admin/runs", JSONWriter.write(suite)).body).value
+        let id = try #require(started["id"]?.stringValue, "\(started)")
+        let runCases = started["cases"]?.arrayValue ?? []
+        #expect(runCases.count == Self.cases.count { $0.versions?.contains(.v2_2_0) ?? true })
+        for runCase in runCases {
+            let pan = try #require(runCase["card"]?.stringValue ?? runCase["pan"]?.stringValue)
+            _ = try await party.authenticate(pan: pan, version: .v2_2_0, tag: "\(id)/\(runCase["id"]?.stringValue ?? "")")
+        }
+        _ = try await harness.settledRun(id, within: .seconds(60))
+        let finished = try JSONReader.parse(try await harness.post("/admin/runs/\(id)/finish", []).body).value
+        return finished["cases"]?.arrayValue ?? []
+    }
+
+    /// Whether the case failed on the check of the 3DS Server's Erro about its message: `ares.erro` or `rreq.erro`.
+    func failsOnErro(_ entry: JSONValue) -> Bool {
+        entry["status"]?.stringValue == "failed" && entry["checks"]?.arrayValue?.contains { check in
+            ["ares.erro", "rreq.erro"].contains(check["id"]?.stringValue ?? "") && check["verdict"]?.stringValue == "fail"
+        } == true
+    }
+
+    @Test func aCorrect3DSServerPassesEveryCase() async throws {
+        try await withHarness { harness in
+            let entries = try await rehearse(harness, bugs: [])
+            #expect(!entries.isEmpty)
+            for entry in entries { #expect(entry["status"]?.stringValue == "passed", "\(JSONWriter.string(entry))") }
+        }
+    }
+
+    /// Each class has a wrong 3DS Server that fails it: one that sends no Erro about an ARes fails every ARes refusal;
+    /// one that answers 203 to everything fails the missing elements (201) and the critical extension (202); one stricter
+    /// than Annex A about the ARes fails the unknown member, and every RReq case (it refuses their ARes D); one that
+    /// answers every RReq with an RRes fails every RReq refusal, and one stricter than Annex A about the RReq (Erro 203
+    /// about interactionCounter, whatever came) every RReq case.
+    @Test(arguments: [SimulatedThreeDSServer.Bug.noErroAboutInvalidARes, .sameErroCodeForEverything, .erroAboutValidARes,
+                      .rresToEveryRReq, .erroAboutValidRReq])
+    func aWrong3DSServerFailsTheClassesItGetsWrong(_ bug: SimulatedThreeDSServer.Bug) async throws {
+        try await withHarness { harness in
+            let entries = try await rehearse(harness, bugs: [bug])
+            #expect(!entries.isEmpty)
+            for entry in entries {
+                let scenario = entry["scenario"]?.stringValue ?? ""
+                let (ares, ignored) = (scenario.hasPrefix("negative-ares-"), scenario.contains("-unknown-"))
+                let wrong = switch bug {
+                case .noErroAboutInvalidARes: ares && !ignored
+                case .sameErroCodeForEverything: ares && (scenario.contains("-missing-") || scenario.contains("-critical-"))
+                case .erroAboutValidARes: ignored || !ares
+                case .rresToEveryRReq: !ares && !ignored
+                // Its Erro, 203 naming interactionCounter, is the one due where interactionCounter is spoilt.
+                default: !ares && !scenario.hasSuffix("-interactionCounter")
+                }
+                #expect(wrong ? failsOnErro(entry) : entry["status"]?.stringValue == "passed", "\(bug): \(JSONWriter.string(entry))")
+            }
+        }
+    }
+}

@@ -39,7 +39,7 @@ struct RunCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The run's name (default: the suite and the time).")
     var name: String?
 
-    @Option(name: .long, parsing: .upToNextOption, help: "Only these cases (scenario/version/channel) or scenarios.")
+    @Option(name: .long, parsing: .upToNextOption, help: "Only these cases (scenario/version/channel) or scenarios; in a negative suite also a message, mutation or element (ares, outside, transStatus).")
     var only: [String] = []
 
     @Flag(name: .long, help: "Wait until every case has ended, then finish the run.")

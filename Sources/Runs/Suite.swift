@@ -26,7 +26,9 @@ public struct Suite: Sendable, Equatable {
     public var scenarios: [String]
     public var versions: [MessageVersion]
     public var channels: [Channel]
-    /// A subset: case ids (`challenge-text/2.2.0/app`) or scenario names; empty means every case.
+    /// A subset: case ids (`challenge-text/2.2.0/app`) or scenario names; in a negative suite also a run of the generated
+    /// names' parts, so a message (`ares`), a mutation (`outside`, `final-missing`) or an element (`transStatus`) selects
+    /// every case of it; empty means every case.
     public var only: [String]
     /// The negative cases generated from the field tables (``ScenarioCatalog/negative``) rather than the file's
     /// scenarios, when `scenarios` names none.
@@ -133,10 +135,21 @@ public struct Suite: Sendable, Equatable {
         guard !only.isEmpty else { return cases }
         // Sets, not nested searches: a request may name thousands (see RunRegistry.retry).
         let known = Set(cases.map(\.id)).union(cases.map(\.scenario)), named = Set(only)
-        if let name = only.first(where: { !known.contains($0) }) {
-            throw SuiteError("suite.only: \(name) is neither a case id (scenario/version/channel) nor a scenario of the suite")
+        // In a negative suite an entry may also be a run of the generated names' parts: searched only for those entries.
+        let parts = negative ? only.filter { !known.contains($0) } : []
+        if let name = only.first(where: { entry in !known.contains(entry) && !(negative && cases.contains { Self.names($0.scenario, part: entry) }) }) {
+            throw SuiteError("suite.only: \(name) is neither a case id (scenario/version/channel) nor a scenario of the suite"
+                             + (negative ? ", nor a part of a case's name (a message, a mutation or an element: ares, outside, transStatus)" : ""))
         }
-        return cases.filter { named.contains($0.id) || named.contains($0.scenario) }
+        return cases.filter { runCase in
+            named.contains(runCase.id) || named.contains(runCase.scenario) || parts.contains { Self.names(runCase.scenario, part: $0) }
+        }
+    }
+
+    /// Whether the generated name `scenario` has `part` (one or more of its dash-separated parts, in order) in it.
+    static func names(_ scenario: String, part: String) -> Bool {
+        let tokens = scenario.split(separator: "-").map(String.init), wanted = part.split(separator: "-").map(String.init)
+        return !wanted.isEmpty && tokens.indices.contains { tokens[$0...].starts(with: wanted) }
     }
 
     /// Whether a scenario tests the party: its faults are on the party's legs (or it has none).

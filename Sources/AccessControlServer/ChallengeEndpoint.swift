@@ -164,6 +164,9 @@ extension AccessControlServer {
     private func decide(_ opened: OpenedCReq) throws(ChallengeRefusal) -> ChallengeSession.Decision {
         let (creq, kid, known) = (opened.creq, opened.acsTransID, opened.known)
         var oobContinuation: CheckResult?
+        // A final CRes the SDK must refuse: its end is judged by the Erro that follows it (or its absence, at the case's deadline).
+        let refusalDueIfFinal = opened.transaction.faults.on(.sdk, round: creq.counter).contains { $0.erroDue.codes != nil }
+        var finalRefusalDue = false
         let step: Result<ChallengeSession.Decision, ChallengeRefusal>? = transactions.update(kid) { transaction in
             guard case .challenge(var state) = transaction.phase else {
                 return .failure(ChallengeRefusal("acsTransID", .transactionIDNotRecognised, Self.afterTheEnd, about: known,
@@ -180,8 +183,8 @@ extension AccessControlServer {
             transaction.phase = .challenge(state)
             if case .finish(let result) = decision {
                 transaction.leaveChallenge(for: .ended(result.cancel.map { "challenge cancelled (\($0.rawValue))" } ?? "challenge completed"))
-                transaction.finalCResRefusalDue = result.cancel == nil
-                    && transaction.faults.on(.sdk, round: creq.counter).contains { $0.erroDue.codes != nil }
+                finalRefusalDue = result.cancel == nil && refusalDueIfFinal
+                transaction.finalCResRefusalDue = finalRefusalDue
             }
             return .success(decision)
         }
@@ -193,8 +196,7 @@ extension AccessControlServer {
         if let oobContinuation { journal?.check(opened.dsTransID, oobContinuation) }
         if case .finish(let result) = decision {
             let ending: ChallengeEnding = result.cancel.map { .cancelledBySDK($0.rawValue) } ?? .completed(result.transStatus.rawValue)
-            // A final CRes the SDK must refuse: judged by the Erro that follows it (or its absence, at the case's deadline).
-            if transactions.get(opened.acsTransID)?.finalCResRefusalDue != true { journalChallengeEnd(opened.transaction, ending) }
+            if !finalRefusalDue { journalChallengeEnd(opened.transaction, ending) }
         }
         return decision
     }

@@ -19,10 +19,11 @@ extension NegativeScenarios {
         // A payment's (messageCategory 01), as the scenario's transactions are.
         let found = agreeingInBothChannels(in: MessageVersion.allCases, rules: AResRules.rules) { version, channel in
             (aresProbe(version: version, channel: channel), MessageContext(version: version, channel: channel, category: .payment))
-        } + [(.criticalExtension, "messageExtension", nil, MessageVersion.allCases), (.unknownMember, unknownMember, nil, MessageVersion.allCases)]
-        return serverCases(found, base: base, message: "ares", cardPrefix: aresCardPrefix, leg: .directoryServer) { mutation, element, value, inVersions in
+        } + [Spoil(.criticalExtension, "messageExtension"), Spoil(.unknownMember, unknownMember)].map { FoundCase(spoil: $0, versions: MessageVersion.allCases) }
+        return serverCases(found, base: base, message: "ares", cardPrefix: aresCardPrefix, leg: .directoryServer) { spoil, inVersions in
+            let (element, value) = (spoil.element, spoil.value)
             let refused = "The 3DS Server refuses the ARes: it ends the transaction in error and sends the DS "
-            switch mutation {
+            switch spoil.mutation {
             case .missing: return ("The frictionless ARes without \(element), which Annex A requires there \(inVersions).",
                                    Expectation(threeDSServerState: "error", text: refused + "Erro 201 naming \(element) (graded: ares.erro)."))
             case .empty: return ("The frictionless ARes with \(element) sent as \"\" \(inVersions).",
@@ -43,7 +44,7 @@ extension NegativeScenarios {
 
     /// A frictionless ARes Y as the harness's ACS and DS answer one (an app's carries sdkTransID).
     static func aresProbe(version: MessageVersion, channel: DeviceChannel) -> JSONValue {
-        let id = "00000000-0000-4000-8000-000000000000"
+        let id = placeholderID
         var ares = ARes(messageVersion: version, threeDSServerTransID: id, acsTransID: id, dsTransID: id, sdkTransID: channel == .app ? id : nil,
                         acsReferenceNumber: "3DS_LOA_ACS_HARN_020200_00001", dsReferenceNumber: "3DS_LOA_DIS_HARN_020200_00001",
                         transStatus: .authenticated)
@@ -68,11 +69,12 @@ extension NegativeScenarios {
         let found = agreeingInBothChannels(in: MessageVersion.allCases.filter { $0 >= .v2_2_0 }, rules: ResultsRules.rReq) { version, channel in
             (rreqProbe(version: version, channel: channel),
              MessageContext(version: version, channel: channel, category: .payment, request: .object([("acsDecConInd", .string("Y")), ("transStatus", .string("D"))])))
-        } + [(.criticalExtension, "messageExtension", nil, [.v2_2_0, .v2_3_1]), (.unknownMember, unknownMember, nil, [.v2_2_0, .v2_3_1])]
-        return serverCases(found, base: base, message: "rreq", cardPrefix: rreqCardPrefix, leg: .results) { mutation, element, value, inVersions in
+        } + [Spoil(.criticalExtension, "messageExtension"), Spoil(.unknownMember, unknownMember)].map { FoundCase(spoil: $0, versions: [.v2_2_0, .v2_3_1]) }
+        return serverCases(found, base: base, message: "rreq", cardPrefix: rreqCardPrefix, leg: .results) { spoil, inVersions in
+            let (element, value) = (spoil.element, spoil.value)
             let refused = "The 3DS Server answers the RReq with "
             let took = ", not an RRes, and takes no result from it (graded: rreq.erro)."
-            switch mutation {
+            switch spoil.mutation {
             case .missing: return ("The decoupled result's RReq without \(element), which Annex A requires there \(inVersions).",
                                    Expectation(threeDSServerState: "challenge", text: refused + "Erro 201 naming \(element)" + took))
             case .empty: return ("The decoupled result's RReq with \(element) sent as \"\" \(inVersions).",
@@ -90,46 +92,29 @@ extension NegativeScenarios {
 
     /// The cases of `rules` that `probe` makes alike in the app and the browser in each of `versions`, with the versions of each.
     static func agreeingInBothChannels(in versions: [MessageVersion], rules: MessageRules,
-                                               probe: (MessageVersion, DeviceChannel) -> (JSONValue, MessageContext))
-        -> [(mutation: Mutation, element: String, value: String?, versions: [MessageVersion])] {
-        var versionsByCase: [(mutation: Mutation, element: String, value: String?, versions: [MessageVersion])] = []
+                                       probe: (MessageVersion, DeviceChannel) -> (JSONValue, MessageContext)) -> [FoundCase] {
+        var found: [FoundCase] = []
         for version in versions {
             let (browserMessage, browserContext) = probe(version, .browser)
-            let inBrowser = Set(Self.probe(browserMessage, rules: rules, context: browserContext, final: false).map { "\($0.0.rawValue) \($0.1) \($0.2 ?? "")" })
+            let inBrowser = Set(Self.probe(browserMessage, rules: rules, context: browserContext, final: false))
             let (appMessage, appContext) = probe(version, .app)
-            for (mutation, element, value) in Self.probe(appMessage, rules: rules, context: appContext, final: false)
-            where inBrowser.contains("\(mutation.rawValue) \(element) \(value ?? "")") {
-                if let index = versionsByCase.firstIndex(where: { $0.mutation == mutation && $0.element == element && $0.value == value }) {
-                    versionsByCase[index].versions.append(version)
-                } else {
-                    versionsByCase.append((mutation, element, value, [version]))
-                }
+            for spoil in Self.probe(appMessage, rules: rules, context: appContext, final: false) where inBrowser.contains(spoil) {
+                add(spoil, in: version, to: &found)
             }
         }
-        return versionsByCase
+        return found
     }
 
     /// The scenarios of a 3DS Server's cases: `base` with each case's fault on `leg`, its description and expectation.
-    static func serverCases(_ found: [(mutation: Mutation, element: String, value: String?, versions: [MessageVersion])], base: Scenario,
-                                    message: String, cardPrefix: String, leg: FaultLeg,
-                                    text: (Mutation, String, String?, String) -> (String, Expectation?)) -> [Scenario] {
+    static func serverCases(_ found: [FoundCase], base: Scenario, message: String, cardPrefix: String, leg: FaultLeg,
+                            text: (Spoil, String) -> (String, Expectation?)) -> [Scenario] {
         found.enumerated().map { index, found in
-            let (mutation, element, value, versions) = found
             var scenario = base
-            scenario.name = "\(prefix)\(message)-\(mutation.rawValue)-\(element)" + (value.map { "-\($0)" } ?? "")
-            let serial = String(index + 1)
-            let digits = cardPrefix + String(repeating: "0", count: 6 - serial.count) + serial
-            scenario.pan = digits + String(CardNumber.luhnCheckDigit(for: digits))
-            scenario.versions = Set(versions)
-            let fault: Fault = switch mutation {
-            case .missing: .missingField(element)
-            case .empty: .emptyField(element)
-            case .outside: .fieldValue(element, value ?? "")
-            case .criticalExtension: .criticalExtension
-            default: .unknownMember(element)
-            }
-            scenario.faults = [FaultInjection(fault, on: leg)]
-            (scenario.description, scenario.expectation) = text(mutation, element, value, "(\(versions.map(\.rawValue).joined(separator: ", ")))")
+            scenario.name = name(message, found.spoil)
+            scenario.pan = card(cardPrefix, serial: index + 1)
+            scenario.versions = Set(found.versions)
+            scenario.faults = [FaultInjection(found.spoil.fault, on: leg)]
+            (scenario.description, scenario.expectation) = text(found.spoil, "(\(found.versions.map(\.rawValue).joined(separator: ", ")))")
             return scenario
         }
     }
@@ -139,7 +124,7 @@ extension NegativeScenarios {
 
     /// The RReq of a decoupled result Y as the harness's ACS sends one (an app's carries sdkTransID).
     static func rreqProbe(version: MessageVersion, channel: DeviceChannel) -> JSONValue {
-        let id = "00000000-0000-4000-8000-000000000000"
+        let id = placeholderID
         var rreq = RReq(messageVersion: version, messageCategory: MessageCategory.payment.rawValue, threeDSServerTransID: id, acsTransID: id,
                         dsTransID: id, sdkTransID: channel == .app ? id : nil, transStatus: .authenticated, interactionCounter: "00")
         rreq.authenticationValue = "AAABBBCCCDDDEEEFFFGGGHHHIII="

@@ -23,7 +23,7 @@ public final class AccessControlServer: Sendable {
     let methodRefusals = TransactionStore<String>(capacity: ThreeDSMethodVisit.capacity)
     /// The WebAuthn credentials the issuer enrolled for Secure Payment Confirmation, and the ARes S awaiting their second AReq, by acsTransID.
     let spcEnrolments = SPCEnrolments()
-    let spcChallenges = SPCEnrolmentChallenges()
+    let spcChallenges: SPCEnrolmentChallenges
     let spcOffers = TransactionStore<SPCOffer>(capacity: SPCOffer.capacity)
     /// What this instance shares with the others of its store, when they are several: open challenges taken up, and the
     /// jobs due later (a decoupled result, a challenge's time limit) that one of them does.
@@ -45,6 +45,7 @@ public final class AccessControlServer: Sendable {
         self.background = background
         sharedRecords = sharing.isShared ? archive : nil
         self.settings = settings
+        spcChallenges = SPCEnrolmentChallenges(clock: settings.clock)
         self.scenarios = scenarios
         self.peer = peer
         self.endpoints = endpoints
@@ -69,7 +70,7 @@ public final class AccessControlServer: Sendable {
         // Only an open challenge (its record keeps what it needs under `resume`) goes on elsewhere.
         let restore = { [self] (bytes: [UInt8]) -> Transaction? in
             guard let record = try? JSONReader.parse(bytes).value, record["resume"] != nil else { return nil }
-            let transaction = Transaction(stored: record, catalog: scenarios.catalog, schemes: settings.schemes, now: settings.now())
+            let transaction = Transaction(stored: record, catalog: scenarios.catalog, schemes: settings.schemes, clock: settings.clock)
             if transaction == nil {
                 logger.warning("an open challenge cannot be taken up: its scenario no longer scripts it", metadata: [
                     "acsTransID": "\(acsTransID)", "scenario": "\(record["scenario"]?.stringValue ?? "-")"])
@@ -81,7 +82,8 @@ public final class AccessControlServer: Sendable {
         await journal?.takeUp(transaction.ids.dsTransID)
         logger.info("open challenge taken up from the store", metadata: ["acsTransID": "\(acsTransID)"])
         if startingTimer {
-            let remaining = Double((transaction.challengeDeadline ?? SQLiteArchive.wallClock()) - SQLiteArchive.wallClock()) / 1000
+            let now = settings.clock.wallMilliseconds()
+            let remaining = Double((transaction.challengeDeadline ?? now) - now) / 1000
             startTimer(acsTransID, after: remaining)
         }
         return true

@@ -1,5 +1,6 @@
 public import EMV3DS
 public import EMVCrypto
+public import Store
 
 /// What the ACS role is: its reference number and operator, the schemes it signs for, its challenge URL and time limit.
 public struct AccessControlServerSettings: Sendable {
@@ -18,8 +19,8 @@ public struct AccessControlServerSettings: Sendable {
     public static let defaultChallengeTimeout: Double = 600
     /// The browser challenge's page templates; without them a browser challenge ends at once as U (reason 07).
     public var browserPages: BrowserChallengePages?
-    /// The clock the SDK's challenge timeout (`challenge.sdk-timeout`) is measured with; tests give one that jumps.
-    public var now: @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
+    /// The clock of deadlines and due times, and of the SDK's challenge timeout (`challenge.sdk-timeout`); tests give one that jumps.
+    public var clock = HarnessClock.system
 
     public init(schemes: [PaymentScheme], signers: [String: ACSSigningIdentity] = [:]) {
         self.schemes = schemes

@@ -40,7 +40,7 @@ extension AccessControlServer {
         }
         let scheme = settings.schemes.scheme(for: areq.acctNumber)
         var transaction = Transaction(areq: areq, acsTransID: TransactionIdentifier.make(), scenario: scenario.name, scheme: scheme,
-                                      resultsURL: areq["dsURL"] ?? settings.directoryServerURL ?? endpoints.url("/ds/rreq"))
+                                      resultsURL: areq["dsURL"] ?? settings.directoryServerURL ?? endpoints.url("/ds/rreq"), clock: settings.clock)
         transaction.faults = scenario.faults
         transaction.expectation = scenario.expectation
         transaction.warnings = areq.warnings.map { "AReq: " + $0 }
@@ -119,10 +119,10 @@ extension AccessControlServer {
             journal?.check(transaction.ids.dsTransID, .pass(.challengeEnd, "no CReq is due: the SDK must reject acsSignedContent (runtime error)"))
         }
         if case .challenge = plan, let minutes = areq["sdkMaxTimeout"].flatMap(Int.init) {
-            transaction.sdkTimeout = SDKTimeout(minutes: minutes, challengeStart: settings.now(), wallStart: SQLiteArchive.wallClock())
+            transaction.sdkTimeout = SDKTimeout(minutes: minutes, challengeStart: settings.clock.instant(), wallStart: settings.clock.wallMilliseconds())
         }
         if case .challenge = plan {
-            transaction.challengeDeadline = SQLiteArchive.wallClock() + Int64(settings.challengeTimeout * 1000)
+            transaction.challengeDeadline = settings.clock.wallMilliseconds() + Int64(settings.challengeTimeout * 1000)
             transaction.threeDSCompInd = areq["threeDSCompInd"]
         }
         transactions.put(acsTransID, transaction)
@@ -172,7 +172,7 @@ extension AccessControlServer {
             guard let delay = script.delay else { return }
             let result = ChallengeResult(transStatus: script.status, reason: script.reason, interactions: 0)
             // With instances sharing the store, the result is a job too: another instance sends it if this one dies first.
-            let job = Self.resultJob(transaction, result, due: SQLiteArchive.wallClock() + Int64(delay * 1000))
+            let job = Self.resultJob(transaction, result, due: settings.clock.wallMilliseconds() + Int64(delay * 1000))
             sharing.schedule(job)
             background.run { [self] in
                 // Cancelled at shutdown: the job stays in the store for another instance, if any.

@@ -94,7 +94,7 @@ extension AccessControlServer {
         }
         let known = transaction.idsJSON
         let dsTransID = transaction.ids.dsTransID
-        if let late = transaction.sdkTimeout?.check(creqAt: settings.now()) { journal?.check(dsTransID, late) }
+        if let late = transaction.sdkTimeout?.check(creqAt: settings.clock.instant()) { journal?.check(dsTransID, late) }
         if transaction.noCReqDue {
             journal?.check(dsTransID, .fail(.challengeEnd, "the SDK sent a CReq after a runtime error (acsSignedContent or a CRes it must reject)"))
         }
@@ -224,7 +224,7 @@ extension AccessControlServer {
         let expectation = opened.transaction.expectation
         let stopsSDK = !faults.isEmpty && (expectation?.sdk == .runtimeError || (expectation?.sdk == .protocolError && expectation?.sdkErro == nil))
         transactions.update(opened.acsTransID) { transaction in
-            transaction.lastCResAt = .now
+            transaction.lastCResAt = settings.clock.instant()
             if stopsSDK { transaction.noCReqDue = true }
         }
         if stopsSDK {
@@ -248,7 +248,7 @@ extension AccessControlServer {
                 return transaction
             }
             // Erro 402 once sdkMaxTimeout has run out is the SDK's challenge timeout, not an Erro about a CRes.
-            let atTimeout = erro.errorCode == .transactionTimedOut ? transaction?.sdkTimeout?.check(erro402At: settings.now()) : nil
+            let atTimeout = erro.errorCode == .transactionTimedOut ? transaction?.sdkTimeout?.check(erro402At: settings.clock.instant()) : nil
             if let transaction { journalSDKErro(erro, body: body, of: transaction, atTimeout: atTimeout) }
             if let transaction, transaction.finalCResRefusalDue {
                 // The final CRes went, and the SDK refused it: the end the scenario expects.
@@ -368,7 +368,7 @@ extension AccessControlServer {
             journal.check(dsTransID, .pass(.sdkErro, "Erro 402 at the SDK's challenge timeout"))
             return
         }
-        let delay = transaction.lastCResAt.map { ContinuousClock.now - $0 }
+        let delay = transaction.lastCResAt.map { settings.clock.instant() - $0 }
         let after = delay.map { " \(Int(($0 / .milliseconds(1)).rounded())) ms after the last CRes" } ?? ""
         // The element the SDK-leg fault spoilt, which the Erro's errorDetail names (Table A.4).
         let field = transaction.faults.filter { $0.leg == .sdk }.lazy.compactMap(\.fault.erroDue.field).first

@@ -26,7 +26,7 @@ extension AccessControlServer {
     /// A challenge's time limit came: it ends here, or, with instances sharing the store, at the challenge's home. One
     /// another instance took the challenge from only records its end.
     func challengeTimeLimitReached(_ acsTransID: String) async {
-        let job = Self.expiryJob(acsTransID, due: SQLiteArchive.wallClock())
+        let job = Self.expiryJob(acsTransID, due: settings.clock.wallMilliseconds())
         guard await sharing.claim(job) else { return await expire(acsTransID, reportedElsewhere: true) }
         await expire(acsTransID)
         await sharing.finish(job.id)

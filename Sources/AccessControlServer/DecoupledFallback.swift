@@ -50,7 +50,7 @@ extension AccessControlServer {
             problems.append("threeDSReqPriorAuthMethod is \(method), not 02 (cardholder challenge occurred by ACS)")
         }
         if CardNumber.masked(areq.acctNumber) != first.maskedPAN { problems.append("acctNumber is not the challenged transaction's card") }
-        let elapsed = Double(SQLiteArchive.wallClock() - (first.fallbackRReqAt ?? 0)) / 1000
+        let elapsed = Double(settings.clock.wallMilliseconds() - (first.fallbackRReqAt ?? 0)) / 1000
         if elapsed > DecoupledFallback.followUpWindow {
             problems.append("it came \(Int(elapsed)) s after the RReq D: within \(Int(DecoupledFallback.followUpWindow)) s (Req 467)")
         }

@@ -95,7 +95,7 @@ extension AccessControlServer {
         let fallingBack = result.transStatus == .decoupled
         if fallingBack {
             // Before the RReq: the 3DS Server may send its 3RI AReq before the RRes is back here.
-            transactions.update(acsTransID) { $0.fallbackRReqAt = SQLiteArchive.wallClock() }
+            transactions.update(acsTransID) { $0.fallbackRReqAt = settings.clock.wallMilliseconds() }
         }
         // The challenge's time limit is not due any more (a job left behind finds the record settled and does nothing): gone
         // while the RReq goes.

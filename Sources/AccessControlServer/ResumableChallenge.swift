@@ -32,7 +32,7 @@ extension AccessControlServer.Transaction {
 
     /// The open challenge as its stored record left it; nil when the record has no `resume` (settled, another role's),
     /// or its scenario no longer scripts a challenge (the scenarios changed since).
-    init?(stored record: JSONValue, catalog: ScenarioCatalog, schemes: [PaymentScheme], now: ContinuousClock.Instant) {
+    init?(stored record: JSONValue, catalog: ScenarioCatalog, schemes: [PaymentScheme], clock: HarnessClock) {
         guard let resume = record["resume"], let acsTransID = record["acsTransID"]?.stringValue,
               let version = record["messageVersion"]?.stringValue.flatMap(MessageVersion.init(rawValue:)),
               let name = record["scenario"]?.stringValue, let scenario = catalog.scenario(named: name),
@@ -58,6 +58,7 @@ extension AccessControlServer.Transaction {
                              dsTransID: record["dsTransID"]?.stringValue, sdkTransID: record["sdkTransID"]?.stringValue)
         self.version = version
         self.scenario = name
+        self.clock = clock
         maskedPAN = record["acctNumber"]?.stringValue ?? ""
         messageCategory = resume["messageCategory"]?.stringValue ?? ""
         scheme = resume["scheme"]?.stringValue.flatMap { rid in schemes.first { $0.rid == rid } }
@@ -77,7 +78,7 @@ extension AccessControlServer.Transaction {
         if let timeout = resume["sdkTimeout"], let minutes = timeout["minutes"]?.numberText.flatMap(Int.init),
            let start = timeout["start"]?.numberText.flatMap(Int64.init) {
             // The other instance's moment, on this instance's clock.
-            sdkTimeout = SDKTimeout(minutes: minutes, challengeStart: now - .milliseconds(SQLiteArchive.wallClock() - start), wallStart: start)
+            sdkTimeout = SDKTimeout(minutes: minutes, challengeStart: clock.instant() - .milliseconds(clock.wallMilliseconds() - start), wallStart: start)
         }
         erroReceived = record["erroReceived"]?.arrayValue?.compactMap(\.stringValue) ?? []
         warnings = record["warnings"]?.arrayValue?.compactMap(\.stringValue) ?? []

@@ -1,4 +1,5 @@
 import JOSE
+import Store
 import Synchronization
 
 /// The WebAuthn challenges the ACS issued for SPC enrolments (the enrolment page, `POST /acs/spc/enrol/challenge`):
@@ -9,11 +10,14 @@ final class SPCEnrolmentChallenges: Sendable {
     static let lifetime = Duration.seconds(600)
     static let capacity = 10_000
     private let issued = Mutex<(expiry: [[UInt8]: ContinuousClock.Instant], order: [[UInt8]])>(([:], []))
+    private let clock: HarnessClock
+
+    init(clock: HarnessClock) { self.clock = clock }
 
     /// A new challenge: 32 random bytes.
     func issue() -> [UInt8] {
         let challenge = randomBytes(32)
-        let now = ContinuousClock.now
+        let now = clock.instant()
         issued.withLock { issued in
             issued.expiry[challenge] = now + Self.lifetime
             issued.order.append(challenge)
@@ -26,7 +30,7 @@ final class SPCEnrolmentChallenges: Sendable {
 
     /// Whether `challenge` was issued here and is still good; it is good once.
     func take(_ challenge: [UInt8]) -> Bool {
-        let now = ContinuousClock.now
+        let now = clock.instant()
         return issued.withLock { issued in
             guard let expiry = issued.expiry.removeValue(forKey: challenge) else { return false }
             issued.order.removeAll { $0 == challenge }

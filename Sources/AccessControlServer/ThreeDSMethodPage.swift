@@ -49,7 +49,7 @@ extension AccessControlServer {
             return Self.errorPage(error)
         }
         let formProblem = Base64URLPadding.problem(in: encoded, named: "threeDSMethodData")
-        let visit = ThreeDSMethodVisit(at: Date(), scenario: name, script: script, userAgent: request.headers["User-Agent"], formProblem: formProblem)
+        let visit = ThreeDSMethodVisit(at: settings.clock.date(), scenario: name, script: script, userAgent: request.headers["User-Agent"], formProblem: formProblem)
         methodVisits.put(id, visit)
         share(id, .object(omittingAbsent: [("scenario", .string(name)), ("userAgent", .string(visit.userAgent)), ("formProblem", .string(formProblem))]))
         logger.debug("3DS Method", metadata: ["threeDSServerTransID": "\(id)", "scenario": "\(name ?? "-")"])

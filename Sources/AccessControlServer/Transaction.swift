@@ -84,6 +84,8 @@ extension AccessControlServer {
         /// the 3RI AReq that followed it up.
         var fallbackRReqAt: Int64?
         var fallbackFollowedBy: String?
+        /// The ACS's clock: the follow-up window is measured on it.
+        let clock: HarnessClock
         /// The scenario's 2.3.1 outcome fields, repeated in the RReq of a challenge or decoupled authentication.
         var outcomeFields: JSONValue?
         /// Erro messages from the DS about this transaction's ARes.
@@ -91,7 +93,8 @@ extension AccessControlServer {
         /// Members of the AReq that its table does not define for its version or channel.
         var warnings: [String] = []
 
-        init(areq: AReq, acsTransID: String, scenario: String, scheme: PaymentScheme?, resultsURL: String) {
+        init(areq: AReq, acsTransID: String, scenario: String, scheme: PaymentScheme?, resultsURL: String, clock: HarnessClock) {
+            self.clock = clock
             var ids = areq.ids
             ids.acsTransID = acsTransID
             self.ids = ids
@@ -196,7 +199,7 @@ extension AccessControlServer {
         /// An RReq D went, and no 3RI AReq has followed it up yet, within the window the specification gives it.
         var awaitsFallbackFollowUp: Bool {
             guard let at = fallbackRReqAt, fallbackFollowedBy == nil else { return false }
-            return SQLiteArchive.wallClock() - at < Int64(DecoupledFallback.followUpWindow * 1000)
+            return clock.wallMilliseconds() - at < Int64(DecoupledFallback.followUpWindow * 1000)
         }
 
         /// "expected Erro 302 from SDK: received" (or "not received", or what came instead).

@@ -128,7 +128,7 @@ struct ClusterChange {
     /// Keeps a change before it is answered: an instance started from now on makes it too.
     /// `keptMilliseconds`: how long it is kept (nil: until a later change makes it pointless).
     private func keep(_ request: HTTPRequest, id: String, kind: String, supersedes: [String], keptMilliseconds: Int64?) async {
-        let made = SQLiteArchive.wallClock()
+        let made = store.clock.wallMilliseconds()
         let change = RecordedChange(id: id, kind: kind, method: request.method.rawValue, target: request.target,
                                     contentType: request.headers["Content-Type"], body: request.body, made: made,
                                     expires: keptMilliseconds.map { made + $0 })
@@ -181,7 +181,7 @@ struct ClusterChange {
 
     /// The change passed on to every other live instance; the local answer when all took it (or were gone), else 502 naming those that did not.
     private func spread(_ request: HTTPRequest, from here: String, answered: HTTPResponse) async -> HTTPResponse {
-        guard let live = await store.instances(seenSince: SQLiteArchive.wallClock() - ClusterHousekeeping.liveWindowMilliseconds) else {
+        guard let live = await store.instances(seenSince: store.clock.wallMilliseconds() - ClusterHousekeeping.liveWindowMilliseconds) else {
             return .text("applied on this instance only: the store cannot say which others are alive; send the change to each instance's own URL",
                          status: .badGateway)
         }

@@ -23,7 +23,7 @@ enum ClusterHousekeeping {
             if tick % announceEvery == 0 { await store.announce(instanceURL) }
             tick += 1
             let jobs: [ScheduledJob]
-            do { jobs = try await store.claimOverdueJobs(dueBefore: SQLiteArchive.wallClock() - graceMilliseconds, limit: 20) } catch {
+            do { jobs = try await store.claimOverdueJobs(dueBefore: store.clock.wallMilliseconds() - graceMilliseconds, limit: 20) } catch {
                 logger.debug("no overdue jobs claimed: the store gave no answer", metadata: ["reason": "\(error.reason)"])
                 continue
             }

@@ -47,13 +47,15 @@ public struct ClusterWork: SharedWork {
         return TakeOver(previousHome: home)
     }
 
-    public func startCount(id: String, remaining: Int, expires: Int64) { store.startCount(id: id, remaining: remaining, expires: expires) }
+    public func startCount(id: String, remaining: Int, lifetimeMilliseconds: Int64) {
+        store.startCount(id: id, remaining: remaining, expires: store.clock.wallMilliseconds() + lifetimeMilliseconds)
+    }
 
     public func use(_ id: String, for transaction: String?) async -> Bool? { await store.use(id, for: transaction) }
 
     /// True when `url` announced itself lately; unknown (the store cannot say) counts as alive: a job waits rather than runs twice.
     func isLive(_ url: String) async -> Bool {
-        let since = SQLiteArchive.wallClock() - ClusterHousekeeping.liveWindowMilliseconds
+        let since = store.clock.wallMilliseconds() - ClusterHousekeeping.liveWindowMilliseconds
         return await store.instances(seenSince: since)?.contains(url) ?? true
     }
 }

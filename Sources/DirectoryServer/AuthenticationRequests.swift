@@ -51,7 +51,7 @@ extension DirectoryServer {
         entry.record(areq.warnings.isEmpty ? .pass(.areqUndefinedMembers)
                                            : CheckResult(.areqUndefinedMembers, .warning, areq.warnings.joined(separator: "; ")))
         if let purchaseDate = areq["purchaseDate"] {
-            entry.record(Self.purchaseDateCheck(purchaseDate, now: Date(), cardholderPresent: areq.deviceChannel != DeviceChannel.threeRI.rawValue))
+            entry.record(Self.purchaseDateCheck(purchaseDate, now: settings.clock.date(), cardholderPresent: areq.deviceChannel != DeviceChannel.threeRI.rawValue))
         }
         for check in pendingPreparationChecks(of: areq["threeDSServerRefNumber"]) { entry.record(check) }
         entry.record(cardRangeCheck(areq))

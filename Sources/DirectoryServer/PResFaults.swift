@@ -68,7 +68,7 @@ extension DirectoryServer {
         // In a cluster, one count for every instance: under the arming change's id, as a pin's.
         let sharedCount = sharing.isShared ? request.headers[HarnessChangeHeader.name] : nil
         if let sharedCount, count > 0 {
-            sharing.startCount(id: sharedCount, remaining: count, expires: SQLiteArchive.wallClock() + Self.presFaultsLifetimeMilliseconds)
+            sharing.startCount(id: sharedCount, remaining: count, lifetimeMilliseconds: Self.presFaultsLifetimeMilliseconds)
         }
         presFaults.withLock {
             $0 = count == 0 ? nil : PResFaults(faults: faults, remaining: count, threeDSServerRefNumber: refNumber, sharedCount: sharedCount)

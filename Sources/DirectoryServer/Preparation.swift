@@ -46,7 +46,7 @@ extension DirectoryServer {
         do { preq = try PReq(bytes: try request.emvMessageBody(), written: request.writtenJSON) } catch {
             return await refusedPreparation(request, error)
         }
-        let now = Date()
+        let now = settings.clock.date()
         let serial = cardRanges.serial
         let scope = preparationScope.load(ordering: .relaxed)
         let earlier = preparations.get(preq.threeDSServerRefNumber).flatMap { $0.scope == scope ? $0 : nil }

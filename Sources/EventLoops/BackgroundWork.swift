@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// Work that runs beside the answers and outlives the request that began it: a decoupled result after its delay, a
@@ -12,8 +13,15 @@ public final class BackgroundWork: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Where the tasks run: on these loops, never blocked by a synchronous stop that waits for them (the concurrency
+    /// pool's threads may be); nil: the pool.
+    private let loops: EventLoopGroup?
+    /// Entered as a task is kept, left as it ends: what ``closeAndWait(upTo:)`` waits on, with no task of its own.
+    private let ending = DispatchGroup()
 
-    public init() {}
+    public init(on loops: EventLoopGroup? = nil) {
+        self.loops = loops
+    }
 
     /// Runs `body` beside the caller, until it returns or shutdown cancels it; false (not run) once ``close()`` was called.
     @discardableResult
@@ -23,9 +31,11 @@ public final class BackgroundWork: Sendable {
             let id = state.next
             state.next += 1
             // The task ends by removing itself, under the lock this insertion holds: never before it is kept.
-            state.tasks[id] = Task { [self] in
+            ending.enter()
+            state.tasks[id] = Task(executorPreference: loops?.next()) { [self] in
                 await body()
                 _ = self.state.withLock { $0.tasks.removeValue(forKey: id) }
+                ending.leave()
             }
             return true
         }
@@ -46,5 +56,15 @@ public final class BackgroundWork: Sendable {
     /// Returns once every task running at the call has ended.
     public func drained() async {
         for task in state.withLock({ Array($0.tasks.values) }) { await task.value }
+    }
+
+    /// ``close()``, then blocks the caller until every task has ended or `limit` has passed: the tasks still running then
+    /// (one in the middle of a call that does not heed cancellation until its own time limit). For a synchronous shutdown,
+    /// before the loops stop.
+    public func closeAndWait(upTo limit: Duration) -> Int {
+        close()
+        let (seconds, attoseconds) = limit.components
+        _ = ending.wait(timeout: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)))
+        return running
     }
 }

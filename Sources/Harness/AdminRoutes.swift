@@ -32,6 +32,8 @@ struct AdminRoutes {
     let reloader: ScenarioReloader
     /// Where each pin's uses are counted for all instances, when several share the store.
     var counts: any SharedWork = SoleInstance()
+    /// What a change made before this instance started is measured against (a pin's lifetime left).
+    var clock = HarnessClock.system
 
     func register(on router: inout Router) {
         router.get("/admin/scenarios") { _, _ in
@@ -128,7 +130,7 @@ struct AdminRoutes {
         }
         // Made again by an instance started later (docs/scale.md): the pin lives as long as where it was set.
         if request.headers[Cluster.forwardedHeader] != nil, let made = request.headers[Cluster.changeMadeHeader].flatMap({ Int64($0) }) {
-            lifetime -= Double(SQLiteArchive.wallClock() - made) / 1000
+            lifetime -= Double(clock.wallMilliseconds() - made) / 1000
             guard lifetime >= 1 else { throw HTTPError(HTTPStatus(code: 410), "the pin expired before this instance started") }
         }
         let scenario: Scenario
@@ -151,7 +153,7 @@ struct AdminRoutes {
         do { pin = try scenarios.pins.add(scenario, for: target, count: count, lifetime: .seconds(lifetime), id: id) } catch {
             throw HTTPError(.tooManyRequests, "\(error.capacity) pins are set: use, remove (DELETE /admin/pins) or let some expire first")
         }
-        counts.startCount(id: pin.id, remaining: count, expires: SQLiteArchive.wallClock() + Int64(lifetime * 1000))
+        counts.startCount(id: pin.id, remaining: count, lifetimeMilliseconds: Int64(lifetime * 1000))
         return .emv(Self.json(pin), status: .created)
     }
 

@@ -48,10 +48,10 @@ public final class HarnessApp: Sendable {
     private let background: BackgroundWork
 
     /// Builds the app; relative file paths in `configuration` are resolved against `baseDirectory`.
-    /// Fails, naming the file, when the test PKI or the scenario file cannot be read. `now` is the clock the ACS
-    /// measures an SDK's challenge timeout with (tests of sdkMaxTimeout give one that jumps minutes).
+    /// Fails, naming the file, when the test PKI or the scenario file cannot be read. `clock` is what every part reads the
+    /// time from (tests of sdkMaxTimeout give one that jumps minutes).
     public init(configuration: HarnessConfiguration, baseDirectory: String = FileManager.default.currentDirectoryPath,
-                logger: Logger = Logger(label: "harness"), now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }) throws {
+                logger: Logger = Logger(label: "harness"), clock: HarnessClock = .system) throws {
         self.configuration = configuration
         self.logger = logger
         inProcessCalls = configuration.server.roleCalls == .inProcess ? InProcessCalls() : nil
@@ -71,7 +71,7 @@ public final class HarnessApp: Sendable {
         // What SDKs are configured with, per DS id: read and signed once.
         let sdkConfigurations = try Self.sdkConfigurations(configuration.directoryServers, pki: pki)
 
-        let archive = try Self.openArchive(configuration, path: resolve(configuration.dataDirectory) + "/harness.sqlite", logger: logger)
+        let archive = try Self.openArchive(configuration, path: resolve(configuration.dataDirectory) + "/harness.sqlite", clock: clock, logger: logger)
         self.archive = archive
         // A journal entry holds every message of its transaction (several KiB): memory keeps the newest, the store all.
         journal = Journal(capacity: min(configuration.maxTransactions, Self.transactionsInMemory), archive: archive,
@@ -93,16 +93,18 @@ public final class HarnessApp: Sendable {
             // With the store on, each role keeps in memory its transactions under way and its newest settled ones; the store, all.
             let inMemory = Self.transactionsInMemory
             let sharing = configuration.cluster.enabled ? Cluster.sharedWork(archive, logger: logger.named("cluster")) : SoleInstance()
-            let background = BackgroundWork()
+            let background = BackgroundWork(on: loops)
             self.background = background
-            directoryServer = DirectoryServer(settings: configuration.directoryServerSettings(schemes: schemes, keys: keys), scenarios: scenarios,
+            var dsSettings = configuration.directoryServerSettings(schemes: schemes, keys: keys)
+            dsSettings.clock = clock
+            directoryServer = DirectoryServer(settings: dsSettings, scenarios: scenarios,
                                               peer: try peer(timeoutMs: configuration.directoryServer.acsTimeoutMs),
                                               endpoints: endpoints, capacity: capacity, archive: archive, inMemory: inMemory,
                                               sharing: sharing, cardRangeEpoch: configuration.cluster.enabled ? Cluster.cardRangeEpoch(archive) : nil,
                                               journal: journal, logger: logger.named("ds"))
             var acsSettings = configuration.accessControlServerSettings(schemes: schemes, signers: signers)
             acsSettings.browserPages = try Self.browserPages(resolve(configuration.accessControlServer.pageTemplates))
-            acsSettings.now = now
+            acsSettings.clock = clock
             accessControlServer = AccessControlServer(settings: acsSettings,
                                                       scenarios: scenarios, peer: try peer(timeoutMs: 30_000), endpoints: endpoints,
                                                       capacity: capacity, archive: archive, inMemory: inMemory,
@@ -144,7 +146,7 @@ public final class HarnessApp: Sendable {
             let cluster = made
             self.cluster = cluster
             AdminRoutes(scenarios: scenarios, reloader: ScenarioReloader(path: scenarioPath, shownPath: configuration.scenarios, scenarios: scenarios),
-                        counts: sharing).register(on: &router)
+                        counts: sharing, clock: clock).register(on: &router)
             threeDSServer.register(on: &router)
             directoryServer.register(on: &router)
             accessControlServer.register(on: &router)
@@ -177,7 +179,7 @@ public final class HarnessApp: Sendable {
     }
 
     /// The store, opened (file and folder made when missing) or a start-up error saying why not.
-    private static func openArchive(_ configuration: HarnessConfiguration, path: String, logger: Logger) throws -> (any TransactionArchive)? {
+    private static func openArchive(_ configuration: HarnessConfiguration, path: String, clock: HarnessClock, logger: Logger) throws -> (any TransactionArchive)? {
         guard configuration.store.enabled else { return nil }
         let retention = SQLiteArchive.Retention(maxRecords: configuration.store.maxRecords,
                                                 maxAgeSeconds: Int64(configuration.store.maxAgeDays * 86_400), keptRoles: [RunRegistry.role])
@@ -192,14 +194,14 @@ public final class HarnessApp: Sendable {
         }
         if configuration.store.backend == .postgres, let url = configuration.store.url?.value {
             do {
-                return try PostgresArchive(url: url, retention: retention, durability: durability, onLoss: onLoss)
+                return try PostgresArchive(url: url, retention: retention, durability: durability, clock: clock, onLoss: onLoss)
             } catch {
                 throw ConfigurationError.invalid(source: "store.url", reason: "cannot open the store: \(error) (start the database, "
                                                  + "correct store.url, or set store.backend: sqlite)")
             }
         }
         do {
-            return try SQLiteArchive(path: path, retention: retention, durability: durability, onLoss: onLoss)
+            return try SQLiteArchive(path: path, retention: retention, durability: durability, clock: clock, onLoss: onLoss)
         } catch {
             throw ConfigurationError.invalid(source: "dataDirectory",
                                              reason: "cannot open the store \(path): \(error) (make the folder writable, choose another dataDirectory, or set store.enabled: false)")
@@ -355,8 +357,12 @@ public final class HarnessApp: Sendable {
         // Live readers of the inspector are answered now, so none holds the server open.
         journal.wakeAll()
         cluster?.shutdown()
-        background.close()
         storeWatch.withLock { $0?.cancel() }
+        // Before the server and its clients stop: a task cancelled in the middle of a call ends it, or is left after the limit.
+        step("background") {
+            let left = background.closeAndWait(upTo: Self.backgroundStopLimit)
+            if left > 0 { logger.warning("work beside the answers still running at the stop", metadata: ["tasks": "\(left)"]) }
+        }
         step("server", server.shutdown)
         step("loops", group.shutdown)
         step("journal", journal.flush)
@@ -366,6 +372,9 @@ public final class HarnessApp: Sendable {
             ("\(name)Ms", "\(took.components.seconds * 1000 + took.components.attoseconds / 1_000_000_000_000_000)")
         }))
     }
+
+    /// How long the stop waits for the work beside the answers to end once cancelled.
+    static let backgroundStopLimit = Duration.seconds(5)
 
     /// Journal entries, and each role's settled records, kept in memory when the store keeps them all.
     static let transactionsInMemory = 5_000

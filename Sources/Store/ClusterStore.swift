@@ -1,6 +1,8 @@
 /// What the instances of a cluster share besides records: each record's home, jobs that any instance runs once, who is
 /// alive, and counts that each use takes one of (a pin's transactions), whichever instance the use comes to.
 public protocol ClusterStore: Sendable {
+    /// The clock this store stamps with (an announcement, a lease, a count's expiry): every time given to it is read on it.
+    var clock: HarnessClock { get }
     /// Names this instance `url` in each record it writes from now on (``home(role:id:)``).
     func setInstanceURL(_ url: String?)
     /// The URL of the instance that wrote the record last, and holds it in memory: where a later message of the transaction

@@ -34,7 +34,7 @@ extension PostgresArchive: ClusterStore {
             return true
         }
         for attempt in 1...3 {
-            let now = SQLiteArchive.wallClock()
+            let now = now()
             if let rows = await read("""
                 UPDATE harness_jobs SET claimed_until = $2 WHERE id = $1 AND (claimed_until IS NULL OR claimed_until < $3) RETURNING id
                 """, [id, String(now + Self.jobLeaseMilliseconds), String(now)]) {
@@ -47,7 +47,7 @@ extension PostgresArchive: ClusterStore {
     }
 
     public func claimOverdueJobs(dueBefore: Int64, limit: Int) async throws(StoreUnavailable) -> [ScheduledJob] {
-        let now = SQLiteArchive.wallClock()
+        let now = now()
         let rows = try await answer("""
             UPDATE harness_jobs SET claimed_until = $3 WHERE id IN
             (SELECT id FROM harness_jobs WHERE due < $1 AND (claimed_until IS NULL OR claimed_until < $4)
@@ -88,7 +88,7 @@ extension PostgresArchive: ClusterStore {
 
     public func announce(_ url: String) async {
         _ = await read("INSERT INTO harness_instances (url, seen) VALUES ($1, $2) ON CONFLICT (url) DO UPDATE SET seen = EXCLUDED.seen",
-                       [url, String(SQLiteArchive.wallClock())])
+                       [url, String(now())])
     }
 
     public func instances(seenSince: Int64) async -> [String]? {
@@ -110,7 +110,7 @@ extension PostgresArchive: ClusterStore {
         let rows = await read("""
             SELECT id, kind, method, target, content_type, body, made, expires FROM harness_changes
             WHERE expires IS NULL OR expires > $1 ORDER BY seq
-            """, [String(SQLiteArchive.wallClock())])
+            """, [String(now())])
         return rows?.compactMap { row in
             guard let id = row[0], let kind = row[1], let method = row[2], let target = row[3], let body = row[5],
                   let made = row[6].flatMap({ Int64($0) }) else { return nil }
@@ -125,7 +125,7 @@ extension PostgresArchive: ClusterStore {
 
     public func use(_ id: String, for transaction: String?) async -> Bool? {
         await written(id: id, role: Self.counterRole)
-        let now = String(SQLiteArchive.wallClock())
+        let now = String(now())
         guard let transaction else {
             return await read("UPDATE harness_counters SET remaining = remaining - 1 WHERE id = $1 AND remaining > 0 AND expires > $2 RETURNING 1",
                               [id, now]).map { !$0.isEmpty }

@@ -39,6 +39,7 @@ public final class PostgresArchive: TransactionArchive {
     let drained = DispatchSemaphore(value: 0)
     let onLoss: @Sendable (Int, String) -> Void
     let now: @Sendable () -> Int64
+    public let clock: HarnessClock
     /// The URL at which the other instances reach this one, written with each record (``home(role:id:)``).
     let instanceURL = Mutex<String?>(nil)
 
@@ -52,13 +53,14 @@ public final class PostgresArchive: TransactionArchive {
     /// Connects to `url`, makes the schema when the database has none, and refuses one of another
     /// version, saying why. Blocks the caller while it does (at start, before anything is served).
     public init(url: String, retention: SQLiteArchive.Retention, durability: StoreDurability = .behind, maxPending: Int = StoreDefaults.maxPendingRecords,
-                now: @escaping @Sendable () -> Int64 = SQLiteArchive.wallClock,
+                clock: HarnessClock = .system,
                 onLoss: @escaping @Sendable (Int, String) -> Void = { _, _ in }) throws(PostgresError) {
         self.url = url
         self.retention = retention
         self.durability = durability
         queue = WriteQueue(maxPending: maxPending)
-        self.now = now
+        self.now = clock.wallMilliseconds
+        self.clock = clock
         self.onLoss = onLoss
         let connection = try BlockingPostgresConnection(url: url)
         try Self.prepareSchema(connection)

@@ -39,9 +39,6 @@ public final class SQLiteArchive: TransactionArchive {
     /// Milliseconds since 1970: the time records are stamped with and retention measures by.
     private let now: @Sendable () -> Int64
 
-    /// Milliseconds since 1970, now.
-    public static let wallClock: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
-
     /// The writer thread's name, as /proc/PID/task/TID/comm shows it.
     public static let writerThreadName = "store-writer"
 
@@ -57,11 +54,11 @@ public final class SQLiteArchive: TransactionArchive {
     /// why, when the file cannot be created or read, or is another program's database.
     /// `pageLimit` caps the file at that many pages (4 KiB each), as a full disk would: for tests.
     public init(path: String, retention: Retention, durability: StoreDurability = .behind, maxPending: Int = StoreDefaults.maxPendingRecords, pageLimit: Int? = nil,
-                now: @escaping @Sendable () -> Int64 = SQLiteArchive.wallClock,
+                clock: HarnessClock = .system,
                 onLoss: @escaping @Sendable (Int, String) -> Void = { _, _ in }) throws(SQLiteError) {
         self.path = path
         self.durability = durability
-        self.now = now
+        self.now = clock.wallMilliseconds
         self.retention = retention
         queue = WriteQueue(maxPending: maxPending)
         self.onLoss = onLoss

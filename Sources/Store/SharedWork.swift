@@ -29,8 +29,8 @@ public protocol SharedWork: Sendable {
     /// Whether this instance may take `record` up to do an overdue job of an instance that died: `nil` while the record's home
     /// lives and keeps it (or the store cannot say); otherwise the home it is taken from (nil: it named none).
     func takeOver(_ record: RecordID) async -> TakeOver?
-    /// Keeps a count of `remaining` uses under `id` until `expires` (milliseconds since 1970).
-    func startCount(id: String, remaining: Int, expires: Int64)
+    /// Keeps a count of `remaining` uses under `id` for `lifetimeMilliseconds`.
+    func startCount(id: String, remaining: Int, lifetimeMilliseconds: Int64)
     /// Takes one use of the count `id` (for `transaction`: its other role asking again gets the same answer): true while
     /// one was left, false when used up, expired or unknown, nil when the store cannot answer.
     func use(_ id: String, for transaction: String?) async -> Bool?
@@ -53,6 +53,6 @@ public struct SoleInstance: SharedWork {
     public func claim(_ job: ScheduledJob) async -> Bool { true }
     public func finish(_ id: String) async {}
     public func takeOver(_ record: RecordID) async -> TakeOver? { nil }
-    public func startCount(id: String, remaining: Int, expires: Int64) {}
+    public func startCount(id: String, remaining: Int, lifetimeMilliseconds: Int64) {}
     public func use(_ id: String, for transaction: String?) async -> Bool? { nil }
 }

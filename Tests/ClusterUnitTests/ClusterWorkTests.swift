@@ -44,6 +44,21 @@ struct ClusterWorkTests {
         #expect(await work.takeOver(challenge) == nil)
     }
 
+    @Test func aHomeSilentForLongerThanTheLiveWindowOnTheStoresClockGivesItsRecordUp() async {
+        let store = FakeClusterStore(homes: ["c1": Self.there], live: [Self.there])
+        let work = ClusterWork(store: store, logger: Logger(label: "test"))
+        store.advance(milliseconds: ClusterHousekeeping.liveWindowMilliseconds)
+        #expect(await work.takeOver(challenge) == nil)
+        store.advance(milliseconds: 1)
+        #expect(await work.takeOver(challenge) == TakeOver(previousHome: Self.there))
+    }
+
+    @Test func aCountLivesItsLifetimeOnTheStoresClock() {
+        let store = FakeClusterStore(homes: [:])
+        ClusterWork(store: store, logger: Logger(label: "test")).startCount(id: "pin", remaining: 2, lifetimeMilliseconds: 60_000)
+        #expect(store.counts["pin"] == 1_060_000)
+    }
+
     @Test func aRequestWhoseHomeTheStoreCannotNameIsAnswered503NotServedHere() async throws {
         let store = FakeClusterStore(homes: [:])
         let group = EventLoopGroup(loopCount: 1)
@@ -75,21 +90,39 @@ private struct NoMetrics: ClusterMetrics {
     func setClusterInstance(_ url: String) {}
 }
 
-/// A store in memory that can stop answering.
+/// A store in memory, on a clock the test moves, that can stop answering.
 final class FakeClusterStore: ClusterStore {
     private struct State {
         var homes: [String: String]
-        var live: [String]
+        /// When each instance last announced itself.
+        var announced: [String: Int64] = [:]
         var claimed: Set<String> = []
         var answering = true
+        var counts: [String: Int64] = [:]
     }
     private let state: Mutex<State>
+    private let now = Wall()
+    let clock: HarnessClock
 
-    init(homes: [String: String], live: [String] = []) { state = Mutex(State(homes: homes, live: live)) }
+    /// Milliseconds since 1970, as the test sets them.
+    private final class Wall: Sendable {
+        let milliseconds = Atomic<Int64>(1_000_000)
+    }
+
+    init(homes: [String: String], live: [String] = []) {
+        state = Mutex(State(homes: homes))
+        clock = HarnessClock(wallMilliseconds: { [now] in now.milliseconds.load(ordering: .relaxed) })
+        setLive(live)
+    }
 
     func set(home: String, of id: String) { state.withLock { $0.homes[id] = home } }
-    func setLive(_ urls: [String]) { state.withLock { $0.live = urls } }
+    /// Only `urls` announced themselves, just now.
+    func setLive(_ urls: [String]) {
+        let now = clock.wallMilliseconds()
+        state.withLock { $0.announced = Dictionary(uniqueKeysWithValues: urls.map { ($0, now) }) }
+    }
     func answering(_ answering: Bool) { state.withLock { $0.answering = answering } }
+    func advance(milliseconds: Int64) { now.milliseconds.add(milliseconds, ordering: .relaxed) }
 
     private func answer<T>(_ body: (inout State) -> T) throws(StoreUnavailable) -> T {
         let result: T? = state.withLock { $0.answering ? body(&$0) : nil }
@@ -112,9 +145,14 @@ final class FakeClusterStore: ClusterStore {
     func claimOverdueJobs(dueBefore: Int64, limit: Int) async throws(StoreUnavailable) -> [ScheduledJob] { try answer { _ in [] } }
     func finishJob(id: String) async {}
     func releaseJob(id: String) async {}
-    func announce(_ url: String) async {}
-    func instances(seenSince: Int64) async -> [String]? { try? answer { $0.live } }
-    func startCount(id: String, remaining: Int, expires: Int64) {}
+    func announce(_ url: String) async {
+        let now = clock.wallMilliseconds()
+        state.withLock { $0.announced[url] = now }
+    }
+    func instances(seenSince: Int64) async -> [String]? { try? answer { $0.announced.filter { $0.value >= seenSince }.map(\.key) } }
+    func startCount(id: String, remaining: Int, expires: Int64) { state.withLock { $0.counts[id] = expires } }
+    /// Each count's expiry.
+    var counts: [String: Int64] { state.withLock { $0.counts } }
     func clusterEpoch() -> String? { nil }
     func clusterSecret() -> String? { "s" }
     func use(_ id: String, for transaction: String?) async -> Bool? { nil }

@@ -5,6 +5,7 @@ import Net
 import SDKSimulator
 import Synchronization
 import Testing
+import Store
 
 /// `challenge.sdk-timeout`: an SDK ends a challenge the cardholder has not finished within the AReq's
 /// sdkMaxTimeout (05 minutes here) with Erro 402 and sends no CReq after it. The ACS reads a clock that
@@ -22,7 +23,7 @@ struct SDKTimeoutTests {
     }
 
     @Test func anSDKThatKeepsSendingCReqsPastSDKMaxTimeoutFails() async throws {
-        try await withHarness(now: Self.jumpingClock()) { harness in
+        try await withHarness(clock: HarnessClock(instant: Self.jumpingClock())) { harness in
             let run = try await runTransaction(harness, pan: "4000000000110009", answers: ["1234"])
             let dsTransID = try #require(run.final.record["dsTransID"]?.stringValue)
             let found = try await checks(harness, dsTransID)
@@ -32,7 +33,7 @@ struct SDKTimeoutTests {
     }
 
     @Test func anSDKThatTimesOutWithErro402AtSDKMaxTimeoutPasses() async throws {
-        try await withHarness(now: Self.jumpingClock()) { harness in
+        try await withHarness(clock: HarnessClock(instant: Self.jumpingClock())) { harness in
             let ares = try await harness.postMessage("/ds/areq", try appAReq(pan: "4000000000110009"))
             #expect(ares["transStatus"]?.stringValue == "C", "\(JSONWriter.string(ares))")
             let dsTransID = try #require(ares["dsTransID"]?.stringValue)

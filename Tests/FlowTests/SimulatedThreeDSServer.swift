@@ -74,7 +74,7 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
                 self.erros.withLock { $0.append(rreq) }
                 return HTTPResponse(status: .ok)
             }
-            if !self.bugs.contains(.rresToEveryRReq), let refusal = self.refusal(of: request.body, rreq) {
+            if !self.bugs.contains(.rresToEveryRReq), let refusal = await self.refusal(of: request.body, rreq) {
                 return HTTPResponse(headers: ["Content-Type": "application/json"], body: JSONWriter.write(refusal.json))
             }
             // A decoupled fallback (2.3.1): 04, and the 3RI AReq that performs it.
@@ -96,9 +96,9 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
     }
 
     /// The Erro an RReq calls for: one naming a transaction this server never began (301), or one Annex A refuses.
-    private func refusal(of body: [UInt8], _ rreq: JSONValue) -> ErroMessage? {
+    private func refusal(of body: [UInt8], _ rreq: JSONValue) async -> ErroMessage? {
         let invalid: InvalidMessage
-        let ares = rreq["threeDSServerTransID"]?.stringValue.flatMap { id in sent.withLock { $0[id] } }
+        let ares = await aresRead(for: rreq["threeDSServerTransID"]?.stringValue)
         if bugs.contains(.erroAboutValidRReq) {
             invalid = InvalidMessage(Violation(field: "interactionCounter", code: .formatInvalid, reason: "a stricter table"), about: rreq)
         } else if let ares {
@@ -114,6 +114,18 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
         var erro = invalid.erro(from: .threeDSServer)
         erro.errorMessageType = "RReq"
         return erro
+    }
+
+    /// What the RReq rules read of the ARes of transaction `id`: nil when no AReq of this server has that id. An RReq may come
+    /// while its ARes is still being read (a loaded machine, a short decoupled delay): it waits for it, up to 10 s.
+    private func aresRead(for id: String?) async -> JSONValue? {
+        guard let id else { return nil }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            let ares = sent.withLock { $0[id] }
+            guard ares == .null, ContinuousClock.now < deadline else { return ares }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
     }
 
     func stop() {

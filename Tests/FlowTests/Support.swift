@@ -12,6 +12,7 @@ import SDKSimulator
 import Testing
 import TestSupport
 import Messaging
+import Store
 
 /// The harness with its committed defaults on a free loopback port; stopped by `stop()`.
 final class RunningHarness: Sendable {
@@ -26,7 +27,7 @@ final class RunningHarness: Sendable {
     private let ownsDataDirectory: Bool
 
     init(dataDirectory: String? = nil, configure: (inout HarnessConfiguration) -> Void = { _ in },
-         now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }) throws {
+         clock: HarnessClock = .system) throws {
         var configuration = try HarnessConfiguration.load(path: repositoryRoot + "/config/harness.yaml")
         self.dataDirectory = dataDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("harness-data-\(UUID().uuidString)").path
         ownsDataDirectory = dataDirectory == nil
@@ -39,7 +40,7 @@ final class RunningHarness: Sendable {
         // `./harness test` runs these tests a second time with the roles calling each other over HTTP.
         if let calls = ProcessInfo.processInfo.environment["THREEDS_HARNESS_TEST_ROLE_CALLS"] { configuration.server.roleCalls = RoleCalls(rawValue: calls) ?? .inProcess }
         configure(&configuration)
-        app = try HarnessApp(configuration: configuration, baseDirectory: repositoryRoot, logger: silentLogger, now: now)
+        app = try HarnessApp(configuration: configuration, baseDirectory: repositoryRoot, logger: silentLogger, clock: clock)
         try app.start()
         baseURL = app.endpoints.baseURL
         client = try HTTPClient(group: clientGroup)
@@ -109,9 +110,9 @@ final class RunningHarness: Sendable {
 
 /// Runs `body` against a fresh harness and stops it, also when `body` throws.
 func withHarness(dataDirectory: String? = nil, configure: (inout HarnessConfiguration) -> Void = { _ in },
-                 now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now },
+                 clock: HarnessClock = .system,
                  _ body: (RunningHarness) async throws -> Void) async throws {
-    let harness = try RunningHarness(dataDirectory: dataDirectory, configure: configure, now: now)
+    let harness = try RunningHarness(dataDirectory: dataDirectory, configure: configure, clock: clock)
     do { try await body(harness) } catch {
         harness.stop()
         throw error

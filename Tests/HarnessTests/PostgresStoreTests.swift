@@ -182,7 +182,7 @@ struct PostgresStoreTests {
         let one = try PostgresArchive(url: server.url, retention: Self.retention, durability: .answered)
         let other = try PostgresArchive(url: server.url, retention: Self.retention)
         defer { one.close(timeoutSeconds: 10); other.close(timeoutSeconds: 10) }
-        let now = SQLiteArchive.wallClock()
+        let now = HarnessClock.system.wallMilliseconds()
         one.startCount(id: "pin", remaining: 3, expires: now + 60_000)
         other.startCount(id: "pin", remaining: 3, expires: now + 60_000)  // the same pin, set on the other instance too: one count
         one.startCount(id: "expired", remaining: 5, expires: now - 1)
@@ -203,7 +203,7 @@ struct PostgresStoreTests {
         await one.announce("http://10.0.0.1:8080")
         await other.announce("http://10.0.0.2:8080")
         #expect(await one.instances(seenSince: now - 1_000) == ["http://10.0.0.1:8080", "http://10.0.0.2:8080"])
-        #expect(await other.instances(seenSince: SQLiteArchive.wallClock() + 10_000) == [])
+        #expect(await other.instances(seenSince: HarnessClock.system.wallMilliseconds() + 10_000) == [])
     }
 
     /// Two `serve` processes on one database: a transaction answered by the first is read from the

@@ -242,7 +242,7 @@ private final class ClockedFile: Sendable {
     init(_ directory: String) { self.directory = directory }
 
     func open(_ retention: SQLiteArchive.Retention) throws -> SQLiteArchive {
-        try SQLiteArchive(path: directory + "/harness.sqlite", retention: retention, now: { self.clock.withLock { $0 } })
+        try SQLiteArchive(path: directory + "/harness.sqlite", retention: retention, clock: HarnessClock(wallMilliseconds: { self.clock.withLock { $0 } }))
     }
 
     func remove() { try? FileManager.default.removeItem(atPath: directory) }

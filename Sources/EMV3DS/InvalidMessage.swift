@@ -7,6 +7,9 @@ public struct TransactionIDs: Sendable, Equatable {
     public var dsTransID: String?
     public var sdkTransID: String?
 
+    /// The elements that name a transaction.
+    public static let names = ["threeDSServerTransID", "acsTransID", "dsTransID", "sdkTransID"]
+
     public init(threeDSServerTransID: String? = nil, acsTransID: String? = nil, dsTransID: String? = nil, sdkTransID: String? = nil) {
         self.threeDSServerTransID = threeDSServerTransID
         self.acsTransID = acsTransID

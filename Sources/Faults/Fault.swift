@@ -68,6 +68,12 @@ public enum Fault: Sendable, Equatable {
     /// A string element given a value outside the set the message's version defines for it (Annex A: a value not
     /// defined is invalid, Table A.4: 203 naming it): `acsUiType` 06 in a 2.2.0 CRes, `challengeCompletionInd` "Z".
     case fieldValue(String, String)
+    /// An element sent as a JSON value of another type (`NegativeValue.ofAnotherType`: a string as a number, an object as a
+    /// string): Annex A gives each element's format, Table A.4: 203 naming it.
+    case fieldType(String)
+    /// A string element cut or lengthened to this many characters (`NegativeValue.resized`), outside the lengths its format
+    /// allows (Annex A "Length"): 203 naming it.
+    case fieldLength(String, Int)
 
     // Crypto on `acsSignedContent`.
     case signedContent(SignedContentFault)
@@ -79,7 +85,7 @@ public enum Fault: Sendable, Equatable {
         switch self {
         // The RReq is a request: its content can be spoilt, not the way it is answered.
         case .malformedJSON, .missingField, .emptyField, .messageVersion, .wrongTransactionID, .swappedTransactionIDs, .criticalExtension, .unknownMember,
-             .fieldValue, .nonCriticalExtension:
+             .fieldValue, .fieldType, .fieldLength, .nonCriticalExtension:
             Set(FaultLeg.allCases)
         case .latency, .noAnswer, .closeMidResponse, .erro, .httpStatus, .contentType:
             [.directoryServer, .accessControlServer, .sdk]

@@ -14,7 +14,7 @@ extension Fault {
         "content-type": "media type", "malformed-json": nil, "missing-field": "field name", "empty-field": "field name",
         "message-version": "version", "wrong-id": "id field name", "swapped-ids": nil, "critical-extension": nil, "noncritical-extension": nil,
         "wrong-counter": nil, "repeated-counter": nil, "select-info-shape": nil, "unknown-member": "member name",
-        "field-value": "field name=value",
+        "field-value": "field name=value", "field-type": "field name", "field-length": "field name=length",
     ].merging(SignedContentFault.allCases.map { ($0.rawValue, nil) }, uniquingKeysWith: { a, _ in a })
      .merging(CResEncryptionFault.allCases.map { ("cres-" + $0.rawValue, nil) }, uniquingKeysWith: { a, _ in a })
 
@@ -44,7 +44,7 @@ extension Fault {
         case "empty-field": self = .emptyField(value)
         case "message-version": self = .messageVersion(value)
         case "wrong-id":
-            guard ["threeDSServerTransID", "acsTransID", "dsTransID", "sdkTransID"].contains(value) else {
+            guard TransactionIDs.names.contains(value) else {
                 throw .value("\"\(value)\" is not threeDSServerTransID, acsTransID, dsTransID or sdkTransID")
             }
             self = .wrongTransactionID(value)
@@ -60,6 +60,13 @@ extension Fault {
                 throw .value("\"\(value)\" is not field=value")
             }
             self = .fieldValue(String(value[..<equals]), String(value[value.index(after: equals)...]))
+        case "field-type": self = .fieldType(value)
+        case "field-length":
+            guard let equals = value.firstIndex(of: "="), equals != value.startIndex,
+                  let length = Int(value[value.index(after: equals)...]), (0...100_000).contains(length) else {
+                throw .value("\"\(value)\" is not field=length (0-100000 characters)")
+            }
+            self = .fieldLength(String(value[..<equals]), length)
         default:
             if let signed = SignedContentFault(rawValue: name) {
                 self = .signedContent(signed)
@@ -93,6 +100,8 @@ extension Fault {
         case .selectInfoShape: "select-info-shape"
         case .unknownMember(let name): "unknown-member \(name)"
         case .fieldValue(let name, let value): "field-value \(name)=\(value)"
+        case .fieldType(let name): "field-type \(name)"
+        case .fieldLength(let name, let length): "field-length \(name)=\(length)"
         case .signedContent(let fault): fault.rawValue
         case .cresEncryption(let fault): "cres-" + fault.rawValue
         }

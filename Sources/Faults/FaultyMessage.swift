@@ -22,6 +22,10 @@ extension Fault {
             message.set(name, .string("a member no version defines"))
         case .fieldValue(let name, let value):
             message.set(name, .string(value))
+        case .fieldType(let name):
+            if let value = message[name] { message.set(name, NegativeValue.ofAnotherType(value)) }
+        case .fieldLength(let name, let length):
+            if let text = message[name]?.stringValue { message.set(name, .string(NegativeValue.resized(text, to: length))) }
         case .messageVersion(let version):
             message.set("messageVersion", .string(version))
         case .wrongTransactionID(let field):

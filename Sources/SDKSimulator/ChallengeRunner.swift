@@ -105,6 +105,11 @@ public struct ChallengeRunner: Sendable {
         /// Takes a CRes whatever the values of its enumerated elements, reading one outside the version's set as the
         /// set's first: a parser that checks presence, not values (`acsUiType` 06 in 2.2.0 shown as a text screen).
         case acceptsAnyValue = "accepts-any-value"
+        /// Takes a CRes whatever the JSON types of its elements, reading a value of another type as the one its format
+        /// wants (a number's digits as a string): a parser that coerces (`acsUiType` 1 read as "01").
+        case acceptsAnyType = "accepts-any-type"
+        /// Takes a CRes whatever the lengths of its string elements: a parser that checks no length.
+        case acceptsAnyLength = "accepts-any-length"
     }
 
     public init(client: HTTPClient, trustAnchors: [Certificate], misbehaviour: Misbehaviour? = nil) {
@@ -311,7 +316,7 @@ struct Session {
         }
         let cres: CRes
         do { cres = try CRes(bytes: plaintext) } catch {
-            if runner.misbehaviour == .acceptsAnyValue, let taken = Self.readingAnyValue(plaintext, refused: error) {
+            if let misbehaviour = runner.misbehaviour, let taken = Self.readingLeniently(plaintext, refused: error, as: misbehaviour) {
                 cres = taken
             } else {
                 throw Ended(.protocolError("invalid CRes: \(error)"),
@@ -332,15 +337,37 @@ struct Session {
         return cres
     }
 
-    /// The CRes as ``ChallengeRunner/Misbehaviour/acceptsAnyValue`` reads it: an element refused for a value outside its
-    /// version's set taken as the first value of the set with which the CRes reads; nil when anything else is wrong with it.
-    private static func readingAnyValue(_ plaintext: [UInt8], refused error: InvalidMessage) -> CRes? {
+    /// The CRes as a lenient SDK reads it: the one element refused (203) for what `misbehaviour` does not check, read as a
+    /// value that passes (``ChallengeRunner/Misbehaviour/acceptsAnyValue``: one of the version's set; `acceptsAnyType`: the
+    /// value coerced to its format's type; `acceptsAnyLength`: the value cut or lengthened to its bounds), else as an example
+    /// of its format (or any of its set); nil when anything else is wrong with it, or the misbehaviour checks what is.
+    private static func readingLeniently(_ plaintext: [UInt8], refused error: InvalidMessage, as misbehaviour: ChallengeRunner.Misbehaviour) -> CRes? {
         guard var json = try? JSONReader.parse(plaintext).value,
               let version = json["messageVersion"]?.stringValue.flatMap(MessageVersion.init(rawValue:)),
               let field = error.violations.first?.field, error.violations.allSatisfy({ $0.code == .formatInvalid && $0.field == field }),
-              let allowed = ChallengeRules.cRes.allowedValues(of: field, in: version) else { return nil }
-        for value in allowed {
-            json.set(field, .string(value))
+              let value = json[field] else { return nil }
+        let rules = ChallengeRules.cRes
+        let example = rules.example(of: field, in: version)
+        var readings: [JSONValue]
+        switch misbehaviour {
+        case .acceptsAnyValue:
+            guard let text = value.stringValue, !text.isEmpty, let allowed = rules.allowedValues(of: field, in: version), !allowed.contains(text) else { return nil }
+            readings = allowed.map(JSONValue.string)
+        case .acceptsAnyType:
+            guard let example, value.typeName != example.typeName else { return nil }
+            let coerced = value.numberText ?? value.stringValue ?? JSONWriter.string(value)
+            // A number's digits, with the leading zeros its format's length wants ("01" sent as 1).
+            let width = rules.lengthBounds(of: field, in: version)?.lowerBound ?? 0
+            readings = [.string(String(repeating: "0", count: max(0, width - coerced.count)) + coerced), example]
+                + (rules.allowedValues(of: field, in: version) ?? []).map(JSONValue.string)
+        case .acceptsAnyLength:
+            guard let text = value.stringValue, let bounds = rules.lengthBounds(of: field, in: version), !bounds.contains(text.count) else { return nil }
+            readings = [.string(NegativeValue.resized(text, to: min(max(text.count, bounds.lowerBound), bounds.upperBound)))] + (example.map { [$0] } ?? [])
+        case .withholdErro, .repeatCounter, .oobAsDataEntry, .oobAppURLSupported:
+            return nil
+        }
+        for reading in readings {
+            json.set(field, reading)
             if let cres = try? CRes(bytes: JSONWriter.write(json)) { return cres }
         }
         return nil

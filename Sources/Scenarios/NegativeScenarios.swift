@@ -6,9 +6,10 @@ import JSON
 /// spoilt, with the answer the specification requires of the receiver (for a 3DS Server, its ARes and RReq:
 /// NegativeServerScenarios.swift). For an SDK: the first CRes of each screen type
 /// without one of the elements the CRes table requires for that screen in a version (Erro 201 naming it), or with one of
-/// its string elements sent as "" or, where the table takes its value from a set, with a value outside the version's set
-/// (Erro 203 naming it); the SDK validates each CRes and sends an Error Message (Core specification; Annex A Table A.4,
-/// the element's name in `errorDetail`).
+/// its string elements sent as "", with a value outside the version's set where the table takes it from one, with an
+/// element sent as a JSON value of another type, or with a string of a length outside its format's bounds (Erro 203
+/// naming it); the SDK validates each CRes and sends an Error Message (Core specification; Annex A Table A.4, the
+/// element's name in `errorDetail`).
 public enum NegativeScenarios {
     /// The prefix of every generated scenario's name.
     public static let prefix = "negative-"
@@ -50,7 +51,6 @@ public enum NegativeScenarios {
             }
             return found.map { found in
                 let (spoil, versions) = (found.spoil, found.versions)
-                let element = spoil.element
                 var scenario = base
                 serial += 1
                 scenario.name = name("cres-\(uiType.rawValue)", spoil)
@@ -60,31 +60,12 @@ public enum NegativeScenarios {
                 scenario.faults = [FaultInjection(spoil.fault, on: .sdk, round: spoil.mutation.inFinal ? script.steps.count : 0)]
                 let inVersions = "(\(versions.map(\.rawValue).joined(separator: ", ")))"
                 let which = spoil.mutation.inFinal ? "The final CRes of the challenge" : "The first CRes of a screen of acsUiType \(uiType.rawValue)"
-                switch spoil.mutation {
-                case .missing, .finalMissing:
-                    scenario.description = "\(which) without \(element), which Annex A requires there \(inVersions)."
-                    scenario.expectation = Expectation(sdk: .protocolError, sdkErro: .requiredElementMissing,
-                                                       text: "The SDK refuses the CRes: Erro 201 naming \(element), and protocolError.")
-                case .empty, .finalEmpty:
-                    scenario.description = "\(which) with \(element) sent as \"\" \(inVersions)."
-                    scenario.expectation = Expectation(sdk: .protocolError, sdkErro: .formatInvalid,
-                                                       text: "The SDK refuses the CRes: Erro 203 naming \(element), and protocolError.")
-                case .outside, .finalOutside:
-                    scenario.description = "\(which) with \(element) \"\(spoil.value ?? "")\", a value outside those the version defines for it \(inVersions)."
-                    scenario.expectation = Expectation(sdk: .protocolError, sdkErro: .formatInvalid,
-                                                       text: "The SDK refuses the CRes: Erro 203 naming \(element), and protocolError.")
-                case .criticalExtension:
-                    scenario.description = "\(which) with a messageExtension no version defines, marked critical (criticalityIndicator true)."
-                    scenario.expectation = Expectation(sdk: .protocolError, sdkErro: .criticalExtensionNotRecognised,
-                                                       text: "The SDK refuses the CRes: Erro 202 naming the extension's id "
-                                                           + "(\(Fault.criticalExtensionID)), and protocolError.")
-                case .nonCriticalExtension:
-                    scenario.description = "\(which) with a messageExtension no version defines, not critical (criticalityIndicator false). "
-                        + "The SDK ignores it: the challenge completes, with no Erro."
-                    scenario.expectation = nil
-                case .unknownMember, .unknownMemberInFinal:
-                    scenario.description = "\(which) with \(element), a member no version defines. The SDK ignores it: the challenge completes, "
-                        + "with no Erro."
+                scenario.description = "\(which) \(spoil.change) \(inVersions)."
+                if let (code, naming) = spoil.erroDue {
+                    scenario.expectation = Expectation(sdk: .protocolError, sdkErro: code,
+                                                       text: "The SDK refuses the CRes: Erro \(code.rawValue) naming \(naming), and protocolError.")
+                } else {
+                    scenario.description += " The SDK ignores it: the challenge completes, with no Erro."
                     scenario.expectation = nil
                 }
                 return scenario
@@ -93,11 +74,16 @@ public enum NegativeScenarios {
     }
 
     /// What a message's table (the CRes's unless said) refuses of `message` for one element alone: each element left out,
-    /// sent empty, or given a value outside its version's set.
+    /// sent empty, given a value outside its version's set, sent as a JSON value of another type, or of a length outside
+    /// its format's bounds.
     static func probe(_ message: JSONValue, rules: MessageRules = ChallengeRules.cRes, context: MessageContext, final: Bool) -> [Spoil] {
         rules.requiredElements(of: message, context: context).map { Spoil(final ? .finalMissing : .missing, $0) }
             + rules.elementsRefusedEmpty(of: message, context: context).map { Spoil(final ? .finalEmpty : .empty, $0) }
             + rules.valuesOutsideTheirSet(of: message, context: context).map { Spoil(final ? .finalOutside : .outside, $0.element, value: $0.value) }
+            + rules.elementsRefusedOfAnotherType(of: message, context: context).map { Spoil(final ? .finalType : .type, $0) }
+            + rules.lengthsOutsideTheirBounds(of: message, context: context).map {
+                Spoil(final ? .finalLength : .length, $0.element, value: String($0.length))
+            }
     }
 
     /// How a generated case spoils its message.
@@ -108,8 +94,13 @@ public enum NegativeScenarios {
         case empty
         /// An element of a set of values given one outside the version's set: Erro 203.
         case outside
-        /// The same three in the final CRes.
-        case finalMissing = "final-missing", finalEmpty = "final-empty", finalOutside = "final-outside"
+        /// An element sent as a JSON value of another type: Erro 203.
+        case type
+        /// A string element of a length outside its format's bounds (the length is the spoil's value): Erro 203.
+        case length
+        /// The same five in the final CRes.
+        case finalMissing = "final-missing", finalEmpty = "final-empty", finalOutside = "final-outside", finalType = "final-type",
+             finalLength = "final-length"
         /// An unknown extension marked critical: Erro 202.
         case criticalExtension = "critical"
         /// An unknown extension not marked critical: ignored.
@@ -120,10 +111,10 @@ public enum NegativeScenarios {
         case unknownMemberInFinal = "final-unknown"
 
         /// In the final CRes, which answers the CReq after the last step.
-        var inFinal: Bool { [.finalMissing, .finalEmpty, .finalOutside, .unknownMemberInFinal].contains(self) }
+        var inFinal: Bool { [.finalMissing, .finalEmpty, .finalOutside, .finalType, .finalLength, .unknownMemberInFinal].contains(self) }
     }
 
-    /// One way of spoiling a message: the mutation, the element, and the value it is given (`outside`).
+    /// One way of spoiling a message: the mutation, the element, and the value it is given (`outside`) or its length (`length`).
     struct Spoil: Hashable {
         let mutation: Mutation
         let element: String
@@ -141,6 +132,8 @@ public enum NegativeScenarios {
             case .missing, .finalMissing: .missingField(element)
             case .empty, .finalEmpty: .emptyField(element)
             case .outside, .finalOutside: .fieldValue(element, value ?? "")
+            case .type, .finalType: .fieldType(element)
+            case .length, .finalLength: .fieldLength(element, value.flatMap { Int($0) } ?? 0)
             case .criticalExtension: .criticalExtension
             case .nonCriticalExtension: .nonCriticalExtension
             case .unknownMember, .unknownMemberInFinal: .unknownMember(element)
@@ -190,5 +183,31 @@ public enum NegativeScenarios {
               case .challenge(let script) = scenario.outcome, script.cardholder == .answers, script.decoupledFallback == nil,
               script.whitelistingInfoText == nil else { return false }
         return script.steps.first?.screen.uiType == uiType
+    }
+}
+
+extension NegativeScenarios.Spoil {
+    /// What the case does to its message, after the message's name: "without acsUiType, which Annex A requires there".
+    var change: String {
+        switch mutation {
+        case .missing, .finalMissing: "without \(element), which Annex A requires there"
+        case .empty, .finalEmpty: "with \(element) sent as \"\""
+        case .outside, .finalOutside: "with \(element) \"\(value ?? "")\", a value outside those the version defines for it"
+        case .type, .finalType: "with \(element) sent as a JSON value of another type than its format (a string as a number, an object as a string)"
+        case .length, .finalLength: "with \(element) of \(value ?? "?") characters, a length outside the bounds of its format"
+        case .criticalExtension: "with a messageExtension no version defines, marked critical (criticalityIndicator true)"
+        case .nonCriticalExtension: "with a messageExtension no version defines, not critical (criticalityIndicator false)"
+        case .unknownMember, .unknownMemberInFinal: "with \(element), a member no version defines"
+        }
+    }
+
+    /// The Erro the receiver owes (Table A.4) and what its errorDetail names; nil when it must ignore the change.
+    var erroDue: (code: ErrorCode, naming: String)? {
+        switch mutation {
+        case .missing, .finalMissing: (.requiredElementMissing, element)
+        case .empty, .finalEmpty, .outside, .finalOutside, .type, .finalType, .length, .finalLength: (.formatInvalid, element)
+        case .criticalExtension: (.criticalExtensionNotRecognised, "the extension's id (\(Fault.criticalExtensionID))")
+        case .nonCriticalExtension, .unknownMember, .unknownMemberInFinal: nil
+        }
     }
 }

@@ -5,8 +5,9 @@ import JSON
 // The negative cases of a 3DS Server: the ARes and the RReq it reads, spoilt as an SDK's CRes are.
 extension NegativeScenarios {
     /// The cases of a 3DS Server, on the file's first frictionless Y scenario: its ARes (Annex A Table A.2) without each
-    /// element the ARes table requires there, with each string element sent as "", or with an element given a value outside
-    /// its version's set, in the versions where the table says so and alike in the app and the browser (one scenario plays
+    /// element the ARes table requires there, with each string element sent as "", with an element given a value outside
+    /// its version's set, sent as a JSON value of another type or of a length outside its format's bounds, in the versions
+    /// where the table says so and alike in the app and the browser (one scenario plays
     /// in both channels); and an unknown critical extension (Erro 202) and an unknown member (ignored). The 3DS Server must
     /// end the transaction in error and send the DS an Erro naming the element (Core specification: it validates the ARes;
     /// Table A.4), which `ares.erro` grades.
@@ -21,28 +22,21 @@ extension NegativeScenarios {
             (aresProbe(version: version, channel: channel), MessageContext(version: version, channel: channel, category: .payment))
         } + [Spoil(.criticalExtension, "messageExtension"), Spoil(.unknownMember, unknownMember)].map { FoundCase(spoil: $0, versions: MessageVersion.allCases) }
         return serverCases(found, base: base, message: "ares", cardPrefix: aresCardPrefix, leg: .directoryServer) { spoil, inVersions in
-            let (element, value) = (spoil.element, spoil.value)
-            let refused = "The 3DS Server refuses the ARes: it ends the transaction in error and sends the DS "
-            switch spoil.mutation {
-            case .missing: return ("The frictionless ARes without \(element), which Annex A requires there \(inVersions).",
-                                   Expectation(threeDSServerState: "error", text: refused + "Erro 201 naming \(element) (graded: ares.erro)."))
-            case .empty: return ("The frictionless ARes with \(element) sent as \"\" \(inVersions).",
-                                 Expectation(threeDSServerState: "error", text: refused + "Erro 203 naming \(element) (graded: ares.erro)."))
-            case .outside: return ("The frictionless ARes with \(element) \"\(value ?? "")\", a value outside those the version defines for it \(inVersions).",
-                                   Expectation(threeDSServerState: "error", text: refused + "Erro 203 naming \(element) (graded: ares.erro)."))
-            case .criticalExtension: return ("The frictionless ARes with a messageExtension no version defines, marked critical (criticalityIndicator true).",
-                                             Expectation(threeDSServerState: "error", text: refused + "Erro 202 naming the extension's id "
-                                                         + "(\(Fault.criticalExtensionID)) (graded: ares.erro)."))
-            default: return ("The frictionless ARes with \(element), a member no version defines. The 3DS Server ignores it: the transaction "
-                             + "ends Y, and no Erro goes to the DS (graded: ares.erro).", nil)
+            let description = "The frictionless ARes \(spoil.change) \(inVersions)."
+            guard let (code, naming) = spoil.erroDue else {
+                return (description + " The 3DS Server ignores it: the transaction ends Y, and no Erro goes to the DS (graded: ares.erro).", nil)
             }
+            return (description, Expectation(threeDSServerState: "error", text: "The 3DS Server refuses the ARes: it ends the transaction in error "
+                                                                              + "and sends the DS Erro \(code.rawValue) naming \(naming) (graded: ares.erro)."))
         }
     }
 
     /// The generated ARes cases' cards: as ``cardPrefix``, another serial range.
     static let aresCardPrefix = "400000008"
 
-    /// A frictionless ARes Y as the harness's ACS and DS answer one (an app's carries sdkTransID).
+    /// A frictionless ARes Y as the harness's ACS and DS answer one (an app's carries sdkTransID, and in 2.3.1 the device
+    /// information version read and threeDSRequestorAppURLInd: without them the app's probe is refused before any spoil,
+    /// and no case of a single element is found).
     static func aresProbe(version: MessageVersion, channel: DeviceChannel) -> JSONValue {
         let id = placeholderID
         var ares = ARes(messageVersion: version, threeDSServerTransID: id, acsTransID: id, dsTransID: id, sdkTransID: channel == .app ? id : nil,
@@ -51,6 +45,7 @@ extension NegativeScenarios {
         ares.acsOperatorID = "HARNESS-ACS-OPERATOR"
         ares.authenticationValue = "AAABBBCCCDDDEEEFFFGGGHHHIII="
         ares.eci = "05"
+        if channel == .app { ares.setAppChannelFields(deviceInfoVersion: "1.0") }
         return ares.json
     }
 
@@ -71,22 +66,12 @@ extension NegativeScenarios {
              MessageContext(version: version, channel: channel, category: .payment, request: .object([("acsDecConInd", .string("Y")), ("transStatus", .string("D"))])))
         } + [Spoil(.criticalExtension, "messageExtension"), Spoil(.unknownMember, unknownMember)].map { FoundCase(spoil: $0, versions: [.v2_2_0, .v2_3_1]) }
         return serverCases(found, base: base, message: "rreq", cardPrefix: rreqCardPrefix, leg: .results) { spoil, inVersions in
-            let (element, value) = (spoil.element, spoil.value)
-            let refused = "The 3DS Server answers the RReq with "
-            let took = ", not an RRes, and takes no result from it (graded: rreq.erro)."
-            switch spoil.mutation {
-            case .missing: return ("The decoupled result's RReq without \(element), which Annex A requires there \(inVersions).",
-                                   Expectation(threeDSServerState: "challenge", text: refused + "Erro 201 naming \(element)" + took))
-            case .empty: return ("The decoupled result's RReq with \(element) sent as \"\" \(inVersions).",
-                                 Expectation(threeDSServerState: "challenge", text: refused + "Erro 203 naming \(element)" + took))
-            case .outside: return ("The decoupled result's RReq with \(element) \"\(value ?? "")\", a value outside those the version defines for it \(inVersions).",
-                                   Expectation(threeDSServerState: "challenge", text: refused + "Erro 203 naming \(element)" + took))
-            case .criticalExtension: return ("The decoupled result's RReq with a messageExtension no version defines, marked critical.",
-                                             Expectation(threeDSServerState: "challenge", text: refused + "Erro 202 naming the extension's id "
-                                                         + "(\(Fault.criticalExtensionID))" + took))
-            default: return ("The decoupled result's RReq with \(element), a member no version defines. The 3DS Server takes it: it answers "
-                             + "an RRes, and the transaction ends Y (graded: rreq.erro).", nil)
+            let description = "The decoupled result's RReq \(spoil.change) \(inVersions)."
+            guard let (code, naming) = spoil.erroDue else {
+                return (description + " The 3DS Server takes it: it answers an RRes, and the transaction ends Y (graded: rreq.erro).", nil)
             }
+            return (description, Expectation(threeDSServerState: "challenge", text: "The 3DS Server answers the RReq with Erro \(code.rawValue) naming "
+                                                                                  + "\(naming), not an RRes, and takes no result from it (graded: rreq.erro)."))
         }
     }
 

@@ -55,6 +55,18 @@ struct NegativeCaseTests {
         #expect(cases["negative-cres-01-outside-acsUiType-06"]?.expectation?.sdkErro == .formatInvalid)
         #expect(cases["negative-cres-01-outside-acsUiType-06"]?.faults.first?.fault == .fieldValue("acsUiType", "06"))
         #expect(Self.catalog.negative.count >= 40)
+        // An element sent as a value of another type (acsUiType 1 for "01"), and a string of a length outside its format's
+        // bounds (challengeInfoText 351 characters, acsCounterAtoS of 2 or 4 digits): 203 naming it. A transaction id of
+        // another type is also one that names no transaction (301): it makes no case.
+        #expect(versions("negative-cres-01-type-acsUiType") == ["2.1.0", "2.2.0", "2.3.1"])
+        #expect(cases["negative-cres-01-type-acsUiType"]?.faults.first?.fault == .fieldType("acsUiType"))
+        #expect(cases["negative-cres-01-type-acsUiType"]?.expectation?.sdkErro == .formatInvalid)
+        #expect(versions("negative-cres-01-type-acsTransID") == nil)
+        #expect(versions("negative-cres-01-length-challengeInfoText-351") == ["2.1.0", "2.2.0", "2.3.1"])
+        #expect(versions("negative-cres-01-length-acsCounterAtoS-2") != nil && versions("negative-cres-01-length-acsCounterAtoS-4") != nil)
+        #expect(cases["negative-cres-01-length-acsCounterAtoS-4"]?.faults.first?.fault == .fieldLength("acsCounterAtoS", 4))
+        // The final CRes's own: transStatus of another type.
+        #expect(versions("negative-cres-01-final-type-transStatus") == ["2.1.0", "2.2.0", "2.3.1"])
         // Members no version defines, in the first and the final CRes: ignored, so no Erro is due.
         #expect(versions("negative-cres-01-unknown-harnessUnknownMember") == ["2.1.0", "2.2.0", "2.3.1"])
         #expect(cases["negative-cres-01-final-unknown-harnessUnknownMember"]?.faults.first?.round == 1)
@@ -105,7 +117,10 @@ struct NegativeCaseTests {
             let challenger = ChallengeRunner(client: try HTTPClient(group: group), trustAnchors: harness.app.configuration.directoryServers.compactMap {
                 try? pki.rootCertificate($0.rid)
             }, misbehaviour: withholdsErro ? .withholdErro : nil)
-            let results = await matrix.run(simulator: simulator, challenger: challenger, concurrency: 8) { _, style in try directoryServer("A000000003", style) }
+            // The SDK that sends no Erro waits idle for a result that does not come: many at once.
+            let results = await matrix.run(simulator: simulator, challenger: challenger, concurrency: withholdsErro ? 64 : 8) { _, style in
+                try directoryServer("A000000003", style)
+            }
             let problems = results.compactMap { result in result.problem.map { "\(result.entry.label) \(result.entry.version.rawValue): \($0)" } }
             #expect(problems.isEmpty == !withholdsErro, "\(problems.prefix(5).joined(separator: "\n"))")
             let finished = try JSONReader.parse(try await harness.post("/admin/runs/\(id)/finish", []).body).value
@@ -126,14 +141,16 @@ struct NegativeCaseTests {
         }
     }
 
-    /// An SDK that checks presence and not values (it reads a value outside the version's set as the set's first) sends
-    /// no Erro 203 about such a CRes: it fails `sdk.erro` in each `outside` case of 2.2.0; the correct SDK passes them
-    /// (above).
-    @Test func anSDKThatTakesAValueOutsideItsVersionsSetFailsEachOutsideCase() async throws {
+    /// An SDK that checks presence and not values (it reads a value outside the version's set as the set's first), one
+    /// that coerces a value of another JSON type, and one that checks no length each send no Erro 203 about such a CRes:
+    /// each fails `sdk.erro` in every case of 2.2.0 of its class (`outside`, `type`, `length`, in the first and the final
+    /// CRes); the correct SDK passes them (above).
+    @Test(arguments: [(ChallengeRunner.Misbehaviour.acceptsAnyValue, "outside"), (.acceptsAnyType, "type"), (.acceptsAnyLength, "length")])
+    func anSDKThatDoesNotCheckAClassFailsEachCaseOfIt(_ misbehaviour: ChallengeRunner.Misbehaviour, _ mutation: String) async throws {
         try await withHarness { harness in
             let group = EventLoopGroup(loopCount: 1)
             defer { group.shutdown() }
-            let outside = Set(Self.catalog.negative.filter { $0.name.hasPrefix("negative-cres-") && $0.name.contains("-outside-") && $0.versions?.contains(.v2_2_0) != false }.map(\.name))
+            let outside = Set(Self.catalog.negative.filter { $0.name.hasPrefix("negative-cres-") && $0.name.contains("-\(mutation)-") && $0.versions?.contains(.v2_2_0) != false }.map(\.name))
             #expect(outside.count >= 2)
             let cases = try await harness.simulator.scenarios(negative: true).filter { outside.contains($0["name"]?.stringValue ?? "") }.compactMap { SimulationCase(scenario: $0) }
             let run = JSONValue.object([("suite", .object([("name", .string("outside")), ("party", .string("sdk")), ("negative", .bool(true)),
@@ -144,7 +161,7 @@ struct NegativeCaseTests {
             simulator.harnessCase = id
             let challenger = ChallengeRunner(client: try HTTPClient(group: group), trustAnchors: harness.app.configuration.directoryServers.compactMap {
                 try? pki.rootCertificate($0.rid)
-            }, misbehaviour: .acceptsAnyValue)
+            }, misbehaviour: misbehaviour)
             let matrix = SimulationMatrix(cases: cases, versions: [.v2_2_0], styles: [.android], coverage: .everyCombination)
             #expect(matrix.entries.count == outside.count)
             _ = await matrix.run(simulator: simulator, challenger: challenger, concurrency: 8) { _, style in try directoryServer("A000000003", style) }
@@ -153,7 +170,7 @@ struct NegativeCaseTests {
             #expect(entries.count == outside.count)
             for entry in entries {
                 let erro = entry["checks"]?.arrayValue?.first { $0["id"]?.stringValue == "sdk.erro" }
-                #expect(entry["status"]?.stringValue == "failed" && erro?["verdict"]?.stringValue == "fail", "\(JSONWriter.string(entry))")
+                #expect(entry["status"]?.stringValue == "failed" && erro?["verdict"]?.stringValue == "fail", "\(misbehaviour): \(JSONWriter.string(entry))")
             }
         }
     }

@@ -3,7 +3,7 @@ import Faults
 import Foundation
 import JSON
 import Net
-import Scenarios
+@testable import Scenarios
 import Testing
 import TestSupport
 
@@ -26,6 +26,9 @@ struct ThreeDSServerNegativeCaseTests {
         // One scenario plays in both channels: an element only the app's ARes carries makes no case.
         #expect(versions("negative-ares-missing-sdkTransID") == nil)
         #expect(versions("negative-ares-empty-acsOperatorID") != nil)
+        // Of another type, of a length outside its bounds: in every version, the app's 2.3.1 ARes carrying what it must.
+        #expect(versions("negative-ares-type-transStatus") == ["2.1.0", "2.2.0", "2.3.1"])
+        #expect(versions("negative-ares-length-eci-3") == ["2.1.0", "2.2.0", "2.3.1"])
         #expect(cases["negative-ares-critical-messageExtension"]?.faults.first?.fault == .criticalExtension)
         #expect(cases["negative-ares-unknown-harnessUnknownMember"]?.expectation == nil)
         // The RReq of a decoupled result, from 2.2.0 (2.1.0's ACS answers U/07): the 3DS Server answers Erro, not an RRes.
@@ -36,6 +39,23 @@ struct ThreeDSServerNegativeCaseTests {
             #expect(scenario.faults.allSatisfy { $0.leg == (ares ? .directoryServer : .results) } && scenario.channels == [.app, .browser], "\(scenario.name)")
             #expect(scenario.expectation.map { $0.threeDSServerState == (ares ? "error" : "challenge") } ?? scenario.name.contains("-unknown-"),
                     "\(scenario.name)")
+        }
+    }
+
+    /// The messages the cases spoil are valid before they are: a probe its own table refuses finds no case of a single
+    /// element (an app ARes of 2.3.1 without deviceInfoRecognisedVersion hid every one but the missing elements).
+    @Test func theProbedMessagesAreValidInEveryVersionAndChannel() {
+        for version in MessageVersion.allCases {
+            for channel in [DeviceChannel.app, .browser] {
+                let context = MessageContext(version: version, channel: channel, category: .payment)
+                let ares = AResRules.rules.check(NegativeScenarios.aresProbe(version: version, channel: channel), context: context).violations
+                #expect(ares.isEmpty, "ARes \(version.rawValue) \(channel): \(ares)")
+                guard version >= .v2_2_0 else { continue }
+                var afterD = context
+                afterD.request = .object([("acsDecConInd", .string("Y")), ("transStatus", .string("D"))])
+                let rreq = ResultsRules.rReq.check(NegativeScenarios.rreqProbe(version: version, channel: channel), context: afterD).violations
+                #expect(rreq.isEmpty, "RReq \(version.rawValue) \(channel): \(rreq)")
+            }
         }
     }
 
@@ -94,8 +114,9 @@ struct ThreeDSServerNegativeCaseTests {
                 case .sameErroCodeForEverything: ares && (scenario.contains("-missing-") || scenario.contains("-critical-"))
                 case .erroAboutValidARes: ignored || !ares
                 case .rresToEveryRReq: !ares && !ignored
-                // Its Erro, 203 naming interactionCounter, is the one due where interactionCounter is spoilt.
-                default: !ares && !scenario.hasSuffix("-interactionCounter")
+                // Its Erro, 203 naming interactionCounter, is the one due where interactionCounter is spoilt (empty, of another
+                // type or length).
+                default: !ares && !(scenario.contains("-interactionCounter") && !scenario.contains("-missing-"))
                 }
                 #expect(wrong ? failsOnErro(entry) : entry["status"]?.stringValue == "passed", "\(bug): \(JSONWriter.string(entry))")
             }

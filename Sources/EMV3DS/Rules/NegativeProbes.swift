@@ -57,6 +57,52 @@ extension MessageRules {
         }
     }
 
+    /// The elements of `message` that the table refuses sent as a JSON value of another type (``NegativeValue/ofAnotherType(_:)``),
+    /// with 203 naming them alone (Annex A gives each element's format; Table A.4: 203, "data element not in the required
+    /// format"): a string sent as a number, an object as the string of its JSON text. Not the transaction ids: one of
+    /// another type names no transaction the receiver has as well as being malformed, so 301 is as right a reading as 203,
+    /// and a negative case takes one reading only.
+    public func elementsRefusedOfAnotherType(of message: JSONValue, context: MessageContext) -> [String] {
+        probed(message).filter { name in
+            guard !TransactionIDs.names.contains(name), let value = message[name] else { return false }
+            var spoilt = message
+            spoilt.set(name, NegativeValue.ofAnotherType(value))
+            return refusesAlone(spoilt, name, context)
+        }
+    }
+
+    /// A value of the format the table gives `element` in `version` (``FieldFormat/example``): nil for an element of a format
+    /// made of other tables, or one the version does not define.
+    public func example(of element: String, in version: MessageVersion) -> JSONValue? {
+        table.fields.first { $0.name == element && $0.applies(to: version) }?.format.example
+    }
+
+    /// The lengths in characters the table allows `element` in `version`, when its format bounds them; nil otherwise.
+    public func lengthBounds(of element: String, in version: MessageVersion) -> ClosedRange<Int>? {
+        for rule in table.fields where rule.name == element && rule.applies(to: version) {
+            switch rule.format {
+            case .string(let bounds), .numeric(let bounds), .numericAtLeast(let bounds, _): return bounds
+            case .url(let most), .httpsURL(let most), .base64url(let most): return 1...most
+            default: return nil
+            }
+        }
+        return nil
+    }
+
+    /// For each string element of `message` whose format bounds its length, the lengths just outside the bounds (one more
+    /// than the most, one less than the least where that is not 0) that the table refuses with 203 naming it alone (Annex A
+    /// "Length"; Table A.4: 203). The value is the element's own, cut or lengthened (``NegativeValue/resized(_:to:)``).
+    public func lengthsOutsideTheirBounds(of message: JSONValue, context: MessageContext) -> [(element: String, length: Int)] {
+        probed(message).flatMap { name -> [(element: String, length: Int)] in
+            guard let text = message[name]?.stringValue, let bounds = lengthBounds(of: name, in: context.version) else { return [] }
+            return [bounds.lowerBound - 1, bounds.upperBound + 1].filter { $0 > 0 }.compactMap { length in
+                var spoilt = message
+                spoilt.set(name, .string(NegativeValue.resized(text, to: length)))
+                return refusesAlone(spoilt, name, context) ? (name, length) : nil
+            }
+        }
+    }
+
     /// The members a negative case may spoil.
     private func probed(_ message: JSONValue) -> [String] {
         (message.objectMembers ?? []).map(\.key).filter { !["messageType", "messageVersion"].contains($0) }

@@ -107,7 +107,8 @@ struct DirectoryServerTests {
     }
 
     @Test func bodyOverTheServerLimitIs413AndTheServerStaysUp() async throws {
-        try await withHarness(configure: { $0.server.maxBodyBytes = 64 * 1024 }) { harness in
+        // The connection's limit, read as the bytes arrive: over loopback.
+        try await withHarness(configure: { $0.server.maxBodyBytes = 64 * 1024 }, transport: .loopback) { harness in
             let response = try await harness.post("/ds/areq", Array(repeating: UInt8(ascii: " "), count: 100_000))
             #expect(response.status.code == 413)
             let after = try await harness.postMessage("/ds/areq", try appAReq())

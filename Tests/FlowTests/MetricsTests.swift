@@ -11,7 +11,8 @@ import TestSupport
 @Suite("Metrics: Prometheus text at /metrics")
 struct MetricsTests {
     @Test func metricsParseAndMoveWithTraffic() async throws {
-        try await withHarness { harness in
+        // Open connections are among the figures: over loopback.
+        try await withHarness(transport: .loopback) { harness in
             let before = try await scrape(harness)
             _ = try await runTransaction(harness, pan: "4000000000001000", answers: [])          // frictionless Y
             _ = try await runTransaction(harness, pan: "4000000000110009", answers: ["1234"])    // text challenge, Y

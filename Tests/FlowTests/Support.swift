@@ -14,6 +14,15 @@ import TestSupport
 import Messaging
 import Store
 
+/// How a test reaches the harness: through its router in process, no socket (the requests, routes, guards, handlers and
+/// answers are the server's own), or over loopback as an outside party does. The pass of `./harness test` that runs the
+/// flow tests with the roles calling each other over HTTP uses loopback too, so every flow also crosses the network.
+enum TestTransport {
+    case router, loopback
+
+    static var `default`: TestTransport { ProcessInfo.processInfo.environment["THREEDS_HARNESS_TEST_ROLE_CALLS"] == "http" ? .loopback : .router }
+}
+
 /// The harness with its committed defaults on a free loopback port; stopped by `stop()`.
 final class RunningHarness: Sendable {
     let app: HarnessApp
@@ -27,7 +36,7 @@ final class RunningHarness: Sendable {
     private let ownsDataDirectory: Bool
 
     init(dataDirectory: String? = nil, configure: (inout HarnessConfiguration) -> Void = { _ in },
-         clock: HarnessClock = .system) throws {
+         clock: HarnessClock = .system, transport: TestTransport = .default) throws {
         var configuration = try HarnessConfiguration.load(path: repositoryRoot + "/config/harness.yaml")
         self.dataDirectory = dataDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("harness-data-\(UUID().uuidString)").path
         ownsDataDirectory = dataDirectory == nil
@@ -43,13 +52,24 @@ final class RunningHarness: Sendable {
         app = try HarnessApp(configuration: configuration, baseDirectory: repositoryRoot, logger: silentLogger, clock: clock)
         try app.start()
         baseURL = app.endpoints.baseURL
-        client = try HTTPClient(group: clientGroup)
+        var inProcess: InProcessCalls?
+        if transport == .router {
+            inProcess = InProcessCalls()
+            inProcess?.serve(app.server, at: [(baseURL, false)])
+        }
+        client = try HTTPClient(group: clientGroup, inProcess: inProcess)
     }
 
     func stop() {
         app.shutdown()
         clientGroup.shutdown()
         if ownsDataDirectory { try? FileManager.default.removeItem(atPath: dataDirectory) }
+    }
+
+    /// ``stop()`` on a thread of its own: it waits for the server to drain and the loops to join, and a wait on one of the
+    /// concurrency pool's two threads stalls every test running beside it.
+    func stopOffThePool() async {
+        _ = try? await offThePool { [self] in stop() }
     }
 
     var simulator: Simulator { Simulator(client: client, baseURL: baseURL) }
@@ -110,14 +130,14 @@ final class RunningHarness: Sendable {
 
 /// Runs `body` against a fresh harness and stops it, also when `body` throws.
 func withHarness(dataDirectory: String? = nil, configure: (inout HarnessConfiguration) -> Void = { _ in },
-                 clock: HarnessClock = .system,
+                 clock: HarnessClock = .system, transport: TestTransport = .default,
                  _ body: (RunningHarness) async throws -> Void) async throws {
-    let harness = try RunningHarness(dataDirectory: dataDirectory, configure: configure, clock: clock)
+    let harness = try RunningHarness(dataDirectory: dataDirectory, configure: configure, clock: clock, transport: transport)
     do { try await body(harness) } catch {
-        harness.stop()
+        await harness.stopOffThePool()
         throw error
     }
-    harness.stop()
+    await harness.stopOffThePool()
 }
 
 let pki = TestPKI(directory: repositoryRoot + "/certs")

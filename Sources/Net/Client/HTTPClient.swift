@@ -31,13 +31,18 @@ public final class HTTPClient: Sendable {
     private let group: EventLoopGroup
     private let tlsContext: TLSContext
     private let pools: [ObjectIdentifier: LoopBound<ConnectionPool>]
+    /// Where the URLs of a server of this process are answered without a socket, by its router (the tests' client of the
+    /// roles and flows; loopback stays where the network is the subject); nil: every request goes over the network.
+    private let inProcess: InProcessCalls?
 
     /// A loop of the client's group, the caller's when it is one of them: where a role sets its time limits.
     public func nextLoop() -> EventLoop { group.next() }
 
-    public init(group: EventLoopGroup, configuration: HTTPClientConfiguration = HTTPClientConfiguration()) throws(NetError) {
+    public init(group: EventLoopGroup, configuration: HTTPClientConfiguration = HTTPClientConfiguration(),
+                inProcess: InProcessCalls? = nil) throws(NetError) {
         self.group = group
         self.configuration = configuration
+        self.inProcess = inProcess
         tlsContext = try TLSContext(client: configuration.tls)
         var pools: [ObjectIdentifier: LoopBound<ConnectionPool>] = [:]
         for loop in group.loops { pools[ObjectIdentifier(loop)] = LoopBound(ConnectionPool(loop: loop), on: loop) }
@@ -46,6 +51,9 @@ public final class HTTPClient: Sendable {
 
     /// Sends `request` to the endpoint of `url` (whose path and query replace the request's target).
     public func execute(_ request: HTTPRequest, url: String) async throws(HTTPClientError) -> HTTPResponse {
+        if let inProcess, let answered = try await inProcess.answer(request, url: url, readTimeoutMilliseconds: configuration.readTimeoutMilliseconds) {
+            return answered
+        }
         let (endpoint, target) = try Endpoint.parse(url)
         var request = request
         request.target = target

@@ -26,22 +26,34 @@ public final class InProcessCalls: Sendable {
     /// The answer to a POST of `body` to `url` when `url` is this process's; nil when it is not (the caller uses HTTP).
     public func post(_ url: String, body: [UInt8], written: WrittenJSON? = nil, contentType: String, headers: HTTPHeaders,
                      readTimeoutMilliseconds: UInt64) async throws(HTTPClientError) -> HTTPResponse? {
-        let found = target.withLock { target -> (HTTPServer, String, Bool)? in
+        var requestHeaders = headers
+        requestHeaders.set("Content-Type", contentType)
+        var request = HTTPRequest(method: .post, target: "/", headers: requestHeaders, body: body)
+        request.written = written
+        return try await answer(request, url: url, readTimeoutMilliseconds: readTimeoutMilliseconds)
+    }
+
+    /// The answer to `request` sent to `url` (whose path and query replace the request's target) when `url` is this
+    /// process's; nil when it is not (the caller uses HTTP).
+    public func answer(_ request: HTTPRequest, url: String, readTimeoutMilliseconds: UInt64) async throws(HTTPClientError) -> HTTPResponse? {
+        let found = target.withLock { target -> (HTTPServer, String, Bool, String)? in
             guard let server = target.server else { return nil }
             for base in target.bases where url.hasPrefix(base.prefix) {
                 let rest = String(url.dropFirst(base.prefix.count))
                 // The base's own port or path, not a longer one that shares its prefix (":8080" and ":80801").
                 guard rest.isEmpty || rest.hasPrefix("/") || rest.hasPrefix("?") else { continue }
-                return (server, rest.isEmpty ? "/" : rest, base.isSecure)
+                return (server, rest.isEmpty ? "/" : rest, base.isSecure, base.prefix)
             }
             return nil
         }
-        guard let (server, path, isSecure) = found else { return nil }
-        var requestHeaders = headers
-        requestHeaders.set("Content-Type", contentType)
-        requestHeaders.set("Content-Length", String(body.count))
-        var request = HTTPRequest(method: .post, target: path, headers: requestHeaders, body: body)
-        request.written = written
+        guard let (server, path, isSecure, base) = found else { return nil }
+        var request = request
+        request.target = path
+        // As the client writes it: the base's authority.
+        if request.headers["Host"] == nil, let authority = base.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first {
+            request.headers.set("Host", String(authority))
+        }
+        if request.method != .get || !request.body.isEmpty { request.headers.set("Content-Length", String(request.body.count)) }
         let response = await server.answer(request, isSecure: isSecure)
         switch response.delivery {
         case .complete:

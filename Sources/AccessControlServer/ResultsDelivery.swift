@@ -97,9 +97,17 @@ extension AccessControlServer {
             // Before the RReq: the 3DS Server may send its 3RI AReq before the RRes is back here.
             transactions.update(acsTransID) { $0.fallbackRReqAt = settings.clock.wallMilliseconds() }
         }
-        // The challenge's time limit is not due any more (a job left behind finds the record settled and does nothing): gone
-        // while the RReq goes.
-        async let timeLimitGone: Void = transaction.authentication == .decoupled ? () : sharing.finish(Self.expiryJobID(acsTransID))
+        // The challenge's time limit is not due any more (a job left behind finds the record settled and does nothing): with
+        // instances sharing the store, its job is gone while the RReq goes.
+        guard sharing.isShared, transaction.authentication != .decoupled else { return await sendRReq(acsTransID, transaction, result) }
+        async let timeLimitGone: Void = sharing.finish(Self.expiryJobID(acsTransID))
+        await sendRReq(acsTransID, transaction, result)
+        await timeLimitGone
+    }
+
+    /// Sends the RReq of `transaction` ended with `result`, and records what came back.
+    private func sendRReq(_ acsTransID: String, _ transaction: Transaction, _ result: ChallengeResult) async {
+        let fallingBack = result.transStatus == .decoupled
         let rreq = transaction.rreq(for: result)
         let delivery: String
         do {
@@ -121,6 +129,5 @@ extension AccessControlServer {
         transactions.update(acsTransID) { $0.resultsDelivery = delivery }
         // The DS ends the entry as it relays the RRes; this ends one whose RReq never got that far.
         journal?.end(transaction.ids.dsTransID, transStatus: result.transStatus.rawValue, because: "RReq sent: \(delivery)")
-        await timeLimitGone
     }
 }

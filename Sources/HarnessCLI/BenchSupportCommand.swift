@@ -52,13 +52,12 @@ struct BenchSupportCommand: ParsableCommand {
     struct CryptoRate: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "crypto")
         @OptionGroup var parent: BenchSupportCommandOptions
+        @OptionGroup var rate: RateOptions
         @Option var style = "rsa"
-        @Option var threads = 2
-        @Option var seconds = 3.0
 
         func run() throws {
             let operation = try ServerCrypto.deviceDataDecryption(pki: parent.pki, style: BenchTransaction.style(style))
-            BenchSupportCommand.printRate(threads: threads, seconds: seconds, operation)
+            BenchSupportCommand.printRate(threads: rate.threads, seconds: rate.seconds, operation)
         }
     }
 
@@ -66,13 +65,12 @@ struct BenchSupportCommand: ParsableCommand {
     struct ChallengeCryptoRate: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "challenge-crypto")
         @OptionGroup var parent: BenchSupportCommandOptions
+        @OptionGroup var rate: RateOptions
         @Option var style = "android"
-        @Option var threads = 2
-        @Option var seconds = 3.0
 
         func run() throws {
             let operation = try ServerCrypto.challenge(pki: parent.pki, style: BenchTransaction.style(style))
-            BenchSupportCommand.printRate(threads: threads, seconds: seconds, operation)
+            BenchSupportCommand.printRate(threads: rate.threads, seconds: rate.seconds, operation)
         }
     }
 
@@ -96,4 +94,10 @@ struct BenchSupportCommand: ParsableCommand {
 struct BenchSupportCommandOptions: ParsableArguments {
     @Option(name: .long, help: "Test PKI directory.")
     var pki = "certs"
+}
+
+/// How a rate is measured: on how many threads at once, for how long.
+struct RateOptions: ParsableArguments {
+    @Option(help: "Threads measuring at once.") var threads = 2
+    @Option(help: "Seconds to measure for.") var seconds = 3.0
 }

@@ -13,7 +13,8 @@ public struct TransactionRoute: Sendable {
     /// True when this instance holds the transaction in memory.
     public let holds: @Sendable (String) -> Bool
     /// Takes up a transaction this instance does not hold from its stored record, when one is there to take (a cluster's
-    /// instance that died held it): what a request served here needs first. The layer over the roles calls it, never a handler.
+    /// instance that died held it): what a request served here needs first. The layer over the roles calls it for the
+    /// request's own transaction; a handler that goes on with another (the first of a decoupled fallback) takes that one up.
     public let takeUp: @Sendable (String) async -> Void
 
     public init(role: String, key: TransactionKey, holds: @escaping @Sendable (String) -> Bool,

@@ -41,6 +41,7 @@ extension Fault {
         case .emptyField(let field): .required([.formatInvalid, .requiredElementMissing], field: field)
         case .criticalExtension: .required([.criticalExtensionNotRecognised], field: "messageExtension")
         case .fieldValue(let field, _), .fieldType(let field), .fieldLength(let field, _): .required([.formatInvalid], field: field)
+        case .duplicateMember(let field): .required([.duplicateElement], field: field)
         // A version not the AReq's: not supported (102) or, read as a mismatch, invalid (203).
         case .messageVersion: .required([.versionNotSupported, .formatInvalid], field: "messageVersion")
         case .wrongTransactionID(let field): .required([.transactionIDNotRecognised, .formatInvalid], field: field)

@@ -74,6 +74,8 @@ public enum Fault: Sendable, Equatable {
     /// A string element cut or lengthened to this many characters (`NegativeValue.resized`), outside the lengths its format
     /// allows (Annex A "Length"): 203 naming it.
     case fieldLength(String, Int)
+    /// An element written twice, with the same value (`NegativeValue.duplicating`): Table A.4: 204 naming it.
+    case duplicateMember(String)
 
     // Crypto on `acsSignedContent`.
     case signedContent(SignedContentFault)
@@ -85,7 +87,7 @@ public enum Fault: Sendable, Equatable {
         switch self {
         // The RReq is a request: its content can be spoilt, not the way it is answered.
         case .malformedJSON, .missingField, .emptyField, .messageVersion, .wrongTransactionID, .swappedTransactionIDs, .criticalExtension, .unknownMember,
-             .fieldValue, .fieldType, .fieldLength, .nonCriticalExtension:
+             .fieldValue, .fieldType, .fieldLength, .duplicateMember, .nonCriticalExtension:
             Set(FaultLeg.allCases)
         case .latency, .noAnswer, .closeMidResponse, .erro, .httpStatus, .contentType:
             [.directoryServer, .accessControlServer, .sdk]

@@ -15,6 +15,7 @@ extension Fault {
         "message-version": "version", "wrong-id": "id field name", "swapped-ids": nil, "critical-extension": nil, "noncritical-extension": nil,
         "wrong-counter": nil, "repeated-counter": nil, "select-info-shape": nil, "unknown-member": "member name",
         "field-value": "field name=value", "field-type": "field name", "field-length": "field name=length",
+        "duplicate-member": "field name",
     ].merging(SignedContentFault.allCases.map { ($0.rawValue, nil) }, uniquingKeysWith: { a, _ in a })
      .merging(CResEncryptionFault.allCases.map { ("cres-" + $0.rawValue, nil) }, uniquingKeysWith: { a, _ in a })
 
@@ -61,6 +62,7 @@ extension Fault {
             }
             self = .fieldValue(String(value[..<equals]), String(value[value.index(after: equals)...]))
         case "field-type": self = .fieldType(value)
+        case "duplicate-member": self = .duplicateMember(value)
         case "field-length":
             guard let equals = value.firstIndex(of: "="), equals != value.startIndex,
                   let length = Int(value[value.index(after: equals)...]), (0...100_000).contains(length) else {
@@ -101,6 +103,7 @@ extension Fault {
         case .unknownMember(let name): "unknown-member \(name)"
         case .fieldValue(let name, let value): "field-value \(name)=\(value)"
         case .fieldType(let name): "field-type \(name)"
+        case .duplicateMember(let name): "duplicate-member \(name)"
         case .fieldLength(let name, let length): "field-length \(name)=\(length)"
         case .signedContent(let fault): fault.rawValue
         case .cresEncryption(let fault): "cres-" + fault.rawValue

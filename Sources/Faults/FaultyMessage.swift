@@ -24,6 +24,8 @@ extension Fault {
             message.set(name, .string(value))
         case .fieldType(let name):
             if let value = message[name] { message.set(name, NegativeValue.ofAnotherType(value)) }
+        case .duplicateMember(let name):
+            if let spoilt = NegativeValue.duplicating(name, in: message) { message = spoilt }
         case .fieldLength(let name, let length):
             if let text = message[name]?.stringValue { message.set(name, .string(NegativeValue.resized(text, to: length))) }
         case .messageVersion(let version):

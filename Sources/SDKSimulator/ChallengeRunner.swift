@@ -110,6 +110,8 @@ public struct ChallengeRunner: Sendable {
         case acceptsAnyType = "accepts-any-type"
         /// Takes a CRes whatever the lengths of its string elements: a parser that checks no length.
         case acceptsAnyLength = "accepts-any-length"
+        /// Takes a CRes with a member written twice, keeping the last: a parser that reads into a dictionary.
+        case acceptsDuplicates = "accepts-duplicates"
     }
 
     public init(client: HTTPClient, trustAnchors: [Certificate], misbehaviour: Misbehaviour? = nil) {
@@ -340,8 +342,16 @@ struct Session {
     /// The CRes as a lenient SDK reads it: the one element refused (203) for what `misbehaviour` does not check, read as a
     /// value that passes (``ChallengeRunner/Misbehaviour/acceptsAnyValue``: one of the version's set; `acceptsAnyType`: the
     /// value coerced to its format's type; `acceptsAnyLength`: the value cut or lengthened to its bounds), else as an example
-    /// of its format (or any of its set); nil when anything else is wrong with it, or the misbehaviour checks what is.
+    /// of its format (or any of its set); `acceptsDuplicates`: each member once, the last; nil when anything else is wrong
+    /// with it, or the misbehaviour checks what is.
     private static func readingLeniently(_ plaintext: [UInt8], refused error: InvalidMessage, as misbehaviour: ChallengeRunner.Misbehaviour) -> CRes? {
+        if misbehaviour == .acceptsDuplicates {
+            guard !error.violations.isEmpty, error.violations.allSatisfy({ $0.code == .duplicateElement }),
+                  case .object(let members)? = try? JSONReader.parse(plaintext).value else { return nil }
+            var seen = Set<String>(), kept: [(key: String, value: JSONValue)] = []
+            for member in members.reversed() where seen.insert(member.key).inserted { kept.insert(member, at: 0) }
+            return try? CRes(bytes: JSONWriter.write(.object(kept)))
+        }
         guard var json = try? JSONReader.parse(plaintext).value,
               let version = json["messageVersion"]?.stringValue.flatMap(MessageVersion.init(rawValue:)),
               let field = error.violations.first?.field, error.violations.allSatisfy({ $0.code == .formatInvalid && $0.field == field }),
@@ -363,7 +373,7 @@ struct Session {
         case .acceptsAnyLength:
             guard let text = value.stringValue, let bounds = rules.lengthBounds(of: field, in: version), !bounds.contains(text.count) else { return nil }
             readings = [.string(NegativeValue.resized(text, to: min(max(text.count, bounds.lowerBound), bounds.upperBound)))] + (example.map { [$0] } ?? [])
-        case .withholdErro, .repeatCounter, .oobAsDataEntry, .oobAppURLSupported:
+        case .withholdErro, .repeatCounter, .oobAsDataEntry, .oobAppURLSupported, .acceptsDuplicates:
             return nil
         }
         for reading in readings {

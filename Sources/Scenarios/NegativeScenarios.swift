@@ -84,6 +84,7 @@ public enum NegativeScenarios {
             + rules.lengthsOutsideTheirBounds(of: message, context: context).map {
                 Spoil(final ? .finalLength : .length, $0.element, value: String($0.length))
             }
+            + (rules.elementToDuplicate(in: message, context: context).map { [Spoil(final ? .finalDuplicate : .duplicate, $0)] } ?? [])
     }
 
     /// How a generated case spoils its message.
@@ -98,9 +99,11 @@ public enum NegativeScenarios {
         case type
         /// A string element of a length outside its format's bounds (the length is the spoil's value): Erro 203.
         case length
-        /// The same five in the final CRes.
+        /// An element written twice: Erro 204.
+        case duplicate
+        /// The same six in the final CRes.
         case finalMissing = "final-missing", finalEmpty = "final-empty", finalOutside = "final-outside", finalType = "final-type",
-             finalLength = "final-length"
+             finalLength = "final-length", finalDuplicate = "final-duplicate"
         /// An unknown extension marked critical: Erro 202.
         case criticalExtension = "critical"
         /// An unknown extension not marked critical: ignored.
@@ -111,7 +114,9 @@ public enum NegativeScenarios {
         case unknownMemberInFinal = "final-unknown"
 
         /// In the final CRes, which answers the CReq after the last step.
-        var inFinal: Bool { [.finalMissing, .finalEmpty, .finalOutside, .finalType, .finalLength, .unknownMemberInFinal].contains(self) }
+        var inFinal: Bool {
+            [.finalMissing, .finalEmpty, .finalOutside, .finalType, .finalLength, .finalDuplicate, .unknownMemberInFinal].contains(self)
+        }
     }
 
     /// One way of spoiling a message: the mutation, the element, and the value it is given (`outside`) or its length (`length`).
@@ -134,6 +139,7 @@ public enum NegativeScenarios {
             case .outside, .finalOutside: .fieldValue(element, value ?? "")
             case .type, .finalType: .fieldType(element)
             case .length, .finalLength: .fieldLength(element, value.flatMap { Int($0) } ?? 0)
+            case .duplicate, .finalDuplicate: .duplicateMember(element)
             case .criticalExtension: .criticalExtension
             case .nonCriticalExtension: .nonCriticalExtension
             case .unknownMember, .unknownMemberInFinal: .unknownMember(element)
@@ -195,6 +201,7 @@ extension NegativeScenarios.Spoil {
         case .outside, .finalOutside: "with \(element) \"\(value ?? "")\", a value outside those the version defines for it"
         case .type, .finalType: "with \(element) sent as a JSON value of another type than its format (a string as a number, an object as a string)"
         case .length, .finalLength: "with \(element) of \(value ?? "?") characters, a length outside the bounds of its format"
+        case .duplicate, .finalDuplicate: "with \(element) written twice"
         case .criticalExtension: "with a messageExtension no version defines, marked critical (criticalityIndicator true)"
         case .nonCriticalExtension: "with a messageExtension no version defines, not critical (criticalityIndicator false)"
         case .unknownMember, .unknownMemberInFinal: "with \(element), a member no version defines"
@@ -206,6 +213,7 @@ extension NegativeScenarios.Spoil {
         switch mutation {
         case .missing, .finalMissing: (.requiredElementMissing, element)
         case .empty, .finalEmpty, .outside, .finalOutside, .type, .finalType, .length, .finalLength: (.formatInvalid, element)
+        case .duplicate, .finalDuplicate: (.duplicateElement, element)
         case .criticalExtension: (.criticalExtensionNotRecognised, "the extension's id (\(Fault.criticalExtensionID))")
         case .nonCriticalExtension, .unknownMember, .unknownMemberInFinal: nil
         }

@@ -65,6 +65,11 @@ struct NegativeCaseTests {
         #expect(versions("negative-cres-01-length-challengeInfoText-351") == ["2.1.0", "2.2.0", "2.3.1"])
         #expect(versions("negative-cres-01-length-acsCounterAtoS-2") != nil && versions("negative-cres-01-length-acsCounterAtoS-4") != nil)
         #expect(cases["negative-cres-01-length-acsCounterAtoS-4"]?.faults.first?.fault == .fieldLength("acsCounterAtoS", 4))
+        // A member written twice: 204 naming it, one case per message (the first element required there that names no transaction).
+        #expect(versions("negative-cres-01-duplicate-acsCounterAtoS") == ["2.1.0", "2.2.0", "2.3.1"])
+        #expect(cases["negative-cres-01-duplicate-acsCounterAtoS"]?.expectation?.sdkErro == .duplicateElement)
+        #expect(versions("negative-cres-01-final-duplicate-acsCounterAtoS") == ["2.1.0", "2.2.0", "2.3.1"])
+        #expect(Self.catalog.negative.filter { $0.name.hasPrefix("negative-cres-") && $0.name.contains("-duplicate-") }.count == 2)
         // The final CRes's own: transStatus of another type.
         #expect(versions("negative-cres-01-final-type-transStatus") == ["2.1.0", "2.2.0", "2.3.1"])
         // Members no version defines, in the first and the final CRes: ignored, so no Erro is due.
@@ -84,7 +89,7 @@ struct NegativeCaseTests {
             #expect(scenario.pan.map { CardNumber.isLuhnValid($0) && !filePANs.contains($0) } == true, "\(scenario.name)")
             let ignored = Self.isIgnored(scenario.name)
             #expect(ignored ? scenario.expectation == nil
-                            : [.requiredElementMissing, .formatInvalid, .criticalExtensionNotRecognised].contains(scenario.expectation?.sdkErro),
+                            : [.requiredElementMissing, .formatInvalid, .criticalExtensionNotRecognised, .duplicateElement].contains(scenario.expectation?.sdkErro),
                     "\(scenario.name)")
             #expect(scenario.channels == [.app], "\(scenario.name)")
             #expect(Self.catalog.scenario(for: scenario.pan ?? "").name == scenario.name)
@@ -145,7 +150,8 @@ struct NegativeCaseTests {
     /// that coerces a value of another JSON type, and one that checks no length each send no Erro 203 about such a CRes:
     /// each fails `sdk.erro` in every case of 2.2.0 of its class (`outside`, `type`, `length`, in the first and the final
     /// CRes); the correct SDK passes them (above).
-    @Test(arguments: [(ChallengeRunner.Misbehaviour.acceptsAnyValue, "outside"), (.acceptsAnyType, "type"), (.acceptsAnyLength, "length")])
+    @Test(arguments: [(ChallengeRunner.Misbehaviour.acceptsAnyValue, "outside"), (.acceptsAnyType, "type"), (.acceptsAnyLength, "length"),
+                      (.acceptsDuplicates, "duplicate")])
     func anSDKThatDoesNotCheckAClassFailsEachCaseOfIt(_ misbehaviour: ChallengeRunner.Misbehaviour, _ mutation: String) async throws {
         try await withHarness { harness in
             let group = EventLoopGroup(loopCount: 1)

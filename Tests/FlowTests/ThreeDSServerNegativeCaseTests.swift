@@ -29,6 +29,7 @@ struct ThreeDSServerNegativeCaseTests {
         // Of another type, of a length outside its bounds: in every version, the app's 2.3.1 ARes carrying what it must.
         #expect(versions("negative-ares-type-transStatus") == ["2.1.0", "2.2.0", "2.3.1"])
         #expect(versions("negative-ares-length-eci-3") == ["2.1.0", "2.2.0", "2.3.1"])
+        #expect(cases["negative-ares-duplicate-acsReferenceNumber"]?.faults.first?.fault == .duplicateMember("acsReferenceNumber"))
         #expect(cases["negative-ares-critical-messageExtension"]?.faults.first?.fault == .criticalExtension)
         #expect(cases["negative-ares-unknown-harnessUnknownMember"]?.expectation == nil)
         // The RReq of a decoupled result, from 2.2.0 (2.1.0's ACS answers U/07): the 3DS Server answers Erro, not an RRes.
@@ -96,7 +97,8 @@ struct ThreeDSServerNegativeCaseTests {
     }
 
     /// Each class has a wrong 3DS Server that fails it: one that sends no Erro about an ARes fails every ARes refusal;
-    /// one that answers 203 to everything fails the missing elements (201) and the critical extension (202); one stricter
+    /// one that answers 203 to everything fails the missing elements (201), the critical extension (202) and the member
+    /// written twice (204); one stricter
     /// than Annex A about the ARes fails the unknown member, and every RReq case (it refuses their ARes D); one that
     /// answers every RReq with an RRes fails every RReq refusal, and one stricter than Annex A about the RReq (Erro 203
     /// about interactionCounter, whatever came) every RReq case.
@@ -111,7 +113,7 @@ struct ThreeDSServerNegativeCaseTests {
                 let (ares, ignored) = (scenario.hasPrefix("negative-ares-"), scenario.contains("-unknown-"))
                 let wrong = switch bug {
                 case .noErroAboutInvalidARes: ares && !ignored
-                case .sameErroCodeForEverything: ares && (scenario.contains("-missing-") || scenario.contains("-critical-"))
+                case .sameErroCodeForEverything: ares && ["-missing-", "-critical-", "-duplicate-"].contains { scenario.contains($0) }
                 case .erroAboutValidARes: ignored || !ares
                 case .rresToEveryRReq: !ares && !ignored
                 // Its Erro, 203 naming interactionCounter, is the one due where interactionCounter is spoilt (empty, of another

@@ -30,6 +30,18 @@ extension MessageRules {
         }
     }
 
+    /// The element a duplicated-member case writes twice, with its value, in `message`: the first element Annex A requires
+    /// there that names no transaction, when the table refuses the message read with it twice with 204 naming it alone
+    /// (Table A.4: 204, "duplicate data element", the element's name in errorDetail). One per message: the member's name
+    /// does not change what the reader must do.
+    public func elementToDuplicate(in message: JSONValue, context: MessageContext) -> String? {
+        guard let name = requiredElements(of: message, context: context).first(where: { !TransactionIDs.names.contains($0) }),
+              let spoilt = NegativeValue.duplicating(name, in: message),
+              let read = try? JSONReader.parse(JSONWriter.write(spoilt)) else { return nil }
+        let violations = check(read.value, context: context, duplicates: read.duplicates).violations
+        return !violations.isEmpty && violations.allSatisfy({ $0.code == .duplicateElement && $0.field == name }) ? name : nil
+    }
+
     /// The values the table allows `element` in `version`, when it takes them from a set; nil for an element of another
     /// format, or one the version does not define.
     public func allowedValues(of element: String, in version: MessageVersion) -> [String]? {

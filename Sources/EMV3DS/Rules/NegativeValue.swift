@@ -14,6 +14,13 @@ public enum NegativeValue {
         }
     }
 
+    /// `message` with its member `name` written twice, the same value each time (nil when it has no such member).
+    public static func duplicating(_ name: String, in message: JSONValue) -> JSONValue? {
+        guard case .object(var members) = message, let value = message[name] else { return nil }
+        members.append((name, value))
+        return .object(members)
+    }
+
     /// `text` cut to `length` characters, or lengthened to it with characters of its kind: "9" after digits, "A" after
     /// anything else (which keeps a URL a URL and base64url base64url).
     public static func resized(_ text: String, to length: Int) -> String {

@@ -128,7 +128,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["JOSE"], path: "Tests/TestSupport"),
         .testTarget(name: "NetTests", dependencies: ["Net", "EventLoops", "TestSupport"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
-        .testTarget(name: "AccessControlServerTests", dependencies: ["AccessControlServer", "EMV3DS", "Scenarios"]),
+        .testTarget(name: "AccessControlServerTests", dependencies: ["AccessControlServer", "EMV3DS", "Messaging", "Net", "Scenarios"]),
         .testTarget(name: "DirectoryServerTests", dependencies: ["DirectoryServer", "EMV3DS", "Faults"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),
         // The cluster's parts that need no second instance (ClusterTests in FlowTests run several).

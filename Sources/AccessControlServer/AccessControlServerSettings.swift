@@ -17,6 +17,12 @@ public struct AccessControlServerSettings: Sendable {
     public var challengeTimeout: Double = Self.defaultChallengeTimeout
     /// Ten minutes, unless configured (`accessControlServer.challengeTimeout`).
     public static let defaultChallengeTimeout: Double = 600
+    /// How many times an RReq that surely did not reach the DS (no connection was made, or HTTP 503) is sent again before it
+    /// is given up, and the wait before the first of them in seconds; each next waits twice as long.
+    public var rreqRetries = 3
+    public var rreqRetrySeconds: Double = 2
+    /// The wait before each attempt again, in seconds.
+    var rreqRetryDelays: [Double] { (0..<max(0, rreqRetries)).map { rreqRetrySeconds * Double(1 << $0) } }
     /// The browser challenge's page templates; without them a browser challenge ends at once as U (reason 07).
     public var browserPages: BrowserChallengePages?
     /// The clock of deadlines and due times, and of the SDK's challenge timeout (`challenge.sdk-timeout`); tests give one that jumps.

@@ -1,4 +1,5 @@
 import EMV3DS
+import EventLoops
 import Foundation
 import Journal
 import JSON
@@ -52,17 +53,12 @@ extension AccessControlServer {
             logger.error("a job this ACS cannot run", metadata: ["id": "\(job.id)", "kind": "\(job.kind)"])
             return true
         }
-        let delivery: String
-        do {
-            switch try await deliver(rreq, to: url) {
-            case .message(let rres): delivery = "RRes resultsStatus \(rres.resultsStatus.rawValue)"
-            case .erro(let erro): delivery = "Erro \(erro.errorCode.rawValue): \(erro.errorDescription)"
-            }
-        } catch {
-            delivery = "no RRes: \(error)"
-        }
-        logger.info("RReq of a transaction whose instance is gone sent", metadata: [
-            "acsTransID": "\(rreq["acsTransID"]?.stringValue ?? "-")", "delivery": "\(delivery)", "job": "\(job.id)"])
+        let acsTransID = rreq["acsTransID"]?.stringValue ?? "-"
+        let attempt = payload["attempt"]?.numberText.flatMap { Int($0) } ?? 0
+        let outcome = await sendOrRetry(rreq, to: url, acsTransID: acsTransID, attempt: attempt)
+        record(outcome, of: rreq, acsTransID: acsTransID)
+        logger.info(attempt > 0 ? "RReq sent again" : "RReq of a transaction whose instance is gone sent", metadata: [
+            "acsTransID": "\(acsTransID)", "delivery": "\(outcome.delivery)", "job": "\(job.id)"])
         return true
     }
 
@@ -107,27 +103,89 @@ extension AccessControlServer {
 
     /// Sends the RReq of `transaction` ended with `result`, and records what came back.
     private func sendRReq(_ acsTransID: String, _ transaction: Transaction, _ result: ChallengeResult) async {
-        let fallingBack = result.transStatus == .decoupled
-        let rreq = transaction.rreq(for: result)
-        let delivery: String
-        do {
-            switch try await deliver(rreq.json, to: transaction.resultsURL) {
-            case .message(let rres):
-                delivery = "RRes resultsStatus \(rres.resultsStatus.rawValue)"
-                if fallingBack { journal?.check(transaction.ids.dsTransID, Self.fallbackResultsCheck(rres.resultsStatus)) }
-            case .erro(let erro):
-                delivery = "Erro \(erro.errorCode.rawValue): \(erro.errorDescription)"
-                if fallingBack {
-                    journal?.check(transaction.ids.dsTransID, .fail(.rresDecoupledFallback, "the RReq D was answered with Erro \(erro.errorCode.rawValue) (\(erro.errorDetail)), not an RRes with resultsStatus 04"))
-                }
+        let rreq = transaction.rreq(for: result).json
+        record(await sendOrRetry(rreq, to: transaction.resultsURL, acsTransID: acsTransID, attempt: 0), of: rreq, acsTransID: acsTransID)
+    }
+
+    /// What came of sending an RReq: an answer, a failure, or a failure after which it goes again.
+    enum RReqOutcome {
+        case answered(PeerAnswer<RRes>)
+        case failed(PeerFailure, attempts: Int)
+        case retrying(PeerFailure, attempt: Int, of: Int, after: Double)
+
+        /// What the transaction's record says of its RReq.
+        var delivery: String {
+            switch self {
+            case .answered(.message(let rres)): "RRes resultsStatus \(rres.resultsStatus.rawValue)"
+            case .answered(.erro(let erro)): "Erro \(erro.errorCode.rawValue): \(erro.errorDescription)"
+            case .failed(let failure, let attempts): "no RRes" + (attempts > 1 ? " after \(attempts) attempts" : "") + ": \(failure)"
+            case .retrying(let failure, let attempt, let of, let after):
+                "no RRes: \(failure); attempt \(attempt + 1) of \(of + 1) in \(after == after.rounded() ? String(Int(after)) : String(after)) s"
             }
-        } catch {
-            delivery = "no RRes: \(error)"
-            if fallingBack { journal?.check(transaction.ids.dsTransID, .fail(.rresDecoupledFallback, "the RReq D got no RRes: \(error)")) }
-            logger.warning("RReq not delivered", metadata: ["acsTransID": "\(acsTransID)", "reason": "\(error)"])
         }
+    }
+
+    /// Sends `rreq` to `url` (attempt `attempt` of its retries, 0 the first sending); one that surely did not reach the DS
+    /// is sent again later, as a job in the store too, up to `rreqRetries` times.
+    func sendOrRetry(_ rreq: JSONValue, to url: String, acsTransID: String, attempt: Int) async -> RReqOutcome {
+        do { return .answered(try await deliver(rreq, to: url)) } catch {
+            let delays = settings.rreqRetryDelays
+            guard Self.surelyNotDelivered(error), delays.indices.contains(attempt) else { return .failed(error, attempts: attempt + 1) }
+            let delay = delays[attempt]
+            let payload = JSONValue.object([("rreq", rreq), ("resultsURL", .string(url)), ("attempt", .number(String(attempt + 1)))])
+            let job = ScheduledJob(id: "\(Self.resultJobKind):\(acsTransID):\(attempt + 1)", kind: Self.resultJobKind,
+                                   due: settings.clock.wallMilliseconds() + Int64(delay * 1000), payload: JSONWriter.write(payload))
+            sharing.schedule(job)
+            background.run { [self] in
+                // Cancelled at shutdown: the job stays in the store for another instance, if any.
+                guard (try? await Task.sleep(for: .seconds(delay))) != nil, await sharing.claim(job) else { return }
+                _ = await runOverdue(job)
+                await sharing.finish(job.id)
+            }
+            return .retrying(error, attempt: attempt + 1, of: delays.count, after: delay)
+        }
+    }
+
+    /// Whether an RReq that failed surely did not reach the DS: no connection was made, or the DS (or a balancer before it)
+    /// said it could not take it (503). A read time-out or a broken answer may follow an RReq the DS took: sent again, the
+    /// 3DS Server would see it twice.
+    static func surelyNotDelivered(_ failure: PeerFailure) -> Bool {
+        switch failure {
+        case .unreachable(_, .connectFailed), .unreachable(_, .connectTimedOut), .unreachable(_, .nameResolutionFailed): true
+        case .httpStatus(_, 503, _): true
+        default: false
+        }
+    }
+
+    /// Records what came of an RReq on its transaction and journal entry, where this instance holds them: the checks of a
+    /// decoupled fallback's RReq D, and the entry's end unless the RReq goes again.
+    func record(_ outcome: RReqOutcome, of rreq: JSONValue, acsTransID: String) {
+        let delivery = outcome.delivery
         transactions.update(acsTransID) { $0.resultsDelivery = delivery }
+        let dsTransID = rreq["dsTransID"]?.stringValue
+        switch outcome {
+        case .retrying:
+            // The DS never had it: the inspector shows the attempt the ACS made.
+            journal?.message(dsTransID, from: .accessControlServer, to: .directoryServer, rreq, note: "not delivered: " + delivery)
+            return logger.info("RReq to be sent again", metadata: ["acsTransID": "\(acsTransID)", "delivery": "\(delivery)"])
+        case .failed(let failure, _):
+            if Self.surelyNotDelivered(failure) {
+                journal?.message(dsTransID, from: .accessControlServer, to: .directoryServer, rreq, note: "not delivered, given up: " + delivery)
+            }
+            logger.warning("RReq not delivered", metadata: ["acsTransID": "\(acsTransID)", "reason": "\(delivery)"])
+        case .answered:
+            break
+        }
+        if rreq["transStatus"]?.stringValue == TransStatus.decoupled.rawValue {
+            let check: CheckResult = switch outcome {
+            case .answered(.message(let rres)): Self.fallbackResultsCheck(rres.resultsStatus)
+            case .answered(.erro(let erro)):
+                .fail(.rresDecoupledFallback, "the RReq D was answered with Erro \(erro.errorCode.rawValue) (\(erro.errorDetail)), not an RRes with resultsStatus 04")
+            case .failed(let failure, _), .retrying(let failure, _, _, _): .fail(.rresDecoupledFallback, "the RReq D got no RRes: \(failure)")
+            }
+            journal?.check(dsTransID, check)
+        }
         // The DS ends the entry as it relays the RRes; this ends one whose RReq never got that far.
-        journal?.end(transaction.ids.dsTransID, transStatus: result.transStatus.rawValue, because: "RReq sent: \(delivery)")
+        journal?.end(dsTransID, transStatus: rreq["transStatus"]?.stringValue, because: "RReq sent: \(delivery)")
     }
 }

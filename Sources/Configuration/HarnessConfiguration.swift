@@ -219,6 +219,7 @@ public struct HarnessConfiguration: Sendable, Equatable {
             ("threeDSServer.cardRangeRefreshSeconds", threeDSServer.cardRangeRefreshSeconds, 0...day, "seconds"),
             ("threeDSServer.spcResultTimeout", threeDSServer.spcResultTimeout, 0.001...day, "seconds"),
             ("accessControlServer.challengeTimeout", accessControlServer.challengeTimeout, 0.001...day, "seconds"),
+            ("accessControlServer.rreqRetrySeconds", accessControlServer.rreqRetrySeconds, 0.001...3600, "seconds"),
             ("store.maxAgeDays", store.maxAgeDays, 0.001...36_500, "days"),
         ]
         for duration in durations where !(duration.value.isFinite && duration.range.contains(duration.value)) {
@@ -231,6 +232,9 @@ public struct HarnessConfiguration: Sendable, Equatable {
             throw Invalid("directoryServer.outOfRangeReason: \"\(directoryServer.outOfRangeReason)\" is not two digits")
         }
         guard maxTransactions > 0 else { throw Invalid("maxTransactions: at least 1") }
+        guard (0...10).contains(accessControlServer.rreqRetries) else {
+            throw Invalid("accessControlServer.rreqRetries: \(accessControlServer.rreqRetries) is not 0-10")
+        }
         guard !dataDirectory.isEmpty else { throw Invalid("dataDirectory: a folder, not empty") }
         guard store.maxRecords > 0 else { throw Invalid("store.maxRecords: at least 1") }
         guard store.backend != .postgres || !(store.url?.value ?? Self.environmentStoreURL ?? "").isEmpty else {

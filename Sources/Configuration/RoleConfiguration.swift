@@ -75,6 +75,9 @@ public struct AccessControlServerConfiguration: Sendable, Equatable {
     public var challengeURL: String?
     /// Seconds a challenge may take before it ends as timed out.
     public var challengeTimeout = AccessControlServerSettings.defaultChallengeTimeout
+    /// An RReq that surely did not reach the DS is sent again this many times, the first after this many seconds.
+    public var rreqRetries = 3
+    public var rreqRetrySeconds: Double = 2
     /// The folder of the browser challenge's page templates (`acs-challenge.html`, `acs-final.html`).
     public var pageTemplates = "config/templates"
     public init() {}
@@ -101,7 +104,8 @@ extension DirectoryServerConfiguration: KeyTableDecodable, Encodable {
 extension AccessControlServerConfiguration: KeyTableDecodable, Encodable {
     public static var keys: [TableKey<Self>] {
         [.key("referenceNumber", \.referenceNumber), .key("operatorID", \.operatorID), .key("challengeURL", \.challengeURL),
-         .key("challengeTimeout", \.challengeTimeout), .key("pageTemplates", \.pageTemplates)]
+         .key("challengeTimeout", \.challengeTimeout), .key("rreqRetries", \.rreqRetries), .key("rreqRetrySeconds", \.rreqRetrySeconds),
+         .key("pageTemplates", \.pageTemplates)]
     }
 }
 

@@ -25,6 +25,7 @@ extension HarnessConfiguration {
         settings.operatorID = accessControlServer.operatorID
         settings.challengeURL = accessControlServer.challengeURL
         settings.challengeTimeout = accessControlServer.challengeTimeout
+        (settings.rreqRetries, settings.rreqRetrySeconds) = (accessControlServer.rreqRetries, accessControlServer.rreqRetrySeconds)
         return settings
     }
 }

@@ -88,6 +88,7 @@ public final class Cluster: Sendable {
     public func install(on router: inout Router) {
         runs.register(on: &router)
         change.register(on: &router)
+        ClusterLoadMix(store: store, client: client, instanceURL: instanceURL, credential: credential, logger: logger).register(on: &router)
         ClusterRoutes(store: store, client: client, instanceURL: instanceURL, credential: credential, metrics: metrics,
                       logger: logger).register(on: &router)
         // Every request proves that another instance sent it, or is taken as an outside party's.

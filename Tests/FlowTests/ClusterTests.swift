@@ -497,7 +497,8 @@ struct ClusterTests {
     }
 
     /// A load mix set through the balancer is in force at every instance, and each draws a sequence of its own from the
-    /// seed: the same cards at two instances get other outcomes (20 draws of an even mix: alike once in a million).
+    /// seed: the same cards at two instances get other outcomes (20 draws of an even mix: alike once in a million). Its
+    /// summary answers for the cluster.
     @Test func eachInstanceDrawsItsOwnSequenceOfALoadMix() async throws {
         let cluster = try await HarnessCluster.start(instances: 2)
         defer { cluster.stop() }
@@ -515,6 +516,20 @@ struct ClusterTests {
         }
         #expect(sequences.allSatisfy { Set($0) == ["Y", "N"] }, "\(sequences)")
         #expect(sequences[0] != sequences[1], "\(sequences)")
+        // What the cluster drew, asked through the balancer: the sums of both instances', each listed with its own.
+        let asked = try await client.get(cluster.publicURL + "/admin/load-mix")
+        let summary = try JSONReader.parse(asked.body).value
+        #expect(asked.headers["X-Harness-Instances"] == "2 of 2")
+        let instances = summary["instances"]?.arrayValue ?? []
+        #expect(Set(instances.compactMap { $0["instance"]?.stringValue }) == Set(cluster.instances.map(\.url)))
+        func count(_ value: JSONValue?) -> Int { Int(value?.numberText ?? "") ?? 0 }
+        let drawn = count(summary["drawn"])
+        #expect(drawn == instances.reduce(0) { $0 + count($1["drawn"]) }, "\(summary)")
+        #expect(drawn == (summary["byScenario"]?.objectMembers ?? []).reduce(0) { $0 + count($1.value) } && summary["latencyAdded"] == nil)
+        // Each instance drew for its own 20 AReqs; with the roles calling each other through the balancer, an ACS on the
+        // other instance draws for the transaction too.
+        #expect(instances.allSatisfy { count($0["drawn"]) >= 20 }, "\(instances)")
+        if ProcessInfo.processInfo.environment["THREEDS_HARNESS_TEST_ROLE_CALLS"] != "http" { #expect(drawn == 40, "\(summary)") }
     }
 
     @Test func anInstanceStartedLaterMakesTheChangesMadeBefore() async throws {

@@ -28,8 +28,15 @@ extension AccessControlServer {
         var ended = transaction
         ended.result = result
         ended.transStatus = result.transStatus
-        let payload = JSONValue.object([("rreq", ended.rreq(for: result).json), ("resultsURL", .string(transaction.resultsURL))])
-        return ScheduledJob(id: "\(resultJobKind):\(transaction.ids.acsTransID ?? "")", kind: resultJobKind, due: due, payload: JSONWriter.write(payload))
+        return rreqJob(ended.rreq(for: result).json, to: transaction.resultsURL, acsTransID: transaction.ids.acsTransID ?? "", attempt: 0, due: due)
+    }
+
+    /// An RReq to send to `url` at `due` as a job: attempt 0 is its first sending, the others its attempts again.
+    static func rreqJob(_ rreq: JSONValue, to url: String, acsTransID: String, attempt: Int, due: Int64) -> ScheduledJob {
+        let payload = JSONValue.object(omittingAbsent: [("rreq", rreq), ("resultsURL", .string(url)),
+                                                        ("attempt", attempt > 0 ? .number(String(attempt)) : nil)])
+        return ScheduledJob(id: "\(resultJobKind):\(acsTransID)" + (attempt > 0 ? ":\(attempt)" : ""), kind: resultJobKind, due: due,
+                            payload: JSONWriter.write(payload))
     }
 
     /// Runs a job of this ACS that another instance scheduled and never ran (it died): sends the decoupled result it holds,
@@ -132,9 +139,8 @@ extension AccessControlServer {
             let delays = settings.rreqRetryDelays
             guard Self.surelyNotDelivered(error), delays.indices.contains(attempt) else { return .failed(error, attempts: attempt + 1) }
             let delay = delays[attempt]
-            let payload = JSONValue.object([("rreq", rreq), ("resultsURL", .string(url)), ("attempt", .number(String(attempt + 1)))])
-            let job = ScheduledJob(id: "\(Self.resultJobKind):\(acsTransID):\(attempt + 1)", kind: Self.resultJobKind,
-                                   due: settings.clock.wallMilliseconds() + Int64(delay * 1000), payload: JSONWriter.write(payload))
+            let job = Self.rreqJob(rreq, to: url, acsTransID: acsTransID, attempt: attempt + 1,
+                                   due: settings.clock.wallMilliseconds() + Int64(delay * 1000))
             sharing.schedule(job)
             background.run { [self] in
                 // Cancelled at shutdown: the job stays in the store for another instance, if any.

@@ -181,7 +181,7 @@ struct ClusterChange {
 
     /// The change passed on to every other live instance; the local answer when all took it (or were gone), else 502 naming those that did not.
     private func spread(_ request: HTTPRequest, from here: String, answered: HTTPResponse) async -> HTTPResponse {
-        guard let live = await store.instances(seenSince: store.clock.wallMilliseconds() - ClusterHousekeeping.liveWindowMilliseconds) else {
+        guard let live = await store.liveInstances() else {
             return .text("applied on this instance only: the store cannot say which others are alive; send the change to each instance's own URL",
                          status: .badGateway)
         }

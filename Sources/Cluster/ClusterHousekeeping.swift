@@ -38,3 +38,11 @@ enum ClusterHousekeeping {
         } while (try? await Task.sleep(for: interval)) != nil
     }
 }
+
+extension ClusterStore {
+    /// The instances heard of within ``ClusterHousekeeping/liveWindowMilliseconds`` on this store's clock; nil when the
+    /// store cannot say.
+    func liveInstances() async -> [String]? {
+        await instances(seenSince: clock.wallMilliseconds() - ClusterHousekeeping.liveWindowMilliseconds)
+    }
+}

@@ -24,8 +24,7 @@ struct ClusterLoadMix {
                 // Asked by another instance: this one's own figures.
                 guard request.headers[Cluster.forwardedHeader] == nil, let here = instanceURL.value, answered.status == .ok,
                       let local = try? JSONReader.parse(answered.body).value else { return answered }
-                let since = store.clock.wallMilliseconds() - ClusterHousekeeping.liveWindowMilliseconds
-                let peers = (await store.instances(seenSince: since) ?? []).filter { $0 != here }
+                let peers = (await store.liveInstances() ?? []).filter { $0 != here }
                 let asked = ClusterRoutes.passable(request, from: here, credential: credential)
                 let others = await withTaskGroup(of: (String, JSONValue?).self) { group in
                     for peer in peers {

@@ -342,7 +342,7 @@ public final class ClusterRuns: JournalListener {
     /// The listings of the runs the other live instances hold, and of those whose home is gone (graded here from the store).
     public func listingsElsewhere(excluding listed: Set<String>, grade: (TestRun) async -> JSONValue) async -> [JSONValue] {
         guard let here = instanceURL.value else { return [] }
-        let peers = (await store.instances(seenSince: store.clock.wallMilliseconds() - ClusterHousekeeping.liveWindowMilliseconds) ?? []).filter { $0 != here }
+        let peers = (await store.liveInstances() ?? []).filter { $0 != here }
         var listings = await withTaskGroup(of: [JSONValue].self) { group in
             for peer in peers {
                 group.addTask { [self] in

@@ -55,7 +55,6 @@ public struct ClusterWork: SharedWork {
 
     /// True when `url` announced itself lately; unknown (the store cannot say) counts as alive: a job waits rather than runs twice.
     func isLive(_ url: String) async -> Bool {
-        let since = store.clock.wallMilliseconds() - ClusterHousekeeping.liveWindowMilliseconds
-        return await store.instances(seenSince: since)?.contains(url) ?? true
+        await store.liveInstances()?.contains(url) ?? true
     }
 }

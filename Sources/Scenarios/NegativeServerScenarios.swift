@@ -21,13 +21,11 @@ extension NegativeScenarios {
         let found = agreeingInBothChannels(in: MessageVersion.allCases, rules: AResRules.rules) { version, channel in
             (aresProbe(version: version, channel: channel), MessageContext(version: version, channel: channel, category: .payment))
         } + [Spoil(.criticalExtension, "messageExtension"), Spoil(.unknownMember, unknownMember)].map { FoundCase(spoil: $0, versions: MessageVersion.allCases) }
-        return serverCases(found, base: base, message: "ares", cardPrefix: aresCardPrefix, leg: .directoryServer) { spoil, inVersions in
-            let description = "The frictionless ARes \(spoil.change) \(inVersions)."
-            guard let (code, naming) = spoil.erroDue else {
-                return (description + " The 3DS Server ignores it: the transaction ends Y, and no Erro goes to the DS (graded: ares.erro).", nil)
-            }
-            return (description, Expectation(threeDSServerState: "error", text: "The 3DS Server refuses the ARes: it ends the transaction in error "
-                                                                              + "and sends the DS Erro \(code.rawValue) naming \(naming) (graded: ares.erro)."))
+        return serverCases(found, base: base, message: "ares", cardPrefix: aresCardPrefix, leg: .directoryServer,
+                           spoilt: "The frictionless ARes",
+                           ignored: "The 3DS Server ignores it: the transaction ends Y, and no Erro goes to the DS (graded: ares.erro).",
+                           refusedState: "error") { code, naming in
+            "The 3DS Server refuses the ARes: it ends the transaction in error and sends the DS Erro \(code.rawValue) naming \(naming) (graded: ares.erro)."
         }
     }
 
@@ -65,13 +63,11 @@ extension NegativeScenarios {
             (rreqProbe(version: version, channel: channel),
              MessageContext(version: version, channel: channel, category: .payment, request: .object([("acsDecConInd", .string("Y")), ("transStatus", .string("D"))])))
         } + [Spoil(.criticalExtension, "messageExtension"), Spoil(.unknownMember, unknownMember)].map { FoundCase(spoil: $0, versions: [.v2_2_0, .v2_3_1]) }
-        return serverCases(found, base: base, message: "rreq", cardPrefix: rreqCardPrefix, leg: .results) { spoil, inVersions in
-            let description = "The decoupled result's RReq \(spoil.change) \(inVersions)."
-            guard let (code, naming) = spoil.erroDue else {
-                return (description + " The 3DS Server takes it: it answers an RRes, and the transaction ends Y (graded: rreq.erro).", nil)
-            }
-            return (description, Expectation(threeDSServerState: "challenge", text: "The 3DS Server answers the RReq with Erro \(code.rawValue) naming "
-                                                                                  + "\(naming), not an RRes, and takes no result from it (graded: rreq.erro)."))
+        return serverCases(found, base: base, message: "rreq", cardPrefix: rreqCardPrefix, leg: .results,
+                           spoilt: "The decoupled result's RReq",
+                           ignored: "The 3DS Server takes it: it answers an RRes, and the transaction ends Y (graded: rreq.erro).",
+                           refusedState: "challenge") { code, naming in
+            "The 3DS Server answers the RReq with Erro \(code.rawValue) naming \(naming), not an RRes, and takes no result from it (graded: rreq.erro)."
         }
     }
 
@@ -91,15 +87,24 @@ extension NegativeScenarios {
     }
 
     /// The scenarios of a 3DS Server's cases: `base` with each case's fault on `leg`, its description and expectation.
+    /// `spoilt` names the message in a description; `ignored` says what the 3DS Server does with a change it must ignore;
+    /// a refusal leaves the transaction in `refusedState`, and `refusal` says it for the Erro due and what it names.
     static func serverCases(_ found: [FoundCase], base: Scenario, message: String, cardPrefix: String, leg: FaultLeg,
-                            text: (Spoil, String) -> (String, Expectation?)) -> [Scenario] {
+                            spoilt: String, ignored: String, refusedState: String,
+                            refusal: (ErrorCode, String) -> String) -> [Scenario] {
         found.enumerated().map { index, found in
             var scenario = base
             scenario.name = name(message, found.spoil)
             scenario.pan = card(cardPrefix, serial: index + 1)
             scenario.versions = Set(found.versions)
             scenario.faults = [FaultInjection(found.spoil.fault, on: leg)]
-            (scenario.description, scenario.expectation) = text(found.spoil, "(\(found.versions.map(\.rawValue).joined(separator: ", ")))")
+            scenario.description = "\(spoilt) \(found.spoil.change) (\(found.versions.map(\.rawValue).joined(separator: ", ")))."
+            if let (code, naming) = found.spoil.erroDue {
+                scenario.expectation = Expectation(threeDSServerState: refusedState, text: refusal(code, naming))
+            } else {
+                scenario.description += " " + ignored
+                scenario.expectation = nil
+            }
             return scenario
         }
     }

@@ -40,7 +40,7 @@ extension Fault {
         // An optional element sent as "" is a format error (203); read as absent, some name it 201.
         case .emptyField(let field): .required([.formatInvalid, .requiredElementMissing], field: field)
         case .criticalExtension: .required([.criticalExtensionNotRecognised], field: "messageExtension")
-        case .fieldValue(let field, _), .fieldType(let field), .fieldLength(let field, _): .required([.formatInvalid], field: field)
+        case .fieldValue(let field, _), .fieldType(let field), .fieldLength(let field, _), .fieldFormat(let field, _): .required([.formatInvalid], field: field)
         case .duplicateMember(let field): .required([.duplicateElement], field: field)
         // A version not the AReq's: not supported (102) or, read as a mismatch, invalid (203).
         case .messageVersion: .required([.versionNotSupported, .formatInvalid], field: "messageVersion")

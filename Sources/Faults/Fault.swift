@@ -74,6 +74,9 @@ public enum Fault: Sendable, Equatable {
     /// A string element cut or lengthened to this many characters (`NegativeValue.resized`), outside the lengths its format
     /// allows (Annex A "Length"): 203 naming it.
     case fieldLength(String, Int)
+    /// A string element of its own length whose format is broken (`NegativeValue.FormatBreak`: a letter among digits, an
+    /// http URL where https is wanted, a month 13, a base64 character): Annex A "Format", Table A.4: 203 naming it.
+    case fieldFormat(String, NegativeValue.FormatBreak)
     /// An element written twice, with the same value (`NegativeValue.duplicating`): Table A.4: 204 naming it.
     case duplicateMember(String)
 
@@ -87,7 +90,7 @@ public enum Fault: Sendable, Equatable {
         switch self {
         // The RReq is a request: its content can be spoilt, not the way it is answered.
         case .malformedJSON, .missingField, .emptyField, .messageVersion, .wrongTransactionID, .swappedTransactionIDs, .criticalExtension, .unknownMember,
-             .fieldValue, .fieldType, .fieldLength, .duplicateMember, .nonCriticalExtension:
+             .fieldValue, .fieldType, .fieldLength, .fieldFormat, .duplicateMember, .nonCriticalExtension:
             Set(FaultLeg.allCases)
         case .latency, .noAnswer, .closeMidResponse, .erro, .httpStatus, .contentType:
             [.directoryServer, .accessControlServer, .sdk]

@@ -14,7 +14,7 @@ extension Fault {
         "content-type": "media type", "malformed-json": nil, "missing-field": "field name", "empty-field": "field name",
         "message-version": "version", "wrong-id": "id field name", "swapped-ids": nil, "critical-extension": nil, "noncritical-extension": nil,
         "wrong-counter": nil, "repeated-counter": nil, "select-info-shape": nil, "unknown-member": "member name",
-        "field-value": "field name=value", "field-type": "field name", "field-length": "field name=length",
+        "field-value": "field name=value", "field-type": "field name", "field-length": "field name=length", "field-format": "field name=break",
         "duplicate-member": "field name",
     ].merging(SignedContentFault.allCases.map { ($0.rawValue, nil) }, uniquingKeysWith: { a, _ in a })
      .merging(CResEncryptionFault.allCases.map { ("cres-" + $0.rawValue, nil) }, uniquingKeysWith: { a, _ in a })
@@ -69,6 +69,12 @@ extension Fault {
                 throw .value("\"\(value)\" is not field=length (0-100000 characters)")
             }
             self = .fieldLength(String(value[..<equals]), length)
+        case "field-format":
+            guard let equals = value.firstIndex(of: "="), equals != value.startIndex,
+                  let broken = NegativeValue.FormatBreak(rawValue: String(value[value.index(after: equals)...])) else {
+                throw .value("\"\(value)\" is not field=break (\(NegativeValue.FormatBreak.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            self = .fieldFormat(String(value[..<equals]), broken)
         default:
             if let signed = SignedContentFault(rawValue: name) {
                 self = .signedContent(signed)
@@ -105,6 +111,7 @@ extension Fault {
         case .fieldType(let name): "field-type \(name)"
         case .duplicateMember(let name): "duplicate-member \(name)"
         case .fieldLength(let name, let length): "field-length \(name)=\(length)"
+        case .fieldFormat(let name, let broken): "field-format \(name)=\(broken.rawValue)"
         case .signedContent(let fault): fault.rawValue
         case .cresEncryption(let fault): "cres-" + fault.rawValue
         }

@@ -28,6 +28,8 @@ extension Fault {
             if let spoilt = NegativeValue.duplicating(name, in: message) { message = spoilt }
         case .fieldLength(let name, let length):
             if let text = message[name]?.stringValue { message.set(name, .string(NegativeValue.resized(text, to: length))) }
+        case .fieldFormat(let name, let broken):
+            if let text = message[name]?.stringValue, let spoilt = broken.apply(to: text) { message.set(name, .string(spoilt)) }
         case .messageVersion(let version):
             message.set("messageVersion", .string(version))
         case .wrongTransactionID(let field):

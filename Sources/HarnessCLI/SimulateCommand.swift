@@ -57,7 +57,7 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(name: .long, help: "CReq encryption: A128CBC-HS256 (the default) or A128GCM (the default, and the only one, of a Split-SDK).")
     var encryption: String?
 
-    @Option(name: .long, help: "Play a wrong SDK on purpose: withhold-erro (no Erro about a bad CRes), repeat-counter (the second CReq repeats sdkCounterStoA 000), oob-as-data-entry (an out-of-band screen answered with challengeDataEntry), oob-app-url-supported (oobAppURLInd 01 in 2.3.1 CReqs) accepts-any-value (a CRes element's value outside its version's set taken), accepts-any-type (a value of another JSON type coerced), accepts-any-length (no length checked) or accepts-duplicates (a member written twice read once): the last four with --negative.")
+    @Option(name: .long, help: "Play a wrong SDK on purpose: withhold-erro (no Erro about a bad CRes), repeat-counter (the second CReq repeats sdkCounterStoA 000), oob-as-data-entry (an out-of-band screen answered with challengeDataEntry), oob-app-url-supported (oobAppURLInd 01 in 2.3.1 CReqs) accepts-any-value (a CRes element's value outside its version's set taken), accepts-any-type (a value of another JSON type coerced), accepts-any-length (no length checked), accepts-any-format (no shape checked beyond length and type) or accepts-duplicates (a member written twice read once): the last five with --negative.")
     var misbehave: String?
 
     @Option(name: .long, help: "app (an app with a 3DS SDK) or browser (a checkout page). Repeatable; default app, or both with --all and --all-frictionless.")

@@ -110,6 +110,9 @@ public struct ChallengeRunner: Sendable {
         case acceptsAnyType = "accepts-any-type"
         /// Takes a CRes whatever the lengths of its string elements: a parser that checks no length.
         case acceptsAnyLength = "accepts-any-length"
+        /// Takes a CRes whatever the shape of its string elements beyond their length (a letter among digits, an http URL
+        /// where https is wanted, base64 for base64url): a parser that checks length and type only.
+        case acceptsAnyFormat = "accepts-any-format"
         /// Takes a CRes with a member written twice, keeping the last: a parser that reads into a dictionary.
         case acceptsDuplicates = "accepts-duplicates"
     }
@@ -341,7 +344,8 @@ struct Session {
 
     /// The CRes as a lenient SDK reads it: the one element refused (203) for what `misbehaviour` does not check, read as a
     /// value that passes (``ChallengeRunner/Misbehaviour/acceptsAnyValue``: one of the version's set; `acceptsAnyType`: the
-    /// value coerced to its format's type; `acceptsAnyLength`: the value cut or lengthened to its bounds), else as an example
+    /// value coerced to its format's type; `acceptsAnyLength`: the value cut or lengthened to its bounds; `acceptsAnyFormat`: a
+    /// value of its length and type whose shape is wrong), else as an example
     /// of its format (or any of its set); `acceptsDuplicates`: each member once, the last; nil when anything else is wrong
     /// with it, or the misbehaviour checks what is.
     private static func readingLeniently(_ plaintext: [UInt8], refused error: InvalidMessage, as misbehaviour: ChallengeRunner.Misbehaviour) -> CRes? {
@@ -373,6 +377,10 @@ struct Session {
         case .acceptsAnyLength:
             guard let text = value.stringValue, let bounds = rules.lengthBounds(of: field, in: version), !bounds.contains(text.count) else { return nil }
             readings = [.string(NegativeValue.resized(text, to: min(max(text.count, bounds.lowerBound), bounds.upperBound)))] + (example.map { [$0] } ?? [])
+        case .acceptsAnyFormat:
+            guard let text = value.stringValue, let example, example.typeName == value.typeName, rules.allowedValues(of: field, in: version) == nil,
+                  rules.format(of: field, in: version)?.formatBreak != nil, rules.lengthBounds(of: field, in: version)?.contains(text.count) ?? true else { return nil }
+            readings = [example]
         case .withholdErro, .repeatCounter, .oobAsDataEntry, .oobAppURLSupported, .acceptsDuplicates:
             return nil
         }

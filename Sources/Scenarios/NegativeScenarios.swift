@@ -84,6 +84,7 @@ public enum NegativeScenarios {
             + rules.lengthsOutsideTheirBounds(of: message, context: context).map {
                 Spoil(final ? .finalLength : .length, $0.element, value: String($0.length))
             }
+            + rules.elementsRefusedMalformed(of: message, context: context).map { Spoil(final ? .finalFormat : .format, $0.element, value: $0.break.rawValue) }
             + (rules.elementToDuplicate(in: message, context: context).map { [Spoil(final ? .finalDuplicate : .duplicate, $0)] } ?? [])
     }
 
@@ -99,11 +100,13 @@ public enum NegativeScenarios {
         case type
         /// A string element of a length outside its format's bounds (the length is the spoil's value): Erro 203.
         case length
+        /// A string element of its length whose format is broken (the break is the spoil's value): Erro 203.
+        case format
         /// An element written twice: Erro 204.
         case duplicate
-        /// The same six in the final CRes.
+        /// The same seven in the final CRes.
         case finalMissing = "final-missing", finalEmpty = "final-empty", finalOutside = "final-outside", finalType = "final-type",
-             finalLength = "final-length", finalDuplicate = "final-duplicate"
+             finalLength = "final-length", finalFormat = "final-format", finalDuplicate = "final-duplicate"
         /// An unknown extension marked critical: Erro 202.
         case criticalExtension = "critical"
         /// An unknown extension not marked critical: ignored.
@@ -115,11 +118,12 @@ public enum NegativeScenarios {
 
         /// In the final CRes, which answers the CReq after the last step.
         var inFinal: Bool {
-            [.finalMissing, .finalEmpty, .finalOutside, .finalType, .finalLength, .finalDuplicate, .unknownMemberInFinal].contains(self)
+            [.finalMissing, .finalEmpty, .finalOutside, .finalType, .finalLength, .finalFormat, .finalDuplicate, .unknownMemberInFinal].contains(self)
         }
     }
 
-    /// One way of spoiling a message: the mutation, the element, and the value it is given (`outside`) or its length (`length`).
+    /// One way of spoiling a message: the mutation, the element, and the value it is given (`outside`), its length
+    /// (`length`) or how its format is broken (`format`).
     struct Spoil: Hashable {
         let mutation: Mutation
         let element: String
@@ -139,6 +143,7 @@ public enum NegativeScenarios {
             case .outside, .finalOutside: .fieldValue(element, value ?? "")
             case .type, .finalType: .fieldType(element)
             case .length, .finalLength: .fieldLength(element, value.flatMap { Int($0) } ?? 0)
+            case .format, .finalFormat: .fieldFormat(element, value.flatMap(NegativeValue.FormatBreak.init(rawValue:)) ?? .letter)
             case .duplicate, .finalDuplicate: .duplicateMember(element)
             case .criticalExtension: .criticalExtension
             case .nonCriticalExtension: .nonCriticalExtension
@@ -201,6 +206,8 @@ extension NegativeScenarios.Spoil {
         case .outside, .finalOutside: "with \(element) \"\(value ?? "")\", a value outside those the version defines for it"
         case .type, .finalType: "with \(element) sent as a JSON value of another type than its format (a string as a number, an object as a string)"
         case .length, .finalLength: "with \(element) of \(value ?? "?") characters, a length outside the bounds of its format"
+        case .format, .finalFormat:
+            "with \(element) sent as a value that \(value.flatMap(NegativeValue.FormatBreak.init(rawValue:))?.description ?? "breaks its format")"
         case .duplicate, .finalDuplicate: "with \(element) written twice"
         case .criticalExtension: "with a messageExtension no version defines, marked critical (criticalityIndicator true)"
         case .nonCriticalExtension: "with a messageExtension no version defines, not critical (criticalityIndicator false)"
@@ -212,7 +219,7 @@ extension NegativeScenarios.Spoil {
     var erroDue: (code: ErrorCode, naming: String)? {
         switch mutation {
         case .missing, .finalMissing: (.requiredElementMissing, element)
-        case .empty, .finalEmpty, .outside, .finalOutside, .type, .finalType, .length, .finalLength: (.formatInvalid, element)
+        case .empty, .finalEmpty, .outside, .finalOutside, .type, .finalType, .length, .finalLength, .format, .finalFormat: (.formatInvalid, element)
         case .duplicate, .finalDuplicate: (.duplicateElement, element)
         case .criticalExtension: (.criticalExtensionNotRecognised, "the extension's id (\(Fault.criticalExtensionID))")
         case .nonCriticalExtension, .unknownMember, .unknownMemberInFinal: nil

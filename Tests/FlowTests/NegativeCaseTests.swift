@@ -65,6 +65,13 @@ struct NegativeCaseTests {
         #expect(versions("negative-cres-01-length-challengeInfoText-351") == ["2.1.0", "2.2.0", "2.3.1"])
         #expect(versions("negative-cres-01-length-acsCounterAtoS-2") != nil && versions("negative-cres-01-length-acsCounterAtoS-4") != nil)
         #expect(cases["negative-cres-01-length-acsCounterAtoS-4"]?.faults.first?.fault == .fieldLength("acsCounterAtoS", 4))
+        // A string of its length whose format is broken: a letter among acsCounterAtoS's digits (numeric, Annex A), a '+'
+        // in acsHTML (base64url), an http oobAppURL in 2.3.1 (a Fully Qualified URL of scheme https): 203 naming it.
+        #expect(versions("negative-cres-01-format-acsCounterAtoS-letter") == ["2.1.0", "2.2.0", "2.3.1"])
+        #expect(cases["negative-cres-01-format-acsCounterAtoS-letter"]?.faults.first?.fault == .fieldFormat("acsCounterAtoS", .letter))
+        #expect(cases["negative-cres-01-format-acsCounterAtoS-letter"]?.expectation?.sdkErro == .formatInvalid)
+        #expect(versions("negative-cres-05-format-acsHTML-base64") == ["2.1.0", "2.2.0", "2.3.1"])
+        #expect(versions("negative-cres-01-final-format-acsCounterAtoS-letter") == ["2.1.0", "2.2.0", "2.3.1"])
         // A member written twice: 204 naming it, one case per message (the first element required there that names no transaction).
         #expect(versions("negative-cres-01-duplicate-acsCounterAtoS") == ["2.1.0", "2.2.0", "2.3.1"])
         #expect(cases["negative-cres-01-duplicate-acsCounterAtoS"]?.expectation?.sdkErro == .duplicateElement)
@@ -147,11 +154,11 @@ struct NegativeCaseTests {
     }
 
     /// An SDK that checks presence and not values (it reads a value outside the version's set as the set's first), one
-    /// that coerces a value of another JSON type, and one that checks no length each send no Erro 203 about such a CRes:
-    /// each fails `sdk.erro` in every case of 2.2.0 of its class (`outside`, `type`, `length`, in the first and the final
-    /// CRes); the correct SDK passes them (above).
+    /// that coerces a value of another JSON type, one that checks no length and one that checks no shape beyond length
+    /// and type each send no Erro 203 about such a CRes: each fails `sdk.erro` in every case of 2.2.0 of its class
+    /// (`outside`, `type`, `length`, `format`, in the first and the final CRes); the correct SDK passes them (above).
     @Test(arguments: [(ChallengeRunner.Misbehaviour.acceptsAnyValue, "outside"), (.acceptsAnyType, "type"), (.acceptsAnyLength, "length"),
-                      (.acceptsDuplicates, "duplicate")])
+                      (.acceptsAnyFormat, "format"), (.acceptsDuplicates, "duplicate")])
     func anSDKThatDoesNotCheckAClassFailsEachCaseOfIt(_ misbehaviour: ChallengeRunner.Misbehaviour, _ mutation: String) async throws {
         try await withHarness { harness in
             let group = EventLoopGroup(loopCount: 1)

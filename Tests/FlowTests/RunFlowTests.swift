@@ -98,7 +98,7 @@ struct RunFlowTests {
                 #expect(verdict(challenge, "creq.counter") == "fail", "\(JSONWriter.string(challenge))")
                 #expect(verdict(challenge, "challenge.end") == "fail")
                 #expect(try caseEntry(run, "frictionless-y")["status"]?.stringValue == "passed")
-            case .oobAsDataEntry, .oobAppURLSupported, .acceptsAnyValue, .acceptsAnyType, .acceptsAnyLength, .acceptsDuplicates:
+            case .oobAsDataEntry, .oobAppURLSupported, .acceptsAnyValue, .acceptsAnyType, .acceptsAnyLength, .acceptsAnyFormat, .acceptsDuplicates:
                 Issue.record("not this test's: anOutOfBandScreenIsContinuedWithOOBContinue, SplitSDKTests and NegativeCaseTests cover it")
             }
             let xml = try await harness.get("/admin/runs/\(id)/report.xml")

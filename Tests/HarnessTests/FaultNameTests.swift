@@ -10,7 +10,7 @@ struct FaultNameTests {
     static let samples: [String: String] = [
         "milliseconds": "250", "error code": "203", "status code": "503", "media type": "text/plain",
         "field name": "acsTransID", "version": "2.1.0", "id field name": "dsTransID", "member name": "harnessUnknownMember", "field name=value": "acsUiType=06",
-        "field name=length": "challengeInfoText=351",
+        "field name=length": "challengeInfoText=351", "field name=break": "acsCounterAtoS=letter",
     ]
 
     @Test(arguments: Fault.names.keys.sorted())
@@ -29,5 +29,6 @@ struct FaultNameTests {
         #expect(throws: Fault.SpecError.value("no-answer takes no value")) { try Fault(name: "no-answer", value: "x") }
         #expect(throws: Fault.SpecError.value("\"700000\" is not 0-600000 milliseconds")) { try Fault(name: "latency", value: "700000") }
         #expect(throws: Fault.SpecError.value("\"acsUiType=x\" is not field=length (0-100000 characters)")) { try Fault(name: "field-length", value: "acsUiType=x") }
+        #expect(throws: Fault.SpecError.value("\"acsUiType=x\" is not field=break (letter, http, ftp, month, base64)")) { try Fault(name: "field-format", value: "acsUiType=x") }
     }
 }

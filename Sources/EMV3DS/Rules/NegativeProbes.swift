@@ -86,7 +86,7 @@ extension MessageRules {
     /// A value of the format the table gives `element` in `version` (``FieldFormat/example``): nil for an element of a format
     /// made of other tables, or one the version does not define.
     public func example(of element: String, in version: MessageVersion) -> JSONValue? {
-        table.fields.first { $0.name == element && $0.applies(to: version) }?.format.example
+        format(of: element, in: version)?.example
     }
 
     /// The lengths in characters the table allows `element` in `version`, when its format bounds them; nil otherwise.
@@ -113,6 +113,25 @@ extension MessageRules {
                 return refusesAlone(spoilt, name, context) ? (name, length) : nil
             }
         }
+    }
+
+    /// For each string element of `message` whose format has a shape beyond its length (digits, a URL's scheme, a date,
+    /// base64url), the break (``FieldFormat/formatBreak``) that keeps its length and that the table refuses with 203 naming
+    /// it alone (Annex A "Format"; Table A.4: 203, "data element not in the required format"). Not the transaction ids: a
+    /// malformed one names no transaction as well (301), as for ``elementsRefusedOfAnotherType(of:context:)``.
+    public func elementsRefusedMalformed(of message: JSONValue, context: MessageContext) -> [(element: String, break: NegativeValue.FormatBreak)] {
+        probed(message).compactMap { name -> (element: String, break: NegativeValue.FormatBreak)? in
+            guard !TransactionIDs.names.contains(name), let text = message[name]?.stringValue,
+                  let broken = format(of: name, in: context.version)?.formatBreak, let spoilt = broken.apply(to: text) else { return nil }
+            var message = message
+            message.set(name, .string(spoilt))
+            return refusesAlone(message, name, context) ? (name, broken) : nil
+        }
+    }
+
+    /// The format the table gives `element` in `version`; nil for one the version does not define.
+    public func format(of element: String, in version: MessageVersion) -> FieldFormat? {
+        table.fields.first { $0.name == element && $0.applies(to: version) }?.format
     }
 
     /// The members a negative case may spoil.

@@ -15,7 +15,7 @@ import Store
 extension AccessControlServer {
 
     func authenticate(_ request: HTTPRequest) async -> HTTPResponse {
-        if let erro = request.erroMessage { return received(erro) }
+        if let erro = request.erroMessage { return await received(erro) }
         let areq: AReq
         do { areq = try AReq(bytes: try request.emvMessageBody(), written: request.writtenJSON, rules: AReqRules.fromDirectoryServer) } catch {
             logger.info("AReq refused", metadata: ["reason": "\(error)"])
@@ -259,12 +259,24 @@ extension AccessControlServer {
     }
 
     /// An Erro from the DS about this ACS's ARes (its own, or the 3DS Server's passed on):
-    /// recorded on the transaction. Erro messages are not answered with a message.
-    func received(_ erro: ErroMessage) -> HTTPResponse {
+    /// recorded on the transaction. The ARes did not reach the 3DS Server or was refused there, so the transaction is over
+    /// for it: a challenge or decoupled authentication the ARes began ends here, and no RReq reports it later.
+    /// Erro messages are not answered with a message.
+    func received(_ erro: ErroMessage) async -> HTTPResponse {
         logger.info("Erro from the DS", metadata: ["errorCode": "\(erro.errorCode.rawValue)", "acsTransID": "\(erro.acsTransID ?? "-")"])
-        if let acsTransID = erro.acsTransID {
-            transactions.update(acsTransID) { $0.erroReceived.append("Erro \(erro.errorCode.rawValue) from component \(erro.errorComponent.rawValue) about \(erro.errorMessageType ?? "a message"): \(erro.errorDetail)") }
-        }
+        guard let acsTransID = erro.acsTransID else { return .taken(erro) }
+        let ended = transactions.update(acsTransID) { transaction -> Bool in
+            transaction.erroReceived.append("Erro \(erro.errorCode.rawValue) from component \(erro.errorComponent.rawValue) about \(erro.errorMessageType ?? "a message"): \(erro.errorDetail)")
+            switch transaction.phase {
+            case .challenge, .decoupled:
+                transaction.leaveChallenge(for: .ended("Erro \(erro.errorCode.rawValue) about the ARes from the DS"))
+                return true
+            default:
+                return false
+            }
+        } ?? false
+        // With instances sharing the store, the time limit's job goes too (a job left behind finds the record settled).
+        if ended, sharing.isShared { await sharing.finish(Self.expiryJobID(acsTransID)) }
         return .taken(erro)
     }
 }

@@ -51,15 +51,16 @@ public struct SimulationMatrix: Sendable {
                 channels: [DeviceChannel] = [.app]) {
         var entries: [Entry] = []
         if channels.contains(.app) {
+            let appCases = cases.filter { $0.channels.contains(.app) }
             switch coverage {
             case .everyCombination:
-                entries += cases.flatMap { simulation in
+                entries += appCases.flatMap { simulation in
                     versions.filter { simulation.versions?.contains($0) ?? true }.flatMap { version in
                         styles.map { Entry(simulation: simulation, version: version, style: $0) }
                     }
                 }
             case .rotating:
-                entries += cases.enumerated().map { index, simulation in
+                entries += appCases.enumerated().map { index, simulation in
                     Entry(simulation: simulation, version: versions[index % versions.count],
                           style: styles[(index / versions.count) % styles.count])
                 }

@@ -189,7 +189,7 @@ public enum NegativeScenarios {
     private static let placeholderIDs = TransactionIDs(threeDSServerTransID: placeholderID, acsTransID: placeholderID, sdkTransID: placeholderID)
 
     /// Whether `scenario` is a plain scripted challenge whose first screen is of `uiType`, on a card of its own.
-    private static func showsFirst(_ uiType: ACSUIType, _ scenario: Scenario) -> Bool {
+    static func showsFirst(_ uiType: ACSUIType, _ scenario: Scenario) -> Bool {
         guard scenario.pan != nil, scenario.faults.isEmpty, scenario.expectation == nil, scenario.spc == nil,
               case .challenge(let script) = scenario.outcome, script.cardholder == .answers, script.decoupledFallback == nil,
               script.whitelistingInfoText == nil else { return false }

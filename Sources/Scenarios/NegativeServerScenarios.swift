@@ -29,6 +29,70 @@ extension NegativeScenarios {
         }
     }
 
+    /// The cases of a 3DS Server's challenge ARes (transStatus C), on the file's first plain challenge of a text screen (the
+    /// one the CRes cases start from): each element the ARes C carries that the frictionless ARes does not
+    /// (`acsChallengeMandated`, the authentication method; the app's `acsRenderingType` and `acsSignedContent`, the
+    /// browser's `acsURL`), spoilt as the frictionless ARes's cases spoil theirs. An element one channel's ARes carries makes
+    /// a case of that channel (``Scenario/channel``). The 3DS Server must refuse the ARes as it refuses a frictionless one:
+    /// no challenge starts.
+    public static func challengeAres(from scenarios: [Scenario]) -> [Scenario] {
+        guard let base = scenarios.first(where: { showsFirst(.text, $0) }) else { return [] }
+        var spoils: [Spoil] = []
+        var found: [Spoil: [MessageVersion: Set<DeviceChannel>]] = [:]
+        for version in MessageVersion.allCases {
+            for channel in [DeviceChannel.app, .browser] {
+                let context = MessageContext(version: version, channel: channel, category: .payment)
+                let frictionless = Set(aresProbe(version: version, channel: channel).objectMembers?.map(\.key) ?? [])
+                for spoil in probe(challengeAresProbe(version: version, channel: channel), rules: AResRules.rules, context: context, final: false)
+                where !frictionless.contains(spoil.element) {
+                    if found[spoil] == nil { spoils.append(spoil) }
+                    found[spoil, default: [:]][version, default: []].insert(channel)
+                }
+            }
+        }
+        let cases = spoils.map { spoil in
+            let byVersion = found[spoil] ?? [:]
+            return FoundCase(spoil: spoil, versions: MessageVersion.allCases.filter { byVersion[$0] != nil })
+        }
+        let played = serverCases(cases, base: base, message: "ares-challenge", cardPrefix: challengeAresCardPrefix, leg: .directoryServer,
+                                 spoilt: "The challenge ARes (transStatus C)", ignored: "", refusedState: "error") { code, naming in
+            "The 3DS Server refuses the ARes: it ends the transaction in error, starts no challenge, and sends the DS Erro \(code.rawValue) naming \(naming) (graded: ares.erro)."
+        }
+        return zip(played, spoils).map { scenario, spoil in
+            // The channels it is a case of in every one of its versions: both, or the one whose ARes carries the element.
+            let channels = (found[spoil] ?? [:]).values.reduce(Set([DeviceChannel.app, .browser])) { $0.intersection($1) }
+            var scenario = scenario
+            scenario.channel = channels.count == 1 ? channels.first : nil
+            if let channel = scenario.channel { scenario.description += " \(channel == .app ? "App" : "Browser") channel only." }
+            return scenario
+        }
+    }
+
+    /// An ARes C as the harness's ACS answers one: the app's with its rendering type and a signed content (any compact JWS
+    /// of base64url parts: the 3DS Server passes it on unread), the browser's with the acsURL.
+    static func challengeAresProbe(version: MessageVersion, channel: DeviceChannel) -> JSONValue {
+        let id = placeholderID
+        var ares = ARes(messageVersion: version, threeDSServerTransID: id, acsTransID: id, dsTransID: id, sdkTransID: channel == .app ? id : nil,
+                        acsReferenceNumber: "3DS_LOA_ACS_HARN_020200_00001", dsReferenceNumber: "3DS_LOA_DIS_HARN_020200_00001",
+                        transStatus: .challenge)
+        ares.acsOperatorID = "HARNESS-ACS-OPERATOR"
+        ares.acsChallengeMandated = "Y"
+        ares.setAuthentication(ACSUIType.text.authenticationMethod)
+        if channel == .app {
+            ares.setAppChannelFields(deviceInfoVersion: "1.0")
+            ares.acsSignedContent = "eyJhbGciOiJQUzI1NiJ9.eyJhY3NVUkwiOiJodHRwczovL2xvY2FsaG9zdC9hY3MvY2hhbGxlbmdlIn0.c2lnbmF0dXJl"
+            ares.acsRenderingType = AResRules.rules.buildMember("acsRenderingType", [
+                ("acsInterface", .string("01")), ("acsUiTemplate", .string(ACSUIType.text.rawValue)), ("deviceUserInterfaceMode", .string("01")),
+            ], version: version)
+        } else {
+            ares.acsURL = "https://localhost/acs/challenge/browser"
+        }
+        return ares.json
+    }
+
+    /// The generated challenge ARes cases' cards.
+    static let challengeAresCardPrefix = "400000006"
+
     /// The generated ARes cases' cards: as ``cardPrefix``, another serial range.
     static let aresCardPrefix = "400000008"
 

@@ -26,6 +26,9 @@ public struct Scenario: Sendable, Equatable {
     /// The versions the scenario is a case of; nil: every version (a negative case of an element one version requires
     /// runs in that version only).
     public var versions: Set<MessageVersion>?
+    /// The one channel the scenario plays in, when it is a case of one channel's message (a challenge ARes without its
+    /// acsURL: the browser's); nil: the channels its faults allow.
+    public var channel: DeviceChannel?
 
     public init(name: String, pan: String?, description: String, outcome: Outcome, faults: [FaultInjection] = [], expectation: Expectation? = nil) {
         self.name = name
@@ -38,9 +41,12 @@ public struct Scenario: Sendable, Equatable {
 }
 
 extension Scenario {
-    /// The channels the scenario plays in: faults on the SDK leg (acsSignedContent, the secure
-    /// channel's CRes) have no browser to act on.
-    public var channels: [DeviceChannel] { faults.contains { $0.leg == .sdk } ? [.app] : [.app, .browser] }
+    /// The channels the scenario plays in: its one channel where it has one; else faults on the SDK leg
+    /// (acsSignedContent, the secure channel's CRes) have no browser to act on.
+    public var channels: [DeviceChannel] {
+        if let channel { return [channel] }
+        return faults.contains { $0.leg == .sdk } ? [.app] : [.app, .browser]
+    }
 
     /// The outcome of a browser AReq carrying `threeDSCompInd`: short of Y, another scenario's
     /// when this one names one (`unlessCompleted`: an issuer that could not fingerprint the browser).
@@ -130,7 +136,8 @@ public struct ScenarioCatalog: Sendable {
         }
         self.scenarios = scenarios
         self.fallback = fallback
-        negative = (NegativeScenarios.cres(from: scenarios) + NegativeScenarios.ares(from: scenarios) + NegativeScenarios.rreq(from: scenarios)).filter { byPAN[$0.pan ?? ""] == nil }
+        negative = (NegativeScenarios.cres(from: scenarios) + NegativeScenarios.ares(from: scenarios) + NegativeScenarios.challengeAres(from: scenarios)
+                    + NegativeScenarios.rreq(from: scenarios)).filter { byPAN[$0.pan ?? ""] == nil }
         for scenario in negative { if let pan = scenario.pan { byPAN[pan] = scenario } }
         self.byPAN = byPAN
     }

@@ -1,9 +1,11 @@
 import EMV3DS
+import EMVCrypto
 import Faults
 import Foundation
 import JSON
 import Net
 @testable import Scenarios
+import SDKSimulator
 import Testing
 import TestSupport
 
@@ -35,9 +37,24 @@ struct ThreeDSServerNegativeCaseTests {
         // The RReq of a decoupled result, from 2.2.0 (2.1.0's ACS answers U/07): the 3DS Server answers Erro, not an RRes.
         #expect(versions("negative-rreq-missing-transStatus") == ["2.2.0", "2.3.1"])
         #expect(versions("negative-rreq-missing-authenticationType") == ["2.2.0"], "2.3.1 has authenticationMethod")
+        // The challenge ARes: what it carries beyond the frictionless one, in the channel whose ARes carries it.
+        #expect(versions("negative-ares-challenge-missing-acsChallengeMandated") == ["2.1.0", "2.2.0", "2.3.1"])
+        #expect(cases["negative-ares-challenge-missing-acsChallengeMandated"]?.channels == [.app, .browser])
+        #expect(versions("negative-ares-challenge-missing-authenticationType") == ["2.1.0", "2.2.0"], "2.3.1 has authenticationMethod")
+        #expect(cases["negative-ares-challenge-missing-acsSignedContent"]?.channels == [.app])
+        #expect(cases["negative-ares-challenge-format-acsSignedContent-base64"]?.channels == [.app])
+        #expect(cases["negative-ares-challenge-missing-acsRenderingType"]?.channels == [.app])
+        #expect(versions("negative-ares-challenge-missing-acsURL") == ["2.1.0", "2.2.0", "2.3.1"])
+        #expect(cases["negative-ares-challenge-missing-acsURL"]?.channels == [.browser])
+        #expect(cases["negative-ares-challenge-format-acsURL-ftp"]?.channels == [.browser])
+        #expect(cases["negative-ares-challenge-outside-acsChallengeMandated-Z"] != nil)
+        #expect(!Self.cases.contains { $0.name.hasPrefix("negative-ares-challenge-") && ["-transStatus", "TransID", "ReferenceNumber"].contains(where: $0.name.contains) },
+                "what the frictionless ARes carries too is its cases'")
         for scenario in Self.cases {
             let ares = scenario.name.hasPrefix("negative-ares-")
-            #expect(scenario.faults.allSatisfy { $0.leg == (ares ? .directoryServer : .results) } && scenario.channels == [.app, .browser], "\(scenario.name)")
+            let challenge = scenario.name.hasPrefix("negative-ares-challenge-")
+            #expect(scenario.faults.allSatisfy { $0.leg == (ares ? .directoryServer : .results) }, "\(scenario.name)")
+            #expect(challenge || scenario.channels == [.app, .browser], "\(scenario.name)")
             #expect(scenario.expectation.map { $0.threeDSServerState == (ares ? "error" : "challenge") } ?? scenario.name.contains("-unknown-"),
                     "\(scenario.name)")
         }
@@ -51,6 +68,8 @@ struct ThreeDSServerNegativeCaseTests {
                 let context = MessageContext(version: version, channel: channel, category: .payment)
                 let ares = AResRules.rules.check(NegativeScenarios.aresProbe(version: version, channel: channel), context: context).violations
                 #expect(ares.isEmpty, "ARes \(version.rawValue) \(channel): \(ares)")
+                let challenge = AResRules.rules.check(NegativeScenarios.challengeAresProbe(version: version, channel: channel), context: context).violations
+                #expect(challenge.isEmpty, "ARes C \(version.rawValue) \(channel): \(challenge)")
                 guard version >= .v2_2_0 else { continue }
                 var afterD = context
                 afterD.request = .object([("acsDecConInd", .string("Y")), ("transStatus", .string("D"))])
@@ -71,7 +90,8 @@ struct ThreeDSServerNegativeCaseTests {
         let started = try JSONReader.parse(try await harness.post("/admin/runs", JSONWriter.write(suite)).body).value
         let id = try #require(started["id"]?.stringValue, "\(started)")
         let runCases = started["cases"]?.arrayValue ?? []
-        #expect(runCases.count == Self.cases.count { $0.versions?.contains(.v2_2_0) ?? true })
+        // The suite's channel is the app's: a case of the browser's ARes alone is not among them.
+        #expect(runCases.count == Self.cases.count { ($0.versions?.contains(.v2_2_0) ?? true) && $0.channels.contains(.app) })
         for runCase in runCases {
             let pan = try #require(runCase["card"]?.stringValue ?? runCase["pan"]?.stringValue)
             _ = try await party.authenticate(pan: pan, version: .v2_2_0, tag: "\(id)/\(runCase["id"]?.stringValue ?? "")")
@@ -86,6 +106,28 @@ struct ThreeDSServerNegativeCaseTests {
         entry["status"]?.stringValue == "failed" && entry["checks"]?.arrayValue?.contains { check in
             ["ares.erro", "rreq.erro"].contains(check["id"]?.stringValue ?? "") && check["verdict"]?.stringValue == "fail"
         } == true
+    }
+
+    /// The challenge ARes's cases in the channels they play in, through the harness's own 3DS Server as `simulate
+    /// --negative` runs them: it refuses each spoilt ARes C (the transaction ends in error, no challenge starts), in the app
+    /// and in the browser; and the ACS, told by the DS's Erro, ends the challenge it began, so no RReq follows.
+    @Test func theHarnesss3DSServerRefusesEveryChallengeAResCaseInItsChannel() async throws {
+        try await withHarness { harness in
+            let scenarios = try await harness.simulator.scenarios(negative: true).filter { $0["name"]?.stringValue?.hasPrefix("negative-ares-challenge-") == true }
+            let cases = scenarios.compactMap { SimulationCase(scenario: $0) }
+            #expect(cases.contains { $0.channels == [.browser] } && cases.contains { $0.channels == [.app] })
+            let matrix = SimulationMatrix(cases: cases, versions: [.v2_2_0], styles: [.android], coverage: .everyCombination, channels: [.app, .browser])
+            #expect(matrix.entries.count == cases.count { $0.versions?.contains(.v2_2_0) ?? true } + cases.count {
+                ($0.versions?.contains(.v2_2_0) ?? true) && $0.channels == [.app, .browser] })
+            let results = await matrix.run(simulator: harness.simulator, challenger: harness.challenger, concurrency: 8) { _, style in
+                try directoryServer("A000000003", style)
+            }
+            let problems = results.compactMap { result in result.problem.map { "\(result.entry.label) \(result.entry.channel): \($0)" } }
+            #expect(problems.isEmpty, "\(problems.prefix(5).joined(separator: "\n"))")
+            let challenges = try JSONReader.parse(try await harness.get("/admin/acs/transactions?limit=200").body).value
+            let open = (challenges["transactions"]?.arrayValue ?? []).filter { $0["phase"]?.stringValue == "challenge" }
+            #expect(open.isEmpty, "challenges refused with their ARes still open: \(open.compactMap { $0["scenario"]?.stringValue })")
+        }
     }
 
     @Test func aCorrect3DSServerPassesEveryCase() async throws {

@@ -25,6 +25,8 @@ public final class AccessControlServer: Sendable {
     let spcEnrolments = SPCEnrolments()
     let spcChallenges: SPCEnrolmentChallenges
     let spcOffers = TransactionStore<SPCOffer>(capacity: SPCOffer.capacity)
+    /// The channels of the latest app challenges: the one a CReq was sealed with when it was not its own challenge's.
+    let recentChannels = RecentChannels()
     /// What this instance shares with the others of its store, when they are several: open challenges taken up, and the
     /// jobs due later (a decoupled result, a challenge's time limit) that one of them does.
     let sharing: any SharedWork

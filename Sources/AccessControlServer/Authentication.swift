@@ -223,7 +223,8 @@ extension AccessControlServer {
         }
         let session = ChallengeSession(script: script, version: areq.version, fallbackAllowed: fallbackAllowed)
         let acsURL = settings.challengeURL ?? endpoints.secureURL("/acs/challenge")
-        let channel = SecureChannel(sharedSecret: agreement.sharedSecret, sdkReferenceNumber: sdkReferenceNumber)
+        let keyInputs = ChannelKeyInputs(sharedSecret: agreement.sharedSecret, sdkReferenceNumber: sdkReferenceNumber)
+        let channel = keyInputs.channel
         do {
             if let signatureFault {
                 transaction.noCReqDue = true
@@ -233,7 +234,8 @@ extension AccessControlServer {
                 ares.acsSignedContent = try AcsSignedContent.sign(acsURL: acsURL, acsEphemeralKey: agreement.publicKey,
                                                                   sdkEphemPubKey: sdkKeyJSON, identity: signer)
             }
-            transaction.phase = .challenge(ChallengeState(medium: .secureChannel(channel), session: session))
+            transaction.phase = .challenge(ChallengeState(medium: .secureChannel(channel), session: session, keyInputs: keyInputs))
+            recentChannels.add(.init(acsTransID: transaction.ids.acsTransID ?? "", sdkReferenceNumber: sdkReferenceNumber, channel: channel))
         } catch {
             // The ACS's own key or chain failed it: its failure, not the AReq's.
             throw refuse("acsSignedContent", .permanentSystemFailure, "the ACS could not sign it: \(error)")

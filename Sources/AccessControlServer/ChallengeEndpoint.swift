@@ -110,9 +110,15 @@ extension AccessControlServer {
         let plaintext: [UInt8]
         do { plaintext = try channel.open(text, direction: .sdkToACS).plaintext } catch {
             logger.debug("CReq decryption failed", metadata: ["reason": "\(error.logDescription)"])
+            // Which input the SDK got wrong, where a derivation SDKs get wrong (or another challenge's channel) opens it.
+            let mistake = state.keyInputs.flatMap { inputs in
+                let others = recentChannels.others(than: kid)
+                return inputs.mistake(opening: text, otherReferences: others.references, otherChannels: others.channels)
+            }
+            let diagnosis = mistake.map { "; it opens with \($0)" } ?? ""
             journal?.message(dsTransID, from: .sdk, to: .accessControlServer, type: MessageType.cReq.rawValue, body: body,
-                             note: "not decrypted: \(error.logDescription)", isJSON: false)
-            throw ChallengeRefusal("CReq", .dataDecryptionFailure, "cannot be decrypted with the channel key", about: known, ends: kid,
+                             note: "not decrypted: \(error.logDescription)\(diagnosis)", isJSON: false)
+            throw ChallengeRefusal("CReq", .dataDecryptionFailure, "cannot be decrypted with the channel key\(diagnosis)", about: known, ends: kid,
                                    fails: .creqDecrypts)
         }
         // A Split-SDK protects its CReqs with A128GCM only (SB 279 §6.2.4.1): another enc is Erro 310, and the RReq (§5.9.5).

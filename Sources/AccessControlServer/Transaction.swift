@@ -17,6 +17,9 @@ struct ChallengeState: Sendable {
 
     var medium: Medium
     var session: ChallengeSession
+    /// What the app's channel key was derived from, to say which input a CReq it does not open got wrong (this
+    /// instance's challenges only: another instance taking one up has the key alone).
+    var keyInputs: ChannelKeyInputs?
     /// The `sdkCounterStoA` the next CReq must carry.
     var nextCounter = 0
     /// Ends the challenge at its time limit; cancelled when it ends sooner.

@@ -1,6 +1,7 @@
 public import EMV3DS
 public import EMVCrypto
 import Foundation
+import Synchronization
 public import JOSE
 public import JSON
 public import Net
@@ -115,7 +116,14 @@ public struct ChallengeRunner: Sendable {
         case acceptsAnyFormat = "accepts-any-format"
         /// Takes a CRes with a member written twice, keeping the last: a parser that reads into a dictionary.
         case acceptsDuplicates = "accepts-duplicates"
+        /// Derives the channel key without the sdkReferenceNumber (an empty PartyVInfo).
+        case kdfWithoutReference = "kdf-without-reference"
+        /// Keeps the channel key of its first challenge and seals every later CReq with it: a session never let go.
+        case staleChannelKey = "stale-channel-key"
     }
+
+    /// The channel of the first challenge, for ``Misbehaviour/staleChannelKey``.
+    private let firstChannel = FirstChannel()
 
     public init(client: HTTPClient, trustAnchors: [Certificate], misbehaviour: Misbehaviour? = nil) {
         self.client = client
@@ -144,11 +152,12 @@ public struct ChallengeRunner: Sendable {
         guard (try? PublicKey(emvJWK: content.sdkEphemPubKey)) == transaction.ephemeralKey.publicKey else {
             return Report(outcome: .runtimeError("acsSignedContent: sdkEphemPubKey is not this SDK's key"))
         }
-        let channel: SecureChannel
+        var channel: SecureChannel
         do {
             channel = try SecureChannel(privateKey: transaction.ephemeralKey, peerPublicKey: content.acsEphemPubKey,
-                                        sdkReferenceNumber: SimulatedSDKTransaction.sdkReferenceNumber)
+                                        sdkReferenceNumber: misbehaviour == .kdfWithoutReference ? "" : SimulatedSDKTransaction.sdkReferenceNumber)
         } catch { return Report(outcome: .runtimeError("key agreement: \(error)")) }
+        if misbehaviour == .staleChannelKey { channel = firstChannel.keep(channel) }
 
         let session = Session(runner: self, transaction: transaction, parameters: parameters, acsURL: content.acsURL,
                               channel: channel, style: style, encryption: encryption)
@@ -381,7 +390,7 @@ struct Session {
             guard let text = value.stringValue, let example, example.typeName == value.typeName, rules.allowedValues(of: field, in: version) == nil,
                   rules.format(of: field, in: version)?.formatBreak != nil, rules.lengthBounds(of: field, in: version)?.contains(text.count) ?? true else { return nil }
             readings = [example]
-        case .withholdErro, .repeatCounter, .oobAsDataEntry, .oobAppURLSupported, .acceptsDuplicates:
+        case .withholdErro, .repeatCounter, .oobAsDataEntry, .oobAppURLSupported, .acceptsDuplicates, .kdfWithoutReference, .staleChannelKey:
             return nil
         }
         for reading in readings {
@@ -403,5 +412,19 @@ struct Session {
         let contentType = style == .android ? "application/json" : "application/jose; charset=UTF-8"
         _ = try? await runner.client.post(acsURL, body: JSONWriter.write(erro.json), contentType: contentType)
         return erro
+    }
+}
+
+/// The first channel a runner made: what an SDK that never lets its session go seals with.
+final class FirstChannel: Sendable {
+    private let channel = Mutex<SecureChannel?>(nil)
+
+    /// The first channel kept, or `channel` when it is the first.
+    func keep(_ channel: SecureChannel) -> SecureChannel {
+        self.channel.withLock { kept in
+            if let kept { return kept }
+            kept = channel
+            return channel
+        }
     }
 }

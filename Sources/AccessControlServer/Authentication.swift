@@ -21,7 +21,9 @@ extension AccessControlServer {
             logger.info("AReq refused", metadata: ["reason": "\(error)"])
             return .erro(error, from: .acs)
         }
-        var scenario = await scenarios.scenario(for: TransactionFacts(areq), transaction: areq["dsTransID"])
+        // The DS's draw of a load mix, when it says one (a DS of this harness on another instance of a cluster).
+        let given = request.headers[LoadMixDraw.header].flatMap(LoadMixDraw.init(headerValue:))
+        var scenario = await scenarios.scenario(for: TransactionFacts(areq), transaction: areq["dsTransID"], given: given)
         // Secure Payment Confirmation (2.3.1): the second AReq after an ARes S.
         let followUp = spcFollowUp(areq)
         if areq.deviceChannel == DeviceChannel.browser.rawValue {

@@ -206,7 +206,10 @@ extension DirectoryServer {
                          original: received, relayed: areq.json, body: sent.bytes)
         let answer: PeerAnswer<(envelope: MessageEnvelope, bytes: [UInt8])>
         do {
-            answer = try await peer.exchange(sent, url: acsURL) { body throws(InvalidMessage) in
+            // What this DS drew from a load mix goes with the AReq: an ACS on another instance plays that draw, not one of its own.
+            var headers = HTTPHeaders()
+            if let draw = scenarios?.draw(of: dsTransID) { headers.add(LoadMixDraw.header, draw.headerValue) }
+            answer = try await peer.exchange(sent, url: acsURL, headers: headers) { body throws(InvalidMessage) in
                 (try MessageEnvelope.read(body.bytes, written: body.written, rules: AResRules.rules, request: areq.json), body.bytes)
             }
         } catch {

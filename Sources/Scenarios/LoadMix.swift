@@ -67,6 +67,33 @@ public struct LoadMix: Sendable {
     }
 }
 
+/// What the DS drew for a transaction, passed to the ACS with the AReq it relays (``header``): the two roles of one
+/// transaction play one draw, counted once, on whichever instances of a cluster they run; and a test run's transaction,
+/// which the DS does not draw for, is not drawn for at the ACS either (the DS alone reads the run's header).
+public enum LoadMixDraw: Sendable, Equatable {
+    /// Draw `index` of the sequence of the instance `instance` (``LoadMix/draw(_:instance:)``).
+    case drawn(index: UInt64, instance: UInt64)
+    /// Nothing drawn: no mix for the card, a pin or a run's card, or a run's transaction.
+    case none
+
+    public static let header = "X-Harness-Load-Mix-Draw"
+
+    /// As the header carries it: "index:instance" or "none".
+    public var headerValue: String {
+        switch self {
+        case .drawn(let index, let instance): "\(index):\(instance)"
+        case .none: "none"
+        }
+    }
+
+    public init?(headerValue: String) {
+        if headerValue == "none" { self = .none; return }
+        let parts = headerValue.split(separator: ":")
+        guard parts.count == 2, let index = UInt64(parts[0]), let instance = UInt64(parts[1]) else { return nil }
+        self = .drawn(index: index, instance: instance)
+    }
+}
+
 /// How a leg's added latency is spread, in milliseconds.
 public enum LatencyDistribution: Sendable, Equatable {
     case fixed(Int)
@@ -127,28 +154,35 @@ public final class LoadMixBoard: Sendable {
         }
     }
 
-    /// The scenario the mix gives a transaction on `pan` whose scripted scenario is `scripted`: one drawn,
-    /// with the leg latencies as `latency` faults; nil when no mix is in force or the card is not the mix's.
-    func scenario(pan: String, scripted: Scenario, catalog: ScenarioCatalog) -> Scenario? {
-        state.withLock { state -> Scenario? in
-            guard let mix = state.mix else { return nil }
+    /// The scenario the mix gives a transaction on `pan` whose scripted scenario is `scripted`: one drawn (and counted),
+    /// or the one of the draw `given` (the DS's, counted where it was drawn), with the leg latencies as `latency` faults;
+    /// nil when no mix is in force, the card is not the mix's, or `given` is ``LoadMixDraw/none``.
+    func scenario(pan: String, scripted: Scenario, catalog: ScenarioCatalog, given: LoadMixDraw? = nil) -> (scenario: Scenario, draw: LoadMixDraw)? {
+        state.withLock { state -> (scenario: Scenario, draw: LoadMixDraw)? in
+            guard let mix = state.mix, given != LoadMixDraw.none else { return nil }
             if let range = mix.cardRange {
                 guard pan.count == range.start.count, range.start <= pan, pan <= range.end else { return nil }
             } else if scripted.name != catalog.fallback.name || catalog.names(pan: pan) {
                 // The default scenario's own test card is a scenario's card like any other.
                 return nil
             }
-            let (share, latencyMs) = mix.draw(state.drawn, instance: instance.withLock { $0 })
-            state.drawn += 1
-            guard var scenario = catalog.scenario(named: mix.shares[share].scenario) else { return nil }  // reloaded away
-            state.byScenario[scenario.name, default: 0] += 1
+            let draw: (index: UInt64, instance: UInt64)
+            if case .drawn(let index, let instance)? = given { draw = (index, instance) } else { draw = (state.drawn, instance.withLock { $0 }) }
+            let (share, latencyMs) = mix.draw(draw.index, instance: draw.instance)
+            guard share < mix.shares.count, var scenario = catalog.scenario(named: mix.shares[share].scenario) else { return nil }  // reloaded away
+            let counted = given == nil
+            if counted {
+                state.drawn += 1
+                state.byScenario[scenario.name, default: 0] += 1
+            }
             for (leg, milliseconds) in latencyMs.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
                 scenario.faults.append(FaultInjection(.latency(milliseconds: milliseconds), on: leg))
+                guard counted else { continue }
                 let at = state.recentNext[leg, default: 0]
                 if state.recent[leg, default: []].count < Self.kept { state.recent[leg, default: []].append(milliseconds) } else { state.recent[leg]?[at] = milliseconds }
                 state.recentNext[leg] = (at + 1) % Self.kept
             }
-            return scenario
+            return (scenario, .drawn(index: draw.index, instance: draw.instance))
         }
     }
 

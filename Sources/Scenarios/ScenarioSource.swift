@@ -21,7 +21,11 @@ public final class ScenarioSource: Sendable {
     /// hundred bytes inline, and a table keeps up to twice the slots it has entries).
     private final class Chosen: Sendable {
         let scenario: Scenario
-        init(_ scenario: Scenario) { self.scenario = scenario }
+        let draw: LoadMixDraw
+        init(_ scenario: Scenario, draw: LoadMixDraw) {
+            self.scenario = scenario
+            self.draw = draw
+        }
     }
 
     private struct Remembered {
@@ -45,14 +49,15 @@ public final class ScenarioSource: Sendable {
     /// `count` transactions wherever they land (docs/scale.md).
     public func shareCounts(_ use: @escaping SharedUse) { sharedUse.withLock { $0 = use } }
 
-    /// The scenario of a transaction: a pin if one is set for it, else the catalog's choice.
-    public func scenario(for facts: TransactionFacts, transaction dsTransID: String? = nil) async -> Scenario {
-        guard let dsTransID else { return await choose(facts, transaction: nil) }
+    /// The scenario of a transaction: a pin if one is set for it, else the catalog's choice. `given`: what the DS drew
+    /// for it from a load mix (the ACS of a cluster, on another instance than the DS's), played rather than a draw of its own.
+    public func scenario(for facts: TransactionFacts, transaction dsTransID: String? = nil, given: LoadMixDraw? = nil) async -> Scenario {
+        guard let dsTransID else { return await choose(facts, transaction: nil, given: given).scenario }
         if let known = chosen.withLock({ $0.byTransaction[dsTransID]?.scenario }) { return known }
-        let scenario = await choose(facts, transaction: dsTransID)
+        let (scenario, draw) = await choose(facts, transaction: dsTransID, given: given)
         return chosen.withLock { memory in
             if let known = memory.byTransaction[dsTransID] { return known.scenario }  // another role chose meanwhile
-            memory.byTransaction[dsTransID] = Chosen(scenario)
+            memory.byTransaction[dsTransID] = Chosen(scenario, draw: draw)
             memory.order.append(dsTransID)
             if memory.order.count - memory.head > Self.remembered {
                 memory.byTransaction[memory.order[memory.head]] = nil
@@ -63,22 +68,30 @@ public final class ScenarioSource: Sendable {
         }
     }
 
-    /// In a cluster the DS and the ACS of one transaction may choose on two instances: the store gives them one use of a pin.
-    private func choose(_ facts: TransactionFacts, transaction dsTransID: String?) async -> Scenario {
-        guard let use = sharedUse.withLock({ $0 }) else { return pins.take(pan: facts.pan, sdkTransID: facts.sdkTransID) ?? unpinned(facts) }
+    /// What the load mix drew for the transaction `dsTransID` when its scenario was chosen here: what the DS passes on to
+    /// the ACS (``LoadMixDraw/header``); nil for a transaction this instance has not chosen for.
+    public func draw(of dsTransID: String) -> LoadMixDraw? { chosen.withLock { $0.byTransaction[dsTransID]?.draw } }
+
+    /// In a cluster the DS and the ACS of one transaction may choose on two instances: the store gives them one use of a
+    /// pin, and the DS its draw of a load mix (`given`).
+    private func choose(_ facts: TransactionFacts, transaction dsTransID: String?, given: LoadMixDraw?) async -> (scenario: Scenario, draw: LoadMixDraw) {
+        guard let use = sharedUse.withLock({ $0 }) else {
+            if let pinned = pins.take(pan: facts.pan, sdkTransID: facts.sdkTransID) { return (pinned, .none) }
+            return drawn(facts, given: given)
+        }
         // The store decides which use is whose; a pin used up elsewhere leaves this board too, and the next in line is asked.
         while let pin = pins.first(pan: facts.pan, sdkTransID: facts.sdkTransID) {
             switch await use(pin.id, dsTransID) {
             case true?:
                 pins.used(pin.id, exhausted: false)
-                return pin.scenario
+                return (pin.scenario, .none)
             case false?:
                 pins.used(pin.id, exhausted: true)
             case nil:
-                return unpinned(facts)  // the store cannot say: no pin rather than one used twice
+                return drawn(facts, given: given)  // the store cannot say: no pin rather than one used twice
             }
         }
-        return unpinned(facts)
+        return drawn(facts, given: given)
     }
 
     /// The scenario without pins: a card issued to a run's case stands for the case's scenario; a
@@ -86,11 +99,18 @@ public final class ScenarioSource: Sendable {
     /// unless `drawing` is false (a refused AReq's, named in the journal, plays nothing) or the
     /// transaction is tagged for a test run (a run's case is graded on its own scenario).
     public func unpinned(_ facts: TransactionFacts, drawing: Bool = true) -> Scenario {
+        drawn(facts, given: drawing ? nil : LoadMixDraw.none).scenario
+    }
+
+    /// The scenario without pins, and what the load mix drew for it (`given`: the DS's draw, played and not counted again).
+    private func drawn(_ facts: TransactionFacts, given: LoadMixDraw?) -> (scenario: Scenario, draw: LoadMixDraw) {
         let catalog = catalog
-        if let issued = issuedCards.scenario(of: facts.pan).flatMap(catalog.scenario(named:)) { return issued }
+        if let issued = issuedCards.scenario(of: facts.pan).flatMap(catalog.scenario(named:)) { return (issued, .none) }
         let scripted = catalog.scenario(for: facts)
-        guard drawing, !facts.inTestRun else { return scripted }
-        return loadMix.scenario(pan: facts.pan, scripted: scripted, catalog: catalog) ?? scripted
+        guard !facts.inTestRun, let mixed = loadMix.scenario(pan: facts.pan, scripted: scripted, catalog: catalog, given: given) else {
+            return (scripted, .none)
+        }
+        return mixed
     }
 }
 

@@ -37,36 +37,96 @@ extension NegativeScenarios {
     /// no challenge starts.
     public static func challengeAres(from scenarios: [Scenario]) -> [Scenario] {
         guard let base = scenarios.first(where: { showsFirst(.text, $0) }) else { return [] }
+        let found = casesByChannel(in: MessageVersion.allCases, rules: AResRules.rules) { version, channel in
+            (challengeAresProbe(version: version, channel: channel), MessageContext(version: version, channel: channel, category: .payment),
+             Set(aresProbe(version: version, channel: channel).objectMembers?.map(\.key) ?? []))
+        }
+        return inTheirChannels(found, serverCases(found.map(\.found), base: base, message: "ares-challenge", cardPrefix: challengeAresCardPrefix,
+                                                leg: .directoryServer, spoilt: "The challenge ARes (transStatus C)", ignored: "", refusedState: "error") { code, naming in
+            "The 3DS Server refuses the ARes: it ends the transaction in error, starts no challenge, and sends the DS Erro \(code.rawValue) naming \(naming) (graded: ares.erro)."
+        })
+    }
+
+    /// The cases of a 3DS Server's RReq after a challenge, on the same challenge as the challenge ARes's (its text screen
+    /// answered): each element the RReq of a challenge carries that the decoupled result's RReq does not (its cases,
+    /// ``rreq(from:)``, spoil those), and in 2.1.0, which has no decoupled authentication, every one; spoilt as the RReq's
+    /// cases spoil theirs, in the channel whose RReq carries the element (`acsRenderingType`: the app's). The 3DS Server
+    /// must answer the RReq with the Erro the table names and take no result from it (`rreq.erro`); the SDK's challenge
+    /// ends as it would (the ACS sends its final CRes whatever the RRes). In 2.1.0 also the unknown critical extension
+    /// (Erro 202) and the unknown member (taken), which the decoupled RReq's cases make from 2.2.0.
+    public static func challengeRReq(from scenarios: [Scenario]) -> [Scenario] {
+        guard let base = scenarios.first(where: { showsFirst(.text, $0) }) else { return [] }
+        let afterC = JSONValue.object([("transStatus", .string(TransStatus.challenge.rawValue))])
+        let found = casesByChannel(in: MessageVersion.allCases, rules: ResultsRules.rReq) { version, channel in
+            (challengeRReqProbe(version: version, channel: channel),
+             MessageContext(version: version, channel: channel, category: .payment, request: afterC),
+             version >= .v2_2_0 ? Set(rreqProbe(version: version, channel: channel).objectMembers?.map(\.key) ?? []) : [])
+        } + [Spoil(.criticalExtension, "messageExtension"), Spoil(.unknownMember, unknownMember)].map { (FoundCase(spoil: $0, versions: [.v2_1_0]), nil) }
+        return inTheirChannels(found, serverCases(found.map(\.found), base: base, message: "rreq-challenge", cardPrefix: challengeRReqCardPrefix,
+                                                leg: .results, spoilt: "The RReq of the challenge's result",
+                                                ignored: "The 3DS Server takes it: it answers an RRes, and the transaction ends Y (graded: rreq.erro).",
+                                                refusedState: "challenge") { code, naming in
+            "The 3DS Server answers the RReq with Erro \(code.rawValue) naming \(naming), not an RRes, and takes no result from it (graded: rreq.erro)."
+        })
+    }
+
+    /// The spoils `probe` finds in each version and channel, leaving out the elements `covered` there (another message's
+    /// cases spoil them); each with its versions, and its one channel when only one channel's message carries it in every
+    /// one of them.
+    static func casesByChannel(in versions: [MessageVersion], rules: MessageRules,
+                               probe: (MessageVersion, DeviceChannel) -> (message: JSONValue, context: MessageContext, covered: Set<String>))
+        -> [(found: FoundCase, channel: DeviceChannel?)] {
         var spoils: [Spoil] = []
-        var found: [Spoil: [MessageVersion: Set<DeviceChannel>]] = [:]
-        for version in MessageVersion.allCases {
+        var channels: [Spoil: [MessageVersion: Set<DeviceChannel>]] = [:]
+        for version in versions {
             for channel in [DeviceChannel.app, .browser] {
-                let context = MessageContext(version: version, channel: channel, category: .payment)
-                let frictionless = Set(aresProbe(version: version, channel: channel).objectMembers?.map(\.key) ?? [])
-                for spoil in probe(challengeAresProbe(version: version, channel: channel), rules: AResRules.rules, context: context, final: false)
-                where !frictionless.contains(spoil.element) {
-                    if found[spoil] == nil { spoils.append(spoil) }
-                    found[spoil, default: [:]][version, default: []].insert(channel)
+                let (message, context, covered) = probe(version, channel)
+                for spoil in Self.probe(message, rules: rules, context: context, final: false) where !covered.contains(spoil.element) {
+                    if channels[spoil] == nil { spoils.append(spoil) }
+                    channels[spoil, default: [:]][version, default: []].insert(channel)
                 }
             }
         }
-        let cases = spoils.map { spoil in
-            let byVersion = found[spoil] ?? [:]
-            return FoundCase(spoil: spoil, versions: MessageVersion.allCases.filter { byVersion[$0] != nil })
+        return spoils.map { spoil in
+            let byVersion = channels[spoil] ?? [:]
+            // The channels it is a case of in every one of its versions: both, or the one whose message carries the element.
+            let common = byVersion.values.reduce(Set([DeviceChannel.app, .browser])) { $0.intersection($1) }
+            return (FoundCase(spoil: spoil, versions: versions.filter { byVersion[$0] != nil }), common.count == 1 ? common.first : nil)
         }
-        let played = serverCases(cases, base: base, message: "ares-challenge", cardPrefix: challengeAresCardPrefix, leg: .directoryServer,
-                                 spoilt: "The challenge ARes (transStatus C)", ignored: "", refusedState: "error") { code, naming in
-            "The 3DS Server refuses the ARes: it ends the transaction in error, starts no challenge, and sends the DS Erro \(code.rawValue) naming \(naming) (graded: ares.erro)."
-        }
-        return zip(played, spoils).map { scenario, spoil in
-            // The channels it is a case of in every one of its versions: both, or the one whose ARes carries the element.
-            let channels = (found[spoil] ?? [:]).values.reduce(Set([DeviceChannel.app, .browser])) { $0.intersection($1) }
+    }
+
+    /// `scenarios`, made of `found` in order, each in its one channel where it has one.
+    static func inTheirChannels(_ found: [(found: FoundCase, channel: DeviceChannel?)], _ scenarios: [Scenario]) -> [Scenario] {
+        zip(scenarios, found).map { scenario, found in
             var scenario = scenario
-            scenario.channel = channels.count == 1 ? channels.first : nil
-            if let channel = scenario.channel { scenario.description += " \(channel == .app ? "App" : "Browser") channel only." }
+            scenario.channel = found.channel
+            if let channel = found.channel { scenario.description += " \(channel == .app ? "App" : "Browser") channel only." }
             return scenario
         }
     }
+
+    /// The RReq of a text challenge's result Y as the harness's ACS sends one (an app's carries sdkTransID and the
+    /// rendering type of the challenge).
+    static func challengeRReqProbe(version: MessageVersion, channel: DeviceChannel) -> JSONValue {
+        let id = placeholderID
+        var rreq = RReq(messageVersion: version, messageCategory: MessageCategory.payment.rawValue, threeDSServerTransID: id, acsTransID: id,
+                        dsTransID: id, sdkTransID: channel == .app ? id : nil, transStatus: .authenticated, interactionCounter: "01")
+        rreq.authenticationValue = "AAABBBCCCDDDEEEFFFGGGHHHIII="
+        rreq.eci = "05"
+        rreq.setAuthentication(ACSUIType.text.authenticationMethod)
+        if channel == .app { rreq.acsRenderingType = renderingType(version) }
+        return rreq.json
+    }
+
+    /// The rendering type of a native text screen, as the ARes C and the RReq of an app challenge carry it.
+    static func renderingType(_ version: MessageVersion) -> JSONValue? {
+        AResRules.rules.buildMember("acsRenderingType", [
+            ("acsInterface", .string("01")), ("acsUiTemplate", .string(ACSUIType.text.rawValue)), ("deviceUserInterfaceMode", .string("01")),
+        ], version: version)
+    }
+
+    /// The generated cases' cards of the RReq of a challenge.
+    static let challengeRReqCardPrefix = "400000005"
 
     /// An ARes C as the harness's ACS answers one: the app's with its rendering type and a signed content (any compact JWS
     /// of base64url parts: the 3DS Server passes it on unread), the browser's with the acsURL.
@@ -81,9 +141,7 @@ extension NegativeScenarios {
         if channel == .app {
             ares.setAppChannelFields(deviceInfoVersion: "1.0")
             ares.acsSignedContent = "eyJhbGciOiJQUzI1NiJ9.eyJhY3NVUkwiOiJodHRwczovL2xvY2FsaG9zdC9hY3MvY2hhbGxlbmdlIn0.c2lnbmF0dXJl"
-            ares.acsRenderingType = AResRules.rules.buildMember("acsRenderingType", [
-                ("acsInterface", .string("01")), ("acsUiTemplate", .string(ACSUIType.text.rawValue)), ("deviceUserInterfaceMode", .string("01")),
-            ], version: version)
+            ares.acsRenderingType = renderingType(version)
         } else {
             ares.acsURL = "https://localhost/acs/challenge/browser"
         }

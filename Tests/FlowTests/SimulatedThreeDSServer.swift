@@ -153,8 +153,10 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
         let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: version, style: .android)
         let uiTypes = ACSUIType.allCases.filter { $0.since <= version }.map { JSONValue.string($0.rawValue) }
         let areq = try appAReq(pan: pan, version: version, sdk: sdk, replacing: [
-            "threeDSServerURL": .string(resultsURL), "threeDSRequestorDecMaxTime": .string("00010"),
-            "threeDSRequestorDecReqInd": .string(fallbackBugs.contains(.fallbackNotAllowed) ? "Y" : "F"),
+            "threeDSServerURL": .string(resultsURL), "threeDSRequestorDecMaxTime": version >= .v2_2_0 ? .string("00010") : nil,
+            // F (a fallback allowed) is 2.3.1's; 2.2.0 asks for decoupled authentication or not, 2.1.0 has neither.
+            "threeDSRequestorDecReqInd": version >= .v2_3_1 ? .string(fallbackBugs.contains(.fallbackNotAllowed) ? "Y" : "F")
+                                        : version >= .v2_2_0 ? .string("Y") : nil,
             "deviceRenderOptions": .object([("sdkInterface", .string("03")), ("sdkUiType", .array(uiTypes))]),
         ])
         guard case .message(let ares)? = try await send(areq, tag: tag).answer, ares["transStatus"]?.stringValue == "C",

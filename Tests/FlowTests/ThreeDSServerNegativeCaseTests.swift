@@ -50,9 +50,18 @@ struct ThreeDSServerNegativeCaseTests {
         #expect(cases["negative-ares-challenge-outside-acsChallengeMandated-Z"] != nil)
         #expect(!Self.cases.contains { $0.name.hasPrefix("negative-ares-challenge-") && ["-transStatus", "TransID", "ReferenceNumber"].contains(where: $0.name.contains) },
                 "what the frictionless ARes carries too is its cases'")
+        // The RReq of a challenge: what it carries beyond the decoupled result's (the app's acsRenderingType), and in
+        // 2.1.0, which has no decoupled authentication, every element (interactionCounter among them).
+        #expect(versions("negative-rreq-challenge-missing-acsRenderingType") == ["2.1.0", "2.2.0", "2.3.1"])
+        #expect(cases["negative-rreq-challenge-missing-acsRenderingType"]?.channels == [.app])
+        #expect(versions("negative-rreq-challenge-missing-interactionCounter") == ["2.1.0"])
+        #expect(cases["negative-rreq-challenge-missing-interactionCounter"]?.channels == [.app, .browser])
+        #expect(versions("negative-rreq-challenge-format-interactionCounter-letter") == ["2.1.0"])
+        #expect(versions("negative-rreq-challenge-missing-transStatus") == ["2.1.0"], "2.2.0 and 2.3.1: the decoupled RReq's case")
+        #expect(cases["negative-rreq-challenge-missing-interactionCounter"]?.faults.first?.leg == .results)
         for scenario in Self.cases {
             let ares = scenario.name.hasPrefix("negative-ares-")
-            let challenge = scenario.name.hasPrefix("negative-ares-challenge-")
+            let challenge = scenario.name.contains("-challenge-")
             #expect(scenario.faults.allSatisfy { $0.leg == (ares ? .directoryServer : .results) }, "\(scenario.name)")
             #expect(challenge || scenario.channels == [.app, .browser], "\(scenario.name)")
             #expect(scenario.expectation.map { $0.threeDSServerState == (ares ? "error" : "challenge") } ?? scenario.name.contains("-unknown-"),
@@ -75,6 +84,10 @@ struct ThreeDSServerNegativeCaseTests {
                 afterD.request = .object([("acsDecConInd", .string("Y")), ("transStatus", .string("D"))])
                 let rreq = ResultsRules.rReq.check(NegativeScenarios.rreqProbe(version: version, channel: channel), context: afterD).violations
                 #expect(rreq.isEmpty, "RReq \(version.rawValue) \(channel): \(rreq)")
+                var afterC = context
+                afterC.request = .object([("transStatus", .string("C"))])
+                let challenged = ResultsRules.rReq.check(NegativeScenarios.challengeRReqProbe(version: version, channel: channel), context: afterC).violations
+                #expect(challenged.isEmpty, "RReq after C \(version.rawValue) \(channel): \(challenged)")
             }
         }
     }
@@ -94,7 +107,13 @@ struct ThreeDSServerNegativeCaseTests {
         #expect(runCases.count == Self.cases.count { ($0.versions?.contains(.v2_2_0) ?? true) && $0.channels.contains(.app) })
         for runCase in runCases {
             let pan = try #require(runCase["card"]?.stringValue ?? runCase["pan"]?.stringValue)
-            _ = try await party.authenticate(pan: pan, version: .v2_2_0, tag: "\(id)/\(runCase["id"]?.stringValue ?? "")")
+            let tag = "\(id)/\(runCase["id"]?.stringValue ?? "")"
+            // The RReq of a challenge comes once the cardholder has answered it: the party's app plays the challenge.
+            if runCase["scenario"]?.stringValue?.hasPrefix("negative-rreq-challenge-") == true {
+                try await party.challenge(pan: pan, version: .v2_2_0, tag: tag)
+            } else {
+                _ = try await party.authenticate(pan: pan, version: .v2_2_0, tag: tag)
+            }
         }
         _ = try await harness.settledRun(id, within: .seconds(60))
         let finished = try JSONReader.parse(try await harness.post("/admin/runs/\(id)/finish", []).body).value
@@ -108,17 +127,21 @@ struct ThreeDSServerNegativeCaseTests {
         } == true
     }
 
-    /// The challenge ARes's cases in the channels they play in, through the harness's own 3DS Server as `simulate
-    /// --negative` runs them: it refuses each spoilt ARes C (the transaction ends in error, no challenge starts), in the app
-    /// and in the browser; and the ACS, told by the DS's Erro, ends the challenge it began, so no RReq follows.
-    @Test func theHarnesss3DSServerRefusesEveryChallengeAResCaseInItsChannel() async throws {
+    /// The cases of a challenge's ARes and RReq in the channels they play in, through the harness's own 3DS Server as
+    /// `simulate --negative` runs them, in 2.1.0 (where the RReq's are every element's) and 2.2.0: it refuses each spoilt
+    /// ARes C (the transaction ends in error, no challenge starts) and each spoilt RReq (no result taken), in the app and
+    /// in the browser; and the ACS, told by the DS's Erro about an ARes, ends the challenge it began, so no RReq follows.
+    @Test func theHarnesss3DSServerRefusesEveryChallengeCaseInItsChannel() async throws {
         try await withHarness { harness in
-            let scenarios = try await harness.simulator.scenarios(negative: true).filter { $0["name"]?.stringValue?.hasPrefix("negative-ares-challenge-") == true }
+            let scenarios = try await harness.simulator.scenarios(negative: true).filter { $0["name"]?.stringValue?.contains("-challenge-") == true }
             let cases = scenarios.compactMap { SimulationCase(scenario: $0) }
             #expect(cases.contains { $0.channels == [.browser] } && cases.contains { $0.channels == [.app] })
-            let matrix = SimulationMatrix(cases: cases, versions: [.v2_2_0], styles: [.android], coverage: .everyCombination, channels: [.app, .browser])
-            #expect(matrix.entries.count == cases.count { $0.versions?.contains(.v2_2_0) ?? true } + cases.count {
-                ($0.versions?.contains(.v2_2_0) ?? true) && $0.channels == [.app, .browser] })
+            #expect(cases.contains { $0.label.hasPrefix("negative-rreq-challenge-") } && cases.contains { $0.label.hasPrefix("negative-ares-challenge-") })
+            let versions = [MessageVersion.v2_1_0, .v2_2_0]
+            let matrix = SimulationMatrix(cases: cases, versions: versions, styles: [.android], coverage: .everyCombination, channels: [.app, .browser])
+            #expect(matrix.entries.count == versions.reduce(0) { total, version in
+                total + cases.count { ($0.versions?.contains(version) ?? true) } + cases.count { ($0.versions?.contains(version) ?? true) && $0.channels == [.app, .browser] }
+            })
             let results = await matrix.run(simulator: harness.simulator, challenger: harness.challenger, concurrency: 8) { _, style in
                 try directoryServer("A000000003", style)
             }

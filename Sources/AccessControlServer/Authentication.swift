@@ -124,7 +124,9 @@ extension AccessControlServer {
             transaction.sdkTimeout = SDKTimeout(minutes: minutes, challengeStart: settings.clock.instant(), wallStart: settings.clock.wallMilliseconds())
         }
         if case .challenge = plan {
-            transaction.challengeDeadline = settings.clock.wallMilliseconds() + Int64(settings.challengeTimeout * 1000)
+            transaction.challengeTimeout = scenario.challengeTimeout
+            transaction.drawnByLoadMix = areq["dsTransID"].flatMap(scenarios.draw(of:)).map { $0 != .none } ?? false
+            transaction.challengeDeadline = settings.clock.wallMilliseconds() + Int64((scenario.challengeTimeout ?? settings.challengeTimeout) * 1000)
             transaction.threeDSCompInd = areq["threeDSCompInd"]
         }
         transactions.put(acsTransID, transaction)
@@ -169,7 +171,7 @@ extension AccessControlServer {
         case .challenge:
             // With instances sharing the store, the time limit is a job too: another instance ends the challenge if this one dies.
             if let deadline = transaction.challengeDeadline { sharing.schedule(Self.expiryJob(acsTransID, due: deadline)) }
-            startTimer(acsTransID, after: settings.challengeTimeout)
+            startTimer(acsTransID, after: transaction.challengeTimeout ?? settings.challengeTimeout)
         case .decoupled(let script):
             guard let delay = script.delay else { return }
             let result = ChallengeResult(transStatus: script.status, reason: script.reason, interactions: 0)

@@ -32,6 +32,21 @@ extension AccessControlServer {
         await sharing.finish(job.id)
     }
 
+    /// Ends every open challenge of this instance that a load mix drew, as at its time limit (its RReq says so): what
+    /// `DELETE /admin/load-mix` does, so that a load test leaves no challenges open for ten minutes behind it. The number
+    /// ended; their RReqs go in the background.
+    public func endLoadMixChallenges() -> Int {
+        let open = transactions.newest(limit: .max) { transaction in
+            guard transaction.drawnByLoadMix, case .challenge = transaction.phase else { return false }
+            return true
+        }.map(\.id)
+        guard !open.isEmpty else { return 0 }
+        _ = background.run { [self] in
+            for acsTransID in open { await challengeTimeLimitReached(acsTransID) }
+        }
+        return open.count
+    }
+
     /// How a challenge the ACS's time limit ended is recorded: a CReq after it is not the SDK's fault.
     static let timedOutReason = "timed out"
 
@@ -41,7 +56,7 @@ extension AccessControlServer {
         let expired: (cancel: ChallengeCancel, transaction: Transaction)? = transactions.update(acsTransID) { transaction in
             guard case .challenge(let state) = transaction.phase else { return nil }
             let cancel: ChallengeCancel = state.nextCounter == 0 ? .firstCReqNotReceived : .timedOutAtACS
-            transaction.leaveChallenge(for: .ended(Self.timedOutReason + " after \(settings.challengeTimeout) s"))
+            transaction.leaveChallenge(for: .ended(Self.timedOutReason + " after \(transaction.challengeTimeout ?? settings.challengeTimeout) s"))
             if reportedElsewhere { transaction.resultsDelivery = "sent by another instance of the cluster" }
             return (cancel, transaction)
         } ?? nil

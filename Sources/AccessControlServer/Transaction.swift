@@ -68,6 +68,10 @@ extension AccessControlServer {
         /// Set once the ACS has spoilt what a correct SDK stops at with a runtime error
         /// (acsSignedContent, a CRes's HTTP answer): from then on no CReq is due.
         var noCReqDue = false
+        /// The time limit of its challenge when not the ACS's: a load mix's (``Scenario/challengeTimeout``).
+        var challengeTimeout: Double?
+        /// Its scenario was drawn from a load mix: its challenge ends when the mix does.
+        var drawnByLoadMix = false
         /// The scenario spoilt the final CRes so that the SDK owes an Erro about it: the challenge's end is judged when that
         /// Erro comes, after the final CRes, not as the final CRes goes.
         var finalCResRefusalDue = false

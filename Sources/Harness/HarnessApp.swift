@@ -135,7 +135,7 @@ public final class HarnessApp: Sendable {
             SDKConfigRoutes(configurations: configuration.directoryServers.compactMap { sdkConfigurations[$0.rid] },
                             tlsRootPath: pki.directory + "/tls/root-ca.pem", token: configuration.sdkConfigToken?.value,
                             endpoints: endpoints).register(on: &router)
-            LoadMixRoutes(scenarios: scenarios).register(on: &router)
+            LoadMixRoutes(scenarios: scenarios, endChallenges: { [accessControlServer] in accessControlServer.endLoadMixChallenges() }).register(on: &router)
             var made: Cluster?
             if configuration.cluster.enabled, let archive {
                 made = try Cluster(archive: archive, runs: runs, journal: journal, scenarios: scenarios, group: loops, tls: clientTLS,

@@ -8,6 +8,8 @@ import Scenarios
 /// `POST` puts a mix in force (counting anew), `GET` says what it has drawn, `DELETE` ends it.
 struct LoadMixRoutes {
     let scenarios: ScenarioSource
+    /// Ends the open challenges the mix drew, as at their time limit; the number ended.
+    let endChallenges: @Sendable () -> Int
 
     func register(on router: inout Router) {
         router.post("/admin/load-mix") { request, _ in
@@ -17,7 +19,12 @@ struct LoadMixRoutes {
             return .emv(Self.json(scenarios.loadMix.summary), status: .created)
         }
         router.get("/admin/load-mix") { _, _ in .emv(Self.json(scenarios.loadMix.summary)) }
-        router.delete("/admin/load-mix") { _, _ in .emv(Self.json(scenarios.loadMix.stop())) }
+        router.delete("/admin/load-mix") { _, _ in
+            // A load test leaves no challenge open behind it: those its generator left unanswered end now, not at their limit.
+            var summary = Self.json(scenarios.loadMix.stop())
+            summary.set("challengesEnded", .number(String(endChallenges())))
+            return .emv(summary)
+        }
     }
 
     /// The mix of a `POST` body, or 400 naming what is wrong.
@@ -57,7 +64,14 @@ struct LoadMixRoutes {
                 latency[leg] = try distribution(value, key: "latency.\(name)")
             }
         }
-        return LoadMix(shares: shares, seed: seed, cardRange: cardRange, latency: latency)
+        var challengeTimeout: Double?
+        if let value = json["challengeTimeoutSeconds"] {
+            guard let seconds = value.numberText.flatMap({ Int($0) }).map(Double.init), LoadMix.challengeTimeouts.contains(seconds) else {
+                throw HTTPError(.badRequest, "challengeTimeoutSeconds must be \(Int(LoadMix.challengeTimeouts.lowerBound))-\(Int(LoadMix.challengeTimeouts.upperBound)) seconds")
+            }
+            challengeTimeout = seconds
+        }
+        return LoadMix(shares: shares, seed: seed, cardRange: cardRange, latency: latency, challengeTimeout: challengeTimeout)
     }
 
     /// `{"fixedMs": 5}`, `{"minMs": 5, "maxMs": 50}` or `{"p50Ms": 40, "p99Ms": 400}`.
@@ -94,6 +108,7 @@ struct LoadMixRoutes {
             ("mix", mix.map { .array($0.shares.map { .object([("scenario", .string($0.scenario)), ("weight", .number(String($0.weight)))]) }) }),
             ("cardRange", mix?.cardRange.map { .object([("start", .string($0.start)), ("end", .string($0.end))]) }),
             ("latency", mix.map { mix in .object(LoadMix.latencyLegs.compactMap { leg in mix.latency[leg].map { (leg.rawValue, distribution($0)) } }) }),
+            ("challengeTimeoutSeconds", mix?.challengeTimeout.map { .number(String(Int($0))) }),
             ("drawn", number(summary.drawn)),
             ("byScenario", .object(summary.byScenario.sorted { $0.key < $1.key }.map { ($0.key, number($0.value)) })),
             ("latencyAdded", .object(LoadMix.latencyLegs.compactMap { leg in

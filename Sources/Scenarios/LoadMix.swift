@@ -23,6 +23,11 @@ public struct LoadMix: Sendable {
     public let cardRange: (start: String, end: String)?
     /// The latency added to the answer on each leg that has one: `ds` (the DS's ARes to the 3DS Server) and `acs` (the ACS's to the DS).
     public let latency: [FaultLeg: LatencyDistribution]
+    /// The time limit, in seconds, of the challenges the mix draws (nil: the ACS's): a load generator that leaves them
+    /// unanswered leaves no timers for ten minutes.
+    public let challengeTimeout: Double?
+    /// The bounds of ``challengeTimeout``: the ACS's own limit is at most ten minutes.
+    public static let challengeTimeouts: ClosedRange<Double> = 1...600
 
     /// The legs a latency can be added on: the two answers of an authentication.
     public static let latencyLegs: [FaultLeg] = [.directoryServer, .accessControlServer]
@@ -30,11 +35,12 @@ public struct LoadMix: Sendable {
     public static let maxShares = 64
 
     public init(shares: [Share], seed: UInt64, cardRange: (start: String, end: String)? = nil,
-                latency: [FaultLeg: LatencyDistribution] = [:]) {
+                latency: [FaultLeg: LatencyDistribution] = [:], challengeTimeout: Double? = nil) {
         self.shares = shares
         self.seed = seed
         self.cardRange = cardRange
         self.latency = latency
+        self.challengeTimeout = challengeTimeout
     }
 
     /// What the `index`th transaction an instance draws plays: a share's scenario, and the milliseconds added per leg.
@@ -170,6 +176,7 @@ public final class LoadMixBoard: Sendable {
             if case .drawn(let index, let instance)? = given { draw = (index, instance) } else { draw = (state.drawn, instance.withLock { $0 }) }
             let (share, latencyMs) = mix.draw(draw.index, instance: draw.instance)
             guard share < mix.shares.count, var scenario = catalog.scenario(named: mix.shares[share].scenario) else { return nil }  // reloaded away
+            scenario.challengeTimeout = mix.challengeTimeout
             let counted = given == nil
             if counted {
                 state.drawn += 1

@@ -23,6 +23,9 @@ public struct Scenario: Sendable, Equatable {
     /// 2.3.1 members the ARes carries beside the outcome (``AResRules/outcomeFieldNames``): device binding and trust list
     /// statuses, the cardholder's and the other parties' information. Left out of older versions, which do not define them.
     public var outcomeFields: JSONValue?
+    /// The time limit of the challenge the scenario begins, in seconds, when not the ACS's (`accessControlServer.challengeTimeout`):
+    /// a load mix's draws carry its own, so that challenges a load generator leaves unanswered do not pile up.
+    public var challengeTimeout: Double?
     /// The versions the scenario is a case of; nil: every version (a negative case of an element one version requires
     /// runs in that version only).
     public var versions: Set<MessageVersion>?

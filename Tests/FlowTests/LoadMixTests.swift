@@ -79,6 +79,7 @@ struct LoadMixTests {
         (#"{"mix": [{"scenario": "frictionless-y", "weight": 1}], "latency": {"sdk": {"fixedMs": 1}}}"#, "the legs are ds and acs"),
         (#"{"mix": [{"scenario": "frictionless-y", "weight": 1}], "latency": {"acs": {"p50Ms": 50, "p99Ms": 10}}}"#, "p50"),
         (#"{"mix": [{"scenario": "frictionless-y", "weight": 1}], "latency": {"acs": {"fixedMs": 700000}}}"#, "0-600000"),
+        (#"{"mix": [{"scenario": "challenge-text", "weight": 1}], "challengeTimeoutSeconds": 0}"#, "1-600 seconds"),
     ])
     func aBadMixIsRefusedSayingWhy(_ body: String, _ reason: String) async throws {
         try await withHarness { harness in
@@ -113,6 +114,53 @@ struct LoadMixTests {
             #expect(try await harness.postMessage("/ds/areq", try appAReq(pan: "4111111111111111"))["transStatus"]?.stringValue == "N")
             #expect(ContinuousClock.now - sent >= .milliseconds(150))
             #expect(try await harness.postMessage("/ds/areq", try appAReq(pan: "4222222222222222"))["transStatus"]?.stringValue == "Y")
+        }
+    }
+
+    /// A load generator leaves the challenges it draws unanswered: they end at the mix's own time limit
+    /// (`challengeTimeoutSeconds`) rather than the ACS's ten minutes, and all at once when the mix ends; a challenge the
+    /// mix did not draw stays open.
+    @Test func aMixsChallengesEndAtItsTimeLimitAndWhenItEnds() async throws {
+        try await withHarness { harness in
+            func phases() async throws -> [String: String] {
+                let listed = try JSONReader.parse(try await harness.get("/admin/acs/transactions?limit=50").body).value
+                return Dictionary((listed["transactions"]?.arrayValue ?? []).compactMap { record in
+                    record["acsTransID"]?.stringValue.map { ($0, record["phase"]?.stringValue ?? "") }
+                }, uniquingKeysWith: { first, _ in first })
+            }
+            func challenge(_ pan: String) async throws -> String {
+                let ares = try await harness.postMessage("/ds/areq", try appAReq(pan: pan))
+                #expect(ares["transStatus"]?.stringValue == "C", "\(ares)")
+                return try #require(ares["acsTransID"]?.stringValue)
+            }
+            func awaitEnded(_ ids: [String], within limit: Duration) async throws -> Bool {
+                let deadline = ContinuousClock.now + limit
+                while ContinuousClock.now < deadline {
+                    let now = try await phases()
+                    if ids.allSatisfy({ now[$0] == "ended" }) { return true }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                return false
+            }
+            let short = #"{"mix": [{"scenario": "challenge-text", "weight": 1}], "challengeTimeoutSeconds": 1}"#
+            let started = try await harness.post("/admin/load-mix", Array(short.utf8))
+            #expect(started.status == .created && started.bodyText.contains(#""challengeTimeoutSeconds":1"#), "\(started.bodyText)")
+            let drawn = try await challenge("4111111111111111")
+            let endedInTime = try await awaitEnded([drawn], within: .seconds(20))
+            #expect(endedInTime, "the mix's challenge outlived its 1 s limit")
+
+            let long = #"{"mix": [{"scenario": "challenge-text", "weight": 1}]}"#
+            #expect(try await harness.post("/admin/load-mix", Array(long.utf8)).status == .created)
+            var open: [String] = []
+            for _ in 0..<3 { open.append(try await challenge("4111111111111111")) }
+            let scripted = try await challenge("4000000000110009")  // challenge-text's own card: not the mix's
+            let ended = try JSONReader.parse(try await harness.client.execute(HTTPRequest(method: .delete, target: "/admin/load-mix"),
+                                                                              url: harness.baseURL + "/admin/load-mix").body).value
+            #expect(ended["challengesEnded"]?.numberText == "3", "\(ended)")
+            let allEnded = try await awaitEnded(open, within: .seconds(20))
+            let now = try await phases()
+            #expect(allEnded, "\(now)")
+            #expect(try await phases()[scripted] == "challenge")
         }
     }
 }

@@ -13,8 +13,7 @@ extension NegativeScenarios {
     /// Table A.4), which `ares.erro` grades.
     public static func ares(from scenarios: [Scenario]) -> [Scenario] {
         guard let base = scenarios.first(where: { scenario in
-            guard scenario.pan != nil, scenario.faults.isEmpty, scenario.expectation == nil, scenario.spc == nil, scenario.outcomeFields == nil,
-                  case .frictionless(.authenticated, nil) = scenario.outcome else { return false }
+            guard isPlain(scenario), case .frictionless(.authenticated, nil) = scenario.outcome else { return false }
             return true
         }) else { return [] }
         // A payment's (messageCategory 01), as the scenario's transactions are.
@@ -37,15 +36,73 @@ extension NegativeScenarios {
     /// no challenge starts.
     public static func challengeAres(from scenarios: [Scenario]) -> [Scenario] {
         guard let base = scenarios.first(where: { showsFirst(.text, $0) }) else { return [] }
-        let found = casesByChannel(in: MessageVersion.allCases, rules: AResRules.rules) { version, channel in
-            (challengeAresProbe(version: version, channel: channel), MessageContext(version: version, channel: channel, category: .payment),
+        return aresCases(of: "challenge", base: base, cardPrefix: challengeAresCardPrefix, versions: MessageVersion.allCases,
+                         spoilt: "The challenge ARes (transStatus C)", probe: challengeAresProbe)
+    }
+
+    /// The cases of a 3DS Server's ARes of the other outcomes, as the challenge ARes's: a declined ARes N (on the file's
+    /// first plain frictionless N scenario; `transStatusReason`) and, from 2.2.0, a decoupled ARes D (on the decoupled
+    /// scenario the RReq cases start from; `acsChallengeMandated`, `acsDecConInd`, `cardholderInfo`, the authentication
+    /// method). A refused ARes D starts no decoupled authentication: the ACS, told by the DS's Erro, sends no RReq.
+    public static func otherOutcomeAres(from scenarios: [Scenario]) -> [Scenario] {
+        let declined = scenarios.first { scenario in
+            guard isPlain(scenario), case .frictionless(.notAuthenticated, _) = scenario.outcome else { return false }
+            return true
+        }
+        return (declined.map { base in
+            aresCases(of: "declined", base: base, cardPrefix: declinedAresCardPrefix, versions: MessageVersion.allCases,
+                      spoilt: "The declined ARes (transStatus N)") { version, channel in
+                var ares = probedARes(version: version, channel: channel, transStatus: .notAuthenticated)
+                ares.transStatusReason = "01"
+                return ares.json
+            }
+        } ?? []) + (plainDecoupled(in: scenarios).map { base in
+            aresCases(of: "decoupled", base: base, cardPrefix: decoupledAresCardPrefix, versions: MessageVersion.allCases.filter { $0 >= .v2_2_0 },
+                      spoilt: "The decoupled ARes (transStatus D)") { version, channel in
+                var ares = probedARes(version: version, channel: channel, transStatus: .decoupled)
+                ares.acsChallengeMandated = "Y"
+                ares.acsDecConInd = "Y"
+                ares.cardholderInfo = "Approve the payment in your banking app."
+                ares.setAuthentication(.decoupled)
+                return ares.json
+            }
+        } ?? [])
+    }
+
+    /// The cases of an ARes of `outcome` on `base`: each element `probe`'s ARes carries that the frictionless ARes Y does
+    /// not, in the channel whose ARes carries it. The 3DS Server must refuse such an ARes as a frictionless one.
+    static func aresCases(of outcome: String, base: Scenario, cardPrefix: String, versions: [MessageVersion], spoilt: String,
+                          probe: (MessageVersion, DeviceChannel) -> JSONValue) -> [Scenario] {
+        let found = casesByChannel(in: versions, rules: AResRules.rules) { version, channel in
+            (probe(version, channel), MessageContext(version: version, channel: channel, category: .payment),
              Set(aresProbe(version: version, channel: channel).objectMembers?.map(\.key) ?? []))
         }
-        return inTheirChannels(found, serverCases(found.map(\.found), base: base, message: "ares-challenge", cardPrefix: challengeAresCardPrefix,
-                                                leg: .directoryServer, spoilt: "The challenge ARes (transStatus C)", ignored: "", refusedState: "error") { code, naming in
-            "The 3DS Server refuses the ARes: it ends the transaction in error, starts no challenge, and sends the DS Erro \(code.rawValue) naming \(naming) (graded: ares.erro)."
+        return inTheirChannels(found, serverCases(found.map(\.found), base: base, message: "ares-\(outcome)", cardPrefix: cardPrefix,
+                                                leg: .directoryServer, spoilt: spoilt, ignored: "", refusedState: "error") { code, naming in
+            "The 3DS Server refuses the ARes: it ends the transaction in error, goes no further with it, and sends the DS Erro \(code.rawValue) naming \(naming) (graded: ares.erro)."
         })
     }
+
+    /// Whether `scenario` plays its outcome as scripted, on a card of its own: no faults, no expectation of its own, no SPC,
+    /// no outcome fields.
+    static func isPlain(_ scenario: Scenario) -> Bool {
+        scenario.pan != nil && scenario.faults.isEmpty && scenario.expectation == nil && scenario.spc == nil && scenario.outcomeFields == nil
+    }
+
+    /// The file's first plain decoupled Y scenario with a delay, its result sent 1 s after its ARes D.
+    static func plainDecoupled(in scenarios: [Scenario]) -> Scenario? {
+        guard var base = scenarios.first(where: { scenario in
+            guard isPlain(scenario), case .decoupled(let script) = scenario.outcome, script.status == .authenticated, script.reason == nil,
+                  script.delay != nil else { return false }
+            return true
+        }), case .decoupled(var script) = base.outcome else { return nil }
+        script.delay = 1
+        base.outcome = .decoupled(script)
+        return base
+    }
+
+    /// The generated declined and decoupled ARes cases' cards.
+    static let declinedAresCardPrefix = "400000004", decoupledAresCardPrefix = "400000003"
 
     /// The cases of a 3DS Server's RReq after a challenge, on the same challenge as the challenge ARes's (its text screen
     /// answered): each element the RReq of a challenge carries that the decoupled result's RReq does not (its cases,
@@ -108,12 +165,7 @@ extension NegativeScenarios {
     /// The RReq of a text challenge's result Y as the harness's ACS sends one (an app's carries sdkTransID and the
     /// rendering type of the challenge).
     static func challengeRReqProbe(version: MessageVersion, channel: DeviceChannel) -> JSONValue {
-        let id = placeholderID
-        var rreq = RReq(messageVersion: version, messageCategory: MessageCategory.payment.rawValue, threeDSServerTransID: id, acsTransID: id,
-                        dsTransID: id, sdkTransID: channel == .app ? id : nil, transStatus: .authenticated, interactionCounter: "01")
-        rreq.authenticationValue = "AAABBBCCCDDDEEEFFFGGGHHHIII="
-        rreq.eci = "05"
-        rreq.setAuthentication(ACSUIType.text.authenticationMethod)
+        var rreq = authenticatedRReq(version: version, channel: channel, interactions: "01", method: ACSUIType.text.authenticationMethod)
         if channel == .app { rreq.acsRenderingType = renderingType(version) }
         return rreq.json
     }
@@ -131,15 +183,10 @@ extension NegativeScenarios {
     /// An ARes C as the harness's ACS answers one: the app's with its rendering type and a signed content (any compact JWS
     /// of base64url parts: the 3DS Server passes it on unread), the browser's with the acsURL.
     static func challengeAresProbe(version: MessageVersion, channel: DeviceChannel) -> JSONValue {
-        let id = placeholderID
-        var ares = ARes(messageVersion: version, threeDSServerTransID: id, acsTransID: id, dsTransID: id, sdkTransID: channel == .app ? id : nil,
-                        acsReferenceNumber: "3DS_LOA_ACS_HARN_020200_00001", dsReferenceNumber: "3DS_LOA_DIS_HARN_020200_00001",
-                        transStatus: .challenge)
-        ares.acsOperatorID = "HARNESS-ACS-OPERATOR"
+        var ares = probedARes(version: version, channel: channel, transStatus: .challenge)
         ares.acsChallengeMandated = "Y"
         ares.setAuthentication(ACSUIType.text.authenticationMethod)
         if channel == .app {
-            ares.setAppChannelFields(deviceInfoVersion: "1.0")
             ares.acsSignedContent = "eyJhbGciOiJQUzI1NiJ9.eyJhY3NVUkwiOiJodHRwczovL2xvY2FsaG9zdC9hY3MvY2hhbGxlbmdlIn0.c2lnbmF0dXJl"
             ares.acsRenderingType = renderingType(version)
         } else {
@@ -158,15 +205,21 @@ extension NegativeScenarios {
     /// information version read and threeDSRequestorAppURLInd: without them the app's probe is refused before any spoil,
     /// and no case of a single element is found).
     static func aresProbe(version: MessageVersion, channel: DeviceChannel) -> JSONValue {
+        var ares = probedARes(version: version, channel: channel, transStatus: .authenticated)
+        ares.authenticationValue = "AAABBBCCCDDDEEEFFFGGGHHHIII="
+        ares.eci = "05"
+        return ares.json
+    }
+
+    /// What every probed ARes carries: the ids, the reference numbers and the operator, and the app's channel fields.
+    private static func probedARes(version: MessageVersion, channel: DeviceChannel, transStatus: TransStatus) -> ARes {
         let id = placeholderID
         var ares = ARes(messageVersion: version, threeDSServerTransID: id, acsTransID: id, dsTransID: id, sdkTransID: channel == .app ? id : nil,
                         acsReferenceNumber: "3DS_LOA_ACS_HARN_020200_00001", dsReferenceNumber: "3DS_LOA_DIS_HARN_020200_00001",
-                        transStatus: .authenticated)
+                        transStatus: transStatus)
         ares.acsOperatorID = "HARNESS-ACS-OPERATOR"
-        ares.authenticationValue = "AAABBBCCCDDDEEEFFFGGGHHHIII="
-        ares.eci = "05"
         if channel == .app { ares.setAppChannelFields(deviceInfoVersion: "1.0") }
-        return ares.json
+        return ares
     }
 
     /// The cases of a 3DS Server's RReq, on the file's first plain decoupled Y scenario (its result by RReq after a delay,
@@ -174,13 +227,7 @@ extension NegativeScenarios {
     /// versions with decoupled authentication (2.1.0's ACS answers U/07). The 3DS Server must answer the RReq with the
     /// Erro the table names, not an RRes, and take no result from it (`rreq.erro`); an unknown member it takes.
     public static func rreq(from scenarios: [Scenario]) -> [Scenario] {
-        guard var base = scenarios.first(where: { scenario in
-            guard scenario.pan != nil, scenario.faults.isEmpty, scenario.expectation == nil, scenario.spc == nil, scenario.outcomeFields == nil,
-                  case .decoupled(let script) = scenario.outcome, script.status == .authenticated, script.reason == nil, script.delay != nil else { return false }
-            return true
-        }), case .decoupled(var script) = base.outcome else { return [] }
-        script.delay = 1
-        base.outcome = .decoupled(script)
+        guard let base = plainDecoupled(in: scenarios) else { return [] }
         let found = agreeingInBothChannels(in: MessageVersion.allCases.filter { $0 >= .v2_2_0 }, rules: ResultsRules.rReq) { version, channel in
             (rreqProbe(version: version, channel: channel),
              MessageContext(version: version, channel: channel, category: .payment, request: .object([("acsDecConInd", .string("Y")), ("transStatus", .string("D"))])))
@@ -236,12 +283,17 @@ extension NegativeScenarios {
 
     /// The RReq of a decoupled result Y as the harness's ACS sends one (an app's carries sdkTransID).
     static func rreqProbe(version: MessageVersion, channel: DeviceChannel) -> JSONValue {
+        authenticatedRReq(version: version, channel: channel, interactions: "00", method: .decoupled).json
+    }
+
+    /// An RReq of a payment's result Y authenticated by `method` after `interactions` (an app's carries sdkTransID).
+    private static func authenticatedRReq(version: MessageVersion, channel: DeviceChannel, interactions: String, method: AuthenticationMethod) -> RReq {
         let id = placeholderID
         var rreq = RReq(messageVersion: version, messageCategory: MessageCategory.payment.rawValue, threeDSServerTransID: id, acsTransID: id,
-                        dsTransID: id, sdkTransID: channel == .app ? id : nil, transStatus: .authenticated, interactionCounter: "00")
+                        dsTransID: id, sdkTransID: channel == .app ? id : nil, transStatus: .authenticated, interactionCounter: interactions)
         rreq.authenticationValue = "AAABBBCCCDDDEEEFFFGGGHHHIII="
         rreq.eci = "05"
-        rreq.setAuthentication(.decoupled)
-        return rreq.json
+        rreq.setAuthentication(method)
+        return rreq
     }
 }

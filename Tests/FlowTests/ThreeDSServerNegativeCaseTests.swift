@@ -48,6 +48,11 @@ struct ThreeDSServerNegativeCaseTests {
         #expect(cases["negative-ares-challenge-missing-acsURL"]?.channels == [.browser])
         #expect(cases["negative-ares-challenge-format-acsURL-ftp"]?.channels == [.browser])
         #expect(cases["negative-ares-challenge-outside-acsChallengeMandated-Z"] != nil)
+        // The ARes of the other outcomes: a declined N's transStatusReason, a decoupled D's own elements from 2.2.0.
+        #expect(versions("negative-ares-declined-missing-transStatusReason") == ["2.1.0", "2.2.0", "2.3.1"])
+        #expect(versions("negative-ares-decoupled-missing-acsDecConInd") == ["2.2.0", "2.3.1"])
+        #expect(versions("negative-ares-decoupled-missing-cardholderInfo") == ["2.2.0", "2.3.1"], "required with acsDecConInd Y")
+        #expect(cases["negative-ares-decoupled-missing-acsDecConInd"]?.expectation?.threeDSServerState == "error")
         #expect(!Self.cases.contains { $0.name.hasPrefix("negative-ares-challenge-") && ["-transStatus", "TransID", "ReferenceNumber"].contains(where: $0.name.contains) },
                 "what the frictionless ARes carries too is its cases'")
         // The RReq of a challenge: what it carries beyond the decoupled result's (the app's acsRenderingType), and in

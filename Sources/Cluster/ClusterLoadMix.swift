@@ -24,7 +24,14 @@ struct ClusterLoadMix {
                 // Asked by another instance: this one's own figures.
                 guard request.headers[Cluster.forwardedHeader] == nil, let here = instanceURL.value, answered.status == .ok,
                       let local = try? JSONReader.parse(answered.body).value else { return answered }
-                let peers = (await store.liveInstances() ?? []).filter { $0 != here }
+                guard let live = await store.liveInstances() else {
+                    // Not "1 of 1": the others may be drawing too, and this instance cannot ask them.
+                    logger.info("a load mix summary of this instance alone: the store cannot say which others are alive")
+                    var alone = answered
+                    alone.headers.set(ClusterChange.appliedHeader, "1 of unknown")
+                    return alone
+                }
+                let peers = live.filter { $0 != here }
                 let asked = ClusterRoutes.passable(request, from: here, credential: credential)
                 let others = await withTaskGroup(of: (String, JSONValue?).self) { group in
                     for peer in peers {

@@ -85,6 +85,28 @@ struct ClusterWorkTests {
     }
 }
 
+extension ClusterWorkTests {
+    /// `GET /admin/load-mix` answers for the live instances; when the store cannot name them, the summary is this
+    /// instance's alone and says so ("1 of unknown"), never "1 of 1".
+    @Test func aLoadMixSummaryTheStoreCannotCompleteSaysItIsOneInstancesAlone() async throws {
+        let store = FakeClusterStore(homes: [:], live: [Self.here])
+        let group = EventLoopGroup(loopCount: 1)
+        defer { group.shutdown() }
+        var router = Router()
+        router.get(ClusterLoadMix.path) { _, _ in HTTPResponse(headers: .json, body: Array(#"{"active":true,"drawn":7,"byScenario":{}}"#.utf8)) }
+        let instanceURL = InstanceURL()
+        instanceURL.set(Self.here)
+        ClusterLoadMix(store: store, client: try HTTPClient(group: group), instanceURL: instanceURL, credential: ClusterCredential(secret: "s"),
+                       logger: Logger(label: "test")).register(on: &router)
+        let server = try HTTPServer(configuration: ServerConfiguration(httpPort: 0), router: router, group: group)
+        let request = HTTPRequest(method: .get, target: ClusterLoadMix.path, headers: HTTPHeaders(), body: [])
+        #expect(await server.answer(request, isSecure: false).headers[ClusterChange.appliedHeader] == "1 of 1")
+        store.answering(false)
+        let alone = await server.answer(request, isSecure: false)
+        #expect(alone.status == .ok && alone.headers[ClusterChange.appliedHeader] == "1 of unknown", "\(alone.headers)")
+    }
+}
+
 private struct NoMetrics: ClusterMetrics {
     func passedOn(route: String, outcome: String) {}
     func setClusterInstance(_ url: String) {}

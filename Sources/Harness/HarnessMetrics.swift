@@ -32,6 +32,9 @@ public final class HarnessMetrics: HTTPServerObserver, ClusterMetrics {
     private let ready: Gauge
     private let loadDrawn: SeriesCache<String, Gauge>
     private let loadLatency: SeriesCache<LoadLatencySeries, Gauge>
+    private let loadDraws: SeriesCache<LoadMixBoard.DrawSeries, Counter>
+    /// What ``loadDraws`` has counted of the board's totals: a scrape adds what came since.
+    private let loadDrawsCounted = Mutex<[LoadMixBoard.DrawSeries: UInt64]>([:])
     private let passed: SeriesCache<PassedOnSeries, Counter>
     /// The scenarios and legs a load mix has shown: a later mix, or none, sets theirs to 0 rather than leave them stale.
     private let loadSeriesShown = Mutex<(scenarios: Set<String>, legs: Set<String>)>(([], []))
@@ -82,6 +85,11 @@ public final class HarnessMetrics: HTTPServerObserver, ClusterMetrics {
         loadLatency = SeriesCache { key in
             registry.makeGauge(descriptor: Self.name("load_latency_added", "seconds", "The latency the load mix added on each leg: the median "
                                                      + "and 99th percentile of the newest 10,000"), labels: [("leg", key.leg), ("quantile", key.quantile)])
+        }
+        loadDraws = SeriesCache { key in
+            registry.makeCounter(descriptor: Self.name("load_mix_draws", "total", "Transactions every load mix since start drew, by the "
+                                                       + "mix's scope (its card range, or default) and the scenario drawn"),
+                                 labels: [("scope", key.scope), ("scenario", key.scenario)])
         }
         passed = SeriesCache { key in
             registry.makeCounter(descriptor: Self.name("cluster_passed_on", "total", "Requests for a transaction another instance holds, by route "
@@ -144,6 +152,14 @@ public final class HarnessMetrics: HTTPServerObserver, ClusterMetrics {
                 return shown
             }
             for scenario in shown.scenarios { loadDrawn[scenario].set(Int64(loadMix.byScenario[scenario] ?? 0)) }
+            let added = loadDrawsCounted.withLock { counted in
+                loadMix.totals.compactMap { series, total -> (LoadMixBoard.DrawSeries, UInt64)? in
+                    let new = total - min(total, counted[series, default: 0])
+                    counted[series] = total
+                    return new > 0 ? (series, new) : nil
+                }
+            }
+            for (series, new) in added { loadDraws[series].increment(by: Int64(new)) }
             for leg in shown.legs {
                 loadLatency[LoadLatencySeries(leg: leg, quantile: "0.5")].set(Double(legs[leg]?.p50 ?? 0) / 1000)
                 loadLatency[LoadLatencySeries(leg: leg, quantile: "0.99")].set(Double(legs[leg]?.p99 ?? 0) / 1000)

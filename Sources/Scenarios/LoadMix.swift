@@ -26,6 +26,10 @@ public struct LoadMix: Sendable {
     /// The time limit, in seconds, of the challenges the mix draws (nil: the ACS's): a load generator that leaves them
     /// unanswered leaves no timers for ten minutes.
     public let challengeTimeout: Double?
+    /// What the mix plays for, as the metrics label its draws: its card range ("4111111111111000-4111111111111999"), or
+    /// "default" for the cards whose scenario is the default one.
+    public var scope: String { cardRange.map { "\($0.start)-\($0.end)" } ?? "default" }
+
     /// The bounds of ``challengeTimeout``: the ACS's own limit is at most ten minutes.
     public static let challengeTimeouts: ClosedRange<Double> = 1...600
 
@@ -132,6 +136,13 @@ public final class LoadMixBoard: Sendable {
         /// The newest latencies added per leg (a ring of `kept`): what the summary's percentiles read.
         var recent: [FaultLeg: [Int]] = [:]
         var recentNext: [FaultLeg: Int] = [:]
+        /// Every draw since start, by the scope of its mix and its scenario: kept across mixes, for counters.
+        var totals: [DrawSeries: UInt64] = [:]
+    }
+
+    /// A series of draws: the scope of the mix (``LoadMix/scope``) and the scenario drawn.
+    public struct DrawSeries: Hashable, Sendable {
+        public let scope, scenario: String
     }
 
     private let state = Mutex(State())
@@ -150,12 +161,12 @@ public final class LoadMixBoard: Sendable {
     }
 
     /// Puts `mix` in force, counting anew from its first draw.
-    public func start(_ mix: LoadMix) { state.withLock { $0 = State(mix: mix) } }
+    public func start(_ mix: LoadMix) { state.withLock { $0 = State(mix: mix, totals: $0.totals) } }
 
     /// Ends the mix; what it drew, as the summary gives it.
     public func stop() -> Summary {
         state.withLock { state in
-            defer { state = State() }
+            defer { state = State(totals: state.totals) }
             return Self.summary(state)
         }
     }
@@ -181,6 +192,7 @@ public final class LoadMixBoard: Sendable {
             if counted {
                 state.drawn += 1
                 state.byScenario[scenario.name, default: 0] += 1
+                state.totals[DrawSeries(scope: mix.scope, scenario: scenario.name), default: 0] += 1
             }
             for (leg, milliseconds) in latencyMs.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
                 scenario.faults.append(FaultInjection(.latency(milliseconds: milliseconds), on: leg))
@@ -202,6 +214,8 @@ public final class LoadMixBoard: Sendable {
         public let byScenario: [String: Int]
         /// Per leg: how many of the newest latencies are counted, their median and 99th percentile (ms).
         public let latency: [FaultLeg: (count: Int, p50: Int, p99: Int)]
+        /// Every draw since start, of every mix, by scope and scenario.
+        public let totals: [DrawSeries: UInt64]
     }
 
     private static func summary(_ state: State) -> Summary {
@@ -210,6 +224,6 @@ public final class LoadMixBoard: Sendable {
             func percentile(_ p: Double) -> Int { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int((p * Double(sorted.count)).rounded(.up)) - 1)] }
             return (sorted.count, percentile(0.5), percentile(0.99))
         }
-        return Summary(mix: state.mix, drawn: state.drawn, byScenario: state.byScenario, latency: latency)
+        return Summary(mix: state.mix, drawn: state.drawn, byScenario: state.byScenario, latency: latency, totals: state.totals)
     }
 }

@@ -65,8 +65,10 @@ struct LoadMixTests {
             #expect(ended["drawn"]?.numberText == "20" && ended["active"] == .bool(true))
             for _ in 0..<3 { #expect(try await harness.postMessage("/ds/areq", try appAReq(pan: "4111111111111111"))["transStatus"]?.stringValue == "Y") }
             #expect(try JSONReader.parse(try await harness.get("/admin/load-mix").body).value["active"] == .bool(false))
-            // Nothing in force: the gauges say 0, not the last mix's counts.
-            #expect(try await harness.get("/metrics").bodyText.contains(#"threeds_load_mix_drawn_transactions{scenario="frictionless-n"} 0"#))
+            // Nothing in force: the gauges say 0, not the last mix's counts; the counter of every mix's draws keeps them, by scope.
+            let after = try await harness.get("/metrics").bodyText
+            #expect(after.contains(#"threeds_load_mix_drawn_transactions{scenario="frictionless-n"} 0"#))
+            #expect(after.contains(#"threeds_load_mix_draws_total{scope="default",scenario="frictionless-n"} \#(statuses["N", default: 0])"#), "\(after.suffix(1500))")
         }
     }
 
@@ -114,6 +116,8 @@ struct LoadMixTests {
             #expect(try await harness.postMessage("/ds/areq", try appAReq(pan: "4111111111111111"))["transStatus"]?.stringValue == "N")
             #expect(ContinuousClock.now - sent >= .milliseconds(150))
             #expect(try await harness.postMessage("/ds/areq", try appAReq(pan: "4222222222222222"))["transStatus"]?.stringValue == "Y")
+            let metrics = try await harness.get("/metrics").bodyText
+            #expect(metrics.contains(#"threeds_load_mix_draws_total{scope="4111111111111000-4111111111111999",scenario="frictionless-n"} 1"#), "\(metrics.suffix(1500))")
         }
     }
 

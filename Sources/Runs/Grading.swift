@@ -26,12 +26,26 @@ public struct CaseVerdict: Sendable {
     public var waitingFor: [String] = []
     public var deadline: Date?
 
+    /// The problems, then each failed check with what was seen: once each, though every transaction of the case (one per
+    /// SDK style of a `simulate` run) failed it alike.
     public var failures: [String] {
-        problems + checks.filter { $0.result.verdict == .fail }.map { "\($0.result.check.rawValue): \($0.result.detail ?? $0.result.check.text)" }
+        Self.once(problems + failedChecks.map { "\($0.check.rawValue): \($0.detail ?? $0.check.text)" })
     }
 
     public var warnings: [String] {
-        checks.filter { $0.result.verdict == .warning }.map { "\($0.result.check.rawValue): \($0.result.detail ?? $0.result.check.text)" }
+        Self.once(checks.filter { $0.result.verdict == .warning }.map { "\($0.result.check.rawValue): \($0.result.detail ?? $0.result.check.text)" })
+    }
+
+    /// The failed checks, each check and detail once.
+    public var failedChecks: [CheckResult] {
+        var seen = Set<String>()
+        return checks.map(\.result).filter { $0.verdict == .fail && seen.insert("\($0.check.rawValue) \($0.detail ?? "")").inserted }
+    }
+
+    /// `lines` without the repeats, in order.
+    static func once(_ lines: [String]) -> [String] {
+        var seen = Set<String>()
+        return lines.filter { seen.insert($0).inserted }
     }
 
     public var json: JSONValue {

@@ -64,9 +64,8 @@ public enum JUnitReport {
 
     /// Each problem, then each failed check with what was seen, the reference and how to fix it.
     private static func explained(_ verdict: CaseVerdict) -> [String] {
-        verdict.problems + verdict.checks.filter { $0.result.verdict == .fail }.map { check in
-            let result = check.result
-            return "\(result.check.rawValue): \(result.detail ?? result.check.text)\n  reference: \(result.check.reference)\n  fix: \(result.check.fix)"
+        CaseVerdict.once(verdict.problems) + verdict.failedChecks.map { result in
+            "\(result.check.rawValue): \(result.detail ?? result.check.text)\n  reference: \(result.check.reference)\n  fix: \(result.check.fix)"
         }
     }
 

@@ -22,12 +22,15 @@ let challengeScenarios: [(String, String, [String])] = [
 ]
 
 /// Runs one transaction with the simulator's SDK.
+/// `resultWait`: how long a decoupled transaction's result is waited for; `.zero` for the record as the ARes D left it (a
+/// result that never comes is not waited for).
 func runTransaction(_ harness: RunningHarness, pan: String, version: MessageVersion = .v2_2_0, style: DeviceDataStyle = .android,
                     answers: [String], whitelisting: String? = nil, encryption: ContentEncryptionAlgorithm = .a128cbcHS256,
-                    challenger: ChallengeRunner? = nil) async throws -> TransactionRun {
+                    challenger: ChallengeRunner? = nil, resultWait: Duration = .seconds(30)) async throws -> TransactionRun {
     let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", style), messageVersion: version, style: style)
     return try await harness.simulator.run(sdk, pan: pan, answers: ChallengeAnswers(answers, whitelisting: whitelisting),
-                                           challenger: challenger ?? harness.challenger, style: style.channelStyle, encryption: encryption)
+                                           challenger: challenger ?? harness.challenger, style: style.channelStyle, encryption: encryption,
+                                           resultWait: resultWait)
 }
 
 @Suite("Challenge flow: ARes C, secure channel, RReq through the DS")

@@ -179,7 +179,7 @@ struct SpecFidelityFlowTests {
                 #expect(after["erroSent"]?["errorCode"] == .string(code))
             }
             // A decoupled transaction awaiting its RReq: every id must be its own.
-            let waiting = try await runTransaction(harness, pan: "4000000000630006", answers: [])  // fault-decoupled-never
+            let waiting = try await runTransaction(harness, pan: "4000000000630006", answers: [], resultWait: .zero)  // fault-decoupled-never: no result comes
             #expect(waiting.final.state == "challenge")
             for field in ["acsTransID", "dsTransID", "sdkTransID"] {
                 let erro = try await harness.postMessage("/3ds-server/rreq", rreq(waiting.final.record, version: .v2_2_0,
@@ -192,7 +192,7 @@ struct SpecFidelityFlowTests {
             #expect(again["errorCode"] == .string("305"), "a second RReq: \(again)")
 
             // 2.3.1: a second RReq is a duplicate (312); an RReq in another version than the transaction's is 203.
-            let waiting231 = try await runTransaction(harness, pan: "4000000000630006", version: .v2_3_1, answers: [])
+            let waiting231 = try await runTransaction(harness, pan: "4000000000630006", version: .v2_3_1, answers: [], resultWait: .zero)
             let otherVersion = try await harness.postMessage("/3ds-server/rreq", rreq(waiting231.final.record, version: .v2_2_0))
             #expect(otherVersion["errorCode"] == .string("203") && otherVersion["errorDetail"] == .string("messageVersion")
                     && otherVersion["messageVersion"] == .string("2.3.1"), "\(otherVersion)")
@@ -206,7 +206,7 @@ struct SpecFidelityFlowTests {
     /// goes to the 3DS Server of the transaction, which records it.
     @Test func anInvalidRReqAtTheDSIsReportedToBothSides() async throws {
         try await withHarness { harness in
-            let waiting = try await runTransaction(harness, pan: "4000000000630006", answers: [])  // fault-decoupled-never
+            let waiting = try await runTransaction(harness, pan: "4000000000630006", answers: [], resultWait: .zero)  // fault-decoupled-never: no result comes
             let record = waiting.final.record
             let invalid: JSONValue = .object([
                 ("messageType", .string("RReq")), ("messageVersion", .string("2.2.0")), ("messageCategory", .string("01")),

@@ -2,7 +2,7 @@ import EMVCrypto
 import Synchronization
 
 /// The secure channels of this ACS's latest app challenges, to name the one a CReq was sealed with when it was not its
-/// own challenge's (an SDK that kept an earlier session's key or reference number). Bounded: the oldest goes first.
+/// own challenge's (an SDK that kept an earlier challenge's key or reference number). Bounded: the oldest goes first.
 final class RecentChannels: Sendable {
     struct Entry: Sendable {
         let acsTransID: String

@@ -14,7 +14,7 @@ public enum ChannelKeyMistake: Sendable, Equatable, CustomStringConvertible {
     case joseECDHES
     /// A128GCM sealed with the half of the key the ACS seals its CRes with (bytes 16-31).
     case acsHalf
-    /// The channel key of another challenge of this ACS (its `acsTransID`): an SDK that kept an earlier session's key.
+    /// The channel key of another challenge of this ACS (its `acsTransID`): an SDK that kept an earlier challenge's key.
     case otherTransaction(String)
 
     public var description: String {
@@ -24,7 +24,7 @@ public enum ChannelKeyMistake: Sendable, Equatable, CustomStringConvertible {
         case .sdkReferenceNumberAsPartyUInfo: "the key derived with the sdkReferenceNumber in PartyUInfo instead of PartyVInfo"
         case .joseECDHES: "the key derived as JWA's ECDH-ES does (AlgorithmID the enc, no sdkReferenceNumber), not as EMV's secure channel does"
         case .acsHalf: "A128GCM with bytes 16-31 of the key, the ACS's half: an SDK seals its CReq with bytes 0-15"
-        case .otherTransaction(let acsTransID): "the channel key of another challenge (acsTransID \(acsTransID)): a key kept from an earlier session"
+        case .otherTransaction(let acsTransID): "the channel key of another challenge (acsTransID \(acsTransID)): a key kept from an earlier challenge"
         }
     }
 }

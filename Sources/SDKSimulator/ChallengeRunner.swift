@@ -118,7 +118,7 @@ public struct ChallengeRunner: Sendable {
         case acceptsDuplicates = "accepts-duplicates"
         /// Derives the channel key without the sdkReferenceNumber (an empty PartyVInfo).
         case kdfWithoutReference = "kdf-without-reference"
-        /// Keeps the channel key of its first challenge and seals every later CReq with it: a session never let go.
+        /// Keeps the channel key of its first challenge and seals every later CReq with it: a channel never let go.
         case staleChannelKey = "stale-channel-key"
     }
 
@@ -415,7 +415,7 @@ struct Session {
     }
 }
 
-/// The first channel a runner made: what an SDK that never lets its session go seals with.
+/// The first channel a runner made: what an SDK that never lets its channel go seals with.
 final class FirstChannel: Sendable {
     private let channel = Mutex<SecureChannel?>(nil)
 

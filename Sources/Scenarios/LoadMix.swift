@@ -186,7 +186,7 @@ public final class LoadMixBoard: Sendable {
             let draw: (index: UInt64, instance: UInt64)
             if case .drawn(let index, let instance)? = given { draw = (index, instance) } else { draw = (state.drawn, instance.withLock { $0 }) }
             let (share, latencyMs) = mix.draw(draw.index, instance: draw.instance)
-            guard share < mix.shares.count, var scenario = catalog.scenario(named: mix.shares[share].scenario) else { return nil }  // reloaded away
+            guard var scenario = catalog.scenario(named: mix.shares[share].scenario) else { return nil }  // reloaded away
             scenario.challengeTimeout = mix.challengeTimeout
             let counted = given == nil
             if counted {

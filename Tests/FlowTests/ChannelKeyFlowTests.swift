@@ -1,8 +1,5 @@
-import Configuration
 import EMV3DS
 import EMVCrypto
-import Harness
-import JOSE
 import JSON
 import Net
 import SDKSimulator
@@ -16,11 +13,6 @@ import TestSupport
 struct ChannelKeyFlowTests {
     static let textChallenge = "4000000000110009"
 
-    func challenger(_ harness: RunningHarness, _ misbehaviour: ChallengeRunner.Misbehaviour) -> ChallengeRunner {
-        ChallengeRunner(client: harness.client, trustAnchors: harness.app.configuration.directoryServers.compactMap { try? pki.rootCertificate($0.rid) },
-                        misbehaviour: misbehaviour)
-    }
-
     /// The `creq.decrypts` check of the transaction `run` made, as the inspector shows it.
     func decryptionCheck(_ harness: RunningHarness, _ run: TransactionRun) async throws -> (verdict: String?, detail: String) {
         let dsTransID = try #require(run.final.record["dsTransID"]?.stringValue, "\(run.summary)")
@@ -31,7 +23,7 @@ struct ChannelKeyFlowTests {
 
     @Test func anSDKThatLeavesTheReferenceNumberOutOfTheKeyIsToldSo() async throws {
         try await withHarness { harness in
-            let run = try await runTransaction(harness, pan: Self.textChallenge, answers: ["1234"], challenger: challenger(harness, .kdfWithoutReference))
+            let run = try await runTransaction(harness, pan: Self.textChallenge, answers: ["1234"], challenger: harness.challenger(misbehaving: .kdfWithoutReference))
             guard case .protocolError? = run.challenge?.outcome else { Issue.record("\(run.summary)"); return }
             let check = try await decryptionCheck(harness, run)
             #expect(check.verdict == "fail" && check.detail.contains("without the sdkReferenceNumber"), "\(check)")
@@ -39,9 +31,9 @@ struct ChannelKeyFlowTests {
     }
 
     /// The first challenge's CReqs open; the second's, sealed with the first one's key, name that challenge.
-    @Test func anSDKThatKeepsAnEarlierSessionsKeyIsToldWhichSession() async throws {
+    @Test func anSDKThatKeepsAnEarlierChallengesKeyIsToldWhichChallenge() async throws {
         try await withHarness { harness in
-            let stale = challenger(harness, .staleChannelKey)
+            let stale = harness.challenger(misbehaving: .staleChannelKey)
             let first = try await runTransaction(harness, pan: Self.textChallenge, answers: ["1234"], challenger: stale)
             #expect(first.final.transStatus == "Y", "\(first.summary)")
             #expect(try await decryptionCheck(harness, first).verdict == "pass")

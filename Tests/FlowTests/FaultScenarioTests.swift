@@ -19,8 +19,7 @@ private func quickTimeouts(_ configuration: inout HarnessConfiguration) {
 
 /// An SDK that waits 3 s for a CRes instead of 10.
 private func impatientSDK(_ harness: RunningHarness, group: EventLoopGroup) throws -> ChallengeRunner {
-    ChallengeRunner(client: try HTTPClient(group: group, configuration: HTTPClientConfiguration(readTimeoutMilliseconds: 3_000)),
-                    trustAnchors: harness.app.configuration.directoryServers.compactMap { try? pki.rootCertificate($0.rid) })
+    harness.challenger(misbehaving: nil, client: try HTTPClient(group: group, configuration: HTTPClientConfiguration(readTimeoutMilliseconds: 3_000)))
 }
 
 @Suite("Faults: every default scenario, as a correct SDK and 3DS Server see it")

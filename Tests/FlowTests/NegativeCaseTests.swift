@@ -126,9 +126,7 @@ struct NegativeCaseTests {
             #expect(matrix.entries.count == started["cases"]?.arrayValue?.count, "one transaction per case of the suite")
             var simulator = harness.simulator
             simulator.harnessCase = id
-            let challenger = ChallengeRunner(client: try HTTPClient(group: group), trustAnchors: harness.app.configuration.directoryServers.compactMap {
-                try? pki.rootCertificate($0.rid)
-            }, misbehaviour: withholdsErro ? .withholdErro : nil)
+            let challenger = harness.challenger(misbehaving: withholdsErro ? .withholdErro : nil, client: try HTTPClient(group: group))
             // The SDK that sends no Erro waits idle for a result that does not come: many at once.
             let results = await matrix.run(simulator: simulator, challenger: challenger, concurrency: withholdsErro ? 64 : 8) { _, style in
                 try directoryServer("A000000003", style)
@@ -172,9 +170,7 @@ struct NegativeCaseTests {
             let id = try #require(started["id"]?.stringValue, "\(started)")
             var simulator = harness.simulator
             simulator.harnessCase = id
-            let challenger = ChallengeRunner(client: try HTTPClient(group: group), trustAnchors: harness.app.configuration.directoryServers.compactMap {
-                try? pki.rootCertificate($0.rid)
-            }, misbehaviour: misbehaviour)
+            let challenger = harness.challenger(misbehaving: misbehaviour, client: try HTTPClient(group: group))
             let matrix = SimulationMatrix(cases: cases, versions: [.v2_2_0], styles: [.android], coverage: .everyCombination)
             #expect(matrix.entries.count == outside.count)
             _ = await matrix.run(simulator: simulator, challenger: challenger, concurrency: 8) { _, style in try directoryServer("A000000003", style) }

@@ -81,8 +81,7 @@ struct RunFlowTests {
     func aWrongSDKFailsTheChecksItBreaksAndItsJUnitCase(_ misbehaviour: ChallengeRunner.Misbehaviour) async throws {
         try await withHarness { harness in
             let id = try #require(try await start(harness)["id"]?.stringValue)
-            let wrong = ChallengeRunner(client: harness.client, trustAnchors: harness.app.configuration.directoryServers.compactMap { try? pki.rootCertificate($0.rid) },
-                                        misbehaviour: misbehaviour)
+            let wrong = harness.challenger(misbehaving: misbehaviour)
             for card in Self.cards { _ = try await runTransaction(harness, pan: card.pan, answers: card.answers, challenger: wrong) }
             let run = try await graded(harness, id, finish: true)
             switch misbehaviour {
@@ -138,8 +137,7 @@ struct RunFlowTests {
             let suite = JSONValue.object([("name", .string("oob")), ("party", .string("sdk")),
                                           ("scenarios", .array([.string("challenge-oob")])), ("versions", .array([.string("2.2.0")]))])
             let id = try #require(try await start(harness, suite)["id"]?.stringValue)
-            let challenger = ChallengeRunner(client: harness.client, trustAnchors: harness.app.configuration.directoryServers.compactMap { try? pki.rootCertificate($0.rid) },
-                                             misbehaviour: misbehaviour)
+            let challenger = harness.challenger(misbehaving: misbehaviour)
             _ = try await runTransaction(harness, pan: "4000000000140006", answers: ["continue"], challenger: challenger)
             let entry = try caseEntry(try await graded(harness, id, finish: true), "challenge-oob")
             #expect(verdict(entry, "creq.oob-continue") == expected, "\(JSONWriter.string(entry))")

@@ -75,8 +75,13 @@ final class RunningHarness: Sendable {
     var simulator: Simulator { Simulator(client: client, baseURL: baseURL) }
 
     /// An SDK's challenge side, configured with every DS CA root of the test PKI.
-    var challenger: ChallengeRunner {
-        ChallengeRunner(client: client, trustAnchors: app.configuration.directoryServers.compactMap { try? pki.rootCertificate($0.rid) })
+    var challenger: ChallengeRunner { challenger(misbehaving: nil) }
+
+    /// The same, getting `misbehaviour` wrong on purpose; over `client` when given (an SDK with a timeout of its own, or
+    /// many idle waits kept off the harness's client).
+    func challenger(misbehaving misbehaviour: ChallengeRunner.Misbehaviour?, client: HTTPClient? = nil) -> ChallengeRunner {
+        ChallengeRunner(client: client ?? self.client, trustAnchors: app.configuration.directoryServers.compactMap { try? pki.rootCertificate($0.rid) },
+                        misbehaviour: misbehaviour)
     }
 
     /// The checks (id, verdict) of the journal entry of the transaction `record` (a 3DS Server's, by its dsTransID).

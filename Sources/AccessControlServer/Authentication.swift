@@ -23,7 +23,10 @@ extension AccessControlServer {
         }
         // The DS's draw of a load mix, when it says one (a DS of this harness on another instance of a cluster).
         let given = request.headers[LoadMixDraw.header].flatMap(LoadMixDraw.init(headerValue:))
-        var scenario = await scenarios.scenario(for: TransactionFacts(areq), transaction: areq["dsTransID"], given: given)
+        // The team the DS passes on: its pins and its load mix apply (the DS read the 3DS Server's header or path).
+        var facts = TransactionFacts(areq)
+        facts.team = try? request.team()
+        var scenario = await scenarios.scenario(for: facts, transaction: areq["dsTransID"], given: given)
         // Secure Payment Confirmation (2.3.1): the second AReq after an ARes S.
         let followUp = spcFollowUp(areq)
         if areq.deviceChannel == DeviceChannel.browser.rawValue {
@@ -126,6 +129,7 @@ extension AccessControlServer {
         if case .challenge = plan {
             transaction.challengeTimeout = scenario.challengeTimeout
             transaction.drawnByLoadMix = areq["dsTransID"].flatMap(scenarios.draw(of:)).map { $0 != .none } ?? false
+            transaction.loadMixTeam = facts.team
             transaction.challengeDeadline = settings.clock.wallMilliseconds() + Int64((scenario.challengeTimeout ?? settings.challengeTimeout) * 1000)
             transaction.threeDSCompInd = areq["threeDSCompInd"]
         }

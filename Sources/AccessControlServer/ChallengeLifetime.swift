@@ -32,12 +32,12 @@ extension AccessControlServer {
         await sharing.finish(job.id)
     }
 
-    /// Ends every open challenge of this instance that a load mix drew, as at its time limit (its RReq says so): what
-    /// `DELETE /admin/load-mix` does, so that a load test leaves no challenges open for ten minutes behind it. The number
-    /// ended; their RReqs go in the background.
-    public func endLoadMixChallenges() -> Int {
+    /// Ends every open challenge of this instance that `team`'s load mix drew (nil: the mix of no team), as at its time
+    /// limit (its RReq says so): what `DELETE /admin/load-mix` does, so that a load test leaves no challenges open for ten
+    /// minutes behind it. The number ended; their RReqs go in the background.
+    public func endLoadMixChallenges(team: String? = nil) -> Int {
         let open = transactions.newest(limit: .max) { transaction in
-            guard transaction.drawnByLoadMix, case .challenge = transaction.phase else { return false }
+            guard transaction.drawnByLoadMix, transaction.loadMixTeam == team, case .challenge = transaction.phase else { return false }
             return true
         }.map(\.id)
         guard !open.isEmpty else { return 0 }

@@ -91,8 +91,12 @@ public final class Cluster: Sendable {
         ClusterLoadMix(store: store, client: client, instanceURL: instanceURL, credential: credential, logger: logger).register(on: &router)
         ClusterRoutes(store: store, client: client, instanceURL: instanceURL, credential: credential, metrics: metrics,
                       logger: logger).register(on: &router)
-        // Every request proves that another instance sent it, or is taken as an outside party's.
-        router.admission = { [credential] request in credential.admit(&request) }
+        // Every request proves that another instance sent it, or is taken as an outside party's; then the admission before.
+        let earlier = router.admission
+        router.admission = { [credential] request in
+            credential.admit(&request)
+            earlier?(&request)
+        }
     }
 
     /// True once the changes made before this instance started are made here too: not ready until then.

@@ -15,13 +15,18 @@ import Synchronization
 struct ClusterChange {
     /// "3 of 3": the instances that applied the change, of those alive.
     static let appliedHeader = "X-Harness-Instances"
-    /// Each route, what it changes, and which earlier changes a change of it makes pointless (an instance started later skips them).
+    /// Each route, what it changes, and which earlier changes a change of it makes pointless (an instance started later skips
+    /// them). A team's change is of its team's kind (``kind(_:team:)``): it makes pointless the earlier ones of its team alone.
     static let routes: [(method: HTTPMethod, path: String, kind: String, supersedes: [String])] = [
         (.post, "/admin/pins", "pins", []), (.delete, "/admin/pins", "pins", ["pins"]), (.delete, "/admin/pins/{target}", "pins", []),
         (.post, "/admin/load-mix", "load-mix", ["load-mix"]), (.delete, "/admin/load-mix", "load-mix", ["load-mix"]),
         (.post, "/admin/reload", "reload", ["reload"]), (.post, "/admin/ds/card-ranges", "card-ranges", []),
         (.post, "/admin/ds/pres-faults", "pres-faults", ["pres-faults"]),
+        (.delete, "/admin/team", "team", ["pins", "load-mix", "pres-faults", "team"]),
     ]
+
+    /// The kind a change is kept under: a team's pins are not the shared ones ("pins:ci-7").
+    static func kind(_ kind: String, team: String?) -> String { team.map { kind + ":" + $0 } ?? kind }
     /// A pin lives 1 day at most (`expiresIn`), and the store counts armed PRes faults' uses as long: their changes are kept that long.
     static let countedKeptMilliseconds = Int64(PinBoard.maxLifetime.components.seconds) * 1000
 
@@ -117,7 +122,12 @@ struct ClusterChange {
                     let answer = try await handler(request, context)
                     guard answer.status.code < 300 else { return answer }
                     let counted = ["pins", "pres-faults"].contains(route.kind) ? Self.countedKeptMilliseconds : nil
-                    await keep(request, id: id, kind: route.kind, supersedes: route.supersedes, keptMilliseconds: counted)
+                    // Taken, so its team's name is one; kept under its team's path, so that it is its team's when made again.
+                    let team = try? request.team()
+                    var kept = request
+                    kept.target = HarnessTeam.prefix(team) + request.target
+                    await keep(kept, id: id, kind: Self.kind(route.kind, team: team), supersedes: route.supersedes.map { Self.kind($0, team: team) },
+                               keptMilliseconds: counted)
                     return await spread(request, from: here, answered: answer)
                 }
             }

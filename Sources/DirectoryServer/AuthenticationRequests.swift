@@ -15,6 +15,8 @@ import Store
 extension DirectoryServer {
     func authenticate(_ request: HTTPRequest) async -> HTTPResponse {
         if let erro = request.erroMessage { return await forward(erro) }
+        let team: String?
+        do { team = try request.team() } catch { return error.response }
         // Given before the AReq is read: the journal keeps a refused AReq too.
         let dsTransID = TransactionIdentifier.make()
         var areq: AReq
@@ -38,6 +40,7 @@ extension DirectoryServer {
         }
         var facts = TransactionFacts(areq)
         facts.inTestRun = request.harnessCase != nil
+        facts.team = team
         let scenario = await scenarios?.scenario(for: facts, transaction: dsTransID)
         var ids = areq.ids
         ids.dsTransID = dsTransID
@@ -103,7 +106,7 @@ extension DirectoryServer {
                                                 threeDSServerURL: areq["threeDSServerURL"] ?? "", acsURL: acsURL,
                                                 warnings: areq.warnings.map { "AReq: " + $0 }, erroDue: ErroDue(answerSpoiltBy: faults),
                                                 resultsFaults: scenario?.faults.on(.results) ?? []))
-        let answer = await relay(areq, to: acsURL, received: received)
+        let answer = await relay(areq, to: acsURL, received: received, team: team)
         guard !faults.isEmpty, let json = try? JSONReader.parse(answer.body).value else { return answered(dsTransID, answer) }
         return answered(dsTransID, await FaultyAnswer.answer(json, faults: faults, from: .directoryServer),
                         note: "as the scenario's faults on the DS leg made it")
@@ -198,8 +201,9 @@ extension DirectoryServer {
         return .pass(.freshEphemeralKey)
     }
 
-    /// `received`: the AReq as the 3DS Server sent it (the journal keeps what the DS changed of it).
-    func relay(_ areq: AReq, to acsURL: String, received: JSONValue) async -> HTTPResponse {
+    /// `received`: the AReq as the 3DS Server sent it (the journal keeps what the DS changed of it); `team`: the 3DS
+    /// Server's, passed on so that an ACS on another instance applies that team's pins.
+    func relay(_ areq: AReq, to acsURL: String, received: JSONValue, team: String?) async -> HTTPResponse {
         let dsTransID = areq["dsTransID"] ?? ""
         let sent = WrittenJSON(areq.json)
         journal?.relayed(dsTransID, from: .directoryServer, to: .accessControlServer, type: MessageType.aReq.rawValue, of: .threeDSServer,
@@ -209,6 +213,7 @@ extension DirectoryServer {
             // What this DS drew from a load mix goes with the AReq: an ACS on another instance plays that draw, not one of its own.
             var headers = HTTPHeaders()
             if let draw = scenarios?.draw(of: dsTransID) { headers.add(LoadMixDraw.header, draw.headerValue) }
+            if let team { headers.add(HarnessTeam.header, team) }
             answer = try await peer.exchange(sent, url: acsURL, headers: headers) { body throws(InvalidMessage) in
                 (try MessageEnvelope.read(body.bytes, written: body.written, rules: AResRules.rules, request: areq.json), body.bytes)
             }

@@ -48,7 +48,7 @@ public final class DirectoryServer: Sendable {
     /// The `threeDSServerRefNumber` of each PReq answered, by its `threeDSServerTransID`: an Erro about a PRes names no more.
     let preparationSenders = TransactionStore<String>(capacity: 10_000)
     /// Faults the next PRes answers take (`POST /admin/ds/pres-faults`): a PReq carries no card to pick a scenario by.
-    let presFaults = Mutex<PResFaults?>(nil)
+    let presFaults = Mutex<[String?: PResFaults]>([:])
     /// What a 3DS Server's PReqs are judged against: those since the scope began. A test run begins one, since a 3DS
     /// Server may rightly start it without a card-range cache (restarted, or a pipeline's first job on a shared harness)
     /// and ask for every range, at once.
@@ -88,7 +88,7 @@ public final class DirectoryServer: Sendable {
         router.emv("/ds/areq", receives: .aReq, transaction: transaction(.jsonMember("dsTransID"))) { request async in await self.authenticate(request) }
         router.emv("/ds/preq", receives: .pReq) { request async in await self.prepare(request) }
         router.get("/admin/ds/card-ranges") { _, _ in self.cardRangeListing() }
-        router.get("/admin/ds/pres-faults") { _, _ in self.presFaultListing() }
+        router.get("/admin/ds/pres-faults") { request, _ in try self.presFaultListing(request) }
         router.post("/admin/ds/pres-faults") { request, _ in try self.armPResFaults(request) }
         router.post("/admin/ds/card-ranges") { request, _ in try self.changeCardRange(request) }
         router.emv("/ds/rreq", receives: .rReq, transaction: transaction(.jsonMember("dsTransID"))) { request async in await self.results(request) }

@@ -20,32 +20,33 @@ extension DirectoryServer {
         let sharedCount: String?
     }
 
-    /// The armed faults for the next PReq of `threeDSServerRefNumber`, taken once; none when none are armed for it. In a
-    /// cluster each instance has them armed, and the store gives each of the `count` uses to one PReq, wherever it lands.
-    func takePResFaults(for threeDSServerRefNumber: String) async -> [Fault] {
-        if let armed = presFaults.withLock({ $0 }), let id = armed.sharedCount {
+    /// The armed faults for the next PReq of `threeDSServerRefNumber` in `team`'s scope, taken once; none when none are armed
+    /// for it. In a cluster each instance has them armed, and the store gives each of the `count` uses to one PReq, wherever it lands.
+    func takePResFaults(for threeDSServerRefNumber: String, team: String?) async -> [Fault] {
+        if let armed = presFaults.withLock({ $0[team] }), let id = armed.sharedCount {
             guard armed.threeDSServerRefNumber.map({ $0 == threeDSServerRefNumber }) ?? true else { return [] }
             // Unknown to the store (nil): none rather than a use counted twice.
             let taken = await sharing.use(id, for: nil)
-            presFaults.withLock { current in
-                guard var mine = current, mine.sharedCount == id else { return }
+            presFaults.withLock { armed in
+                guard var mine = armed[team], mine.sharedCount == id else { return }
                 mine.remaining -= 1
-                current = taken == true && mine.remaining > 0 ? mine : nil
+                armed[team] = taken == true && mine.remaining > 0 ? mine : nil
             }
             return taken == true ? armed.faults : []
         }
         return presFaults.withLock { armed in
-            guard var current = armed, current.threeDSServerRefNumber.map({ $0 == threeDSServerRefNumber }) ?? true else { return [] }
+            guard var current = armed[team], current.threeDSServerRefNumber.map({ $0 == threeDSServerRefNumber }) ?? true else { return [] }
             current.remaining -= 1
-            armed = current.remaining > 0 ? current : nil
+            armed[team] = current.remaining > 0 ? current : nil
             return current.faults
         }
     }
 
     /// `POST /admin/ds/pres-faults` with `{"faults": [{"fault": "missing-field", "value": "dsTransID"}], "count": 1,
-    /// "threeDSServerRefNumber": "…"}`: the next `count` PReqs (of that 3DS Server, when named) are answered with
-    /// these faults, written as a scenario's; `count` 0 disarms. The faults a DS answer takes: content, timing, transport.
+    /// "threeDSServerRefNumber": "…"}`: the next `count` PReqs (of that 3DS Server, when named) of the request's team are
+    /// answered with these faults, written as a scenario's; `count` 0 disarms. The faults a DS answer takes: content, timing, transport.
     func armPResFaults(_ request: HTTPRequest) throws(HTTPError) -> HTTPResponse {
+        let team = try request.team()
         guard request.body.count <= 4096 else { throw HTTPError(.payloadTooLarge, "armed PRes faults are at most 4096 bytes") }
         let json = try request.jsonBody()
         let count = json["count"].map { $0.numberText.flatMap { Int($0) } } ?? 1
@@ -71,20 +72,23 @@ extension DirectoryServer {
             sharing.startCount(id: sharedCount, remaining: count, lifetimeMilliseconds: Self.presFaultsLifetimeMilliseconds)
         }
         presFaults.withLock {
-            $0 = count == 0 ? nil : PResFaults(faults: faults, remaining: count, threeDSServerRefNumber: refNumber, sharedCount: sharedCount)
+            $0[team] = count == 0 ? nil : PResFaults(faults: faults, remaining: count, threeDSServerRefNumber: refNumber, sharedCount: sharedCount)
         }
-        logger.info("PRes faults armed", metadata: ["faults": "\(faults.map(\.name))", "count": "\(count)"])
-        return .emv(presFaultJSON(), status: count == 0 ? .ok : .created)
+        logger.info("PRes faults armed", metadata: ["faults": "\(faults.map(\.name))", "count": "\(count)", "team": "\(team ?? "")"])
+        return .emv(presFaultJSON(team: team), status: count == 0 ? .ok : .created)
     }
 
     /// How long the store counts armed PRes faults' uses in a cluster: as long as a pin lives at most.
     static let presFaultsLifetimeMilliseconds = Int64(PinBoard.maxLifetime.components.seconds) * 1000
 
     /// `GET /admin/ds/pres-faults`: what the next PReqs will be answered with (in a cluster, as this instance saw them used).
-    func presFaultListing() -> HTTPResponse { .emv(presFaultJSON()) }
+    func presFaultListing(_ request: HTTPRequest) throws(HTTPError) -> HTTPResponse { .emv(presFaultJSON(team: try request.team())) }
 
-    func presFaultJSON() -> JSONValue {
-        let armed = presFaults.withLock { $0 }
+    /// Disarms `team`'s PRes faults (a team's reset); true when some were armed.
+    public func disarmPResFaults(team: String?) -> Bool { presFaults.withLock { $0.removeValue(forKey: team) } != nil }
+
+    func presFaultJSON(team: String?) -> JSONValue {
+        let armed = presFaults.withLock { $0[team] }
         return .object(omittingAbsent: [
             ("faults", .array((armed?.faults ?? []).map { .string($0.name) })), ("remaining", .number(String(armed?.remaining ?? 0))),
             ("threeDSServerRefNumber", .string(armed?.threeDSServerRefNumber)),

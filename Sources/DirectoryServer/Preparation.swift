@@ -61,7 +61,7 @@ extension DirectoryServer {
             answer = InvalidMessage(Violation(field: "serialNum", code: .serialNumberNotValid, reason: reason), about: preq.json)
                 .erro(from: .directoryServer).json
         }
-        let faults = await takePResFaults(for: preq.threeDSServerRefNumber)
+        let faults = await takePResFaults(for: preq.threeDSServerRefNumber, team: try? request.team())
         let owed = faults.isEmpty ? nil : OwedErro(threeDSServerTransID: preq.threeDSServerTransID, due: ErroDue(answerSpoiltBy: faults),
                                                    version: preq.messageVersion,
                                                    faults: faults.map(\.name).joined(separator: ", "))

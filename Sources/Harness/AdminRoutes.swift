@@ -79,11 +79,14 @@ struct AdminRoutes {
             return .emv(entry.json(version: version, channel: channel))
         }
         router.post("/admin/pins") { request, _ in try addPin(request) }
-        router.get("/admin/pins") { _, _ in .emv(.object([("pins", .array(scenarios.pins.all.map(Self.json)))])) }
-        router.delete("/admin/pins") { _, _ in .emv(.object([("removed", .number(String(scenarios.pins.remove(nil))))])) }
-        router.delete("/admin/pins/{target}") { _, context in
-            let value = try context.parameter("target")
-            let removed = scenarios.pins.remove(.pan(value)) + scenarios.pins.remove(.sdkTransID(value))
+        // Each call sees and changes the pins of its own team's scope (docs/operations.md), or of no team's.
+        router.get("/admin/pins") { request, _ in .emv(.object([("pins", .array(scenarios.pins.all(team: try request.team()).map(Self.json)))])) }
+        router.delete("/admin/pins") { request, _ in
+            .emv(.object([("removed", .number(String(scenarios.pins.remove(nil, team: try request.team()))))]))
+        }
+        router.delete("/admin/pins/{target}") { request, context in
+            let value = try context.parameter("target"), team = try request.team()
+            let removed = scenarios.pins.remove(.pan(value), team: team) + scenarios.pins.remove(.sdkTransID(value), team: team)
             return .emv(.object([("removed", .number(String(removed)))]))
         }
     }
@@ -150,7 +153,8 @@ struct AdminRoutes {
         let pin: Pin
         // One id on every instance of a cluster: the change's, which the instance that took the request gave it.
         let id = request.headers[HarnessChangeHeader.name] ?? UUID().uuidString.lowercased()
-        do { pin = try scenarios.pins.add(scenario, for: target, count: count, lifetime: .seconds(lifetime), id: id) } catch {
+        let team = try request.team()
+        do { pin = try scenarios.pins.add(scenario, for: target, team: team, count: count, lifetime: .seconds(lifetime), id: id) } catch {
             throw HTTPError(.tooManyRequests, "\(error.capacity) pins are set: use, remove (DELETE /admin/pins) or let some expire first")
         }
         counts.startCount(id: pin.id, remaining: count, lifetimeMilliseconds: Int64(lifetime * 1000))
@@ -163,8 +167,8 @@ struct AdminRoutes {
         case .sdkTransID(let id): ("sdkTransID", .string(id))
         }
         let seconds = max(0, (pin.expires - ContinuousClock.now).components.seconds)
-        return .object([target, ("scenario", .string(pin.scenario.name)), ("remaining", .number(String(pin.remaining))),
-                        ("expiresIn", .number(String(seconds)))])
+        return .object(omittingAbsent: [target, ("team", .string(pin.team)), ("scenario", .string(pin.scenario.name)),
+                                        ("remaining", .number(String(pin.remaining))), ("expiresIn", .number(String(seconds)))])
     }
 
     static func json(_ scenario: Scenario, in catalog: ScenarioCatalog) -> JSONValue {

@@ -135,7 +135,11 @@ public final class HarnessApp: Sendable {
             SDKConfigRoutes(configurations: configuration.directoryServers.compactMap { sdkConfigurations[$0.rid] },
                             tlsRootPath: pki.directory + "/tls/root-ca.pem", token: configuration.sdkConfigToken?.value,
                             endpoints: endpoints).register(on: &router)
-            LoadMixRoutes(scenarios: scenarios, endChallenges: { [accessControlServer] in accessControlServer.endLoadMixChallenges() }).register(on: &router)
+            let loadMixRoutes = LoadMixRoutes(scenarios: scenarios, endChallenges: { [accessControlServer] in accessControlServer.endLoadMixChallenges(team: $0) })
+            loadMixRoutes.register(on: &router)
+            TeamRoutes(scenarios: scenarios, loadMix: loadMixRoutes, directoryServer: directoryServer).register(on: &router)
+            // Every route is a team's under /teams/{team} (docs/operations.md).
+            router.admission = HarnessTeam.admit
             var made: Cluster?
             if configuration.cluster.enabled, let archive {
                 made = try Cluster(archive: archive, runs: runs, journal: journal, scenarios: scenarios, group: loops, tls: clientTLS,
@@ -203,7 +207,7 @@ public final class HarnessApp: Sendable {
             let body = metrics.exposition(storedTransactions: [("3ds-server", threeDSServer.transactions.count),
                                                                ("ds", directoryServer.transactionCount),
                                                                ("acs", accessControlServer.transactions.count)],
-                                          archive: archive?.status, loadMix: loadMix.summary)
+                                          archive: archive?.status, loadMix: loadMix.summary())
             return HTTPResponse(headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"], body: body)
         }
     }

@@ -88,8 +88,8 @@ public final class HarnessMetrics: HTTPServerObserver, ClusterMetrics {
         }
         loadDraws = SeriesCache { key in
             registry.makeCounter(descriptor: Self.name("load_mix_draws", "total", "Transactions every load mix since start drew, by the "
-                                                       + "mix's scope (its card range, or default) and the scenario drawn"),
-                                 labels: [("scope", key.scope), ("scenario", key.scenario)])
+                                                       + "mix's team (empty for none), scope (its card range, or default) and the scenario drawn"),
+                                 labels: [("team", key.team), ("scope", key.scope), ("scenario", key.scenario)])
         }
         passed = SeriesCache { key in
             registry.makeCounter(descriptor: Self.name("cluster_passed_on", "total", "Requests for a transaction another instance holds, by route "

@@ -5,26 +5,34 @@ import Net
 import Scenarios
 
 /// `/admin/load-mix`: a load test's weighted scenarios and leg latencies (docs/load-test.md).
-/// `POST` puts a mix in force (counting anew), `GET` says what it has drawn, `DELETE` ends it.
+/// `POST` puts a mix in force (counting anew), `GET` says what it has drawn, `DELETE` ends it: each the mix of the
+/// request's team (`X-Harness-Team` or `/teams/{team}`), which draws that team's transactions alone, or of no team.
 struct LoadMixRoutes {
     let scenarios: ScenarioSource
-    /// Ends the open challenges the mix drew, as at their time limit; the number ended.
-    let endChallenges: @Sendable () -> Int
+    /// Ends the open challenges a team's mix drew (nil: the mix of no team), as at their time limit; the number ended.
+    let endChallenges: @Sendable (_ team: String?) -> Int
 
     func register(on router: inout Router) {
         router.post("/admin/load-mix") { request, _ in
             guard request.body.count <= 16 * 1024 else { throw HTTPError(.payloadTooLarge, "a load mix is at most 16 KiB") }
+            let team = try request.team()
             let mix = try Self.mix(try request.jsonBody(), catalog: scenarios.catalog)
-            scenarios.loadMix.start(mix)
-            return .emv(Self.json(scenarios.loadMix.summary), status: .created)
+            scenarios.loadMix.start(mix, team: team)
+            return .emv(Self.json(scenarios.loadMix.summary(team: team), team: team), status: .created)
         }
-        router.get("/admin/load-mix") { _, _ in .emv(Self.json(scenarios.loadMix.summary)) }
-        router.delete("/admin/load-mix") { _, _ in
-            // A load test leaves no challenge open behind it: those its generator left unanswered end now, not at their limit.
-            var summary = Self.json(scenarios.loadMix.stop())
-            summary.set("challengesEnded", .number(String(endChallenges())))
-            return .emv(summary)
+        router.get("/admin/load-mix") { request, _ in
+            let team = try request.team()
+            return .emv(Self.json(scenarios.loadMix.summary(team: team), team: team))
         }
+        router.delete("/admin/load-mix") { request, _ in .emv(stop(team: try request.team())) }
+    }
+
+    /// Ends `team`'s mix: its summary, with `challengesEnded`. A load test leaves no challenge open behind it: those its
+    /// generator left unanswered end now, not at their limit.
+    func stop(team: String?) -> JSONValue {
+        var summary = Self.json(scenarios.loadMix.stop(team: team), team: team)
+        summary.set("challengesEnded", .number(String(endChallenges(team))))
+        return summary
     }
 
     /// The mix of a `POST` body, or 400 naming what is wrong.
@@ -92,7 +100,7 @@ struct LoadMixRoutes {
         }
     }
 
-    static func json(_ summary: LoadMixBoard.Summary) -> JSONValue {
+    static func json(_ summary: LoadMixBoard.Summary, team: String?) -> JSONValue {
         func number(_ value: some BinaryInteger) -> JSONValue { .number(String(value)) }
         func distribution(_ value: LatencyDistribution) -> JSONValue {
             switch value {
@@ -104,6 +112,7 @@ struct LoadMixRoutes {
         let mix = summary.mix
         return .object(omittingAbsent: [
             ("active", .bool(mix != nil)),
+            ("team", .string(team)),
             ("seed", mix.map { number($0.seed) }),
             ("mix", mix.map { .array($0.shares.map { .object([("scenario", .string($0.scenario)), ("weight", .number(String($0.weight)))]) }) }),
             ("cardRange", mix?.cardRange.map { .object([("start", .string($0.start)), ("end", .string($0.end))]) }),

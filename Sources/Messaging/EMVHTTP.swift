@@ -168,7 +168,30 @@ public enum HarnessChangeHeader {
     public static let name = "X-Harness-Change-ID"
 }
 
+/// What a requestor's request says of its transaction beyond the message: the run case it belongs to
+/// (``HarnessCaseHeader``) and its team (``HarnessTeam``), passed on with every AReq sent for it.
+public struct HarnessTags: Sendable, Equatable {
+    public var harnessCase: String?
+    public var team: String?
+
+    public init(harnessCase: String? = nil, team: String? = nil) {
+        self.harnessCase = harnessCase
+        self.team = team
+    }
+
+    /// The headers that carry them to the DS.
+    public var headers: HTTPHeaders {
+        var headers = HTTPHeaders()
+        if let harnessCase { headers.add(HarnessCaseHeader.name, harnessCase) }
+        if let team { headers.add(HarnessTeam.header, team) }
+        return headers
+    }
+}
+
 extension HTTPRequest {
+    /// The request's run case and team; 400 for a team name that is not one.
+    public func harnessTags() throws(HTTPError) -> HarnessTags { HarnessTags(harnessCase: harnessCase, team: try team()) }
+
     /// The `X-Harness-Case` header, when it is there and of a readable length.
     public var harnessCase: String? {
         guard let value = headers[HarnessCaseHeader.name], !value.isEmpty,

@@ -127,7 +127,8 @@ public enum LatencyDistribution: Sendable, Equatable {
     }
 }
 
-/// The mix in force, if any, and what it has drawn: `POST`, `GET` and `DELETE /admin/load-mix`.
+/// The mixes in force, one per team at most (and one for the transactions of no team), and what each has drawn:
+/// `POST`, `GET` and `DELETE /admin/load-mix`. A team's transactions are drawn by its own mix alone.
 public final class LoadMixBoard: Sendable {
     private struct State {
         var mix: LoadMix?
@@ -136,16 +137,21 @@ public final class LoadMixBoard: Sendable {
         /// The newest latencies added per leg (a ring of `kept`): what the summary's percentiles read.
         var recent: [FaultLeg: [Int]] = [:]
         var recentNext: [FaultLeg: Int] = [:]
-        /// Every draw since start, by the scope of its mix and its scenario: kept across mixes, for counters.
+    }
+
+    private struct Boards {
+        /// By team; nil: the mix of the transactions of no team.
+        var byTeam: [String?: State] = [:]
+        /// Every draw since start, by team, scope of its mix and scenario: kept across mixes, for counters.
         var totals: [DrawSeries: UInt64] = [:]
     }
 
-    /// A series of draws: the scope of the mix (``LoadMix/scope``) and the scenario drawn.
+    /// A series of draws: the team of the mix ("" for none), its scope (``LoadMix/scope``) and the scenario drawn.
     public struct DrawSeries: Hashable, Sendable {
-        public let scope, scenario: String
+        public let team, scope, scenario: String
     }
 
-    private let state = Mutex(State())
+    private let state = Mutex(Boards())
     static let kept = 10_000
     /// Mixed into the seed: in a cluster each instance draws a sequence of its own (else every instance would draw the
     /// same one, and consecutive outcomes through a round-robin balancer would come in threes).
@@ -160,23 +166,29 @@ public final class LoadMixBoard: Sendable {
         instance.withLock { $0 = value }
     }
 
-    /// Puts `mix` in force, counting anew from its first draw.
-    public func start(_ mix: LoadMix) { state.withLock { $0 = State(mix: mix, totals: $0.totals) } }
+    /// Puts `mix` in force for `team`'s transactions (nil: those of no team), counting anew from its first draw.
+    public func start(_ mix: LoadMix, team: String? = nil) { state.withLock { $0.byTeam[team] = State(mix: mix) } }
 
-    /// Ends the mix; what it drew, as the summary gives it.
-    public func stop() -> Summary {
-        state.withLock { state in
-            defer { state = State(totals: state.totals) }
-            return Self.summary(state)
+    /// Ends `team`'s mix; what it drew, as the summary gives it.
+    public func stop(team: String? = nil) -> Summary {
+        state.withLock { boards in
+            defer { boards.byTeam[team] = nil }
+            return Self.summary(boards.byTeam[team] ?? State(), totals: boards.totals)
         }
     }
+
+    /// The teams with a mix in force (nil: the mix of no team's transactions).
+    public var teams: [String?] { state.withLock { $0.byTeam.compactMap { $0.value.mix == nil ? nil : $0.key } } }
 
     /// The scenario the mix gives a transaction on `pan` whose scripted scenario is `scripted`: one drawn (and counted),
     /// or the one of the draw `given` (the DS's, counted where it was drawn), with the leg latencies as `latency` faults;
     /// nil when no mix is in force, the card is not the mix's, or `given` is ``LoadMixDraw/none``.
-    func scenario(pan: String, scripted: Scenario, catalog: ScenarioCatalog, given: LoadMixDraw? = nil) -> (scenario: Scenario, draw: LoadMixDraw)? {
-        state.withLock { state -> (scenario: Scenario, draw: LoadMixDraw)? in
-            guard let mix = state.mix, given != LoadMixDraw.none else { return nil }
+    func scenario(pan: String, team: String? = nil, scripted: Scenario, catalog: ScenarioCatalog,
+                  given: LoadMixDraw? = nil) -> (scenario: Scenario, draw: LoadMixDraw)? {
+        state.withLock { boards -> (scenario: Scenario, draw: LoadMixDraw)? in
+            // Nearly always no mix at all: nothing to look up.
+            guard !boards.byTeam.isEmpty, given != LoadMixDraw.none, var state = boards.byTeam[team], let mix = state.mix else { return nil }
+            defer { boards.byTeam[team] = state }
             if let range = mix.cardRange {
                 guard pan.count == range.start.count, range.start <= pan, pan <= range.end else { return nil }
             } else if scripted.name != catalog.fallback.name || catalog.names(pan: pan) {
@@ -192,7 +204,7 @@ public final class LoadMixBoard: Sendable {
             if counted {
                 state.drawn += 1
                 state.byScenario[scenario.name, default: 0] += 1
-                state.totals[DrawSeries(scope: mix.scope, scenario: scenario.name), default: 0] += 1
+                boards.totals[DrawSeries(team: team ?? "", scope: mix.scope, scenario: scenario.name), default: 0] += 1
             }
             for (leg, milliseconds) in latencyMs.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
                 scenario.faults.append(FaultInjection(.latency(milliseconds: milliseconds), on: leg))
@@ -205,8 +217,8 @@ public final class LoadMixBoard: Sendable {
         }
     }
 
-    /// What the mix in force has drawn.
-    public var summary: Summary { state.withLock { Self.summary($0) } }
+    /// What `team`'s mix in force has drawn.
+    public func summary(team: String? = nil) -> Summary { state.withLock { Self.summary($0.byTeam[team] ?? State(), totals: $0.totals) } }
 
     public struct Summary: Sendable {
         public let mix: LoadMix?
@@ -214,16 +226,16 @@ public final class LoadMixBoard: Sendable {
         public let byScenario: [String: Int]
         /// Per leg: how many of the newest latencies are counted, their median and 99th percentile (ms).
         public let latency: [FaultLeg: (count: Int, p50: Int, p99: Int)]
-        /// Every draw since start, of every mix, by scope and scenario.
+        /// Every draw since start, of every mix of every team, by team, scope and scenario.
         public let totals: [DrawSeries: UInt64]
     }
 
-    private static func summary(_ state: State) -> Summary {
+    private static func summary(_ state: State, totals: [DrawSeries: UInt64]) -> Summary {
         let latency = state.recent.mapValues { samples -> (count: Int, p50: Int, p99: Int) in
             let sorted = samples.sorted()
             func percentile(_ p: Double) -> Int { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int((p * Double(sorted.count)).rounded(.up)) - 1)] }
             return (sorted.count, percentile(0.5), percentile(0.99))
         }
-        return Summary(mix: state.mix, drawn: state.drawn, byScenario: state.byScenario, latency: latency, totals: state.totals)
+        return Summary(mix: state.mix, drawn: state.drawn, byScenario: state.byScenario, latency: latency, totals: totals)
     }
 }

@@ -100,6 +100,8 @@ public struct TransactionFacts: Sendable {
     public var sdkTransID: String?
     /// Tagged for a test run (`X-Harness-Case`): its scenario is the card's, never a load mix's draw.
     public var inTestRun = false
+    /// The team whose transaction it is (`X-Harness-Team`): only its own pins and load mix apply; nil, the shared ones.
+    public var team: String?
 
     public init(pan: String, amount: UInt64? = nil, messageCategory: String? = nil, sdkTransID: String? = nil) {
         self.pan = pan

@@ -76,11 +76,11 @@ public final class ScenarioSource: Sendable {
     /// pin, and the DS its draw of a load mix (`given`).
     private func choose(_ facts: TransactionFacts, transaction dsTransID: String?, given: LoadMixDraw?) async -> (scenario: Scenario, draw: LoadMixDraw) {
         guard let use = sharedUse.withLock({ $0 }) else {
-            if let pinned = pins.take(pan: facts.pan, sdkTransID: facts.sdkTransID) { return (pinned, .none) }
+            if let pinned = pins.take(pan: facts.pan, sdkTransID: facts.sdkTransID, team: facts.team) { return (pinned, .none) }
             return drawn(facts, given: given)
         }
         // The store decides which use is whose; a pin used up elsewhere leaves this board too, and the next in line is asked.
-        while let pin = pins.first(pan: facts.pan, sdkTransID: facts.sdkTransID) {
+        while let pin = pins.first(pan: facts.pan, sdkTransID: facts.sdkTransID, team: facts.team) {
             switch await use(pin.id, dsTransID) {
             case true?:
                 pins.used(pin.id, exhausted: false)
@@ -94,8 +94,8 @@ public final class ScenarioSource: Sendable {
         return drawn(facts, given: given)
     }
 
-    /// The scenario without pins: a card issued to a run's case stands for the case's scenario; a
-    /// load mix in force draws the scenario of a card of its range (or of one no scenario names),
+    /// The scenario without pins: a card issued to a run's case stands for the case's scenario; the
+    /// load mix in force for the transaction's team (or for no team) draws the scenario of a card of its range (or of one no scenario names),
     /// unless `drawing` is false (a refused AReq's, named in the journal, plays nothing) or the
     /// transaction is tagged for a test run (a run's case is graded on its own scenario).
     public func unpinned(_ facts: TransactionFacts, drawing: Bool = true) -> Scenario {
@@ -107,7 +107,7 @@ public final class ScenarioSource: Sendable {
         let catalog = catalog
         if let issued = issuedCards.scenario(of: facts.pan).flatMap(catalog.scenario(named:)) { return (issued, .none) }
         let scripted = catalog.scenario(for: facts)
-        guard !facts.inTestRun, let mixed = loadMix.scenario(pan: facts.pan, scripted: scripted, catalog: catalog, given: given) else {
+        guard !facts.inTestRun, let mixed = loadMix.scenario(pan: facts.pan, team: facts.team, scripted: scripted, catalog: catalog, given: given) else {
             return (scripted, .none)
         }
         return mixed

@@ -96,8 +96,9 @@ extension PostgresArchive: ClusterStore {
     }
 
     public func record(_ change: RecordedChange, supersedes: [String]) async -> Bool {
-        // One statement: the superseded and expired ones go as the change comes. The kinds as one array literal of plain names (`run-` and a run's id).
-        let kinds = "{" + supersedes.filter { $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") } }.joined(separator: ",") + "}"
+        // One statement: the superseded and expired ones go as the change comes. The kinds as one array literal of plain names (`run-` and a
+        // run's id, `pins:` and a team's name): none needs quoting in it.
+        let kinds = "{" + supersedes.filter { $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-:._".contains($0)) } }.joined(separator: ",") + "}"
         return await read("""
             WITH dropped AS (DELETE FROM harness_changes WHERE kind = ANY($9::text[]) OR expires < $7)
             INSERT INTO harness_changes (id, kind, method, target, content_type, body, made, expires) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)

@@ -1,5 +1,6 @@
 import EMV3DS
 import JSON
+import Messaging
 import Net
 
 /// The requestor's call to `POST /3ds-server/authenticate`: the card and purchase, and the
@@ -19,8 +20,8 @@ struct AuthenticationRequest {
     /// fingerprint token carries it), or by a browser authentication that `prepare` named;
     /// otherwise the 3DS Server makes one.
     var threeDSServerTransID: String?
-    /// The run case the requestor named (`X-Harness-Case`), passed on with the AReq to the DS.
-    var harnessCase: String?
+    /// The run case and the team the requestor named (`X-Harness-Case`, `X-Harness-Team`), passed on with the AReq to the DS.
+    var tags = HarnessTags()
 
     enum Channel {
         case app(SDKParameters)

@@ -25,7 +25,7 @@ extension ThreeDSServer {
             let followUp = buildAReq(try fallbackRequest(after: areq, acsTransID: acsTransID))
             // Named before it goes: the record says which transaction brings the result while it is under way.
             transactions.update(id) { $0.fallbackFollowedBy = followUp.threeDSServerTransID }
-            let (transaction, _) = try await send(followUp, browserOptions: nil, harnessCase: first.harnessCase, fallbackOf: id)
+            let (transaction, _) = try await send(followUp, browserOptions: nil, tags: first.tags, fallbackOf: id)
             // A 3RI answered at once (an Erro, no usable answer, a final ARes) ends the first with it; an ARes D, by its RReq later.
             if transaction.state != .challenge { transactions.update(id) { $0.endFallback(with: transaction) } }
         } catch {

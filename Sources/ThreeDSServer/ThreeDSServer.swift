@@ -132,7 +132,7 @@ public final class ThreeDSServer: Sendable {
             throw HTTPError(.unsupportedMediaType, "expected Content-Type application/json, got \(request.headers["Content-Type"] ?? "none")")
         }
         var input = try AuthenticationRequest(json: request.jsonBody())
-        input.harnessCase = request.harnessCase
+        input.tags = try request.harnessTags()
         let (transaction, status) = if let preparedID = input.threeDSServerTransID {
             try await authenticate(input, prepared: preparedID)
         } else {
@@ -150,12 +150,12 @@ public final class ThreeDSServer: Sendable {
             browserOptions = .init(challengeWindowSize: browser.challengeWindowSize,
                                    returnTo: browser.returnURL.map { ReturnRedirect(returnURL: $0, idParameter: browser.returnIdParameter) })
         }
-        return try await send(buildAReq(input), browserOptions: browserOptions, harnessCase: input.harnessCase)
+        return try await send(buildAReq(input), browserOptions: browserOptions, tags: input.tags)
     }
 
     /// Sends `areq` to the DS and keeps the transaction (see `authenticate`); a second AReq after an ARes S comes here too.
     /// `fallbackOf`: the transaction whose decoupled fallback this 3RI AReq performs.
-    func send(_ areq: AReq, browserOptions: Transaction.BrowserOptions?, harnessCase: String?,
+    func send(_ areq: AReq, browserOptions: Transaction.BrowserOptions?, tags: HarnessTags,
               fallbackOf: String? = nil) async throws(HTTPError) -> (Transaction, HTTPStatus) {
         let violations = areq.violations(of: AReqRules.fromThreeDSServer)
         guard violations.isEmpty else {
@@ -165,14 +165,14 @@ public final class ThreeDSServer: Sendable {
         defer { aresUnderWay.end(areq.threeDSServerTransID) }  // after `finish` has kept the transaction
         var transaction = Transaction(areq: areq)
         transaction.browserOptions = browserOptions
-        transaction.harnessCase = harnessCase
+        transaction.tags = tags
         transaction.fallbackOf = fallbackOf
         // Written once: what goes to the DS is what the trail keeps.
         let sent = WrittenJSON(areq.json)
         transaction.record(.sent, bytes: sent.bytes)
         let url = settings.directoryServerURL ?? endpoints.url("/ds/areq")
         do {
-            let headers: HTTPHeaders = harnessCase.map { [HarnessCaseHeader.name: $0] } ?? [:]
+            let headers = tags.headers
             let answer = try await peer.exchange(sent, url: url, headers: headers) { body throws(InvalidMessage) in
                 let envelope = try MessageEnvelope.read(body.bytes, written: body.written, rules: AResRules.rules, request: areq.json)
                 return (ARes(validated: envelope), envelope, body.bytes)
@@ -188,7 +188,7 @@ public final class ThreeDSServer: Sendable {
                     return (finish(transaction), .badGateway)
                 }
                 transaction.apply(ares)
-                if transaction.state == .spc { awaitSPCResult(transaction.threeDSServerTransID, harnessCase: harnessCase) }
+                if transaction.state == .spc { awaitSPCResult(transaction.threeDSServerTransID, tags: tags) }
             case .erro(let erro):
                 transaction.record(.received, erro.json)
                 transaction.fail(erro)

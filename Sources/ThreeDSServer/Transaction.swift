@@ -1,6 +1,7 @@
 public import EMV3DS
 public import Foundation
 public import JSON
+import Messaging
 public import Store
 
 extension ThreeDSServer {
@@ -57,8 +58,8 @@ extension ThreeDSServer {
         var fallbackOf: String?
         /// The result the fallback's 3RI authentication brought (its RReq, or its ARes when that was final).
         private var fallbackOutcome: Outcome?
-        /// The run case the requestor named (`X-Harness-Case`), passed on with a follow-up's AReq.
-        var harnessCase: String?
+        /// The run case and the team the requestor named, passed on with a follow-up's AReq.
+        var tags = HarnessTags()
         /// What the ARes, then the RReq, said beside the outcome (2.3.1): device binding and trust list statuses, information for the parties.
         private var outcomeFields: JSONValue?
         /// The ARes's `cardholderInfo` text.

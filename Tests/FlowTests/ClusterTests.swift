@@ -590,6 +590,42 @@ struct ClusterTests {
         #expect(try await pres(last, since: before)["serialNum"] == after["serialNum"])
     }
 
+    /// Two teams' changes through the balancer stay theirs on every instance, one started later too: red's pin plays for red's
+    /// transactions alone and outlives the shared scope's DELETE; blue's reset ends blue's mix everywhere and leaves red's pin.
+    @Test func eachTeamsChangesStayItsOwnOnEveryInstanceAndOneStartedLater() async throws {
+        let cluster = try await HarnessCluster.start()
+        defer { cluster.stop() }
+        let client = cluster.client
+        let pan = "4111111111111111"  // no scenario's: the default, Y
+        let pin = try await client.post(cluster.publicURL + "/teams/red/admin/pins", body: Array(#"{"pan": "\#(pan)", "scenario": "frictionless-n", "count": 3}"#.utf8))
+        #expect(pin.status == .created && pin.headers["X-Harness-Instances"] == "3 of 3", "\(pin.bodyText)")
+        let mix = try await client.post(cluster.publicURL + "/teams/blue/admin/load-mix", body: Array(#"{"mix": [{"scenario": "frictionless-r", "weight": 1}]}"#.utf8))
+        #expect(mix.status == .created, "\(mix.bodyText)")
+        let shared = try await client.execute(HTTPRequest(method: .delete, target: "/admin/pins"), url: cluster.publicURL + "/admin/pins")
+        #expect(shared.bodyText.contains(#""removed":0"#), "\(shared.bodyText)")
+        let later = try await cluster.addInstance()
+        let redPins = try JSONReader.parse(Array(try await cluster.get(later + "/teams/red/admin/pins").body.utf8)).value["pins"]?.arrayValue ?? []
+        #expect(redPins.count == 1 && redPins.first?["team"]?.stringValue == "red", "\(redPins)")
+        #expect(try await cluster.get(later + "/admin/pins").body.contains(#""pins":[]"#))
+        func transStatus(_ url: String, team: String?) async throws -> String {
+            let path = (team.map { "/teams/\($0)" } ?? "") + "/ds/areq"
+            return try JSONReader.parse(try await client.post(url + path, body: JSONWriter.write(try appAReq(pan: pan))).body).value["transStatus"]?.stringValue ?? "-"
+        }
+        #expect(try await transStatus(later, team: "red") == "N")
+        #expect(try await transStatus(cluster.instances[0].url, team: "red") == "N")
+        #expect(try await transStatus(later, team: "blue") == "R")
+        #expect(try await transStatus(cluster.instances[1].url, team: "blue") == "R")
+        #expect(try await transStatus(later, team: nil) == "Y")
+
+        let reset = try await client.execute(HTTPRequest(method: .delete, target: "/teams/blue/admin/team"), url: cluster.publicURL + "/teams/blue/admin/team")
+        #expect(reset.status == .ok && reset.headers["X-Harness-Instances"] == "4 of 4", "\(reset.status) \(reset.bodyText)")
+        #expect(try await transStatus(later, team: "blue") == "Y")
+        #expect(try await transStatus(cluster.instances[2].url, team: "red") == "N", "red's third use: blue's reset left it")
+        // Kept per team: blue's reset made blue's mix pointless, and red's pin is still to be made by an instance started later.
+        let kept = try await cluster.psql("SELECT string_agg(kind || ' ' || method, ', ' ORDER BY seq) FROM harness_changes")
+        #expect(kept == "pins:red POST, pins DELETE, team:blue DELETE", "\(kept)")
+    }
+
     /// PRes faults armed through the balancer are armed on every instance, and the store counts their uses: with
     /// `count` 1 the next PReq, wherever it lands, is answered with them, and the one after, at another instance, is not.
     @Test func armedPResFaultsAreUsedOnceWhereverThePReqLands() async throws {

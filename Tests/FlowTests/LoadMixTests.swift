@@ -68,7 +68,7 @@ struct LoadMixTests {
             // Nothing in force: the gauges say 0, not the last mix's counts; the counter of every mix's draws keeps them, by scope.
             let after = try await harness.get("/metrics").bodyText
             #expect(after.contains(#"threeds_load_mix_drawn_transactions{scenario="frictionless-n"} 0"#))
-            #expect(after.contains(#"threeds_load_mix_draws_total{scope="default",scenario="frictionless-n"} \#(statuses["N", default: 0])"#), "\(after.suffix(1500))")
+            #expect(after.contains(#"threeds_load_mix_draws_total{team="",scope="default",scenario="frictionless-n"} \#(statuses["N", default: 0])"#), "\(after.suffix(1500))")
         }
     }
 
@@ -117,7 +117,7 @@ struct LoadMixTests {
             #expect(ContinuousClock.now - sent >= .milliseconds(150))
             #expect(try await harness.postMessage("/ds/areq", try appAReq(pan: "4222222222222222"))["transStatus"]?.stringValue == "Y")
             let metrics = try await harness.get("/metrics").bodyText
-            #expect(metrics.contains(#"threeds_load_mix_draws_total{scope="4111111111111000-4111111111111999",scenario="frictionless-n"} 1"#), "\(metrics.suffix(1500))")
+            #expect(metrics.contains(#"threeds_load_mix_draws_total{team="",scope="4111111111111000-4111111111111999",scenario="frictionless-n"} 1"#), "\(metrics.suffix(1500))")
         }
     }
 

@@ -48,7 +48,7 @@ struct EMVCoProfile {
             members = parameters + members
         }
         var input = try AuthenticationRequest(json: .object(members))
-        input.harnessCase = request.harnessCase
+        input.tags = try request.harnessTags()
         let (transaction, status) = try await server.authenticate(input)
         guard status == .ok else {
             // The transaction exists (its trail says what went wrong): the error names it.

@@ -98,8 +98,9 @@ final class TokenProfile: Sendable {
         }
 
         let id = TransactionIdentifier.make()
+        let tags = try request.harnessTags()
         pending.withLock { $0.add(id, PendingPayment(members: members, version: version, reference: reference, flow: flow,
-                                                     harnessCase: request.harnessCase)) }
+                                                     tags: tags)) }
         let token = Self.token(.object(directoryServer.members + [
             ("threeDSMessageVersion", .string(version.rawValue)), ("threeDSServerTransID", .string(id)),
         ]))
@@ -167,7 +168,7 @@ final class TokenProfile: Sendable {
         // Bad parameters leave the payment waiting: the app may send a corrected fingerprint.
         var input = try AuthenticationRequest(json: .object(members))
         input.threeDSServerTransID = id
-        input.harnessCase = payment.harnessCase
+        input.tags = payment.tags
         guard pending.withLock({ $0.take(id) }) != nil else { throw alreadyFingerprinted() }
         let transaction: ThreeDSServer.Transaction
         do {
@@ -357,8 +358,8 @@ private struct PendingPayment: Sendable {
     let version: MessageVersion
     let reference: String?
     let flow: ThreeDS2Flow
-    /// The run case the payment request named (`X-Harness-Case`): its AReq carries it on.
-    let harnessCase: String?
+    /// The run case and the team the payment request named: its AReq carries them on.
+    let tags: HarnessTags
 }
 
 /// Who posts the fingerprint and the challenge result. Compact: the component itself

@@ -1,0 +1,124 @@
+import EMV3DS
+import EMVCrypto
+import Foundation
+import JSON
+import Net
+import SDKSimulator
+import Testing
+import TestSupport
+
+/// Two pipelines on one harness, each under its team (`/teams/{team}` or `X-Harness-Team`): the pins, load mixes and PRes
+/// faults one sets apply to its own transactions alone, it sees and removes its own alone, and its reset undoes what it set
+/// and nothing of the other's.
+@Suite("Teams: pins, load mixes and PRes faults scoped per team")
+struct TeamScopeTests {
+    /// A card no scenario names: the default scenario's (frictionless Y) unless a pin or a mix says otherwise.
+    static let pan = "4111111111111111"
+
+    func transStatus(_ harness: RunningHarness, team: String?, pan: String = TeamScopeTests.pan) async throws -> String? {
+        let path = (team.map { "/teams/\($0)" } ?? "") + "/ds/areq"
+        return try await harness.postMessage(path, try appAReq(pan: pan))["transStatus"]?.stringValue
+    }
+
+    /// The outcome of an app authentication through the harness's 3DS Server at `base`.
+    func authenticated(_ harness: RunningHarness, under base: String) async throws -> String? {
+        let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: .v2_2_0, style: .android)
+        return try await Simulator(client: harness.client, baseURL: base).authenticate(sdk, pan: Self.pan).record["transStatus"]?.stringValue
+    }
+
+    func delete(_ harness: RunningHarness, _ path: String, headers: HTTPHeaders = [:]) async throws -> JSONValue {
+        let answer = try await harness.client.execute(HTTPRequest(method: .delete, target: path, headers: headers), url: harness.baseURL + path)
+        #expect(answer.status == .ok, "\(path): \(answer.bodyText)")
+        return try JSONReader.parse(answer.body).value
+    }
+
+    @Test func aTeamsPinsPlayForItsTransactionsAloneAndItsDeleteRemovesItsOwnAlone() async throws {
+        try await withHarness { harness in
+            let pin = { (scenario: String) in Array(#"{"pan": "\#(Self.pan)", "scenario": "\#(scenario)", "count": 5}"#.utf8) }
+            #expect(try await harness.post("/teams/red/admin/pins", pin("frictionless-n")).status == .created)
+            #expect(try await harness.post("/teams/blue/admin/pins", pin("frictionless-r")).status == .created)
+            #expect(try await transStatus(harness, team: "red") == "N")
+            #expect(try await transStatus(harness, team: "blue") == "R")
+            #expect(try await transStatus(harness, team: nil) == "Y", "no team: no team's pin")
+            #expect(try await transStatus(harness, team: "green") == "Y", "a team without pins: none of the others'")
+            // Each lists its own; the shared scope lists none of theirs.
+            let red = try JSONReader.parse(try await harness.get("/teams/red/admin/pins").body).value["pins"]?.arrayValue ?? []
+            #expect(red.count == 1 && red.first?["scenario"]?.stringValue == "frictionless-n" && red.first?["team"]?.stringValue == "red"
+                    && red.first?["remaining"]?.numberText == "4", "\(red)")
+            #expect(try JSONReader.parse(try await harness.get("/admin/pins").body).value["pins"]?.arrayValue?.isEmpty == true)
+            // The shared scope's DELETE removes no team's pin; the red team's (by header) removes red's alone.
+            #expect(try await delete(harness, "/admin/pins")["removed"]?.numberText == "0")
+            #expect(try await delete(harness, "/admin/pins", headers: ["X-Harness-Team": "red"])["removed"]?.numberText == "1")
+            #expect(try await transStatus(harness, team: "red") == "Y")
+            #expect(try await transStatus(harness, team: "blue") == "R")
+        }
+    }
+
+    /// An app's backend that names its team to the harness's 3DS Server: the team goes on with the AReq, and its pin plays.
+    @Test func theHarnesss3DSServerPassesItsRequestorsTeamOnWithTheAReq() async throws {
+        try await withHarness { harness in
+            let pin = try await harness.post("/teams/red/admin/pins", Array(#"{"pan": "\#(Self.pan)", "scenario": "frictionless-n", "count": 5}"#.utf8))
+            #expect(pin.status == .created)
+            #expect(try await authenticated(harness, under: harness.baseURL + "/teams/red") == "N")
+            #expect(try await authenticated(harness, under: harness.baseURL + "/teams/blue") == "Y")
+            #expect(try await authenticated(harness, under: harness.baseURL) == "Y")
+        }
+    }
+
+    @Test func aTeamsLoadMixDrawsItsTransactionsAloneAndEndsWithoutTouchingAnother() async throws {
+        try await withHarness { harness in
+            let mix = { (scenario: String) in Array(#"{"mix": [{"scenario": "\#(scenario)", "weight": 1}]}"#.utf8) }
+            #expect(try await harness.post("/teams/red/admin/load-mix", mix("frictionless-n")).status == .created)
+            #expect(try await harness.post("/teams/blue/admin/load-mix", mix("frictionless-r")).status == .created)
+            for _ in 0..<3 {
+                #expect(try await transStatus(harness, team: "red") == "N")
+                #expect(try await transStatus(harness, team: "blue") == "R")
+                #expect(try await transStatus(harness, team: nil) == "Y")
+            }
+            let red = try JSONReader.parse(try await harness.get("/teams/red/admin/load-mix").body).value
+            #expect(red["team"]?.stringValue == "red" && red["drawn"]?.numberText == "3" && red["byScenario"]?["frictionless-n"]?.numberText == "3", "\(red)")
+            #expect(try JSONReader.parse(try await harness.get("/admin/load-mix").body).value["active"] == .bool(false))
+            let metrics = try await harness.get("/metrics").bodyText
+            #expect(metrics.contains(#"threeds_load_mix_draws_total{team="blue",scope="default",scenario="frictionless-r"} 3"#), "\(metrics.suffix(1500))")
+            // Red's end leaves blue's mix drawing.
+            #expect(try await delete(harness, "/teams/red/admin/load-mix")["drawn"]?.numberText == "3")
+            #expect(try await transStatus(harness, team: "red") == "Y")
+            #expect(try await transStatus(harness, team: "blue") == "R")
+        }
+    }
+
+    @Test func aTeamsResetUndoesWhatItSetAndNothingOfAnothers() async throws {
+        try await withHarness { harness in
+            for team in ["red", "blue"] {
+                #expect(try await harness.post("/teams/\(team)/admin/pins", Array(#"{"pan": "4000000000001000", "scenario": "frictionless-n"}"#.utf8)).status == .created)
+                #expect(try await harness.post("/teams/\(team)/admin/load-mix", Array(#"{"mix": [{"scenario": "frictionless-r", "weight": 1}]}"#.utf8)).status == .created)
+                let faults = #"{"faults": [{"fault": "missing-field", "value": "dsEndProtocolVersion"}], "count": 3}"#
+                #expect(try await harness.post("/teams/\(team)/admin/ds/pres-faults", Array(faults.utf8)).status == .created)
+            }
+            let reset = try await delete(harness, "/teams/red/admin/team")
+            #expect(reset["team"]?.stringValue == "red" && reset["pinsRemoved"]?.numberText == "1" && reset["presFaultsDisarmed"] == .bool(true)
+                    && reset["loadMix"]?["active"] == .bool(true), "\(JSONWriter.string(reset))")
+            #expect(try await transStatus(harness, team: "red", pan: "4000000000001000") != "N")
+            #expect(try await transStatus(harness, team: "red") == "Y")
+            #expect(try JSONReader.parse(try await harness.get("/teams/red/admin/ds/pres-faults").body).value["remaining"]?.numberText == "0")
+            // Blue's are all there.
+            #expect(try await transStatus(harness, team: "blue", pan: "4000000000001000") == "N")
+            #expect(try await transStatus(harness, team: "blue") == "R")
+            #expect(try JSONReader.parse(try await harness.get("/teams/blue/admin/ds/pres-faults").body).value["remaining"]?.numberText == "3")
+            // A PReq of no team takes none of blue's faults.
+            let pres = try JSONReader.parse(try await harness.post("/ds/preq", JSONWriter.write(PreparationTests.preq())).body).value
+            #expect(pres["messageType"]?.stringValue == "PRes" && pres["dsEndProtocolVersion"] != nil, "\(JSONWriter.string(pres).prefix(300))")
+            let spoilt = try JSONReader.parse(try await harness.post("/teams/blue/ds/preq", JSONWriter.write(PreparationTests.preq())).body).value
+            #expect(spoilt["messageType"]?.stringValue == "PRes" && spoilt["dsEndProtocolVersion"] == nil)
+        }
+    }
+
+    @Test(arguments: ["/teams/Red/admin/pins", "/teams/-x/admin/pins", "/admin/team"])
+    func aNameThatIsNoTeamNameOrAResetWithoutATeamIs400WithTheReason(_ path: String) async throws {
+        try await withHarness { harness in
+            let answer = try await harness.client.execute(HTTPRequest(method: .delete, target: path), url: harness.baseURL + path)
+            #expect(answer.status == .badRequest, "\(answer.bodyText)")
+            #expect(answer.bodyText.contains(path == "/admin/team" ? "name the team to reset" : "is not a team name"), "\(answer.bodyText)")
+        }
+    }
+}

@@ -20,7 +20,7 @@ import tempfile
 import time
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException, WebDriverException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException, WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
@@ -136,8 +136,24 @@ def press(browser, action):
     return button
 
 
+def gone(element):
+    """A wait's condition: `element` has left its document. ChromeDriver says so of an element of a frame that navigated
+    either as a stale reference or, under load, as an inspector error ("does not belong to the document")."""
+    def condition(_):
+        try:
+            element.is_enabled()
+            return False
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as error:
+            if "does not belong to the document" in str(error):
+                return True
+            raise
+    return condition
+
+
 def next_page(browser, old_button, what):
-    browser.wait(EC.staleness_of(old_button), f"the ACS to answer ({what})")
+    browser.wait(gone(old_button), f"the ACS to answer ({what})")
     browser.wait(EC.presence_of_element_located((By.CSS_SELECTOR, "form button[name=action]")), what)
 
 

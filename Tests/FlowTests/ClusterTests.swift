@@ -571,6 +571,30 @@ struct ClusterTests {
         #expect(kept == "pins:red POST, pins DELETE, team:blue DELETE", "\(kept)")
     }
 
+    /// An upgrade as docs/operations.md has it, under load through the balancer: each instance in turn gets SIGTERM, drains
+    /// (not ready, still serving) while HAProxy's checks move traffic away, exits 0 and starts again on its port. Four clients
+    /// sending AReqs all the while, each answered 300 ms late (so that some are in flight at every SIGTERM), get an ARes Y to
+    /// every one, and the store holds every transaction they were answered.
+    @Test func aRollingRestartOfEveryInstanceUnderLoadLosesNoRequest() async throws {
+        let cluster = try await HarnessCluster.start(server: "drainSeconds: 1")
+        defer { cluster.stop() }
+        let mix = try await cluster.client.post(cluster.publicURL + "/admin/load-mix",
+                                                body: Array(#"{"mix": [{"scenario": "frictionless-y", "weight": 1}], "latency": {"ds": {"fixedMs": 300}}}"#.utf8))
+        #expect(mix.status == .created, "\(mix.bodyText)")
+        let load = AReqLoad(clients: 4, url: cluster.publicURL + "/ds/areq", pan: "4111111111111111", client: cluster.client)
+        for index in cluster.instances.indices {
+            let before = load.answered
+            #expect(try await cluster.restart(index) == 0, "instance \(index) did not exit 0 after SIGTERM")
+            // Load went on while it restarted (a state: answers counted since, not a time).
+            let deadline = ContinuousClock.now + .seconds(30)
+            while load.answered < before + 20, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        let (answered, failures) = await load.stop()
+        #expect(failures.isEmpty, "\(failures.count) of \(answered + failures.count) AReqs failed: \(failures.prefix(5))")
+        #expect(answered >= 60, "\(answered) AReqs answered")
+        #expect(try await cluster.psql("SELECT count(*) FROM transactions WHERE role = 'ds'") == String(answered))
+    }
+
     /// PRes faults armed through the balancer are armed on every instance, and the store counts their uses: with
     /// `count` 1 the next PReq, wherever it lands, is answered with them, and the one after, at another instance, is not.
     @Test func armedPResFaultsAreUsedOnceWhereverThePReqLands() async throws {
@@ -690,5 +714,46 @@ final class RReqReceiver: Sendable {
     func stop() {
         server.shutdown()
         group.shutdown()
+    }
+}
+
+/// Clients sending AReqs of a card whose scenario is frictionless Y, one after another until stopped: what each got.
+final class AReqLoad: Sendable {
+    private final class Tally: Sendable {
+        let stopped = Atomic<Bool>(false)
+        let outcomes = Mutex<(answered: Int, failures: [String])>((0, []))
+    }
+
+    private let tally = Tally()
+    private let clients: Task<Void, Never>
+
+    init(clients count: Int, url: String, pan: String, client: HTTPClient) {
+        clients = Task { [tally] in
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<count {
+                    group.addTask {
+                        while !tally.stopped.load(ordering: .relaxed) {
+                            do {
+                                let answer = try await client.post(url, body: JSONWriter.write(try appAReq(pan: pan)))
+                                let status = (try? JSONReader.parse(answer.body).value)?["transStatus"]?.stringValue
+                                tally.outcomes.withLock { status == "Y" ? $0.answered += 1 : $0.failures.append("HTTP \(answer.status.code) \(answer.bodyText.prefix(200))") }
+                            } catch {
+                                tally.outcomes.withLock { $0.failures.append("\(error)") }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The AReqs answered with an ARes Y so far.
+    var answered: Int { tally.outcomes.withLock { $0.answered } }
+
+    /// Stops the clients once their AReqs under way are answered: the answered count, and what each failure was.
+    func stop() async -> (answered: Int, failures: [String]) {
+        tally.stopped.store(true, ordering: .relaxed)
+        await clients.value
+        return tally.outcomes.withLock { $0 }
     }
 }

@@ -26,11 +26,12 @@ final class HarnessCluster: @unchecked Sendable {
     /// instance's configuration file.
     /// `balanced`: false leaves `server.publicURL` unset, so each instance names itself to the parties (the balancer
     /// still runs; the parties under test talk to the instances directly).
-    static func start(instances count: Int = 3, configuration: String = "", balanced: Bool = true) async throws -> HarnessCluster {
-        try await offThePool { try HarnessCluster(instances: count, configuration: configuration, balanced: balanced) }
+    /// `server`: YAML added to the `server` section (`drainSeconds: 1`).
+    static func start(instances count: Int = 3, configuration: String = "", server: String = "", balanced: Bool = true) async throws -> HarnessCluster {
+        try await offThePool { try HarnessCluster(instances: count, configuration: configuration, server: server, balanced: balanced) }
     }
 
-    private init(instances count: Int, configuration: String, balanced: Bool) throws {
+    private init(instances count: Int, configuration: String, server: String, balanced: Bool) throws {
         client = try HTTPClient(group: clientGroup)
         database = try TemporaryPostgres()
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("cluster-\(UUID().uuidString)").path
@@ -44,6 +45,7 @@ final class HarnessCluster: @unchecked Sendable {
             server:
               \(balanced ? "publicURL: \(publicURL)" : "# no publicURL: each instance names itself")
               roleCalls: \(roleCalls)
+              \(server)
             store:
               backend: postgres
               url: \(database.url)
@@ -52,33 +54,7 @@ final class HarnessCluster: @unchecked Sendable {
             \(configuration)
             """.write(toFile: config, atomically: true, encoding: .utf8)
         for index in 0..<count { instances.append(try Self.startInstance(folder: folder, index: index)) }
-        let servers = instances.enumerated().map { index, instance in
-            "    server instance-\(index) \(instance.url.dropFirst("http://".count)) check inter 500ms fall 1 rise 1"
-        }.joined(separator: "\n")
-        // Round robin, health-checked; a request whose connection was refused goes to another instance (never one
-        // that may have reached its instance: that one is the harness's to answer).
-        try """
-            global
-                maxconn 4096
-            defaults
-                mode http
-                timeout connect 2s
-                timeout client 120s
-                timeout server 120s
-                retries 3
-                option redispatch
-                retry-on conn-failure
-            frontend harness
-                bind 127.0.0.1:\(balancerPort)
-                http-request del-header X-Harness-Forwarded-From
-                http-request del-header X-Harness-Change-ID
-                default_backend instances
-            backend instances
-                balance roundrobin
-                option httpchk GET /health/ready
-            \(servers)
-
-            """.write(toFile: folder + "/haproxy.cfg", atomically: true, encoding: .utf8)
+        try Self.balancerConfiguration(port: balancerPort, servers: instances.map(\.url)).write(toFile: folder + "/haproxy.cfg", atomically: true, encoding: .utf8)
         balancer = try ChildProcess(Self.haproxy, ["-db", "-f", folder + "/haproxy.cfg"])
         let ready = (0..<100).contains { _ in
             guard balancer.isRunning else { return false }
@@ -89,6 +65,33 @@ final class HarnessCluster: @unchecked Sendable {
             return false
         }
         guard ready else { throw TemporaryPostgres.Failure("HAProxy did not answer on \(publicURL): \(balancer.output)") }
+    }
+
+    /// The balancer of the guide (docker/haproxy.cfg, docs/operations.md) as written, but for its addresses: it listens on
+    /// `port` of the loopback and balances over `servers`, where the guide's has Docker's names and resolver.
+    static func balancerConfiguration(port: Int, servers: [String]) throws -> String {
+        let guide = try String(contentsOfFile: repositoryRoot + "/docker/haproxy.cfg", encoding: .utf8)
+        var lines: [String] = []
+        var replaced = (bind: false, servers: false)
+        for line in guide.split(separator: "\n", omittingEmptySubsequences: false) {
+            let text = line.trimmingCharacters(in: .whitespaces)
+            if text.hasPrefix("# Docker's embedded DNS") || text.hasPrefix("resolvers docker") { break }
+            if text == "bind :8080" {
+                lines.append("    bind 127.0.0.1:\(port)")
+                replaced.bind = true
+            } else if text.hasPrefix("server harness-") {
+                if !replaced.servers {
+                    lines += servers.enumerated().map { "    server instance-\($0) \($1.dropFirst("http://".count))" }
+                    replaced.servers = true
+                }
+            } else {
+                lines.append(String(line))
+            }
+        }
+        guard replaced.bind, replaced.servers else {
+            throw TemporaryPostgres.Failure("docker/haproxy.cfg no longer has 'bind :8080' and 'server harness-…' lines to run it on the loopback")
+        }
+        return lines.joined(separator: "\n") + "\n"
     }
 
     /// Starts one more instance on the store (not behind the balancer: reach it at its own URL), once it answers `/health/ready`.
@@ -107,10 +110,28 @@ final class HarnessCluster: @unchecked Sendable {
         return instance.url
     }
 
-    /// A `serve` process of the cluster's configuration, once it says which port it took.
-    private static func startInstance(folder: String, index: Int) throws -> (process: ChildProcess, url: String) {
+    /// Stops instance `index` as an upgrade does (SIGTERM), then starts it again on its port, behind the balancer as before,
+    /// once it answers `/health/ready`. The old process's exit status.
+    func restart(_ index: Int) async throws -> Int32 { try await offThePool { try self.restartNow(index) } }
+
+    private func restartNow(_ index: Int) throws -> Int32 {
+        let old = instances[index]
+        old.process.signal(SIGTERM)
+        let status = old.process.wait()
+        let port = Int(old.url.split(separator: ":").last ?? "") ?? 0
+        instances[index] = try Self.startInstance(folder: folder, index: index, port: port)
+        guard (0..<200).contains(where: { _ in
+            if (try? fetch(instances[index].url + "/health/ready").status) == "200" { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+            return false
+        }) else { throw TemporaryPostgres.Failure("instance \(index) did not become ready again: \(instances[index].process.output)") }
+        return status
+    }
+
+    /// A `serve` process of the cluster's configuration, once it says which port it took (`port`, or any free one).
+    private static func startInstance(folder: String, index: Int, port: Int = 0) throws -> (process: ChildProcess, url: String) {
         let serve = try ChildProcess(harnessBinary, ["serve", "--config", folder + "/harness.yaml", "--data-directory", folder + "/data-\(index)",
-                                                     "--http-port", "0", "--https-port", "0", "--loops", "1"], directory: repositoryRoot)
+                                                     "--http-port", String(port), "--https-port", "0", "--loops", "1"], directory: repositoryRoot)
         let log = serve.awaitOutput { $0.contains("one instance of a cluster") ? $0 : nil } ?? ""
         guard let port = log.range(of: "http=127.0.0.1:").map({ Int(log[$0.upperBound...].prefix { $0.isNumber }) ?? 0 }), port > 0 else {
             throw TemporaryPostgres.Failure("instance \(index) did not start: \(serve.output)")

@@ -9,7 +9,7 @@ import TestSupport
 /// showed (or where the web view was redirected); the harness's own record is checked beside it.
 /// Screenshots of each challenge page go to `HARNESS_BROWSER_SCREENSHOTS`
 /// (default /tmp/harness-browser-screenshots).
-@Suite("The demo checkout in a real browser (headless Chromium, Selenium)", .serialized)
+@Suite("The demo checkout in a real browser (headless Chromium, Selenium)")
 struct RealBrowserTests {
     static let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
         .first { FileManager.default.isExecutableFile(atPath: $0) }
@@ -57,168 +57,179 @@ struct RealBrowserTests {
     static func threeDSCompInd(_ record: JSONValue) -> String? {
         record["messages"]?.arrayValue?.first { $0["message"]?["messageType"]?.stringValue == "AReq" }?["message"]?["threeDSCompInd"]?.stringValue
     }
+}
 
-    // MARK: The checkout
+// Two chains of one browser at a time: each case starts a Chromium of its own and mostly waits on its pages, so two
+// chains side by side end sooner than one, without a dozen browsers at once on a 2-core machine.
+extension RealBrowserTests {
+    @Suite("The checkout's challenges and the web view", .serialized)
+    struct Challenges {
+        // MARK: The checkout
 
-    @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
-    func theCheckoutRunsThe3DSMethodThenATextChallengeWithAWrongThenTheRightCodeToY() async throws {
-        try await withHarness { harness in
-            let shown = try await Self.browse("checkout-text-challenge", harness)
-            #expect(shown["transStatus"]?.stringValue == "Y", "\(shown)")
-            #expect(shown["state"]?.stringValue == "completed")
-            #expect(shown["eci"]?.stringValue == "05")
-            #expect(shown["authenticationValue"]?.stringValue?.count == 28)
-            #expect(shown["method"]?.stringValue == "completed", "the card's range has a 3DS Method: the page ran it and was told it finished")
-            let id = try #require(shown["threeDSServerTransID"]?.stringValue)
-            let record = try await Self.record(id, harness)
-            #expect(record["transStatus"]?.stringValue == "Y")
-            #expect(record["authenticationValue"] == shown["authenticationValue"])
-            #expect(Self.threeDSCompInd(record) == "Y")
-            #expect(shown["screenshots"]?.arrayValue?.count == 3)
+        @Test(.enabled(if: RealBrowserTests.missing == nil, Comment(rawValue: RealBrowserTests.missing ?? "")))
+        func theCheckoutRunsThe3DSMethodThenATextChallengeWithAWrongThenTheRightCodeToY() async throws {
+            try await withHarness { harness in
+                let shown = try await RealBrowserTests.browse("checkout-text-challenge", harness)
+                #expect(shown["transStatus"]?.stringValue == "Y", "\(shown)")
+                #expect(shown["state"]?.stringValue == "completed")
+                #expect(shown["eci"]?.stringValue == "05")
+                #expect(shown["authenticationValue"]?.stringValue?.count == 28)
+                #expect(shown["method"]?.stringValue == "completed", "the card's range has a 3DS Method: the page ran it and was told it finished")
+                let id = try #require(shown["threeDSServerTransID"]?.stringValue)
+                let record = try await RealBrowserTests.record(id, harness)
+                #expect(record["transStatus"]?.stringValue == "Y")
+                #expect(record["authenticationValue"] == shown["authenticationValue"])
+                #expect(RealBrowserTests.threeDSCompInd(record) == "Y")
+                #expect(shown["screenshots"]?.arrayValue?.count == 3)
+            }
+        }
+
+        @Test(.enabled(if: RealBrowserTests.missing == nil, Comment(rawValue: RealBrowserTests.missing ?? "")))
+        func aSingleSelectChallengeInA390By400IframeEndsY() async throws {
+            try await withHarness { harness in
+                let shown = try await RealBrowserTests.browse("checkout-single-select", harness)
+                #expect(shown["transStatus"]?.stringValue == "Y", "\(shown)")
+                let record = try await RealBrowserTests.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
+                #expect(record["state"]?.stringValue == "completed")
+                #expect(record["transStatus"]?.stringValue == "Y")
+            }
+        }
+
+        @Test(.enabled(if: RealBrowserTests.missing == nil, Comment(rawValue: RealBrowserTests.missing ?? "")))
+        func anOutOfBandChallengeOnTheFullPageEndsYWhenTheCardholderContinues() async throws {
+            try await withHarness { harness in
+                let shown = try await RealBrowserTests.browse("checkout-oob", harness)
+                #expect(shown["transStatus"]?.stringValue == "Y", "\(shown)")
+                let record = try await RealBrowserTests.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
+                #expect(record["transStatus"]?.stringValue == "Y")
+            }
+        }
+
+        @Test(.enabled(if: RealBrowserTests.missing == nil, Comment(rawValue: RealBrowserTests.missing ?? "")))
+        func aCancelledChallengeEndsNWithChallengeCancel01() async throws {
+            try await withHarness { harness in
+                let shown = try await RealBrowserTests.browse("checkout-cancel", harness)
+                #expect(shown["transStatus"]?.stringValue == "N", "\(shown)")
+                #expect(shown["challengeCancel"]?.stringValue == "01")
+                let record = try await RealBrowserTests.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
+                #expect(record["transStatus"]?.stringValue == "N")
+                #expect(record["challengeCancel"]?.stringValue == "01")
+            }
+        }
+
+        // MARK: The web view
+
+        @Test(.enabled(if: RealBrowserTests.missing == nil, Comment(rawValue: RealBrowserTests.missing ?? "")))
+        func theWebViewRunsTheChallengeTopLevelAndEndsOnTheAppsScheme() async throws {
+            try await withHarness { harness in
+                let seen = try await RealBrowserTests.browse("webview-challenge", harness)
+                let redirect = try #require(seen["redirect"]?.stringValue, "\(seen)")
+                #expect(seen["redirectStatus"] == .number("303"))
+                #expect(seen["redirectFrom"]?.stringValue == harness.baseURL + "/3ds-server/notification")
+                // The page asked for the id under a gateway SDK's name (returnIdParameter=3DSecureId).
+                let prefix = RealBrowserTests.returnURL + "?summaryStatus=Y&3DSecureId="
+                #expect(redirect.hasPrefix(prefix), "\(redirect)")
+                let record = try await RealBrowserTests.record(String(redirect.dropFirst(prefix.count)), harness)
+                #expect(record["state"]?.stringValue == "completed", "\(record)")
+                #expect(record["transStatus"]?.stringValue == "Y")
+            }
+        }
+
+        @Test(.enabled(if: RealBrowserTests.missing == nil, Comment(rawValue: RealBrowserTests.missing ?? "")))
+        func aFrictionlessWebViewEndsOnTheAppsSchemeThroughTheReturnPage() async throws {
+            try await withHarness { harness in
+                let seen = try await RealBrowserTests.browse("webview-frictionless", harness)
+                let redirect = try #require(seen["redirect"]?.stringValue, "\(seen)")
+                #expect(seen["redirectFrom"]?.stringValue?.hasPrefix(harness.baseURL + "/demo/webview/return?") == true, "\(seen)")
+                let prefix = RealBrowserTests.returnURL + "?summaryStatus=Y&threeDSServerTransID="
+                #expect(redirect.hasPrefix(prefix), "\(redirect)")
+                let record = try await RealBrowserTests.record(String(redirect.dropFirst(prefix.count)), harness)
+                #expect(record["state"]?.stringValue == "frictionless", "\(record)")
+            }
+        }
+
+        @Test(.enabled(if: RealBrowserTests.missing == nil, Comment(rawValue: RealBrowserTests.missing ?? "")))
+        func aCardInNoRangeEndsTheWebViewWithSummaryStatusError() async throws {
+            try await withHarness { harness in
+                let seen = try await RealBrowserTests.browse("webview-unenrolled", harness)
+                let redirect = try #require(seen["redirect"]?.stringValue, "\(seen)")
+                #expect(redirect.hasPrefix(RealBrowserTests.returnURL + "?summaryStatus=error&error="), "\(redirect)")
+                #expect(redirect.contains("not%20enrolled"), "\(redirect)")
+            }
         }
     }
 
-    @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
-    func aSingleSelectChallengeInA390By400IframeEndsY() async throws {
-        try await withHarness { harness in
-            let shown = try await Self.browse("checkout-single-select", harness)
-            #expect(shown["transStatus"]?.stringValue == "Y", "\(shown)")
-            let record = try await Self.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
-            #expect(record["state"]?.stringValue == "completed")
-            #expect(record["transStatus"]?.stringValue == "Y")
+    @Suite("Secure Payment Confirmation, frictionless payments and the 3DS Method", .serialized)
+    struct Payments {
+        // MARK: Secure Payment Confirmation (2.3.1)
+
+        /// The issuer's page enrols a credential of Chromium's virtual authenticator (DevTools WebAuthn domain), the checkout
+        /// pays at 2.3.1, the ARes S makes the page run SPC (DevTools Page.setSPCTransactionMode autoAccept), and the assertion
+        /// Chromium signed verifies at the ACS: the second AReq ends Y, graded areq.spc pass.
+        @Test(.enabled(if: RealBrowserTests.missing == nil, Comment(rawValue: RealBrowserTests.missing ?? "")))
+        func secureConfirmationOfAnEnrolledCardEndsYWithTheAssertionChromiumSigned() async throws {
+            try await withHarness { harness in
+                let shown = try await RealBrowserTests.browse("checkout-spc", harness)
+                #expect(shown["transStatus"]?.stringValue == "Y", "\(shown)")
+                #expect(shown["state"]?.stringValue == "frictionless")
+                let second = try await RealBrowserTests.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
+                let areq = try #require(sentAReq(second))
+                let assertion = try #require(areq["threeDSRequestorAuthenticationInfo"]?.arrayValue?.first?["threeDSReqAuthData"]?.stringValue)
+                let clientData = try JSONReader.parse(Base64URL.decodeLeniently(try #require(JSONReader.parse(Array(assertion.utf8)).value["response"]?["clientDataJSON"]?.stringValue))).value
+                // Chromium's own client data: an SPC assertion, for the payee and amount the ACS asked it to show.
+                #expect(clientData["type"]?.stringValue == "payment.get", "\(clientData)")
+                #expect(clientData["payment"]?["payeeOrigin"]?.stringValue == "https://merchant.example")
+                #expect(clientData["payment"]?["total"]?["currency"]?.stringValue == "EUR")
+                #expect(try await harness.check("areq.spc", of: second) == "pass")
+                let checks = try await harness.checks(of: second)
+                #expect(!checks.isEmpty && checks.allSatisfy { $0.verdict != "fail" }, "\(checks)")
+                #expect(shown["screenshots"]?.arrayValue?.count == 2)
+            }
         }
-    }
 
-    @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
-    func anOutOfBandChallengeOnTheFullPageEndsYWhenTheCardholderContinues() async throws {
-        try await withHarness { harness in
-            let shown = try await Self.browse("checkout-oob", harness)
-            #expect(shown["transStatus"]?.stringValue == "Y", "\(shown)")
-            let record = try await Self.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
-            #expect(record["transStatus"]?.stringValue == "Y")
+        /// The cardholder declines the browser's prompt (autoReject): the page sends spcIncompInd 02, the ACS falls back to
+        /// the scenario's text challenge, and the right code ends it Y.
+        @Test(.enabled(if: RealBrowserTests.missing == nil, Comment(rawValue: RealBrowserTests.missing ?? "")))
+        func aDeclinedSecureConfirmationFallsBackToTheChallenge() async throws {
+            try await withHarness { harness in
+                let shown = try await RealBrowserTests.browse("checkout-spc-declined", harness)
+                #expect(shown["transStatus"]?.stringValue == "Y", "\(shown)")
+                #expect(shown["state"]?.stringValue == "completed")
+                let second = try await RealBrowserTests.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
+                #expect(sentAReq(second)?["spcIncompInd"]?.stringValue == "02", "\(second)")
+                #expect(try await harness.check("areq.spc", of: second) == "pass")
+            }
         }
-    }
 
-    @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
-    func aCancelledChallengeEndsNWithChallengeCancel01() async throws {
-        try await withHarness { harness in
-            let shown = try await Self.browse("checkout-cancel", harness)
-            #expect(shown["transStatus"]?.stringValue == "N", "\(shown)")
-            #expect(shown["challengeCancel"]?.stringValue == "01")
-            let record = try await Self.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
-            #expect(record["transStatus"]?.stringValue == "N")
-            #expect(record["challengeCancel"]?.stringValue == "01")
+        @Test(.enabled(if: RealBrowserTests.missing == nil, Comment(rawValue: RealBrowserTests.missing ?? "")))
+        func aFrictionlessPaymentShowsItsResultWithoutAChallenge() async throws {
+            try await withHarness { harness in
+                let shown = try await RealBrowserTests.browse("checkout-frictionless", harness)
+                #expect(shown["transStatus"]?.stringValue == "Y", "\(shown)")
+                #expect(shown["state"]?.stringValue == "frictionless")
+                #expect(shown["eci"]?.stringValue == "05")
+            }
         }
-    }
 
-    // MARK: Secure Payment Confirmation (2.3.1)
-
-    /// The issuer's page enrols a credential of Chromium's virtual authenticator (DevTools WebAuthn domain), the checkout
-    /// pays at 2.3.1, the ARes S makes the page run SPC (DevTools Page.setSPCTransactionMode autoAccept), and the assertion
-    /// Chromium signed verifies at the ACS: the second AReq ends Y, graded areq.spc pass.
-    @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
-    func secureConfirmationOfAnEnrolledCardEndsYWithTheAssertionChromiumSigned() async throws {
-        try await withHarness { harness in
-            let shown = try await Self.browse("checkout-spc", harness)
-            #expect(shown["transStatus"]?.stringValue == "Y", "\(shown)")
-            #expect(shown["state"]?.stringValue == "frictionless")
-            let second = try await Self.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
-            let areq = try #require(sentAReq(second))
-            let assertion = try #require(areq["threeDSRequestorAuthenticationInfo"]?.arrayValue?.first?["threeDSReqAuthData"]?.stringValue)
-            let clientData = try JSONReader.parse(Base64URL.decodeLeniently(try #require(JSONReader.parse(Array(assertion.utf8)).value["response"]?["clientDataJSON"]?.stringValue))).value
-            // Chromium's own client data: an SPC assertion, for the payee and amount the ACS asked it to show.
-            #expect(clientData["type"]?.stringValue == "payment.get", "\(clientData)")
-            #expect(clientData["payment"]?["payeeOrigin"]?.stringValue == "https://merchant.example")
-            #expect(clientData["payment"]?["total"]?["currency"]?.stringValue == "EUR")
-            #expect(try await harness.check("areq.spc", of: second) == "pass")
-            let checks = try await harness.checks(of: second)
-            #expect(!checks.isEmpty && checks.allSatisfy { $0.verdict != "fail" }, "\(checks)")
-            #expect(shown["screenshots"]?.arrayValue?.count == 2)
+        @Test(.enabled(if: RealBrowserTests.missing == nil, Comment(rawValue: RealBrowserTests.missing ?? "")))
+        func aCardWhoseRangeHasNo3DSMethodPaysWithoutOne() async throws {
+            try await withHarness { harness in
+                let shown = try await RealBrowserTests.browse("checkout-frictionless", harness, pan: try await RealBrowserTests.pan(ofScenario: "method-unavailable", harness))
+                #expect(shown["method"]?.stringValue == "not offered", "\(shown)")
+                let record = try await RealBrowserTests.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
+                #expect(RealBrowserTests.threeDSCompInd(record) == "U")
+            }
         }
-    }
 
-    /// The cardholder declines the browser's prompt (autoReject): the page sends spcIncompInd 02, the ACS falls back to
-    /// the scenario's text challenge, and the right code ends it Y.
-    @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
-    func aDeclinedSecureConfirmationFallsBackToTheChallenge() async throws {
-        try await withHarness { harness in
-            let shown = try await Self.browse("checkout-spc-declined", harness)
-            #expect(shown["transStatus"]?.stringValue == "Y", "\(shown)")
-            #expect(shown["state"]?.stringValue == "completed")
-            let second = try await Self.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
-            #expect(sentAReq(second)?["spcIncompInd"]?.stringValue == "02", "\(second)")
-            #expect(try await harness.check("areq.spc", of: second) == "pass")
+        @Test(.enabled(if: RealBrowserTests.missing == nil, Comment(rawValue: RealBrowserTests.missing ?? "")))
+        func aMethodThatNeverNotifiesIsWaitedForTenSecondsThenTheAuthenticationGoesOn() async throws {
+            try await withHarness { harness in
+                let shown = try await RealBrowserTests.browse("checkout-frictionless", harness, pan: try await RealBrowserTests.pan(ofScenario: "method-never-notifies", harness))
+                #expect(shown["method"]?.stringValue == "timed out after 10 s", "\(shown)")
+                let record = try await RealBrowserTests.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
+                #expect(RealBrowserTests.threeDSCompInd(record) == "N")
+            }
         }
-    }
 
-    @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
-    func aFrictionlessPaymentShowsItsResultWithoutAChallenge() async throws {
-        try await withHarness { harness in
-            let shown = try await Self.browse("checkout-frictionless", harness)
-            #expect(shown["transStatus"]?.stringValue == "Y", "\(shown)")
-            #expect(shown["state"]?.stringValue == "frictionless")
-            #expect(shown["eci"]?.stringValue == "05")
-        }
-    }
-
-    @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
-    func aCardWhoseRangeHasNo3DSMethodPaysWithoutOne() async throws {
-        try await withHarness { harness in
-            let shown = try await Self.browse("checkout-frictionless", harness, pan: try await Self.pan(ofScenario: "method-unavailable", harness))
-            #expect(shown["method"]?.stringValue == "not offered", "\(shown)")
-            let record = try await Self.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
-            #expect(Self.threeDSCompInd(record) == "U")
-        }
-    }
-
-    @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
-    func aMethodThatNeverNotifiesIsWaitedForTenSecondsThenTheAuthenticationGoesOn() async throws {
-        try await withHarness { harness in
-            let shown = try await Self.browse("checkout-frictionless", harness, pan: try await Self.pan(ofScenario: "method-never-notifies", harness))
-            #expect(shown["method"]?.stringValue == "timed out after 10 s", "\(shown)")
-            let record = try await Self.record(try #require(shown["threeDSServerTransID"]?.stringValue), harness)
-            #expect(Self.threeDSCompInd(record) == "N")
-        }
-    }
-
-    // MARK: The web view
-
-    @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
-    func theWebViewRunsTheChallengeTopLevelAndEndsOnTheAppsScheme() async throws {
-        try await withHarness { harness in
-            let seen = try await Self.browse("webview-challenge", harness)
-            let redirect = try #require(seen["redirect"]?.stringValue, "\(seen)")
-            #expect(seen["redirectStatus"] == .number("303"))
-            #expect(seen["redirectFrom"]?.stringValue == harness.baseURL + "/3ds-server/notification")
-            // The page asked for the id under a gateway SDK's name (returnIdParameter=3DSecureId).
-            let prefix = Self.returnURL + "?summaryStatus=Y&3DSecureId="
-            #expect(redirect.hasPrefix(prefix), "\(redirect)")
-            let record = try await Self.record(String(redirect.dropFirst(prefix.count)), harness)
-            #expect(record["state"]?.stringValue == "completed", "\(record)")
-            #expect(record["transStatus"]?.stringValue == "Y")
-        }
-    }
-
-    @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
-    func aFrictionlessWebViewEndsOnTheAppsSchemeThroughTheReturnPage() async throws {
-        try await withHarness { harness in
-            let seen = try await Self.browse("webview-frictionless", harness)
-            let redirect = try #require(seen["redirect"]?.stringValue, "\(seen)")
-            #expect(seen["redirectFrom"]?.stringValue?.hasPrefix(harness.baseURL + "/demo/webview/return?") == true, "\(seen)")
-            let prefix = Self.returnURL + "?summaryStatus=Y&threeDSServerTransID="
-            #expect(redirect.hasPrefix(prefix), "\(redirect)")
-            let record = try await Self.record(String(redirect.dropFirst(prefix.count)), harness)
-            #expect(record["state"]?.stringValue == "frictionless", "\(record)")
-        }
-    }
-
-    @Test(.enabled(if: missing == nil, Comment(rawValue: missing ?? "")))
-    func aCardInNoRangeEndsTheWebViewWithSummaryStatusError() async throws {
-        try await withHarness { harness in
-            let seen = try await Self.browse("webview-unenrolled", harness)
-            let redirect = try #require(seen["redirect"]?.stringValue, "\(seen)")
-            #expect(redirect.hasPrefix(Self.returnURL + "?summaryStatus=error&error="), "\(redirect)")
-            #expect(redirect.contains("not%20enrolled"), "\(redirect)")
-        }
     }
 }

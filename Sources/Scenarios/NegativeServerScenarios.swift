@@ -40,23 +40,27 @@ extension NegativeScenarios {
                          spoilt: "The challenge ARes (transStatus C)", probe: challengeAresProbe)
     }
 
-    /// The cases of a 3DS Server's ARes of the other outcomes, as the challenge ARes's: a declined ARes N (on the file's
-    /// first plain frictionless N scenario; `transStatusReason`) and, from 2.2.0, a decoupled ARes D (on the decoupled
-    /// scenario the RReq cases start from; `acsChallengeMandated`, `acsDecConInd`, `cardholderInfo`, the authentication
-    /// method). A refused ARes D starts no decoupled authentication: the ACS, told by the DS's Erro, sends no RReq.
+    /// The cases of a 3DS Server's ARes of the other outcomes, as the challenge ARes's: a final ARes N, R and U (each on
+    /// the file's first plain frictionless scenario of that status; `transStatusReason`, which each requires, so that a
+    /// 3DS Server that checks the condition for N alone fails R's and U's) and, from 2.2.0, a decoupled ARes D (on the
+    /// decoupled scenario the RReq cases start from; `acsChallengeMandated`, `acsDecConInd`, `cardholderInfo`, the
+    /// authentication method). A refused ARes D starts no decoupled authentication: the ACS, told by the DS's Erro, sends no RReq.
     public static func otherOutcomeAres(from scenarios: [Scenario]) -> [Scenario] {
-        let declined = scenarios.first { scenario in
-            guard isPlain(scenario), case .frictionless(.notAuthenticated, _) = scenario.outcome else { return false }
-            return true
-        }
-        return (declined.map { base in
-            aresCases(of: "declined", base: base, cardPrefix: declinedAresCardPrefix, versions: MessageVersion.allCases,
-                      spoilt: "The declined ARes (transStatus N)") { version, channel in
-                var ares = probedARes(version: version, channel: channel, transStatus: .notAuthenticated)
-                ares.transStatusReason = "01"
-                return ares.json
+        let finals = finalOutcomes.flatMap { outcome -> [Scenario] in
+            let base = scenarios.first { scenario in
+                guard isPlain(scenario), case .frictionless(let status, _) = scenario.outcome else { return false }
+                return status == outcome.status
             }
-        } ?? []) + (plainDecoupled(in: scenarios).map { base in
+            return base.map { base in
+                aresCases(of: outcome.name, base: base, cardPrefix: outcome.cardPrefix, versions: MessageVersion.allCases,
+                          spoilt: "The \(outcome.name) ARes (transStatus \(outcome.status.rawValue))") { version, channel in
+                    var ares = probedARes(version: version, channel: channel, transStatus: outcome.status)
+                    ares.transStatusReason = "01"
+                    return ares.json
+                }
+            } ?? []
+        }
+        return finals + (plainDecoupled(in: scenarios).map { base in
             aresCases(of: "decoupled", base: base, cardPrefix: decoupledAresCardPrefix, versions: MessageVersion.allCases.filter { $0 >= .v2_2_0 },
                       spoilt: "The decoupled ARes (transStatus D)") { version, channel in
                 var ares = probedARes(version: version, channel: channel, transStatus: .decoupled)
@@ -68,6 +72,11 @@ extension NegativeScenarios {
             }
         } ?? [])
     }
+
+    /// The final outcomes whose ARes carries a reason: their cases' names and cards.
+    static let finalOutcomes: [(name: String, status: TransStatus, cardPrefix: String)] = [
+        ("declined", .notAuthenticated, "400000004"), ("rejected", .rejected, "400000001"), ("unavailable", .unavailable, "400000002"),
+    ]
 
     /// The cases of an ARes of `outcome` on `base`: each element `probe`'s ARes carries that the frictionless ARes Y does
     /// not, in the channel whose ARes carries it. The 3DS Server must refuse such an ARes as a frictionless one.
@@ -101,8 +110,8 @@ extension NegativeScenarios {
         return base
     }
 
-    /// The generated declined and decoupled ARes cases' cards.
-    static let declinedAresCardPrefix = "400000004", decoupledAresCardPrefix = "400000003"
+    /// The generated decoupled ARes cases' cards.
+    static let decoupledAresCardPrefix = "400000003"
 
     /// The cases of a 3DS Server's RReq after a challenge, on the same challenge as the challenge ARes's (its text screen
     /// answered): each element the RReq of a challenge carries that the decoupled result's RReq does not (its cases,

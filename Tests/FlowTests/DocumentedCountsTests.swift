@@ -1,6 +1,8 @@
 import EMV3DS
 import EMVCrypto
 import Foundation
+import JSON
+import Net
 import SDKSimulator
 import Testing
 import TestSupport
@@ -28,6 +30,17 @@ struct DocumentedCountsTests {
                                           channels: [.app, .browser]).entries.count
             #expect(read("docs/scale.md").replacingOccurrences(of: "\n", with: " ").contains("`simulate --all --version 2.3.1` (\(latest) transactions"),
                     "docs/scale.md")
+        }
+    }
+
+    /// docs/negative.md's totals of the generated cases are the catalog's: a table row added makes new cases, and the docs say so.
+    @Test func theNegativeCaseTotalsOfTheDocsAreTheCatalogs() async throws {
+        try await withHarness { harness in
+            let listed = try JSONReader.parse(try await harness.get("/admin/scenarios/negative").body).value
+            let names = (listed["scenarios"]?.arrayValue ?? listed.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
+            let cres = names.count { $0.hasPrefix("negative-cres-") }
+            let text = ((try? String(contentsOfFile: repositoryRoot + "/docs/negative.md", encoding: .utf8)) ?? "").replacingOccurrences(of: "\n", with: " ")
+            #expect(cres > 0 && text.contains("A CRes (`sdk-negative`), \(cres) scenarios; \(names.count) in all"), "\(cres) CRes cases, \(names.count) in all")
         }
     }
 }

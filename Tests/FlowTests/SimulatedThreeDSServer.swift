@@ -32,6 +32,8 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
         case slowRRes
         /// Gives the right errorCode about an invalid ARes, with an errorDetail that names no data element (Table A.4 wants them).
         case errorDetailNamesNoElement
+        /// Reads transStatusReason's condition as the ARes N's alone: takes an ARes R or U whatever its transStatusReason.
+        case reasonCheckedForNOnly
     }
 
     /// Mistakes about Decoupled Authentication Fallback (2.3.1), played by ``challenge(pan:version:tag:)``.
@@ -209,9 +211,14 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
         var erro: ErroMessage?
         var answer: PeerAnswer<JSONValue>?
         do {
-            answer = try await peer.exchange(bytes: JSONWriter.write(areq), url: url, headers: headers) { body throws(InvalidMessage) in
-                let envelope = try MessageEnvelope.read(body.bytes, rules: AResRules.rules, request: areq)
-                return envelope.json
+            answer = try await peer.exchange(bytes: JSONWriter.write(areq), url: url, headers: headers) { [bugs] body throws(InvalidMessage) in
+                do throws(InvalidMessage) { return try MessageEnvelope.read(body.bytes, rules: AResRules.rules, request: areq).json } catch {
+                    if bugs.contains(.reasonCheckedForNOnly), error.violations.allSatisfy({ $0.field == "transStatusReason" }),
+                       let raw = try? JSONReader.parse(body.bytes).value, ["R", "U"].contains(raw["transStatus"]?.stringValue) {
+                        return raw
+                    }
+                    throw error
+                }
             }
             // An ARes that does not echo the AReq's threeDSServerTransID answers another transaction: 301 naming it (Table A.4).
             if case .message(let ares)? = answer, ares["threeDSServerTransID"] != areq["threeDSServerTransID"] {

@@ -27,6 +27,8 @@ struct ThreeDSServerGradingTests {
         "fault-ds-http-503": "4000000000480006", "fault-ds-content-type": "4000000000490005", "fault-ds-wrong-ids": "4000000000540007",
         "fault-ds-swapped-ids": "4000000000550006", "fault-ds-close-mid-response": "4000000000570004",
         "fault-acs-erro-404": "4000000000600009", "fault-acs-missing-field": "4000000000610008", "fault-acs-http-500": "4000000000620007",
+        // A generated case (NegativeServerScenarios): an ARes R without the transStatusReason R requires.
+        "negative-ares-rejected-missing-transStatusReason": "4000000010000018",
     ]
 
     /// Runs the scenarios in 2.2.0 through `party`, each tagged with its case, and waits until no case is under way.
@@ -200,6 +202,7 @@ struct ThreeDSServerGradingTests {
             case .erroAboutValidRReq: ("decoupled", "rres.valid", "Erro 203 (interactionCounter) answered a valid RReq")
             case .slowRRes: ("decoupled", "rres.valid", "no usable RRes: http://127.0.0.1")
             case .errorDetailNamesNoElement: ("fault-ds-missing-field", "ares.erro", "errorDetail does not name")
+            case .reasonCheckedForNOnly: ("negative-ares-rejected-missing-transStatusReason", "ares.erro", "no Erro received about the ARes")
             }
             let run = try await rehearse(harness, party, scenarios: [scenario])
             let result = verdict(run, scenario, check)

@@ -50,6 +50,8 @@ struct ThreeDSServerNegativeCaseTests {
         #expect(cases["negative-ares-challenge-outside-acsChallengeMandated-Z"] != nil)
         // The ARes of the other outcomes: a declined N's transStatusReason, a decoupled D's own elements from 2.2.0.
         #expect(versions("negative-ares-declined-missing-transStatusReason") == ["2.1.0", "2.2.0", "2.3.1"])
+        #expect(versions("negative-ares-rejected-missing-transStatusReason") == ["2.1.0", "2.2.0", "2.3.1"], "R requires it too")
+        #expect(versions("negative-ares-unavailable-missing-transStatusReason") == ["2.1.0", "2.2.0", "2.3.1"], "U requires it too")
         #expect(versions("negative-ares-decoupled-missing-acsDecConInd") == ["2.2.0", "2.3.1"])
         #expect(versions("negative-ares-decoupled-missing-cardholderInfo") == ["2.2.0", "2.3.1"], "required with acsDecConInd Y")
         #expect(cases["negative-ares-decoupled-missing-acsDecConInd"]?.expectation?.threeDSServerState == "error")
@@ -172,9 +174,10 @@ struct ThreeDSServerNegativeCaseTests {
     /// written twice (204); one stricter
     /// than Annex A about the ARes fails the unknown member, and every RReq case (it refuses their ARes D); one that
     /// answers every RReq with an RRes fails every RReq refusal, and one stricter than Annex A about the RReq (Erro 203
-    /// about interactionCounter, whatever came) every RReq case.
+    /// about interactionCounter, whatever came) every RReq case; one that checks transStatusReason for an ARes N alone
+    /// fails the ARes R's and U's cases and passes the rest.
     @Test(arguments: [SimulatedThreeDSServer.Bug.noErroAboutInvalidARes, .sameErroCodeForEverything, .erroAboutValidARes,
-                      .rresToEveryRReq, .erroAboutValidRReq])
+                      .rresToEveryRReq, .erroAboutValidRReq, .reasonCheckedForNOnly])
     func aWrong3DSServerFailsTheClassesItGetsWrong(_ bug: SimulatedThreeDSServer.Bug) async throws {
         try await withHarness { harness in
             let entries = try await rehearse(harness, bugs: [bug])
@@ -187,6 +190,7 @@ struct ThreeDSServerNegativeCaseTests {
                 case .sameErroCodeForEverything: ares && ["-missing-", "-critical-", "-duplicate-"].contains { scenario.contains($0) }
                 case .erroAboutValidARes: ignored || !ares
                 case .rresToEveryRReq: !ares && !ignored
+                case .reasonCheckedForNOnly: ["negative-ares-rejected-", "negative-ares-unavailable-"].contains { scenario.hasPrefix($0) }
                 // Its Erro, 203 naming interactionCounter, is the one due where interactionCounter is spoilt (empty, of another
                 // type or length).
                 default: !ares && !(scenario.contains("-interactionCounter") && !scenario.contains("-missing-"))

@@ -70,8 +70,9 @@ extension AccessControlServer {
         var noCReqDue = false
         /// The time limit of its challenge when not the ACS's: a load mix's (``Scenario/challengeTimeout``).
         var challengeTimeout: Double?
-        /// Its scenario was drawn from a load mix (its team's, `loadMixTeam`): its challenge ends when the mix does.
+        /// Its scenario was drawn from a load mix: its challenge ends when the mix does.
         var drawnByLoadMix = false
+        /// The team whose mix drew it (nil: the mix of no team): that team's `DELETE /admin/load-mix` ends its challenge.
         var loadMixTeam: String?
         /// The scenario spoilt the final CRes so that the SDK owes an Erro about it: the challenge's end is judged when that
         /// Erro comes, after the final CRes, not as the final CRes goes.

@@ -27,6 +27,8 @@ struct ClusterChange {
 
     /// The kind a change is kept under: a team's pins are not the shared ones ("pins:ci-7").
     static func kind(_ kind: String, team: String?) -> String { team.map { kind + ":" + $0 } ?? kind }
+    /// The kinds of change a team makes for itself alone; the others change the whole harness.
+    static let teamScopedKinds: Set<String> = ["pins", "load-mix", "pres-faults", "team"]
     /// A pin lives 1 day at most (`expiresIn`), and the store counts armed PRes faults' uses as long: their changes are kept that long.
     static let countedKeptMilliseconds = Int64(PinBoard.maxLifetime.components.seconds) * 1000
 
@@ -121,9 +123,12 @@ struct ClusterChange {
                     _ = applied.first(id)
                     let answer = try await handler(request, context)
                     guard answer.status.code < 300 else { return answer }
-                    let counted = ["pins", "pres-faults"].contains(route.kind) ? Self.countedKeptMilliseconds : nil
-                    // Taken, so its team's name is one; kept under its team's path, so that it is its team's when made again.
-                    let team = try? request.team()
+                    // A team's change is kept under its team's path and kind, so that it is the team's when made again; a change of
+                    // the whole harness (a reload, a card range) under its own, whichever team made it.
+                    let team = Self.teamScopedKinds.contains(route.kind) ? try? request.team() : nil
+                    // Counted uses live as long as a pin at most; so does a team's removal, which the pipelines that name a team
+                    // each would otherwise leave behind for every later instance to make.
+                    let counted = ["pins", "pres-faults"].contains(route.kind) || (team != nil && route.method == .delete) ? Self.countedKeptMilliseconds : nil
                     var kept = request
                     kept.target = HarnessTeam.prefix(team) + request.target
                     await keep(kept, id: id, kind: Self.kind(route.kind, team: team), supersedes: route.supersedes.map { Self.kind($0, team: team) },

@@ -138,8 +138,9 @@ public final class HarnessApp: Sendable {
             let loadMixRoutes = LoadMixRoutes(scenarios: scenarios, endChallenges: { [accessControlServer] in accessControlServer.endLoadMixChallenges(team: $0) })
             loadMixRoutes.register(on: &router)
             TeamRoutes(scenarios: scenarios, loadMix: loadMixRoutes, directoryServer: directoryServer).register(on: &router)
-            // Every route is a team's under /teams/{team} (docs/operations.md).
+            // Every route is a team's under /teams/{team} (docs/operations.md), and a name that is no team's is refused on any.
             router.admission = HarnessTeam.admit
+            router.check = { request throws(HTTPError) in _ = try request.team() }
             var made: Cluster?
             if configuration.cluster.enabled, let archive {
                 made = try Cluster(archive: archive, runs: runs, journal: journal, scenarios: scenarios, group: loops, tls: clientTLS,

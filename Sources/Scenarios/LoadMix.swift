@@ -177,8 +177,6 @@ public final class LoadMixBoard: Sendable {
         }
     }
 
-    /// The teams with a mix in force (nil: the mix of no team's transactions).
-    public var teams: [String?] { state.withLock { $0.byTeam.compactMap { $0.value.mix == nil ? nil : $0.key } } }
 
     /// The scenario the mix gives a transaction on `pan` whose scripted scenario is `scripted`: one drawn (and counted),
     /// or the one of the draw `given` (the DS's, counted where it was drawn), with the leg latencies as `latency` faults;
@@ -188,6 +186,8 @@ public final class LoadMixBoard: Sendable {
         state.withLock { boards -> (scenario: Scenario, draw: LoadMixDraw)? in
             // Nearly always no mix at all: nothing to look up.
             guard !boards.byTeam.isEmpty, given != LoadMixDraw.none, var state = boards.byTeam[team], let mix = state.mix else { return nil }
+            // Out of the table while it changes, so that its ring of latencies is not copied on write at every draw.
+            boards.byTeam[team] = nil
             defer { boards.byTeam[team] = state }
             if let range = mix.cardRange {
                 guard pan.count == range.start.count, range.start <= pan, pan <= range.end else { return nil }

@@ -33,19 +33,19 @@ extension ThreeDSServer {
             throw HTTPError(.badRequest, "assertion must be the PublicKeyCredential as a JSON object (PaymentResponse.details.toJSON())")
         default: break
         }
-        let (transaction, status) = try await sendSecondAReq(after: id, assertion: assertion, incomplete: incomplete, tags: try request.harnessTags())
+        let (transaction, status) = try await sendSecondAReq(after: id, assertion: assertion, incomplete: incomplete)
         return HTTPResponse(status: status, headers: .json, body: transaction.archivedJSON)
     }
 
     /// The page did not post SPC's result within ``ThreeDSServerSettings/spcResultTimeout`` of the ARes S: the second AReq
     /// goes with spcIncompInd 03 and without the requestor's authentication information (SB 279 Req 454-455).
-    func awaitSPCResult(_ id: String, tags: HarnessTags) {
+    func awaitSPCResult(_ id: String) {
         let timeout = settings.spcResultTimeout
         background.run { [self] in
             guard (try? await Task.sleep(for: .seconds(timeout))) != nil,
                   transactions.get(id).map({ $0.state == .spc && $0.spcFollowedBy == nil }) == true else { return }
             do throws(HTTPError) {
-                _ = try await sendSecondAReq(after: id, assertion: nil, incomplete: "03", tags: tags, keepingOwnAuthentication: false)
+                _ = try await sendSecondAReq(after: id, assertion: nil, incomplete: "03", keepingOwnAuthentication: false)
             } catch {
                 // The page's result came meanwhile, or the ACS's RReq N/14 ended it: nothing is due.
                 logger.debug("no second AReq at the SPC time limit", metadata: ["threeDSServerTransID": "\(id)", "reason": "\(error.message)"])
@@ -53,8 +53,9 @@ extension ThreeDSServer {
         }
     }
 
-    /// Sends the second AReq after transaction `id`'s ARes S, once.
-    func sendSecondAReq(after id: String, assertion: JSONValue?, incomplete: String?, tags: HarnessTags,
+    /// Sends the second AReq after transaction `id`'s ARes S, once, with the first AReq's run case and team: whoever posts
+    /// SPC's result (the requestor's page) may name neither.
+    func sendSecondAReq(after id: String, assertion: JSONValue?, incomplete: String?,
                         keepingOwnAuthentication: Bool = true) async throws(HTTPError) -> (Transaction, HTTPStatus) {
         // Taken once: a result posted again finds the first transaction followed up.
         let taken = transactions.update(id) { first -> Result<(AReq, Transaction), HTTPError> in
@@ -76,7 +77,7 @@ extension ThreeDSServer {
         let (second, first) = try taken.get()
         // A second AReq that did not get through (refused here, or no usable answer from the DS) leaves the result to be sent again.
         let (transaction, status): (Transaction, HTTPStatus)
-        do { (transaction, status) = try await send(second, browserOptions: first.browserOptions, tags: tags) } catch {
+        do { (transaction, status) = try await send(second, browserOptions: first.browserOptions, tags: first.tags) } catch {
             transactions.update(id) { $0.spcFollowedBy = nil }
             throw error
         }

@@ -188,7 +188,7 @@ public final class ThreeDSServer: Sendable {
                     return (finish(transaction), .badGateway)
                 }
                 transaction.apply(ares)
-                if transaction.state == .spc { awaitSPCResult(transaction.threeDSServerTransID, tags: tags) }
+                if transaction.state == .spc { awaitSPCResult(transaction.threeDSServerTransID) }
             case .erro(let erro):
                 transaction.record(.received, erro.json)
                 transaction.fail(erro)

@@ -109,6 +109,21 @@ struct SPCFlowTests {
         }
     }
 
+    /// The second AReq is the first's transaction's: it goes under the first's team, though the page that posts SPC's result
+    /// names none. Each AReq takes one use of the team's pin, so both are used.
+    @Test func theSecondAReqGoesUnderTheFirstsTeam() async throws {
+        try await withHarness { harness in
+            _ = try await enrol(harness)
+            let pin = try await harness.post("/teams/red/admin/pins", Array(#"{"pan": "\#(Self.card)", "scenario": "spc", "count": 2}"#.utf8))
+            #expect(pin.status == .created, "\(pin.bodyText)")
+            let first = try await authenticate(harness, under: "/teams/red")
+            let second = try await harness.post(resultPath(first), JSONWriter.write(.object([("spcIncompInd", .string("01"))])))
+            #expect(try JSONReader.parse(second.body).value["transStatus"]?.stringValue == "C", "\(second.bodyText)")
+            let left = try JSONReader.parse(try await harness.get("/teams/red/admin/pins").body).value["pins"]?.arrayValue
+            #expect(left?.isEmpty == true, "the second AReq did not take the red team's pin: \(left ?? [])")
+        }
+    }
+
     @Test func withoutACredentialOrWithoutSPCSupportTheCardIsChallenged() async throws {
         try await withHarness { harness in
             #expect(try await authenticate(harness)["transStatus"]?.stringValue == "C", "no credential enrolled")
@@ -250,7 +265,7 @@ struct SPCFlowTests {
 
     func origin(_ harness: RunningHarness) -> String { "http://localhost:" + (harness.baseURL.split(separator: ":").last.map(String.init) ?? "") }
 
-    func authenticate(_ harness: RunningHarness, spcSupport: Bool = true) async throws -> JSONValue {
+    func authenticate(_ harness: RunningHarness, spcSupport: Bool = true, under prefix: String = "") async throws -> JSONValue {
         var body = browserRequest(pan: Self.card, version: .v2_3_1)
         body.set("purchaseAmount", .string("1234"))
         body.set("purchaseCurrency", .string("978"))
@@ -258,7 +273,7 @@ struct SPCFlowTests {
             body.set("threeDSRequestorSpcSupport", .string("Y"))
             body.set("payeeOrigin", .string(Self.payeeOrigin))
         }
-        let answer = try await harness.post("/3ds-server/authenticate", JSONWriter.write(body))
+        let answer = try await harness.post(prefix + "/3ds-server/authenticate", JSONWriter.write(body))
         #expect(answer.status == .ok, "\(answer.bodyText)")
         return try JSONReader.parse(answer.body).value
     }

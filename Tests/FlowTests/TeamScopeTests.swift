@@ -113,7 +113,7 @@ struct TeamScopeTests {
         }
     }
 
-    @Test(arguments: ["/teams/Red/admin/pins", "/teams/-x/admin/pins", "/admin/team"])
+    @Test(arguments: ["/teams/Red/admin/pins", "/teams/-x/admin/pins", "/teams/Red/ds/preq", "/teams/Red/health", "/admin/team"])
     func aNameThatIsNoTeamNameOrAResetWithoutATeamIs400WithTheReason(_ path: String) async throws {
         try await withHarness { harness in
             let answer = try await harness.client.execute(HTTPRequest(method: .delete, target: path), url: harness.baseURL + path)

@@ -148,8 +148,15 @@ public struct Router: Sendable {
         guards[Substring(segment)] = check
     }
 
-    /// The guard's refusal for `request`, if any; segments are compared as routing sees them.
+    /// Runs before every request's route, as admitted, and answers its error instead: what no route may take whatever its
+    /// path (a header naming a team that is no team name).
+    public var check: RequestGuard?
+
+    /// The check's or the guard's refusal for `request`, if any; segments are compared as routing sees them.
     func refusal(of request: HTTPRequest) -> HTTPError? {
+        if let check {
+            do { try check(request) } catch { return error }
+        }
         guard !guards.isEmpty, let first = request.path.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: true).first,
               let check = guards[first] else { return nil }
         do { try check(request) } catch { return error }

@@ -65,6 +65,29 @@ struct TeamScopeTests {
         }
     }
 
+    /// Two pipelines on one harness get the verdicts they get alone: red pins the frictionless-y card to N for its own
+    /// tests, and blue's run case of frictionless-y on that card passes; red's own run of the case fails, as a pin does.
+    @Test func aPipelinesPinChangesItsOwnVerdictsAndNotAnothers() async throws {
+        try await withHarness { harness in
+            let card = "4000000000001000"  // frictionless-y's
+            let pin = try await harness.post("/teams/red/admin/pins", Array(#"{"pan": "\#(card)", "scenario": "frictionless-n", "count": 10}"#.utf8))
+            #expect(pin.status == .created, "\(pin.bodyText)")
+            func verdict(of team: String) async throws -> String? {
+                let suite = #"{"suite": {"name": "one case", "party": "sdk", "scenarios": ["frictionless-y"], "versions": ["2.2.0"]}}"#
+                let run = try JSONReader.parse(try await harness.post("/teams/\(team)/admin/runs", Array(suite.utf8)).body).value
+                let id = try #require(run["id"]?.stringValue, "\(run)")
+                var simulator = Simulator(client: harness.client, baseURL: harness.baseURL + "/teams/\(team)")
+                simulator.harnessCase = id
+                let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: .v2_2_0, style: .android)
+                _ = try await simulator.authenticate(sdk, pan: card)
+                let graded = try JSONReader.parse(try await harness.post("/admin/runs/\(id)/finish", []).body).value
+                return graded["cases"]?.arrayValue?.first?["status"]?.stringValue
+            }
+            #expect(try await verdict(of: "blue") == "passed")
+            #expect(try await verdict(of: "red") == "failed", "red's pin applies to red's run")
+        }
+    }
+
     @Test func aTeamsLoadMixDrawsItsTransactionsAloneAndEndsWithoutTouchingAnother() async throws {
         try await withHarness { harness in
             let mix = { (scenario: String) in Array(#"{"mix": [{"scenario": "\#(scenario)", "weight": 1}]}"#.utf8) }

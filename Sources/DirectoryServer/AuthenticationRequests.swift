@@ -15,8 +15,8 @@ import Store
 extension DirectoryServer {
     func authenticate(_ request: HTTPRequest) async -> HTTPResponse {
         if let erro = request.erroMessage { return await forward(erro) }
-        let team: String?
-        do { team = try request.team() } catch { return error.response }
+        // The router refused a team name that is none before this route.
+        let team = try? request.team()
         // Given before the AReq is read: the journal keeps a refused AReq too.
         let dsTransID = TransactionIdentifier.make()
         var areq: AReq

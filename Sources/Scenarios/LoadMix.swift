@@ -177,7 +177,6 @@ public final class LoadMixBoard: Sendable {
         }
     }
 
-
     /// The scenario the mix gives a transaction on `pan` whose scripted scenario is `scripted`: one drawn (and counted),
     /// or the one of the draw `given` (the DS's, counted where it was drawn), with the leg latencies as `latency` faults;
     /// nil when no mix is in force, the card is not the mix's, or `given` is ``LoadMixDraw/none``.

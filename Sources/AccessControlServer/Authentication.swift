@@ -235,7 +235,7 @@ extension AccessControlServer {
         let channel = keyInputs.channel
         do {
             if let signatureFault {
-                transaction.noCReqDue = true
+                transaction.noCReqDue = signatureFault.refusedBySDK
                 let payload = AcsSignedContent.payload(acsURL: acsURL, acsEphemeralKey: agreement.publicKey, sdkEphemPubKey: sdkKeyJSON)
                 ares.acsSignedContent = try FaultySignedContent.sign(signatureFault, payload: payload, identity: signer)
             } else {

@@ -210,7 +210,8 @@ extension AccessControlServer {
     /// The CRes answering the CReq, spoilt as the scenario's faults on the SDK leg say, sealed in the CReq's `enc`.
     private func send(_ content: CRes.Content, answering opened: OpenedCReq) async throws(ChallengeRefusal) -> HTTPResponse {
         let creq = opened.creq
-        let faults = opened.transaction.faults.on(.sdk, round: creq.counter)
+        // acsSignedContent's faults are the ARes's: none of them spoils a CRes.
+        let faults = opened.transaction.faults.on(.sdk, round: creq.counter).filter { $0.signedContentFault == nil }
         let (message, cresBytes) = faults.write(CRes(answering: creq, content: content).json,
                                                 previousCounter: creq.counter > 0 ? CReq.counterText(creq.counter - 1) : nil)
         let sealed: String

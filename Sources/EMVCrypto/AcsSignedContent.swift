@@ -48,8 +48,27 @@ public struct AcsSignedContent: SignedContent {
     /// Verifies as an SDK does: PS256 or ES256 only, the `x5c` chain up to one of the
     /// verifier's roots (dates, CA constraints), the signature with the leaf's key, then the payload.
     public init(verifying compact: String, with verifier: CertificateVerifier, at time: Date = Date()) throws(Failure) {
-        let payload: JSONValue
-        (payload, signer) = try Self.verified(compact, with: verifier, at: time)
+        try self.init(verified: try Self.verified(compact, with: verifier, at: time))
+    }
+
+    /// What an SDK that checks no certificate chain reads: the signature with the `x5c` leaf's key, and the payload.
+    /// Wrong on purpose (the simulator's wrong SDK); a correct one verifies with ``init(verifying:with:at:)``.
+    public init(checkingTheSignatureOnly compact: String) throws(Failure) {
+        let jws: JWS
+        let leaf: Certificate
+        do throws(JOSEError) {
+            jws = try JWS(compact: compact)
+            guard let first = try jws.certificateChain().first else { throw JOSEError.missingCertificateChain }
+            leaf = first
+            try jws.verify(with: leaf.publicKey, allowed: [.ps256, .es256])
+        } catch { throw .signature(error) }
+        guard let payload = try? JSONReader.parse(jws.payload).value, payload.objectMembers != nil else { throw .payload("is not a JSON object") }
+        try self.init(verified: (payload, leaf))
+    }
+
+    private init(verified: (payload: JSONValue, signer: Certificate)) throws(Failure) {
+        let payload = verified.payload
+        signer = verified.signer
         guard let url = payload["acsURL"]?.stringValue, url.lowercased().hasPrefix("http") else { throw .payload("acsURL is missing or not a URL") }
         guard let acsKey = payload["acsEphemPubKey"], acsKey.objectMembers != nil else { throw .payload("acsEphemPubKey is not a JWK object") }
         guard let sdkKey = payload["sdkEphemPubKey"], sdkKey.objectMembers != nil else { throw .payload("sdkEphemPubKey is not a JWK object") }

@@ -110,7 +110,8 @@ public enum Fault: Sendable, Equatable {
     }
 }
 
-/// How `acsSignedContent` is broken. SDKs must refuse each as a runtime error.
+/// How `acsSignedContent` is broken, or signed another valid way. SDKs must refuse each broken one as a runtime error
+/// and take the valid one (``refusedBySDK``).
 public enum SignedContentFault: String, Sendable, CaseIterable {
     /// The signature's bytes altered.
     case badSignature = "bad-signature"
@@ -126,6 +127,15 @@ public enum SignedContentFault: String, Sendable, CaseIterable {
     case missingX5C = "missing-x5c"
     /// `alg` `none` and no signature.
     case algNone = "alg-none"
+    /// The leaf under an intermediate CA that `x5c` leaves out: no chain to the root can be built (an ACS that sent
+    /// such a chain to Adyen's iOS SDK, adyen-3ds2-ios 26).
+    case missingIntermediate = "missing-intermediate"
+    /// A valid chain through an intermediate CA, `x5c` leaf, intermediate and root: DS PKIs have intermediates, and
+    /// an SDK that checks the leaf against its roots alone refuses the chain of every such ACS.
+    case throughIntermediate = "through-intermediate"
+
+    /// Whether a correct SDK refuses it (a runtime error, no CReq).
+    public var refusedBySDK: Bool { self != .throughIntermediate }
 }
 
 /// How a CRes JWE is broken. SDKs must answer each with Erro 302.

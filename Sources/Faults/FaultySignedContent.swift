@@ -3,8 +3,9 @@ import Foundation
 public import JOSE
 import JSON
 
-/// `acsSignedContent` broken on purpose, one way per `SignedContentFault`. Every one must make
-/// an SDK stop with a runtime error; the certificates for them are made afresh each time.
+/// `acsSignedContent` broken on purpose, one way per `SignedContentFault` (or signed through an intermediate CA, which
+/// an SDK must take). Every broken one must make an SDK stop with a runtime error; the certificates for them are made
+/// afresh each time.
 public enum FaultySignedContent {
     public static func sign(_ fault: SignedContentFault, payload: [UInt8], identity: ACSSigningIdentity) throws(JOSEError) -> String {
         switch fault {
@@ -31,6 +32,21 @@ public enum FaultySignedContent {
             let leaf = try CertificateBuilder.issue(CertificateProfile(commonName: "Harness ACS Signing (other root)", validFor: 365),
                                                     publicKey: key.publicKey, issuer: root, issuerKey: rootKey)
             return try JWS.sign(payload: payload, key: key, algorithm: .es256, certificates: [leaf, root])
+        case .missingIntermediate, .throughIntermediate:
+            guard let rootKey = identity.rootKey, let root = identity.chain.last else {
+                throw .invalidKey("the DS root key is needed to issue an intermediate CA")
+            }
+            let intermediateKey = try PrivateKey.generateP256()
+            let intermediate = try CertificateBuilder.issue(
+                CertificateProfile(commonName: "Harness Test ACS Intermediate CA", notBefore: Date().addingTimeInterval(-86_400), validFor: 365,
+                                   isCA: true, pathLength: 0),
+                publicKey: intermediateKey.publicKey, issuer: root, issuerKey: rootKey)
+            let key = try PrivateKey.generateP256()
+            let leaf = try CertificateBuilder.issue(
+                CertificateProfile(commonName: "Harness ACS Signing (\(fault.rawValue))", notBefore: Date().addingTimeInterval(-86_400), validFor: 364),
+                publicKey: key.publicKey, issuer: intermediate, issuerKey: intermediateKey)
+            let chain = fault == .throughIntermediate ? [leaf, intermediate, root] : [leaf, root]
+            return try JWS.sign(payload: payload, key: key, algorithm: .es256, certificates: chain)
         case .missingX5C:
             return try JWS.sign(payload: payload, key: identity.key, algorithm: identity.algorithm)
         case .algNone:

@@ -120,6 +120,12 @@ public struct ChallengeRunner: Sendable {
         case kdfWithoutReference = "kdf-without-reference"
         /// Keeps the channel key of its first challenge and seals every later CReq with it: a channel never let go.
         case staleChannelKey = "stale-channel-key"
+        /// Checks acsSignedContent's signature with the `x5c` leaf's key and no chain: takes a leaf of any root, expired,
+        /// or under an intermediate `x5c` leaves out.
+        case trustsAnyChain = "trusts-any-chain"
+        /// Checks the `x5c` leaf against its DS roots alone, ignoring the certificates between: refuses every chain
+        /// through an intermediate CA.
+        case ignoresIntermediates = "ignores-intermediates"
     }
 
     /// The channel of the first challenge, for ``Misbehaviour/staleChannelKey``.
@@ -129,6 +135,19 @@ public struct ChallengeRunner: Sendable {
         self.client = client
         verifier = CertificateVerifier(trustAnchors: trustAnchors)
         self.misbehaviour = misbehaviour
+    }
+
+    /// acsSignedContent as this SDK reads it: verified up to its DS roots, or as the misbehaviour gets it wrong.
+    private func signedContent(_ compact: String) throws -> AcsSignedContent {
+        switch misbehaviour {
+        case .trustsAnyChain:
+            return try AcsSignedContent(checkingTheSignatureOnly: compact)
+        case .ignoresIntermediates:
+            if let leaf = try JWS(compact: compact).certificateChain().first { try verifier.verify(leaf: leaf) }
+            return try AcsSignedContent(verifying: compact, with: verifier)
+        default:
+            return try AcsSignedContent(verifying: compact, with: verifier)
+        }
     }
 
     /// What happened: the outcome, and every screen the cardholder saw.
@@ -146,8 +165,8 @@ public struct ChallengeRunner: Sendable {
     public func run(_ transaction: SimulatedSDKTransaction, parameters: ChallengeParameters, answers: ChallengeAnswers,
                     style: ChannelStyle, encryption: ContentEncryptionAlgorithm = .a128cbcHS256) async -> Report {
         let content: AcsSignedContent
-        do { content = try AcsSignedContent(verifying: parameters.acsSignedContent, with: verifier) } catch {
-            return Report(outcome: .runtimeError(error.description))
+        do { content = try signedContent(parameters.acsSignedContent) } catch {
+            return Report(outcome: .runtimeError("\(error)"))
         }
         guard (try? PublicKey(emvJWK: content.sdkEphemPubKey)) == transaction.ephemeralKey.publicKey else {
             return Report(outcome: .runtimeError("acsSignedContent: sdkEphemPubKey is not this SDK's key"))
@@ -390,7 +409,8 @@ struct Session {
             guard let text = value.stringValue, let example, example.typeName == value.typeName, rules.allowedValues(of: field, in: version) == nil,
                   rules.format(of: field, in: version)?.formatBreak != nil, rules.lengthBounds(of: field, in: version)?.contains(text.count) ?? true else { return nil }
             readings = [example]
-        case .withholdErro, .repeatCounter, .oobAsDataEntry, .oobAppURLSupported, .acceptsDuplicates, .kdfWithoutReference, .staleChannelKey:
+        case .withholdErro, .repeatCounter, .oobAsDataEntry, .oobAppURLSupported, .acceptsDuplicates, .kdfWithoutReference, .staleChannelKey,
+             .trustsAnyChain, .ignoresIntermediates:
             return nil
         }
         for reading in readings {

@@ -1,5 +1,5 @@
-public import EMV3DS
-public import Faults
+import EMV3DS
+import Faults
 import JSON
 
 /// Negative cases generated from the field tables: each element of a message the harness sends to the party under test,

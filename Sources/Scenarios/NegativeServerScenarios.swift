@@ -1,4 +1,4 @@
-public import EMV3DS
+import EMV3DS
 import Faults
 import JSON
 

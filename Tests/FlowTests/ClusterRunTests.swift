@@ -26,10 +26,10 @@ struct ClusterRunTests {
             try ChildProcess.run(harnessBinary, ["simulate", "--url", cluster.publicURL, "--all"] + options, timeout: 900)
         }
         #expect(simulate.status == 0, "\(simulate.output.suffix(3000))")
-        #expect(simulate.output.contains(overHTTP ? "all passed (" : "all passed (258 transactions"), "\(simulate.output.suffix(500))")
+        #expect(simulate.output.contains(overHTTP ? "all passed (" : "all passed (264 transactions"), "\(simulate.output.suffix(500))")
         if !overHTTP {
             let report = (try? String(contentsOfFile: junit, encoding: .utf8)) ?? ""
-            #expect(report.contains("failures=\"0\"") && report.contains("tests=\"116\""), "\(report.prefix(600))")
+            #expect(report.contains("failures=\"0\"") && report.contains("tests=\"118\""), "\(report.prefix(600))")
         }
         #expect(try await cluster.psql("SELECT count(DISTINCT home) FROM transactions WHERE role = 'ds'") == "3")
         // Not all on one instance: hundreds of CReqs, RReqs and notifications went to the instance that held their transaction.

@@ -125,7 +125,7 @@ struct ThreeDSServerTests {
                                                 "challenge-text", "challenge-single-select", "challenge-multi-select", "challenge-oob", "challenge-html",
                                                 "challenge-whitelisting", "challenge-two-steps", "challenge-decoupled-fallback", "challenge-information", "challenge-html-oob",
                                                 "challenge-cancelled", "decoupled"])
-            #expect(names.filter { $0.hasPrefix("fault-") }.count == 47)
+            #expect(names.filter { $0.hasPrefix("fault-") }.count == 48)
             // Every scenario has a PAN but those selected by a trigger; every fault says what a correct client does.
             for scenario in scenarios {
                 if scenario["trigger"] != nil { continue }

@@ -97,7 +97,7 @@ struct ScenarioFileTests {
 
     @Test func committedFileParses() throws {
         let catalog = try ScenarioFile.load(path: repositoryRoot + "/config/scenarios.yaml")
-        #expect(catalog.scenarios.count == 73)
+        #expect(catalog.scenarios.count == 75)
         #expect(catalog.scenario(for: "4000000000003006").name == "frictionless-n")
         guard case .challenge(let script) = catalog.scenario(for: "4000000000110009").outcome else {
             Issue.record("challenge-text is not a challenge")

@@ -142,7 +142,7 @@ struct PKICommandTests {
         #expect(list.output.contains("frictionless-y (default)"))
         let good = try harness(["scenarios", "check", "config/scenarios.yaml"])
         #expect(good.status == 0)
-        #expect(good.output.contains("73 scenarios, default frictionless-y"))
+        #expect(good.output.contains("75 scenarios, default frictionless-y"))
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID().uuidString).yaml").path
         defer { try? FileManager.default.removeItem(atPath: file) }
         try "defaultScenario: a\nscenarios:\n  - {name: a, description: d, challenge: {steps: [{uiType: text}]}}\n".write(toFile: file, atomically: true, encoding: .utf8)

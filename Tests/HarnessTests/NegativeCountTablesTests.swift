@@ -1,0 +1,116 @@
+import Configuration
+import EMV3DS
+import Foundation
+import Scenarios
+import Testing
+import TestSupport
+
+/// docs/negative.md's tables of how many cases each mutation class makes, per message, version and channel, are the
+/// generated catalog's: a row added to a field table changes the cases, and this test then shows the table the page must
+/// have. Each table is rendered from the catalog as the page writes it and must be in the page as it is.
+@Suite("docs/negative.md counts the generated cases")
+struct NegativeCountTablesTests {
+    /// A generated case's message (`cres`, `cres-final`, `ares`, `ares-challenge`, `ares-declined`, ..., `rreq`,
+    /// `rreq-challenge`) and mutation class, read from its name.
+    struct Case {
+        let message: String
+        let mutation: String
+        let scenario: Scenario
+
+        init?(_ scenario: Scenario) {
+            var parts = scenario.name.split(separator: "-").map(String.init)
+            guard parts.count > 3, parts[0] == "negative" else { return nil }
+            var message = parts[1]
+            parts.removeFirst(2)
+            if message == "cres" { parts.removeFirst() }  // the screen type
+            if let group = parts.first, ["final", "challenge", "declined", "rejected", "unavailable", "decoupled"].contains(group) {
+                message += "-" + group
+                parts.removeFirst()
+            }
+            guard let mutation = parts.first else { return nil }
+            (self.message, self.mutation, self.scenario) = (message, mutation, scenario)
+        }
+
+        func plays(in version: MessageVersion, on channel: DeviceChannel? = nil) -> Bool {
+            (scenario.versions?.contains(version) ?? true) && (channel.map(scenario.channels.contains) ?? true)
+        }
+    }
+
+    /// The Erro each class calls for, as the tables' first column says it.
+    static let answers = ["missing": "201", "empty": "203", "outside": "203", "type": "203", "length": "203", "format": "203",
+                          "duplicate": "204", "critical": "202"]
+
+    /// A row: its label and the cases it counts.
+    typealias Row = (label: String, counts: (Case) -> Bool)
+
+    static func row(_ mutation: String, prefix: String = "", message: String) -> Row {
+        ("`\(prefix)\(mutation)` (\(answers[mutation] ?? "no Erro"))", { $0.message == message && $0.mutation == mutation })
+    }
+
+    /// A table as the page writes it: a column a version (or a version's app and browser counts), then the row's
+    /// scenarios; a last row of all. `dash`: what a version that has none of a row's cases shows, where that is "–".
+    static func table(_ rows: [Row], of cases: [Case], versions: [MessageVersion] = MessageVersion.allCases, byChannel: Bool = false,
+                      all: ((Case) -> Bool)? = nil, dash: (Row, MessageVersion) -> Bool = { _, _ in false }) -> String {
+        let all: Row = ("all", all ?? { candidate in rows.contains { $0.counts(candidate) } })
+        let header = "| class | " + versions.map { byChannel ? "\($0.rawValue) app, browser" : $0.rawValue }.joined(separator: " | ") + " | scenarios |"
+        var lines = [header, "| --- | " + versions.map { _ in "---" }.joined(separator: " | ") + " | --- |"]
+        for row in rows + [all] {
+            let counted = cases.filter(row.counts)
+            let cells = versions.map { version -> String in
+                if byChannel {
+                    return "\(counted.count { $0.plays(in: version, on: .app) }), \(counted.count { $0.plays(in: version, on: .browser) })"
+                }
+                let count = counted.count { $0.plays(in: version) }
+                return count == 0 && dash(row, version) ? "–" : "\(count)"
+            }
+            lines.append("| \(row.label) | " + cells.joined(separator: " | ") + " | \(counted.count) |")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static let classes = ["missing", "empty", "outside", "type", "length", "format", "duplicate"]
+
+    /// Every table of the page, rendered from `cases`.
+    static func tables(_ cases: [Case]) -> [(name: String, text: String)] {
+        let present = { (message: String) in classes.filter { mutation in cases.contains { $0.message == message && $0.mutation == mutation } } }
+        let cresRows = present("cres").map { row($0, message: "cres") } + present("cres-final").map { row($0, prefix: "final-", message: "cres-final") }
+            + [row("critical", message: "cres"),
+               ("`unknown`, `final-unknown`, `noncritical` (no Erro)", { ($0.message == "cres" || $0.message == "cres-final") && ["unknown", "noncritical"].contains($0.mutation) })]
+        let aresRows = present("ares").map { row($0, message: "ares") } + [row("critical", message: "ares"), row("unknown", message: "ares")]
+        let finalRows: [Row] = present("ares-declined").map { mutation in
+            ("N, R, U each: `\(mutation)` (\(answers[mutation] ?? ""))", { $0.message == "ares-declined" && $0.mutation == mutation })
+        } + present("ares-decoupled").map { mutation in
+            ("D: `\(mutation)` (\(answers[mutation] ?? ""))", { $0.message == "ares-decoupled" && $0.mutation == mutation })
+        }
+        // "N, R, U each" counts N's; the row of all counts R's and U's too. 2.1.0 has no decoupled authentication: "–".
+        let finalTable = table(finalRows, of: cases, all: { ["ares-declined", "ares-rejected", "ares-unavailable", "ares-decoupled"].contains($0.message) },
+                               dash: { row, version in row.label.hasPrefix("D:") && version < .v2_2_0 })
+        let rreqRows = present("rreq").map { row($0, message: "rreq") } + [row("critical", message: "rreq"), row("unknown", message: "rreq")]
+        let challengeRReqRows = present("rreq-challenge").map { row($0, message: "rreq-challenge") }
+            + [row("critical", message: "rreq-challenge"), row("unknown", message: "rreq-challenge")]
+        return [
+            ("CRes", table(cresRows, of: cases)),
+            ("ARes", table(aresRows, of: cases)),
+            ("challenge ARes", table(present("ares-challenge").map { row($0, message: "ares-challenge") }, of: cases, byChannel: true)),
+            ("final and decoupled ARes", finalTable),
+            ("RReq", table(rreqRows, of: cases, versions: [.v2_2_0, .v2_3_1])),
+            ("challenge RReq", table(challengeRReqRows, of: cases, byChannel: true)),
+        ]
+    }
+
+    @Test func eachTableOfThePageIsTheCatalogs() throws {
+        let catalog = try ScenarioFile.load(path: repositoryRoot + "/config/scenarios.yaml")
+        let cases = catalog.negative.compactMap(Case.init)
+        #expect(cases.count == catalog.negative.count, "a negative case whose name does not say its message and class")
+        // N, R and U make the same cases: one row says each.
+        for mutation in Self.classes {
+            let counts = ["ares-declined", "ares-rejected", "ares-unavailable"].map { message in cases.count { $0.message == message && $0.mutation == mutation } }
+            #expect(Set(counts).count == 1, "\(mutation): N, R, U make \(counts)")
+        }
+        let page = (try? String(contentsOfFile: repositoryRoot + "/docs/negative.md", encoding: .utf8)) ?? ""
+        for (name, text) in Self.tables(cases) {
+            let written = page.contains(text)
+            #expect(written, "docs/negative.md: the \(name) table is now\n\(text)")
+        }
+    }
+}

@@ -1,6 +1,6 @@
-public import EMV3DS
+import EMV3DS
 public import EMVCrypto
-public import JOSE
+import JOSE
 public import JSON
 public import SDKSimulator
 

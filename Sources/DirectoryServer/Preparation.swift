@@ -30,6 +30,8 @@ extension DirectoryServer {
         let due: ErroDue
         let version: MessageVersion
         let faults: String
+        /// The journal entry of the PRes when a scenario's faults spoilt it (a PRes case): the Erro's check goes there too.
+        var entry: String? = nil
     }
 
     /// Forgets what each 3DS Server was given by PReq, for judging: its next PReq may ask for every range, at any time.
@@ -61,8 +63,8 @@ extension DirectoryServer {
             answer = InvalidMessage(Violation(field: "serialNum", code: .serialNumberNotValid, reason: reason), about: preq.json)
                 .erro(from: .directoryServer).json
         }
-        let faults = await takePResFaults(for: preq.threeDSServerRefNumber, team: try? request.team())
-        let owed = faults.isEmpty ? nil : OwedErro(threeDSServerTransID: preq.threeDSServerTransID, due: ErroDue(answerSpoiltBy: faults),
+        let (faults, scenario) = await takePResFaults(for: preq.threeDSServerRefNumber, version: preq.messageVersion, team: try? request.team())
+        var owed = faults.isEmpty ? nil : OwedErro(threeDSServerTransID: preq.threeDSServerTransID, due: ErroDue(answerSpoiltBy: faults),
                                                    version: preq.messageVersion,
                                                    faults: faults.map(\.name).joined(separator: ", "))
         preparationSenders.put(preq.threeDSServerTransID, preq.threeDSServerRefNumber)
@@ -73,7 +75,32 @@ extension DirectoryServer {
                                                                   pending: Array(((earlier?.pending ?? []) + checks).suffix(10)), owed: owed, scope: scope))
         guard !faults.isEmpty else { return .emv(answer) }
         logger.info("PRes spoilt by the armed faults", metadata: ["faults": "\(owed?.faults ?? "")", "threeDSServerTransID": "\(preq.threeDSServerTransID)"])
-        return await FaultyAnswer.answer(answer, faults: faults, from: .directoryServer)
+        let spoilt = await FaultyAnswer.answer(answer, faults: faults, from: .directoryServer)
+        if let scenario, let journal {
+            let entry = await journalPreparationCase(scenario, preq: preq, request: request, answer: spoilt, faults: owed?.faults ?? "", in: journal)
+            owed?.entry = entry
+            // Unless a later PReq of this 3DS Server has been answered since: its owed Erro is the one in force.
+            preparations.update(preq.threeDSServerRefNumber) { preparation in
+                if preparation.owed?.threeDSServerTransID == preq.threeDSServerTransID { preparation.owed = owed }
+            }
+        }
+        return spoilt
+    }
+
+    /// A PRes a scenario's faults spoilt, as a transaction of that scenario (a PRes case): the PReq and the PRes, in the
+    /// app channel (a PReq has none of its own, and the cases are listed there), for a test run's case to take. Its id.
+    func journalPreparationCase(_ scenario: String, preq: PReq, request: HTTPRequest, answer: HTTPResponse, faults: String,
+                                in journal: Journal) async -> String {
+        let id = TransactionIdentifier.make()
+        var entry = JournalEntry(dsTransID: id, ids: TransactionIDs(json: preq.json), pan: nil, version: preq.messageVersion.rawValue,
+                                 channel: DeviceChannel.app.rawValue, scenario: scenario)
+        entry.caseTag = request.harnessCase
+        entry.add(from: .threeDSServer, to: .directoryServer, type: MessageType.pReq.rawValue, body: request.body)
+        entry.add(from: .directoryServer, to: .threeDSServer, type: MessageType.pRes.rawValue, body: answer.body,
+                  note: "spoilt by the scenario: \(faults)", isJSON: (try? JSONReader.parse(answer.body)) != nil)
+        entry.end(transStatus: nil, because: "the PRes to the PReq (\(faults)): the 3DS Server's Erro about it is graded")
+        await journal.open(entry)
+        return id
     }
 
     /// A PReq the DS cannot take: the Erro, and a journal entry of its own (no transaction follows from it) that fails
@@ -103,12 +130,19 @@ extension DirectoryServer {
             logger.info("Erro from a 3DS Server names no PReq of this DS", metadata: ["errorCode": "\(erro.errorCode.rawValue)"])
             return taken
         }
-        preparations.update(sender) { preparation in
+        let graded = preparations.update(sender) { preparation -> (entry: String?, check: CheckResult) in
             let due = preparation.owed.flatMap { $0.threeDSServerTransID == id ? $0 : nil }
             // A PRes the faults left alone was valid: nothing was due.
             let check = Self.erroCheck(erro, due: due?.due ?? .forbidden, about: .pRes, version: due?.version ?? .v2_2_0)
             if due != nil { preparation.owed = nil }
-            preparation.pending = Array((preparation.pending + [check]).suffix(10))
+            // A PRes case's Erro is graded in the case's own entry, not on the 3DS Server's next AReq (another case's).
+            if due?.entry == nil { preparation.pending = Array((preparation.pending + [check]).suffix(10)) }
+            return (due?.entry, check)
+        }
+        // A PRes case's own entry: its run case is graded by this Erro.
+        if let graded, let entry = graded.entry {
+            journal?.message(entry, from: .threeDSServer, to: .directoryServer, erro.json)
+            journal?.check(entry, graded.check)
         }
         return taken
     }
@@ -125,9 +159,10 @@ extension DirectoryServer {
         guard let threeDSServerRefNumber else { return [] }
         let scope = preparationScope.load(ordering: .relaxed)
         return preparations.update(threeDSServerRefNumber) { preparation in
-            defer { preparation.pending = []; preparation.owed = nil }
+            // A PRes case's Erro stays owed past an AReq: the case's deadline grades it, in the case's own entry.
+            defer { preparation.pending = []; if preparation.owed?.entry == nil { preparation.owed = nil } }
             guard preparation.scope == scope else { return [] }
-            guard let owed = preparation.owed, let codes = owed.due.codes else { return preparation.pending }
+            guard let owed = preparation.owed, owed.entry == nil, let codes = owed.due.codes else { return preparation.pending }
             let naming = owed.due.field.map { ", errorDetail naming \($0)" } ?? ""
             return preparation.pending + [.fail(.presErro, "no Erro came about the PRes the DS spoilt (\(owed.faults)) for the PReq \(owed.threeDSServerTransID) "
                                                          + "before this AReq: an Erro \(codes.joined(separator: " or "))\(naming) was due, posted to the DS's PReq URL")]

@@ -10,6 +10,9 @@ public enum FaultLeg: String, Sendable, CaseIterable {
     case sdk
     /// The RReq the DS relays to the 3DS Server: tests a 3DS Server.
     case results = "rreq"
+    /// The DS's PRes to a 3DS Server's PReq: tests a 3DS Server. A PReq names no card: a scenario's faults on this leg
+    /// spoil the PRes to the PReq it is armed for (`POST /admin/ds/pres-faults` with the scenario's name).
+    case preparation = "pres"
 
     public var title: String {
         switch self {
@@ -17,6 +20,7 @@ public enum FaultLeg: String, Sendable, CaseIterable {
         case .accessControlServer: "ACS to DS"
         case .sdk: "ACS to SDK"
         case .results: "DS to 3DS Server (RReq)"
+        case .preparation: "DS to 3DS Server (PRes)"
         }
     }
 }

@@ -11,11 +11,12 @@ struct RunCommand: AsyncParsableCommand {
         abstract: "Start a test run of a suite on a running harness, and wait for its verdict.",
         discussion: """
             --suite sdk-app (an SDK in an app), sdk-negative (its CRes parser, through the negative cases of the field tables), \
-            3ds-server or 3ds-server-browser (a 3DS Server sending AReqs to this DS), 3ds-server-negative (its ARes and RReq parsers), \
+            3ds-server or 3ds-server-browser (a 3DS Server sending AReqs to this DS), 3ds-server-negative (its ARes, RReq and PRes parsers), \
             or a YAML file (name, party: sdk | 3ds-server, scenarios, versions, channels). The harness answers the cases: \
-            for each, the card to use and the answers to type. A transaction is attached to a case by the X-Harness-Case \
-            header (RUN/CASE, or RUN) on its AReq or authentication request, else by the card issued to the case, else \
-            to the first case of its scenario, version and channel that has none. With --wait, the command shows progress until every case has ended (or \
+            for each, the card to use and the answers to type (a PRes case: the POST /admin/ds/pres-faults that arms it). \
+            A transaction is attached to a case by the X-Harness-Case header (RUN/CASE, or RUN) on its AReq, authentication \
+            request or PReq, else by the card issued to the case, else to the first case of its scenario, version and \
+            channel that has none. With --wait, the command shows progress until every case has ended (or \
             --timeout), finishes the run (cases not attempted fail), writes the reports asked for. In CI, start the run \
             (--output json prints its id first), run your tests with X-Harness-Case, then `run --id ID --finish --junit F`.
 
@@ -152,6 +153,7 @@ struct RunCommand: AsyncParsableCommand {
             case .json:
                 let cases: [JSONValue] = (run["cases"]?.arrayValue ?? []).map { entry in
                     .object(omittingAbsent: [("id", entry["id"]), ("card", entry["card"]), ("pan", entry["pan"]), ("answers", entry["answers"]),
+                                             ("preparation", entry["preparation"]),
                                              ("harnessCase", .string("\(id)/\(entry["id"]?.stringValue ?? "")"))])
                 }
                 emit([("event", .string("started")), ("id", .string(id)), ("name", run["name"]), ("party", run["suite"]?["party"]),
@@ -160,6 +162,11 @@ struct RunCommand: AsyncParsableCommand {
                 print("run \(id): \(run["name"]?.stringValue ?? "") (\(run["suite"]?["name"]?.stringValue ?? "?"), party \(run["suite"]?["party"]?.stringValue ?? "?"))")
                 for entry in run["cases"]?.arrayValue ?? [] {
                     let answers = (entry["answers"]?.arrayValue ?? []).compactMap(\.stringValue)
+                    // A PRes case is a PReq's: armed by its name, not played on a card.
+                    guard entry["preparation"] != .bool(true) else {
+                        print("  \(entry["id"]?.stringValue ?? "?"): POST /admin/ds/pres-faults {\"scenario\": \"\(entry["scenario"]?.stringValue ?? "?")\"}, then a PReq")
+                        continue
+                    }
                     print("  \(entry["id"]?.stringValue ?? "?"): card \(entry["card"]?.stringValue ?? entry["pan"]?.stringValue ?? "?")"
                           + (answers.isEmpty ? "" : ", answers \(answers.joined(separator: "; "))"))
                 }

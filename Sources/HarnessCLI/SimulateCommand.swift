@@ -78,7 +78,7 @@ struct SimulateCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Run every frictionless scenario and check its outcome.")
     var allFrictionless = false
 
-    @Flag(name: .long, help: "Run the negative cases generated from the field tables (GET /admin/scenarios/negative): each CRes and ARes element Annex A requires left out (Erro 201 due), an optional one sent empty or a value outside its version's set (Erro 203 due), in the versions where the table says so; the ARes's refused by this harness's 3DS Server.")
+    @Flag(name: .long, help: "Run the negative cases generated from the field tables (GET /admin/scenarios/negative): each CRes, ARes, RReq and PRes element Annex A requires left out (Erro 201 due), an optional one sent empty or a value outside its version's set (Erro 203 due), in the versions where the table says so; the 3DS Server's refused by this harness's 3DS Server, the PRes cases by a PReq of the simulator's own.")
     var negative = false
 
     @Option(name: .long, help: "With --all: write the run's JUnit XML report here.")
@@ -191,6 +191,26 @@ struct SimulateCommand: AsyncParsableCommand {
             // Dimensions, not their product: a scenario may play in some versions or one channel only (a negative case).
             print("run \(testRun?.id ?? ""): \(cases.count) scenarios; versions \(versions.map(\.rawValue).joined(separator: ", ")); \(styles.count) styles")
         }
+        // A PRes case is a PReq, not a transaction on its card: one each, one at a time (a team has one set of armed PRes faults).
+        var failures = 0, preparations = 0
+        if channels.contains(.app) {
+            for simulation in cases where simulation.preparation {
+                for version in versions where simulation.versions?.contains(version) ?? true {
+                    let label = "\(simulation.label) \(version.rawValue)"
+                    preparations += 1
+                    do {
+                        let played = try await simulator.playPreparationCase(simulation.label, version: version)
+                        let expected = (played.erroSent != nil) == simulation.preparationErroDue
+                        if !expected { failures += 1 }
+                        print("\(label): \(played.line)" + (expected ? "  [ok]" : "  [UNEXPECTED: " + (simulation.preparationErroDue ? "an Erro was due]" : "no Erro was due]")))
+                    } catch {
+                        failures += 1
+                        print("\(label):  [FAILED: \(error)]")
+                    }
+                }
+            }
+        }
+        cases.removeAll(where: \.preparation)
         let matrix = SimulationMatrix(cases: cases, versions: versions, styles: styles, coverage: .everyCombination, channels: channels)
         let total = matrix.entries.count
         var done = 0
@@ -205,14 +225,15 @@ struct SimulateCommand: AsyncParsableCommand {
             if !result.passed { failedSoFar += 1 }
             if runsScenarios { print("[\(done)/\(total)] \(failedSoFar) failed so far") }
         }
-        var failures = results.count { !$0.passed }
+        failures += results.count { !$0.passed }
         if runsScenarios {
             for result in results where !result.passed {
                 print("FAILED \(result.entry.simulation.label) \(result.entry.version.rawValue) \(result.entry.style.rawValue): \(result.problem ?? "")")
             }
             let (app, browser) = (matrix.entries.count { $0.channel == .app }, matrix.entries.count { $0.channel == .browser })
             let parts = [(app, "in the app"), (browser, "in the browser")].filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }
-            print("\(failures == 0 ? "all passed" : "\(failures) unexpected") (\(total) transactions: \(parts.joined(separator: ", ")))")
+            let prepared = preparations > 0 ? "; \(preparations) PReqs of PRes cases" : ""
+            print("\(failures == 0 ? "all passed" : "\(failures) unexpected") (\(total) transactions: \(parts.joined(separator: ", "))\(prepared))")
         }
         if let (runs, id) = testRun {
             let finished = try await CouldNotRun.guarding {

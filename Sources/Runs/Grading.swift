@@ -199,6 +199,31 @@ public struct GradedRun: Sendable {
             }
             summaries.append(entry.summary)
         }
+        // A PRes case is graded by the 3DS Server's Erro about each PRes of its own (an entry with no card): the Erro due,
+        // or none about a change it must take. An AReq on the case's card is none of its.
+        if runCase.preparation {
+            for dsTransID in attempt {
+                guard let entry = outline(dsTransID) else { continue }
+                guard (entry.summary["acctNumber"]?.stringValue ?? "").isEmpty else {
+                    problems.append("transaction \(dsTransID) is an AReq on the case's card: a PRes case is the PRes to a PReq, armed by "
+                                    + "POST /admin/ds/pres-faults {\"scenario\": \"\(runCase.scenario)\"}")
+                    continue
+                }
+                guard !entry.checks.contains(where: { $0.check == .presErro }) else { continue }
+                if let codes = runCase.preparationErro {
+                    if settled {
+                        checks.append((dsTransID, .fail(.presErro, "no Erro received about the PRes the case spoilt \(when): "
+                            + "expected errorCode \(codes.joined(separator: " or ")), posted to the DS's PReq URL")))
+                    } else {
+                        waiting.append("the 3DS Server's Erro \(codes.joined(separator: " or ")) about the PRes of transaction \(dsTransID)")
+                    }
+                } else if settled {
+                    checks.append((dsTransID, .pass(.presErro, "no Erro about the PRes, which the 3DS Server takes")))
+                } else {
+                    waiting.append("the case's deadline or the run's end: no Erro is due about the PRes of transaction \(dsTransID), and none may come")
+                }
+            }
+        }
         // Only the party under test fails its cases: another party's failure (the app's backend writing a
         // local purchaseDate in an SDK run, a team's test SDK in a 3DS Server run) is shown as a warning.
         checks = checks.map { dsTransID, result in

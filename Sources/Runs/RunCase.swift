@@ -27,6 +27,10 @@ public struct RunCase: Sendable, Equatable {
     public let threeDSServerErro: [String]?
     /// The Erro codes a correct 3DS Server answers the RReq the scenario's faults spoil with (any one of them).
     public let resultsErro: [String]?
+    /// A PRes case: its transaction is the PRes to a PReq its faults were armed for, graded by the 3DS Server's Erro.
+    public let preparation: Bool
+    /// The Erro codes a correct 3DS Server posts about the PRes of a PRes case (any one of them); nil when none is due.
+    public let preparationErro: [String]?
     /// A decoupled authentication whose RReq the ACS sends after its delay: the case is not done without its RRes.
     public let awaitsResults: Bool
     /// The challenge falls back to decoupled authentication (2.3.1) when the cardholder answers: a 3RI AReq is due after it.
@@ -93,6 +97,9 @@ public struct RunCase: Sendable, Equatable {
         threeDSServerErro = ErroDue(answerSpoiltBy: scenario.faults.on(.directoryServer)).codes
         // Only a challenge or a decoupled authentication ends in an RReq.
         resultsErro = flow == "frictionless" ? nil : ErroDue(answerSpoiltBy: scenario.faults.on(.results)).codes
+        let presFaults = scenario.faults.on(.preparation)
+        preparation = !presFaults.isEmpty
+        preparationErro = preparation ? ErroDue(answerSpoiltBy: presFaults).codes : nil
         if case .decoupled(let script) = plan { awaitsResults = script.delay != nil } else { awaitsResults = false }
         if case .challenge(let script) = plan, version >= .v2_3_1, script.cardholder == .answers {
             decoupledFallback = script.decoupledFallback?.afterSuccess == true
@@ -109,6 +116,7 @@ public struct RunCase: Sendable, Equatable {
             ("flow", .string(flow)), ("transStatus", .string(transStatus)), ("sdkErro", .string(sdkErro)),
             ("threeDSServerErro", threeDSServerErro.map { .array($0.map(JSONValue.string)) }),
             ("resultsErro", resultsErro.map { .array($0.map(JSONValue.string)) }), ("awaitsResults", awaitsResults ? .bool(true) : nil),
+            ("preparation", preparation ? .bool(true) : nil), ("preparationErro", preparationErro.map { .array($0.map(JSONValue.string)) }),
             ("decoupledFallback", decoupledFallback ? .bool(true) : nil),
             ("sdkReport", .string(sdkReport)), ("expectation", .string(expectation)), ("transactions", .array(transactions.map(JSONValue.string))),
             ("attempt", attempt > 1 ? .number(String(attempt)) : nil), ("attemptStart", attemptStart > 0 ? .number(String(attemptStart)) : nil),
@@ -135,6 +143,8 @@ public struct RunCase: Sendable, Equatable {
         threeDSServerErro = json["threeDSServerErro"]?.arrayValue?.compactMap(\.stringValue)
         resultsErro = json["resultsErro"]?.arrayValue?.compactMap(\.stringValue)
         awaitsResults = json["awaitsResults"] == .bool(true)
+        preparation = json["preparation"] == .bool(true)
+        preparationErro = json["preparationErro"]?.arrayValue?.compactMap(\.stringValue)
         decoupledFallback = json["decoupledFallback"] == .bool(true)
         expectation = json["expectation"]?.stringValue
         if case .array(let items)? = json["transactions"] { transactions = items.compactMap(\.stringValue) }

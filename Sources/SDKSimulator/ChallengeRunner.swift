@@ -165,8 +165,10 @@ public struct ChallengeRunner: Sendable {
     public func run(_ transaction: SimulatedSDKTransaction, parameters: ChallengeParameters, answers: ChallengeAnswers,
                     style: ChannelStyle, encryption: ContentEncryptionAlgorithm = .a128cbcHS256) async -> Report {
         let content: AcsSignedContent
-        do { content = try signedContent(parameters.acsSignedContent) } catch {
-            return Report(outcome: .runtimeError("\(error)"))
+        do { content = try signedContent(parameters.acsSignedContent) } catch let failure as AcsSignedContent.Failure {
+            return Report(outcome: .runtimeError(failure.description))
+        } catch {
+            return Report(outcome: .runtimeError("acsSignedContent: \(error)"))
         }
         guard (try? PublicKey(emvJWK: content.sdkEphemPubKey)) == transaction.ephemeralKey.publicKey else {
             return Report(outcome: .runtimeError("acsSignedContent: sdkEphemPubKey is not this SDK's key"))

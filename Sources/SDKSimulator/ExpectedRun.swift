@@ -84,6 +84,10 @@ public struct SimulationCase: Sendable {
     /// In the browser channel, where its 3DS Method changes them: the answers and expectations.
     public var browserAnswers: ChallengeAnswers?
     public var browserExpected: [String: ExpectedRun]?
+    /// A PRes case (faults on the `pres` leg): played by a PReq, not a transaction on its card; and whether a 3DS Server
+    /// owes an Erro about its PRes (it has an expectation) or takes it.
+    public var preparation = false
+    public var preparationErroDue = false
 
     public init(label: String, pan: String, answers: ChallengeAnswers, expected: [String: ExpectedRun]? = nil) {
         self.label = label
@@ -111,6 +115,8 @@ public struct SimulationCase: Sendable {
             channels = DeviceChannel.allCases.filter { channel in names.contains { $0.stringValue == channel.name } }
         }
         if case .array(let names)? = scenario["versions"] { versions = Set(names.compactMap { $0.stringValue.flatMap(MessageVersion.init(rawValue:)) }) }
+        preparation = scenario["faults"]?.arrayValue?.contains { $0["leg"]?.stringValue == "pres" } ?? false
+        preparationErroDue = preparation && scenario["expect"] != nil
         if let browser = scenario["browser"] {
             if case .array(let list)? = browser["answers"] { browserAnswers = ChallengeAnswers(list.compactMap(\.stringValue), whitelisting: whitelisting) }
             var browserScenario = scenario

@@ -178,16 +178,21 @@ public struct Simulator: Sendable {
         }
     }
 
-    /// The harness's scenarios (`GET /admin/scenarios`).
-    /// `negative`: the negative cases generated from the field tables (`GET /admin/scenarios/negative`) instead.
-    public func scenarios(negative: Bool = false) async throws(SimulationError) -> [JSONValue] {
-        let response: HTTPResponse
-        // A harness off loopback asks for its admin token: the one in the environment, as `serve` reads it.
+    /// What an admin request carries: a harness off loopback asks for its admin token, the one in the environment as
+    /// `serve` reads it.
+    var adminHeaders: HTTPHeaders {
         var headers = HTTPHeaders()
         if let token = ProcessInfo.processInfo.environment["THREEDS_HARNESS_ADMIN_TOKEN"], !token.isEmpty {
             headers.set("Authorization", "Bearer \(token)")
         }
-        do { response = try await client.get(baseURL + (negative ? "/admin/scenarios/negative" : "/admin/scenarios"), headers: headers) } catch {
+        return headers
+    }
+
+    /// The harness's scenarios (`GET /admin/scenarios`).
+    /// `negative`: the negative cases generated from the field tables (`GET /admin/scenarios/negative`) instead.
+    public func scenarios(negative: Bool = false) async throws(SimulationError) -> [JSONValue] {
+        let response: HTTPResponse
+        do { response = try await client.get(baseURL + (negative ? "/admin/scenarios/negative" : "/admin/scenarios"), headers: adminHeaders) } catch {
             throw .unreachable("\(error)")
         }
         guard response.status.code == 200 else { throw .refused(status: response.status.code, response.bodyText) }

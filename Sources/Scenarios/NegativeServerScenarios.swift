@@ -290,6 +290,45 @@ extension NegativeScenarios {
     /// The generated RReq cases' cards.
     static let rreqCardPrefix = "400000007"
 
+    /// The cases of a 3DS Server's PRes (its answer to a PReq, Annex A: PRes), on the file's first frictionless Y scenario:
+    /// the PRes the DS gives spoilt as the ARes's cases spoil the ARes, in the versions where the table says so, and an
+    /// unknown critical extension (Erro 202) and an unknown member (taken). A PReq names no card: a case's faults are on
+    /// the `pres` leg and spoil the PRes to the PReq the case is armed for (`POST /admin/ds/pres-faults` with its name).
+    /// The 3DS Server must post the DS the Erro naming the element and keep the ranges it had (Core specification: it
+    /// validates the PRes; Table A.4), which `pres.erro` grades. Listed in the app channel: a PReq has none of its own.
+    public static func pres(from scenarios: [Scenario]) -> [Scenario] {
+        guard let base = scenarios.first(where: { scenario in
+            guard isPlain(scenario), case .frictionless(.authenticated, nil) = scenario.outcome else { return false }
+            return true
+        }) else { return [] }
+        var found: [FoundCase] = []
+        for version in MessageVersion.allCases {
+            for spoil in Self.probe(presProbe(version: version), rules: PreparationRules.pRes, context: MessageContext(version: version), final: false) {
+                add(spoil, in: version, to: &found)
+            }
+        }
+        found += [Spoil(.criticalExtension, "messageExtension"), Spoil(.unknownMember, unknownMember)].map { FoundCase(spoil: $0, versions: MessageVersion.allCases) }
+        return serverCases(found, base: base, message: "pres", cardPrefix: presCardPrefix, leg: .preparation,
+                           spoilt: "The PRes to the PReq it is armed for",
+                           ignored: "The 3DS Server takes it, and posts no Erro about it (graded: pres.erro).",
+                           refusedState: "completed") { code, naming in
+            "The 3DS Server posts the DS Erro \(code.rawValue) naming \(naming) about the PRes (graded: pres.erro), and keeps the card ranges it had."
+        }.map { scenario in
+            var scenario = scenario
+            scenario.channel = .app
+            return scenario
+        }
+    }
+
+    /// The generated PRes cases' cards (a transaction on one is the base's frictionless Y: the case is its PRes).
+    static let presCardPrefix = "400000010"
+
+    /// A PRes as the harness's DS answers a PReq without serialNum: its serial and one card range.
+    static func presProbe(version: MessageVersion) -> JSONValue {
+        PRes(messageVersion: version, threeDSServerTransID: placeholderID, dsTransID: placeholderID, serialNum: "1700000000-0",
+             cardRangeData: [CardRangeData(startRange: "4000000000000000", endRange: "4999999999999999", versions: .v2_1_0...MessageVersion.latest)]).json
+    }
+
     /// The RReq of a decoupled result Y as the harness's ACS sends one (an app's carries sdkTransID).
     static func rreqProbe(version: MessageVersion, channel: DeviceChannel) -> JSONValue {
         authenticatedRReq(version: version, channel: channel, interactions: "00", method: .decoupled).json

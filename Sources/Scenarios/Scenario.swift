@@ -143,7 +143,8 @@ public struct ScenarioCatalog: Sendable {
         self.fallback = fallback
         negative = (NegativeScenarios.cres(from: scenarios) + NegativeScenarios.ares(from: scenarios) + NegativeScenarios.challengeAres(from: scenarios)
                     + NegativeScenarios.otherOutcomeAres(from: scenarios)
-                    + NegativeScenarios.rreq(from: scenarios) + NegativeScenarios.challengeRReq(from: scenarios)).filter { byPAN[$0.pan ?? ""] == nil }
+                    + NegativeScenarios.rreq(from: scenarios) + NegativeScenarios.challengeRReq(from: scenarios)
+                    + NegativeScenarios.pres(from: scenarios)).filter { byPAN[$0.pan ?? ""] == nil }
         for scenario in negative { if let pan = scenario.pan { byPAN[pan] = scenario } }
         self.byPAN = byPAN
     }

@@ -17,7 +17,7 @@ import TestSupport
 @Suite("Negative cases of a 3DS Server, generated from the ARes and RReq tables")
 struct ThreeDSServerNegativeCaseTests {
     static var cases: [Scenario] {
-        NegativeCaseTests.catalog.negative.filter { $0.name.hasPrefix("negative-ares-") || $0.name.hasPrefix("negative-rreq-") }
+        NegativeCaseTests.catalog.negative.filter { ["negative-ares-", "negative-rreq-", "negative-pres-"].contains(where: $0.name.hasPrefix) }
     }
 
     @Test func theARessElementsMakeCasesInTheVersionsAndChannelsThatRequireThem() {
@@ -66,7 +66,7 @@ struct ThreeDSServerNegativeCaseTests {
         #expect(versions("negative-rreq-challenge-format-interactionCounter-letter") == ["2.1.0"])
         #expect(versions("negative-rreq-challenge-missing-transStatus") == ["2.1.0"], "2.2.0 and 2.3.1: the decoupled RReq's case")
         #expect(cases["negative-rreq-challenge-missing-interactionCounter"]?.faults.first?.leg == .results)
-        for scenario in Self.cases {
+        for scenario in Self.cases where !scenario.name.hasPrefix("negative-pres-") {  // PResNegativeCaseTests: the PRes's
             let ares = scenario.name.hasPrefix("negative-ares-")
             let challenge = scenario.name.contains("-challenge-")
             #expect(scenario.faults.allSatisfy { $0.leg == (ares ? .directoryServer : .results) }, "\(scenario.name)")
@@ -80,6 +80,8 @@ struct ThreeDSServerNegativeCaseTests {
     /// element (an app ARes of 2.3.1 without deviceInfoRecognisedVersion hid every one but the missing elements).
     @Test func theProbedMessagesAreValidInEveryVersionAndChannel() {
         for version in MessageVersion.allCases {
+            let pres = PreparationRules.pRes.check(NegativeScenarios.presProbe(version: version), context: MessageContext(version: version)).violations
+            #expect(pres.isEmpty, "PRes \(version.rawValue): \(pres)")
             for channel in [DeviceChannel.app, .browser] {
                 let context = MessageContext(version: version, channel: channel, category: .payment)
                 let ares = AResRules.rules.check(NegativeScenarios.aresProbe(version: version, channel: channel), context: context).violations
@@ -112,11 +114,17 @@ struct ThreeDSServerNegativeCaseTests {
         let runCases = started["cases"]?.arrayValue ?? []
         // The suite's channel is the app's: a case of the browser's ARes alone is not among them.
         #expect(runCases.count == Self.cases.count { ($0.versions?.contains(.v2_2_0) ?? true) && $0.channels.contains(.app) })
+        var preparer = harness.simulator
+        preparer.harnessCase = id
         for runCase in runCases {
             let pan = try #require(runCase["card"]?.stringValue ?? runCase["pan"]?.stringValue)
             let tag = "\(id)/\(runCase["id"]?.stringValue ?? "")"
-            // The RReq of a challenge comes once the cardholder has answered it: the party's app plays the challenge.
-            if runCase["scenario"]?.stringValue?.hasPrefix("negative-rreq-challenge-") == true {
+            let scenario = runCase["scenario"]?.stringValue ?? ""
+            // A PRes case is a PReq, played correctly whatever the bugs (PResNegativeCaseTests plays wrong ones).
+            if scenario.hasPrefix("negative-pres-") {
+                _ = try await preparer.playPreparationCase(scenario, version: .v2_2_0)
+            } else if scenario.hasPrefix("negative-rreq-challenge-") {
+                // The RReq of a challenge comes once the cardholder has answered it: the party's app plays the challenge.
                 try await party.challenge(pan: pan, version: .v2_2_0, tag: tag)
             } else {
                 _ = try await party.authenticate(pan: pan, version: .v2_2_0, tag: tag)
@@ -185,18 +193,24 @@ struct ThreeDSServerNegativeCaseTests {
             for entry in entries {
                 let scenario = entry["scenario"]?.stringValue ?? ""
                 let (ares, ignored) = (scenario.hasPrefix("negative-ares-"), scenario.contains("-unknown-"))
-                let wrong = switch bug {
-                case .noErroAboutInvalidARes: ares && !ignored
-                case .sameErroCodeForEverything: ares && ["-missing-", "-critical-", "-duplicate-"].contains { scenario.contains($0) }
-                case .erroAboutValidARes: ignored || !ares
-                case .rresToEveryRReq: !ares && !ignored
-                case .reasonCheckedForNOnly: ["negative-ares-rejected-", "negative-ares-unavailable-"].contains { scenario.hasPrefix($0) }
-                // Its Erro, 203 naming interactionCounter, is the one due where interactionCounter is spoilt (empty, of another
-                // type or length).
-                default: !ares && !(scenario.contains("-interactionCounter") && !scenario.contains("-missing-"))
-                }
+                // A PRes case is played correctly whatever the bug (PResNegativeCaseTests plays wrong ones).
+                let wrong = !scenario.hasPrefix("negative-pres-") && fails(bug, scenario, ares: ares, ignored: ignored)
                 #expect(wrong ? failsOnErro(entry) : entry["status"]?.stringValue == "passed", "\(bug): \(JSONWriter.string(entry))")
             }
+        }
+    }
+
+    /// Whether a 3DS Server with `bug` fails the ARes or RReq case `scenario`.
+    func fails(_ bug: SimulatedThreeDSServer.Bug, _ scenario: String, ares: Bool, ignored: Bool) -> Bool {
+        switch bug {
+        case .noErroAboutInvalidARes: ares && !ignored
+        case .sameErroCodeForEverything: ares && ["-missing-", "-critical-", "-duplicate-"].contains { scenario.contains($0) }
+        case .erroAboutValidARes: ignored || !ares
+        case .rresToEveryRReq: !ares && !ignored
+        case .reasonCheckedForNOnly: ["negative-ares-rejected-", "negative-ares-unavailable-"].contains { scenario.hasPrefix($0) }
+        // Its Erro, 203 naming interactionCounter, is the one due where interactionCounter is spoilt (empty, of another
+        // type or length).
+        default: !ares && !(scenario.contains("-interactionCounter") && !scenario.contains("-missing-"))
         }
     }
 }

@@ -11,7 +11,7 @@ import TestSupport
 @Suite("docs/negative.md counts the generated cases")
 struct NegativeCountTablesTests {
     /// A generated case's message (`cres`, `cres-final`, `ares`, `ares-challenge`, `ares-declined`, ..., `rreq`,
-    /// `rreq-challenge`) and mutation class, read from its name.
+    /// `rreq-challenge`, `pres`) and mutation class, read from its name.
     struct Case {
         let message: String
         let mutation: String
@@ -95,6 +95,7 @@ struct NegativeCountTablesTests {
             ("final and decoupled ARes", finalTable),
             ("RReq", table(rreqRows, of: cases, versions: [.v2_2_0, .v2_3_1])),
             ("challenge RReq", table(challengeRReqRows, of: cases, byChannel: true)),
+            ("PRes", table(present("pres").map { row($0, message: "pres") } + [row("critical", message: "pres"), row("unknown", message: "pres")], of: cases)),
         ]
     }
 

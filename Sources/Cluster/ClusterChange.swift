@@ -22,13 +22,13 @@ struct ClusterChange {
         (.post, "/admin/load-mix", "load-mix", ["load-mix"]), (.delete, "/admin/load-mix", "load-mix", ["load-mix"]),
         (.post, "/admin/reload", "reload", ["reload"]), (.post, "/admin/ds/card-ranges", "card-ranges", []),
         (.post, "/admin/ds/pres-faults", "pres-faults", ["pres-faults"]),
-        (.delete, "/admin/team", "team", ["pins", "load-mix", "pres-faults", "team"]),
+        (.delete, "/admin/team", "team", ["pins", "load-mix", "pres-faults", "card-ranges", "team"]),
     ]
 
     /// The kind a change is kept under: a team's pins are not the shared ones ("pins:ci-7").
     static func kind(_ kind: String, team: String?) -> String { team.map { kind + ":" + $0 } ?? kind }
     /// The kinds of change a team makes for itself alone; the others change the whole harness.
-    static let teamScopedKinds: Set<String> = ["pins", "load-mix", "pres-faults", "team"]
+    static let teamScopedKinds: Set<String> = ["pins", "load-mix", "pres-faults", "card-ranges", "team"]
     /// A pin lives 1 day at most (`expiresIn`), and the store counts armed PRes faults' uses as long: their changes are kept that long.
     static let countedKeptMilliseconds = Int64(PinBoard.maxLifetime.components.seconds) * 1000
 
@@ -124,7 +124,7 @@ struct ClusterChange {
                     let answer = try await handler(request, context)
                     guard answer.status.code < 300 else { return answer }
                     // A team's change is kept under its team's path and kind, so that it is the team's when made again; a change of
-                    // the whole harness (a reload, a card range) under its own, whichever team made it.
+                    // the whole harness (a reload) under its own, whichever team made it.
                     let team = Self.teamScopedKinds.contains(route.kind) ? try? request.team() : nil
                     // Counted uses live as long as a pin at most; so does a team's removal, which the pipelines that name a team
                     // each would otherwise leave behind for every later instance to make.

@@ -57,7 +57,7 @@ extension DirectoryServer {
             entry.record(Self.purchaseDateCheck(purchaseDate, now: settings.clock.date(), cardholderPresent: areq.deviceChannel != DeviceChannel.threeRI.rawValue))
         }
         for check in pendingPreparationChecks(of: areq["threeDSServerRefNumber"]) { entry.record(check) }
-        entry.record(cardRangeCheck(areq))
+        entry.record(cardRangeCheck(areq, team: team))
         guard let scheme = settings.schemes.scheme(for: areq.acctNumber) else {
             await journal?.open(entry)
             return answered(dsTransID, outOfRange(areq, dsTransID: dsTransID))

@@ -14,7 +14,7 @@ final class CardRangeLog: Sendable {
         let range: CardRangeData
     }
 
-    private let epoch: String
+    let epoch: String
     private let changes = Mutex<[Change]>([])
 
     init(epoch: String = String(Int(Date().timeIntervalSince1970))) {
@@ -25,6 +25,9 @@ final class CardRangeLog: Sendable {
 
     /// Whether any change has been made: until then the configured ranges stand.
     var hasChanges: Bool { changes.withLock { !$0.isEmpty } }
+
+    /// How many changes have been made.
+    var count: Int { changes.withLock { $0.count } }
 
     private func text(_ number: Int) -> String { "\(epoch)-\(number)" }
 

@@ -7,9 +7,10 @@ import Scenarios
 
 // The card ranges as the admin API shows and changes them, and as a PRes lists them.
 extension DirectoryServer {
-    /// `areq.card-range`: the card is in a range the DS's PRes holds now, in a version that range offers.
+    /// `areq.card-range`: the card is in a range the DS's PRes holds now for `team`, in a version that range offers.
     /// Only a change of the ranges can fail it: the configured ranges offer every version.
-    func cardRangeCheck(_ areq: AReq) -> CheckResult {
+    func cardRangeCheck(_ areq: AReq, team: String?) -> CheckResult {
+        let cardRanges = cardRanges.log(team)
         guard cardRanges.hasChanges else { return .pass(.areqCardRange) }
         let pan = areq.acctNumber
         let serial = cardRanges.serial
@@ -27,16 +28,19 @@ extension DirectoryServer {
         return .pass(.areqCardRange)
     }
 
-    /// `GET /admin/ds/card-ranges`: the ranges as a full PRes gives them now, with the serial.
-    func cardRangeListing() -> HTTPResponse {
-        .emv(.object([("serialNum", .string(cardRanges.serial)),
-                      ("cardRangeData", .array(cardRanges.current(base: configuredRanges()).map { $0.json(version: .v2_2_0) }))]))
+    /// `GET /admin/ds/card-ranges`: the ranges as a full PRes gives them now in the request's team's scope, with the serial.
+    func cardRangeListing(_ request: HTTPRequest) throws(HTTPError) -> HTTPResponse {
+        let cardRanges = cardRanges.log(try request.team())
+        return .emv(.object([("serialNum", .string(cardRanges.serial)),
+                             ("cardRangeData", .array(cardRanges.current(base: configuredRanges()).map { $0.json(version: .v2_2_0) }))]))
     }
 
-    /// `POST /admin/ds/card-ranges`: a change the next PReqs get (`actionInd` A adds a range within a scheme
-    /// that overlaps none, M modifies and D deletes a range the listing gives, by its exact bounds).
+    /// `POST /admin/ds/card-ranges`: a change the next PReqs of the request's team get (`actionInd` A adds a range within
+    /// a scheme that overlaps none, M modifies and D deletes a range the listing gives, by its exact bounds).
     func changeCardRange(_ request: HTTPRequest) throws(HTTPError) -> HTTPResponse {
         guard request.body.count <= 4096 else { throw HTTPError(.payloadTooLarge, "a card-range change is at most 4096 bytes") }
+        let team = try request.team()
+        let cardRanges = cardRanges.log(team)
         let json = try request.jsonBody()
         guard let action = json["actionInd"]?.stringValue, ["A", "M", "D"].contains(action) else {
             throw HTTPError(.badRequest, "actionInd must be A (add), M (modify) or D (delete)")
@@ -75,8 +79,11 @@ extension DirectoryServer {
                 throw HTTPError(.notFound, "no card range \(start)-\(end): GET /admin/ds/card-ranges lists them by their exact bounds")
             }
         }
-        let serial = cardRanges.record(range)
-        logger.info("card range changed", metadata: ["actionInd": "\(action)", "range": "\(start)-\(end)", "serialNum": "\(serial)"])
+        guard let log = self.cardRanges.logForChange(team) else {
+            throw HTTPError(.conflict, "\(TeamCardRanges.maxTeams) teams hold card-range changes already: a team's reset (DELETE /admin/team) drops its own")
+        }
+        let serial = log.record(range)
+        logger.info("card range changed", metadata: ["actionInd": "\(action)", "range": "\(start)-\(end)", "serialNum": "\(serial)", "team": "\(team ?? "")"])
         return .emv(.object([("serialNum", .string(serial)), ("cardRangeData", range.json(version: .v2_2_0))]), status: .created)
     }
 
@@ -115,4 +122,7 @@ extension DirectoryServer {
         let text = String(number)
         return String(repeating: "0", count: max(0, count - text.count)) + text
     }
+
+    /// Drops `team`'s card-range changes (its reset): its PReqs get the configured ranges again. How many there were.
+    public func dropCardRangeChanges(team: String) -> Int { cardRanges.drop(team) }
 }

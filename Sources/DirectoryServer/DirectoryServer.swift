@@ -41,8 +41,8 @@ public final class DirectoryServer: Sendable {
     /// that reuses its key does so in its next transactions, so the newest 10,000 are enough.
     let ephemeralKeys = TransactionStore<EphemeralKeyUse>(capacity: 10_000)
 
-    /// The DS's card ranges with the changes made to them, by serial number (PReq `serialNum`).
-    let cardRanges: CardRangeLog
+    /// The DS's card ranges with the changes made to them, by serial number (PReq `serialNum`), in each team's scope.
+    let cardRanges: TeamCardRanges
     /// What the DS remembers of each 3DS Server's PReqs, by `threeDSServerRefNumber`.
     let preparations = TransactionStore<Preparation>(capacity: 10_000)
     /// The `threeDSServerRefNumber` of each PReq answered, by its `threeDSServerTransID`: an Erro about a PRes names no more.
@@ -66,7 +66,7 @@ public final class DirectoryServer: Sendable {
                 capacity: Int = StoreDefaults.maxTransactions, archive: (any TransactionArchive)? = nil, inMemory: Int? = nil,
                 sharing: any SharedWork = SoleInstance(), cardRangeEpoch: String? = nil, journal: Journal? = nil, logger: Logger) {
         // A cluster's instances share one epoch: a serial one gave, another knows (their changes reach them all, in order).
-        cardRanges = cardRangeEpoch.map { CardRangeLog(epoch: $0) } ?? CardRangeLog()
+        cardRanges = TeamCardRanges(epoch: cardRangeEpoch)
         self.journal = journal
         self.sharing = sharing
         self.settings = settings
@@ -87,7 +87,7 @@ public final class DirectoryServer: Sendable {
         // A 3DS Server's Erro about an ARes names its transaction, graded where it is (an AReq carries no dsTransID).
         router.emv("/ds/areq", receives: .aReq, transaction: transaction(.jsonMember("dsTransID"))) { request async in await self.authenticate(request) }
         router.emv("/ds/preq", receives: .pReq) { request async in await self.prepare(request) }
-        router.get("/admin/ds/card-ranges") { _, _ in self.cardRangeListing() }
+        router.get("/admin/ds/card-ranges") { request, _ in try self.cardRangeListing(request) }
         router.get("/admin/ds/pres-faults") { request, _ in try self.presFaultListing(request) }
         router.post("/admin/ds/pres-faults") { request, _ in try self.armPResFaults(request) }
         router.post("/admin/ds/card-ranges") { request, _ in try self.changeCardRange(request) }

@@ -49,6 +49,7 @@ extension DirectoryServer {
             return await refusedPreparation(request, error)
         }
         let now = settings.clock.date()
+        let cardRanges = cardRanges.log(try? request.team())
         let serial = cardRanges.serial
         let scope = preparationScope.load(ordering: .relaxed)
         let earlier = preparations.get(preq.threeDSServerRefNumber).flatMap { $0.scope == scope ? $0 : nil }

@@ -6,7 +6,8 @@ import Net
 import Scenarios
 
 /// `DELETE /admin/team`: what a pipeline does at its end on a shared harness. Everything its team set is undone: its pins
-/// removed, its load mix ended (with the challenges it drew), its armed PRes faults disarmed. Other teams' are untouched.
+/// removed, its load mix ended (with the challenges it drew), its armed PRes faults disarmed, its card-range changes
+/// dropped. Other teams' are untouched.
 struct TeamRoutes {
     let scenarios: ScenarioSource
     let loadMix: LoadMixRoutes
@@ -24,6 +25,7 @@ struct TeamRoutes {
                 ("pinsRemoved", .number(String(scenarios.pins.remove(nil, team: team)))),
                 ("loadMix", loadMix.stop(team: team)),
                 ("presFaultsDisarmed", .bool(directoryServer.disarmPResFaults(team: team))),
+                ("cardRangeChangesDropped", .number(String(directoryServer.dropCardRangeChanges(team: team)))),
             ]))
         }
     }

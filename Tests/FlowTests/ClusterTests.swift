@@ -511,9 +511,21 @@ struct ClusterTests {
         #expect(pin.status == .created && pin.headers["X-Harness-Instances"] == "3 of 3", "\(pin.bodyText)")
         let mix = try await client.post(cluster.publicURL + "/teams/blue/admin/load-mix", body: Array(#"{"mix": [{"scenario": "frictionless-r", "weight": 1}]}"#.utf8))
         #expect(mix.status == .created, "\(mix.bodyText)")
+        // Red deletes a range of another scheme: its own serial 1; blue's and no team's ranges stay at serial 0.
+        let ranges = try JSONReader.parse(Array(try await cluster.get(cluster.publicURL + "/admin/ds/card-ranges").body.utf8)).value
+        let mastercard = try #require(ranges["cardRangeData"]?.arrayValue?.first { $0["startRange"]?.stringValue?.hasPrefix("5") == true })
+        let deletion = JSONValue.object([("actionInd", .string("D")), ("startRange", mastercard["startRange"] ?? .null), ("endRange", mastercard["endRange"] ?? .null)])
+        let changed = try await client.post(cluster.publicURL + "/teams/red/admin/ds/card-ranges", body: JSONWriter.write(deletion))
+        #expect(changed.status == .created && changed.headers["X-Harness-Instances"] == "3 of 3", "\(changed.bodyText)")
         let shared = try await client.execute(HTTPRequest(method: .delete, target: "/admin/pins"), url: cluster.publicURL + "/admin/pins")
         #expect(shared.bodyText.contains(#""removed":0"#), "\(shared.bodyText)")
         let later = try await cluster.addInstance()
+        func serial(_ url: String) async throws -> String {
+            try JSONReader.parse(Array(try await cluster.get(url).body.utf8)).value["serialNum"]?.stringValue ?? "-"
+        }
+        #expect(try await serial(later + "/teams/red/admin/ds/card-ranges").hasSuffix("-1"))
+        #expect(try await serial(later + "/teams/blue/admin/ds/card-ranges").hasSuffix("-0"))
+        #expect(try await serial(cluster.instances[1].url + "/admin/ds/card-ranges").hasSuffix("-0"))
         let redPins = try JSONReader.parse(Array(try await cluster.get(later + "/teams/red/admin/pins").body.utf8)).value["pins"]?.arrayValue ?? []
         #expect(redPins.count == 1 && redPins.first?["team"]?.stringValue == "red", "\(redPins)")
         #expect(try await cluster.get(later + "/admin/pins").body.contains(#""pins":[]"#))
@@ -533,7 +545,7 @@ struct ClusterTests {
         #expect(try await transStatus(cluster.instances[2].url, team: "red") == "N", "red's third use: blue's reset left it")
         // Kept per team: blue's reset made blue's mix pointless, and red's pin is still to be made by an instance started later.
         let kept = try await cluster.psql("SELECT string_agg(kind || ' ' || method, ', ' ORDER BY seq) FROM harness_changes")
-        #expect(kept == "pins:red POST, pins DELETE, team:blue DELETE", "\(kept)")
+        #expect(kept == "pins:red POST, card-ranges:red POST, pins DELETE, team:blue DELETE", "\(kept)")
     }
 
     /// An upgrade as docs/operations.md has it, under load through the balancer: each instance in turn gets SIGTERM, drains

@@ -7,10 +7,10 @@ import SDKSimulator
 import Testing
 import TestSupport
 
-/// Two pipelines on one harness, each under its team (`/teams/{team}` or `X-Harness-Team`): the pins, load mixes and PRes
-/// faults one sets apply to its own transactions alone, it sees and removes its own alone, and its reset undoes what it set
+/// Two pipelines on one harness, each under its team (`/teams/{team}` or `X-Harness-Team`): the pins, load mixes, PRes
+/// faults and card-range changes one sets apply to its own transactions alone, it sees and removes its own alone, and its reset undoes what it set
 /// and nothing of the other's.
-@Suite("Teams: pins, load mixes and PRes faults scoped per team")
+@Suite("Teams: pins, load mixes, PRes faults and card ranges scoped per team")
 struct TeamScopeTests {
     /// A card no scenario names: the default scenario's (frictionless Y) unless a pin or a mix says otherwise.
     static let pan = "4111111111111111"
@@ -133,6 +133,50 @@ struct TeamScopeTests {
             #expect(pres["messageType"]?.stringValue == "PRes" && pres["dsEndProtocolVersion"] != nil, "\(JSONWriter.string(pres).prefix(300))")
             let spoilt = try JSONReader.parse(try await harness.post("/teams/blue/ds/preq", JSONWriter.write(PreparationTests.preq())).body).value
             #expect(spoilt["messageType"]?.stringValue == "PRes" && spoilt["dsEndProtocolVersion"] == nil)
+        }
+    }
+
+    /// A team that deletes a card range deletes it for its own PReqs and AReqs alone: its PRes lists the change under its
+    /// serial, its AReq on a card of that range fails `areq.card-range`; another team's and no team's PReqs get every range
+    /// at serial 0, and their AReqs pass. The team's reset gives it the configured ranges again.
+    @Test func aTeamsCardRangeChangesAreItsPReqsAloneAndGoWithItsReset() async throws {
+        try await withHarness { harness in
+            let listing = try JSONReader.parse(try await harness.get("/admin/ds/card-ranges").body).value
+            let visa = try #require(listing["cardRangeData"]?.arrayValue?.first { range in
+                (range["startRange"]?.stringValue).map { $0 <= "4111111111111111" } == true
+                    && (range["endRange"]?.stringValue).map { "4111111111111111" <= $0 } == true
+            })
+            let change = JSONValue.object([("actionInd", .string("D")), ("startRange", visa["startRange"] ?? .null), ("endRange", visa["endRange"] ?? .null)])
+            let changed = try await harness.post("/teams/red/admin/ds/card-ranges", JSONWriter.write(change))
+            #expect(changed.status == .created, "\(changed.bodyText)")
+            let redSerial = try JSONReader.parse(changed.body).value["serialNum"]?.stringValue
+            #expect(redSerial?.hasSuffix("-1") == true)
+            func preq(_ team: String?, serialNum: String? = nil) async throws -> JSONValue {
+                try await harness.postMessage((team.map { "/teams/\($0)" } ?? "") + "/ds/preq", PreparationTests.preq("3DS_LOA_SER_TEST_020200_0000\(team?.count ?? 0)", serialNum: serialNum))
+            }
+            // Red's PRes since serial 0 is its deletion; blue's and no team's have nothing new since serial 0.
+            let zero = String(redSerial?.dropLast() ?? "") + "0"
+            let redChanges = try await preq("red", serialNum: zero)
+            #expect(redChanges["serialNum"]?.stringValue == redSerial && redChanges["cardRangeData"]?.arrayValue?.map { $0["actionInd"] } == [.string("D")],
+                    "\(JSONWriter.string(redChanges))")
+            for team in ["blue", nil] as [String?] {
+                let other = try await preq(team, serialNum: zero)
+                #expect(other["serialNum"]?.stringValue == zero && other["cardRangeData"] == nil, "\(team ?? "no team"): \(JSONWriter.string(other))")
+            }
+            // The AReqs: red's card is in no range of red's; blue's is.
+            func cardRangeVerdict(_ team: String?) async throws -> String? {
+                _ = try await transStatus(harness, team: team)
+                let newest = try JSONReader.parse(try await harness.get("/inspector/transactions?limit=1").body).value
+                return try await harness.checkVerdicts(try #require(newest["transactions"]?.arrayValue?.first?["dsTransID"]?.stringValue))["areq.card-range"]?.verdict
+            }
+            #expect(try await cardRangeVerdict("red") == "fail")
+            #expect(try await cardRangeVerdict("blue") == "pass")
+            #expect(try await cardRangeVerdict(nil) == "pass")
+            // Red's reset drops its change: its listing is the configured ranges at serial 0 again.
+            #expect(try await delete(harness, "/teams/red/admin/team")["cardRangeChangesDropped"]?.numberText == "1")
+            let after = try JSONReader.parse(try await harness.get("/teams/red/admin/ds/card-ranges").body).value
+            #expect(after["serialNum"]?.stringValue == zero && after["cardRangeData"]?.arrayValue?.count == listing["cardRangeData"]?.arrayValue?.count)
+            #expect(try await cardRangeVerdict("red") == "pass")
         }
     }
 

@@ -30,14 +30,14 @@ public final class HarnessMetrics: HTTPServerObserver, ClusterMetrics {
     private let archivePending: Gauge
     private let storeUp: Gauge
     private let ready: Gauge
-    private let loadDrawn: SeriesCache<String, Gauge>
+    private let loadDrawn: SeriesCache<LoadDrawnSeries, Gauge>
     private let loadLatency: SeriesCache<LoadLatencySeries, Gauge>
     private let loadDraws: SeriesCache<LoadMixBoard.DrawSeries, Counter>
     /// What ``loadDraws`` has counted of the board's totals: a scrape adds what came since.
     private let loadDrawsCounted = Mutex<[LoadMixBoard.DrawSeries: UInt64]>([:])
     private let passed: SeriesCache<PassedOnSeries, Counter>
-    /// The scenarios and legs a load mix has shown: a later mix, or none, sets theirs to 0 rather than leave them stale.
-    private let loadSeriesShown = Mutex<(scenarios: Set<String>, legs: Set<String>)>(([], []))
+    /// The scenarios and legs a team's load mix has shown: a later mix, or none, sets theirs to 0 rather than leave them stale.
+    private let loadSeriesShown = Mutex<(scenarios: Set<LoadDrawnSeries>, legs: Set<LoadLegSeries>)>(([], []))
 
     /// Upper bounds of the latency buckets: a frictionless AReq takes about a millisecond, a
     /// scripted `latency` fault or a slow peer up to the roles' timeouts.
@@ -78,13 +78,15 @@ public final class HarnessMetrics: HTTPServerObserver, ClusterMetrics {
         ready = registry.makeGauge(descriptor: Self.name("ready", "info", "1 when GET /health/ready answered 200 last, 0 when 503 (store down, "
                                                          + "changes not made yet, draining)"))
         ready.set(to: 1)
-        loadDrawn = SeriesCache { scenario in
-            registry.makeGauge(descriptor: Self.name("load_mix_drawn", "transactions", "Transactions the load mix in force gave each scenario "
-                                                     + "(a scenario of the catalog: a bounded set)"), labels: [("scenario", scenario)])
+        loadDrawn = SeriesCache { key in
+            registry.makeGauge(descriptor: Self.name("load_mix_drawn", "transactions", "Transactions the load mix in force of each team (empty "
+                                                     + "for none) gave each scenario (a scenario of the catalog: a bounded set)"),
+                               labels: [("team", key.team), ("scenario", key.scenario)])
         }
         loadLatency = SeriesCache { key in
-            registry.makeGauge(descriptor: Self.name("load_latency_added", "seconds", "The latency the load mix added on each leg: the median "
-                                                     + "and 99th percentile of the newest 10,000"), labels: [("leg", key.leg), ("quantile", key.quantile)])
+            registry.makeGauge(descriptor: Self.name("load_latency_added", "seconds", "The latency the load mix of each team (empty for none) "
+                                                     + "added on each leg: the median and 99th percentile of the newest 10,000"),
+                               labels: [("team", key.team), ("leg", key.leg), ("quantile", key.quantile)])
         }
         loadDraws = SeriesCache { key in
             registry.makeCounter(descriptor: Self.name("load_mix_draws", "total", "Transactions every load mix since start drew, by the "
@@ -142,28 +144,32 @@ public final class HarnessMetrics: HTTPServerObserver, ClusterMetrics {
     public func passedOn(route: String, outcome: String) { passed[PassedOnSeries(route: route, outcome: outcome)].increment() }
 
     /// The text exposition format, with the gauges of what is kept read now.
-    public func exposition(storedTransactions: [(role: String, count: Int)], archive: ArchiveStatus?, loadMix: LoadMixBoard.Summary? = nil) -> [UInt8] {
+    public func exposition(storedTransactions: [(role: String, count: Int)], archive: ArchiveStatus?,
+                           loadMixes: [(team: String?, summary: LoadMixBoard.Summary)] = []) -> [UInt8] {
         for (role, count) in storedTransactions { stored[role].set(Int64(count)) }
-        if let loadMix {
-            let legs = Dictionary(uniqueKeysWithValues: loadMix.latency.map { ($0.key.rawValue, $0.value) })
-            let shown = loadSeriesShown.withLock { shown in
-                shown.scenarios.formUnion(loadMix.byScenario.keys)
-                shown.legs.formUnion(legs.keys)
-                return shown
-            }
-            for scenario in shown.scenarios { loadDrawn[scenario].set(Int64(loadMix.byScenario[scenario] ?? 0)) }
+        let drawn = loadMixes.flatMap { team, summary in summary.byScenario.map { (LoadDrawnSeries(team: team ?? "", scenario: $0.key), $0.value) } }
+        let legs = loadMixes.flatMap { team, summary in summary.latency.map { (LoadLegSeries(team: team ?? "", leg: $0.key.rawValue), $0.value) } }
+        let shown = loadSeriesShown.withLock { shown in
+            shown.scenarios.formUnion(drawn.map(\.0))
+            shown.legs.formUnion(legs.map(\.0))
+            return shown
+        }
+        let drawnNow = Dictionary(drawn, uniquingKeysWith: +), legsNow = Dictionary(legs, uniquingKeysWith: { first, _ in first })
+        for series in shown.scenarios { loadDrawn[series].set(Int64(drawnNow[series] ?? 0)) }
+        for series in shown.legs {
+            loadLatency[LoadLatencySeries(team: series.team, leg: series.leg, quantile: "0.5")].set(Double(legsNow[series]?.p50 ?? 0) / 1000)
+            loadLatency[LoadLatencySeries(team: series.team, leg: series.leg, quantile: "0.99")].set(Double(legsNow[series]?.p99 ?? 0) / 1000)
+        }
+        // Every summary carries the totals of every team's draws: counted once.
+        if let totals = loadMixes.first?.summary.totals {
             let added = loadDrawsCounted.withLock { counted in
-                loadMix.totals.compactMap { series, total -> (LoadMixBoard.DrawSeries, UInt64)? in
+                totals.compactMap { series, total -> (LoadMixBoard.DrawSeries, UInt64)? in
                     let new = total - min(total, counted[series, default: 0])
                     counted[series] = total
                     return new > 0 ? (series, new) : nil
                 }
             }
             for (series, new) in added { loadDraws[series].increment(by: Int64(new)) }
-            for leg in shown.legs {
-                loadLatency[LoadLatencySeries(leg: leg, quantile: "0.5")].set(Double(legs[leg]?.p50 ?? 0) / 1000)
-                loadLatency[LoadLatencySeries(leg: leg, quantile: "0.99")].set(Double(legs[leg]?.p99 ?? 0) / 1000)
-            }
         }
         if let archive {
             for (outcome, count) in [("written", archive.written), ("lost", archive.lost), ("removed", archive.removed)] {
@@ -188,7 +194,9 @@ public final class HarnessMetrics: HTTPServerObserver, ClusterMetrics {
     }
     private struct MessageSeries: Hashable { let role, received, answer, transStatus: String }
     private struct ErroSeries: Hashable { let role, direction, code: String }
-    private struct LoadLatencySeries: Hashable { let leg, quantile: String }
+    private struct LoadDrawnSeries: Hashable, Sendable { let team, scenario: String }
+    private struct LoadLegSeries: Hashable, Sendable { let team, leg: String }
+    private struct LoadLatencySeries: Hashable { let team, leg, quantile: String }
     private struct PassedOnSeries: Hashable { let route, outcome: String }
 }
 

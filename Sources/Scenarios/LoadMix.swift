@@ -219,6 +219,14 @@ public final class LoadMixBoard: Sendable {
     /// What `team`'s mix in force has drawn.
     public func summary(team: String? = nil) -> Summary { state.withLock { Self.summary($0.byTeam[team] ?? State(), totals: $0.totals) } }
 
+    /// The summary of no team's mix and of each team's mix in force, for the gauges of each.
+    public func summaries() -> [(team: String?, summary: Summary)] {
+        state.withLock { boards in
+            let teams = [nil] + boards.byTeam.keys.compactMap { $0 }.sorted()
+            return teams.map { team in (team, Self.summary(boards.byTeam[team] ?? State(), totals: boards.totals)) }
+        }
+    }
+
     public struct Summary: Sendable {
         public let mix: LoadMix?
         public let drawn: UInt64

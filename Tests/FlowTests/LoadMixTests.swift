@@ -58,8 +58,8 @@ struct LoadMixTests {
                     "\(statuses) \(JSONWriter.string(summary))")
             #expect(summary["latencyAdded"]?["ds"]?["count"]?.numberText == "20" && summary["latencyAdded"]?["ds"]?["p50Ms"]?.numberText == "20")
             let metrics = try await harness.get("/metrics").bodyText
-            #expect(metrics.contains(#"threeds_load_mix_drawn_transactions{scenario="frictionless-n"} \#(statuses["N", default: 0])"#), "\(metrics.suffix(1500))")
-            #expect(metrics.contains(#"threeds_load_latency_added_seconds{leg="ds",quantile="0.5"} 0.02"#))
+            #expect(metrics.contains(#"threeds_load_mix_drawn_transactions{team="",scenario="frictionless-n"} \#(statuses["N", default: 0])"#), "\(metrics.suffix(1500))")
+            #expect(metrics.contains(#"threeds_load_latency_added_seconds{team="",leg="ds",quantile="0.5"} 0.02"#))
             // Ended: the card plays its own scenario again (the default, Y), and the summary was the mix's last.
             let ended = try JSONReader.parse(try await harness.client.execute(HTTPRequest(method: .delete, target: "/admin/load-mix"), url: harness.baseURL + "/admin/load-mix").body).value
             #expect(ended["drawn"]?.numberText == "20" && ended["active"] == .bool(true))
@@ -67,7 +67,7 @@ struct LoadMixTests {
             #expect(try JSONReader.parse(try await harness.get("/admin/load-mix").body).value["active"] == .bool(false))
             // Nothing in force: the gauges say 0, not the last mix's counts; the counter of every mix's draws keeps them, by scope.
             let after = try await harness.get("/metrics").bodyText
-            #expect(after.contains(#"threeds_load_mix_drawn_transactions{scenario="frictionless-n"} 0"#))
+            #expect(after.contains(#"threeds_load_mix_drawn_transactions{team="",scenario="frictionless-n"} 0"#))
             #expect(after.contains(#"threeds_load_mix_draws_total{team="",scope="default",scenario="frictionless-n"} \#(statuses["N", default: 0])"#), "\(after.suffix(1500))")
         }
     }

@@ -103,8 +103,12 @@ struct TeamScopeTests {
             #expect(try JSONReader.parse(try await harness.get("/admin/load-mix").body).value["active"] == .bool(false))
             let metrics = try await harness.get("/metrics").bodyText
             #expect(metrics.contains(#"threeds_load_mix_draws_total{team="blue",scope="default",scenario="frictionless-r"} 3"#), "\(metrics.suffix(1500))")
-            // Red's end leaves blue's mix drawing.
+            // The gauges of each team's mix in force, beside those of no team's.
+            #expect(metrics.contains(#"threeds_load_mix_drawn_transactions{team="red",scenario="frictionless-n"} 3"#), "\(metrics.suffix(1500))")
+            #expect(metrics.contains(#"threeds_load_mix_drawn_transactions{team="blue",scenario="frictionless-r"} 3"#))
+            // Red's end leaves blue's mix drawing, and red's gauge at 0.
             #expect(try await delete(harness, "/teams/red/admin/load-mix")["drawn"]?.numberText == "3")
+            #expect(try await harness.get("/metrics").bodyText.contains(#"threeds_load_mix_drawn_transactions{team="red",scenario="frictionless-n"} 0"#))
             #expect(try await transStatus(harness, team: "red") == "Y")
             #expect(try await transStatus(harness, team: "blue") == "R")
         }

@@ -47,6 +47,10 @@ public final class DirectoryServer: Sendable {
     let preparations = TransactionStore<Preparation>(capacity: 10_000)
     /// The `threeDSServerRefNumber` of each PReq answered, by its `threeDSServerTransID`: an Erro about a PRes names no more.
     let preparationSenders = TransactionStore<String>(capacity: 10_000)
+    /// The PRes the armed faults spoilt, by their PReq's `threeDSServerTransID`: where a 3DS Server's Erro about one is graded.
+    let spoiltPreparations: TransactionStore<SpoiltPreparation>
+    /// The store a spoilt PRes's record is written to before the PRes goes, in a cluster; nil for one instance.
+    let sharedArchive: (any TransactionArchive)?
     /// Faults the next PRes answers take (`POST /admin/ds/pres-faults`): a PReq carries no card to pick a scenario by.
     let presFaults = Mutex<[String?: PResFaults]>([:])
     /// What a 3DS Server's PReqs are judged against: those since the scope began. A test run begins one, since a 3DS
@@ -67,6 +71,8 @@ public final class DirectoryServer: Sendable {
                 sharing: any SharedWork = SoleInstance(), cardRangeEpoch: String? = nil, journal: Journal? = nil, logger: Logger) {
         // A cluster's instances share one epoch: a serial one gave, another knows (their changes reach them all, in order).
         cardRanges = TeamCardRanges(epoch: cardRangeEpoch)
+        sharedArchive = sharing.isShared ? archive : nil
+        spoiltPreparations = TransactionStore(capacity: 10_000, archive: sharedArchive, role: SpoiltPreparation.role)
         self.journal = journal
         self.sharing = sharing
         self.settings = settings
@@ -86,7 +92,10 @@ public final class DirectoryServer: Sendable {
     public func register(on router: inout Router) {
         // A 3DS Server's Erro about an ARes names its transaction, graded where it is (an AReq carries no dsTransID).
         router.emv("/ds/areq", receives: .aReq, transaction: transaction(.jsonMember("dsTransID"))) { request async in await self.authenticate(request) }
-        router.emv("/ds/preq", receives: .pReq) { request async in await self.prepare(request) }
+        // A 3DS Server's Erro about a spoilt PRes names its PReq, graded where the PRes was answered.
+        let spoilt = TransactionRoute(role: SpoiltPreparation.role, key: .jsonMember("threeDSServerTransID"),
+                                      holds: { [spoiltPreparations] in spoiltPreparations.contains($0) })
+        router.emv("/ds/preq", receives: .pReq, transaction: spoilt) { request async in await self.prepare(request) }
         router.get("/admin/ds/card-ranges") { request, _ in try self.cardRangeListing(request) }
         router.get("/admin/ds/pres-faults") { request, _ in try self.presFaultListing(request) }
         router.post("/admin/ds/pres-faults") { request, _ in try self.armPResFaults(request) }

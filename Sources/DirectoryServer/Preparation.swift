@@ -75,6 +75,9 @@ extension DirectoryServer {
         preparations.put(preq.threeDSServerRefNumber, Preparation(lastAt: given.at, serial: given.serial,
                                                                   pending: Array(((earlier?.pending ?? []) + checks).suffix(10)), owed: owed, scope: scope))
         guard !faults.isEmpty else { return .emv(answer) }
+        spoiltPreparations.put(preq.threeDSServerTransID, SpoiltPreparation(threeDSServerRefNumber: preq.threeDSServerRefNumber))
+        // In a cluster the store says where the Erro about it is graded: written before the PRes goes.
+        await sharedArchive?.written()
         logger.info("PRes spoilt by the armed faults", metadata: ["faults": "\(owed?.faults ?? "")", "threeDSServerTransID": "\(preq.threeDSServerTransID)"])
         let spoilt = await FaultyAnswer.answer(answer, faults: faults, from: .directoryServer)
         if let scenario, let journal {

@@ -574,6 +574,36 @@ struct ClusterTests {
 
     /// PRes faults armed through the balancer are armed on every instance, and the store counts their uses: with
     /// `count` 1 the next PReq, wherever it lands, is answered with them, and the one after, at another instance, is not.
+    /// A PRes case of a run: its PReq answered by one instance, the 3DS Server's Erro about the spoilt PRes posted to
+    /// another (a balancer's next choice). The Erro is passed on to the instance that answered the PReq, which grades it:
+    /// the case passes, as on one instance.
+    @Test func anErroAboutASpoiltPResReachesTheInstanceThatAnsweredItsPReq() async throws {
+        let cluster = try await HarnessCluster.start()
+        defer { cluster.stop() }
+        let client = cluster.client
+        let scenario = "negative-pres-missing-dsTransID"
+        let suite = JSONValue.object([("name", .string("pres")), ("party", .string("3ds-server")), ("versions", .array([.string("2.2.0")])),
+                                      ("scenarios", .array([.string(scenario)]))])
+        let started = try JSONReader.parse(try await client.post(cluster.publicURL + "/admin/runs", body: JSONWriter.write(.object([("suite", suite)]))).body).value
+        let id = try #require(started["id"]?.stringValue, "\(started)")
+        let reference = "3DS_LOA_SER_TEST_020200_00009"
+        let arming = JSONValue.object([("scenario", .string(scenario)), ("threeDSServerRefNumber", .string(reference))])
+        let armed = try await client.post(cluster.publicURL + "/admin/ds/pres-faults", body: JSONWriter.write(arming))
+        #expect(armed.status == .created && armed.headers["X-Harness-Instances"] == "3 of 3", "\(armed.status) \(armed.bodyText)")
+        let preq = PreparationTests.preq(reference)
+        let tagged: HTTPHeaders = [HarnessCaseHeader.name: id]
+        let pres = try JSONReader.parse(try await client.post(cluster.instances[0].url + "/ds/preq", body: JSONWriter.write(preq), headers: tagged).body).value
+        #expect(pres["messageType"]?.stringValue == "PRes" && pres["dsTransID"] == nil, "\(pres)")
+        let erro = ErroMessage(messageVersion: "2.2.0", errorCode: .requiredElementMissing, errorComponent: .threeDSServer, errorDetail: "dsTransID",
+                               errorMessageType: "PRes", threeDSServerTransID: preq["threeDSServerTransID"]?.stringValue)
+        let taken = try await client.post(cluster.instances[1].url + "/ds/preq", body: JSONWriter.write(erro.json), headers: tagged)
+        #expect(taken.status == .ok, "\(taken.status) \(taken.bodyText)")
+        let finished = try JSONReader.parse(try await client.post(cluster.publicURL + "/admin/runs/\(id)/finish", body: []).body).value
+        let graded = try #require(finished["cases"]?.arrayValue?.first, "\(finished)")
+        #expect(graded["status"]?.stringValue == "passed", "\(JSONWriter.string(graded))")
+        #expect(try await cluster.metric("threeds_cluster_passed_on_total", labels: "outcome=\"answered\"") >= 1)
+    }
+
     @Test func armedPResFaultsAreUsedOnceWhereverThePReqLands() async throws {
         let cluster = try await HarnessCluster.start()
         defer { cluster.stop() }

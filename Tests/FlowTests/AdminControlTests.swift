@@ -71,7 +71,7 @@ struct AdminControlTests {
         (#"{"pan":"4111111111111111","scenario":"frictionless-n","count":0}"#, "count must be"),
         (#"{"pan":"4111111111111111","scenario":{"name":"x","description":"d","transStatus":"N"}}"#, "transStatusReason: required"),
         (#"not json"#, "body is not JSON"),
-        // A delay a Duration cannot hold trapped the process on the first AReq (issue 12, item 1).
+        // A delay a Duration cannot hold would trap the process on the first AReq.
         (#"{"pan":"4111111111111111","scenario":{"name":"x","description":"d","decoupled":{"delay":1e19}}}"#, "decoupled.delay: 1e+19 is not 0-86400"),
         (#"{"pan":"4111111111111111","scenario":"frictionless-n","expiresIn":0}"#, "expiresIn must be 1-86400 seconds"),
         (#"{"pan":"4111111111111111","scenario":"frictionless-n","expiresIn":1e300}"#, "expiresIn must be 1-86400 seconds"),

@@ -152,8 +152,8 @@ struct DirectoryServerTests {
         }
     }
 
-    /// The first AReq's outcome went to any later AReq with its threeDSServerTransID, whatever
-    /// its PAN (issue 12, item 8): the DS refuses the id used again, and the scenario is kept per dsTransID.
+    /// A later AReq with the first one's threeDSServerTransID must not get its outcome, whatever its
+    /// PAN: the DS refuses the id used again, and the scenario is kept per dsTransID.
     @Test(arguments: [(MessageVersion.v2_2_0, "305"), (.v2_3_1, "312")])
     func aThreeDSServerTransIDUsedAgainIsRefused(version: MessageVersion, code: String) async throws {
         try await withHarness { harness in

@@ -141,7 +141,7 @@ struct ScenarioFileTests {
         ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, challenge: {steps: [{uiType: text, answer: \"1\", colour: red}]}}",
          "s.yaml:3: scenarios.0.challenge.steps.0.colour: unknown key"),
         ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, decoupled: {delay: -1}}", "s.yaml:3: scenarios[0] (a).decoupled.delay: -1.0 is not 0-86400"),
-        // Numbers a Duration cannot hold trapped the process on the first AReq (issue 12, item 1).
+        // Numbers a Duration cannot hold would trap the process on the first AReq.
         ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, decoupled: {delay: 1e19}}", "s.yaml:3: scenarios[0] (a).decoupled.delay: 1e+19 is not 0-86400"),
         ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, decoupled: {delay: .inf}}", "s.yaml:3: scenarios[0] (a).decoupled.delay: inf is not 0-86400"),
         ("defaultScenario: a\nscenarios:\n  - {name: a, description: d, decoupled: {delay: .nan}}", "s.yaml:3: scenarios[0] (a).decoupled.delay: nan is not 0-86400"),

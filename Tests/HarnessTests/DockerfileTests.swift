@@ -2,9 +2,9 @@ import Foundation
 import Testing
 import TestSupport
 
-/// docker/Dockerfile's build stage builds from the files it copies, not from the repository: it
-/// once copied Package.swift and Sources only, while the manifest declares targets under Tests/,
-/// and the image could not be built (issue 15). Here exactly what the stage copies, less what
+/// docker/Dockerfile's build stage builds from the files it copies, not from the repository: a stage
+/// that copies Package.swift and Sources only, while the manifest declares targets under Tests/,
+/// builds no image. Here exactly what the stage copies, less what
 /// .dockerignore keeps out of the build context, goes into an empty folder, and SwiftPM loads the
 /// package there: it checks the folder of every declared target, as `swift build` does first in
 /// the image. docker/verify goes further (a release build of that folder, the runtime stage).

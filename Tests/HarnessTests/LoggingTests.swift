@@ -6,7 +6,7 @@ import Testing
 
 @Suite("Text log: one event, one line")
 struct LoggingTests {
-    /// A newline in a JWE `alg` or a JSON member name forged whole lines in the text log (issue 12, item 7).
+    /// A newline in a JWE `alg` or a JSON member name must not forge whole lines in the text log.
     @Test func controlCharactersFromOutsideCannotForgeALine() {
         let handler = HarnessLogHandler(label: "harness", format: .text)
         let forged = "RSA\n2026-11-22T00:00:00+0000 error harness: [DS] all keys leaked\r\u{1B}[31m\u{2028}"

@@ -6,7 +6,7 @@ import JOSE
 import TestSupport
 import Testing
 
-/// The path a phone takes (issue 15): a client on another host reaches the harness at an
+/// The path a phone takes: a client on another host reaches the harness at an
 /// address of the host's network, and the SDK posts its CReqs to the `acsURL` the ACS signed,
 /// which names that address. Here the other host is a network namespace of this test's own,
 /// joined to this one by a veth pair; nothing else is addressed.

@@ -4,9 +4,8 @@ import Testing
 
 @Suite("Transaction store: bounded, and what it drops is told")
 struct TransactionStoreTests {
-    /// Challenge timers kept evicted transactions alive until their time limit (issue 12,
-    /// item 11): the store hands each record it drops for room to `onEvict`, and the ACS
-    /// cancels the record's timer there.
+    /// A challenge timer must not keep an evicted transaction alive until its time limit: the store
+    /// hands each record it drops for room to `onEvict`, and the ACS cancels the record's timer there.
     @Test func recordsDroppedForRoomGoToOnEvictOldestFirst() {
         let evicted = Mutex<[Int]>([])
         let store = TransactionStore<Int>(capacity: 2) { record in evicted.withLock { $0.append(record) } }
@@ -28,9 +27,9 @@ struct TransactionStoreTests {
         var archivedJSON: [UInt8] { Array(#"{"name":"\#(name)"}"#.utf8) }
     }
 
-    /// Issue 17: with the store on, memory was 12 KB per transaction, every record of every role
-    /// kept to maxTransactions. Memory is now the store's hot cache: past its bound the oldest
-    /// settled records leave it (the archive answers for them), and transactions under way stay.
+    /// With the store on, memory is its hot cache, not every record of every role up to maxTransactions
+    /// (12 KB a transaction): past its bound the oldest settled records leave it (the archive answers
+    /// for them), and transactions under way stay.
     @Test func pastItsMemoryBoundSettledRecordsLeaveMemoryAndTheArchiveAnswersForThem() async {
         let archive = DictionaryArchive()
         let store = TransactionStore<Leg>(capacity: 100, archive: archive, role: "acs", memoryBound: 2)

@@ -198,9 +198,8 @@ struct HTTPServerTests {
         #expect(responses.map { $0.split(separator: "\r\n\r\n").last.map(String.init) ?? "" } == ["slept 120", "slept 10", "ok", "abc"])
     }
 
-    /// A request with `Upgrade` was routed and answered, then an unsolicited 400 followed
-    /// (issue 12, item 10). It is a plain request here, and the connection goes on; CONNECT
-    /// gets one 400 and the connection closes.
+    /// A request with `Upgrade` gets one answer, no unsolicited 400 after it: it is a plain
+    /// request here, and the connection goes on; CONNECT gets one 400 and the connection closes.
     @Test func oneRequestGetsOneAnswerWithUpgradeOrConnect() throws {
         let server = try TestServer(router: router())
         defer { server.stop() }
@@ -217,8 +216,8 @@ struct HTTPServerTests {
         #expect(RawSocket.split(Array(refused.utf8)).map(statusLine) == ["HTTP/1.1 400 Bad Request"], "\(refused)")
     }
 
-    /// A second server on a port already served started silently and split the traffic
-    /// through SO_REUSEPORT (issue 12, item 15): it is refused; once the port is free again it starts.
+    /// A second server on a port already served must not start silently and split the traffic
+    /// through SO_REUSEPORT: it is refused; once the port is free again it starts.
     @Test func aPortAlreadyServedIsRefusedAndFreeAgainAfterStop() throws {
         let first = try TestServer(router: router())
         let port = first.port
@@ -237,8 +236,8 @@ struct HTTPServerTests {
         third.shutdown()
     }
 
-    /// A client that shut down its write side after a complete request got no answer on the
-    /// async routes (issue 12, item 5): it is answered, then the connection closes.
+    /// A client that shuts down its write side after a complete request is answered on the async
+    /// routes too, then the connection closes.
     @Test func aHalfClosedClientIsAnsweredThenClosed() throws {
         let server = try TestServer(router: router())
         defer { server.stop() }
@@ -258,9 +257,9 @@ struct HTTPServerTests {
         #expect(cut.readAll() == "")
     }
 
-    /// Bare CRLFs between requests restarted the idle clock, so a connection was held forever
-    /// without a request; a stalled TLS handshake was cut only by the idle timeout (issue 12,
-    /// item 9). Both run on the request clock from their first byte now.
+    /// Bare CRLFs between requests must not restart the idle clock (a connection held forever
+    /// without a request), nor a stalled TLS handshake wait out the idle timeout: both run on the
+    /// request clock from their first byte.
     @Test func crlfsAndAStalledHandshakeRunOnTheRequestClock() async throws {
         let server = try TestServer(router: router(), tls: TestCerts.server) {
             $0.requestTimeoutMilliseconds = 300
@@ -284,9 +283,9 @@ struct HTTPServerTests {
         #expect(try await client.get("https://localhost:\(server.tlsPort)/health").status == .ok)
     }
 
-    /// A client that pipelined requests and never read made the server buffer every answer
-    /// (issue 12, item 2): above 1 MiB unsent the connection stops reading and handling until
-    /// the client takes half of it, and nothing is lost.
+    /// A client that pipelines requests and never reads must not make the server buffer every
+    /// answer: above 1 MiB unsent the connection stops reading and handling until the client takes
+    /// half of it, and nothing is lost.
     @Test func aClientThatDoesNotReadStopsTheServerReadingNotGrowingIt() throws {
         let server = try TestServer(router: router())
         defer { server.stop() }

@@ -40,7 +40,10 @@ extension DirectoryServer {
     func changeCardRange(_ request: HTTPRequest) throws(HTTPError) -> HTTPResponse {
         guard request.body.count <= 4096 else { throw HTTPError(.payloadTooLarge, "a card-range change is at most 4096 bytes") }
         let team = try request.team()
-        let cardRanges = cardRanges.log(team)
+        // Checked against the log it is recorded in: a team's reset in between leaves it in a log no longer read.
+        guard let cardRanges = self.cardRanges.logForChange(team, change: request.headers[HarnessChangeHeader.name]) else {
+            throw HTTPError(.conflict, "\(TeamCardRanges.maxTeams) teams hold card-range changes already: a team's reset (DELETE /admin/team) drops its own")
+        }
         let json = try request.jsonBody()
         guard let action = json["actionInd"]?.stringValue, ["A", "M", "D"].contains(action) else {
             throw HTTPError(.badRequest, "actionInd must be A (add), M (modify) or D (delete)")
@@ -79,10 +82,7 @@ extension DirectoryServer {
                 throw HTTPError(.notFound, "no card range \(start)-\(end): GET /admin/ds/card-ranges lists them by their exact bounds")
             }
         }
-        guard let log = self.cardRanges.logForChange(team) else {
-            throw HTTPError(.conflict, "\(TeamCardRanges.maxTeams) teams hold card-range changes already: a team's reset (DELETE /admin/team) drops its own")
-        }
-        let serial = log.record(range)
+        let serial = cardRanges.record(range)
         logger.info("card range changed", metadata: ["actionInd": "\(action)", "range": "\(start)-\(end)", "serialNum": "\(serial)", "team": "\(team ?? "")"])
         return .emv(.object([("serialNum", .string(serial)), ("cardRangeData", range.json(version: .v2_2_0))]), status: .created)
     }

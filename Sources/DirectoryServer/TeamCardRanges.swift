@@ -1,8 +1,10 @@
+import Foundation
 import Synchronization
 
 /// The card ranges of each team's scope: a team's changes (`POST /admin/ds/card-ranges` under its name) are its PReqs'
-/// and AReqs' alone, over the configured ranges; the changes of no team are those of no team. Each scope numbers its own
-/// serials from one epoch (a cluster's: the instances agree). A team's changes go with its reset.
+/// and AReqs' alone, over the configured ranges; the changes of no team are those of no team. A team's changes go with its
+/// reset. Each team's log has an epoch of its own, so that no serial one scope gave (or a team gave before its reset) is
+/// taken by another: a 3DS Server that brings one is told 307 and asks for every range.
 final class TeamCardRanges: Sendable {
     private let epoch: String
     /// The no-team scope's log, and each team's that changed a range.
@@ -28,15 +30,28 @@ final class TeamCardRanges: Sendable {
     }
 
     /// The log a change of `team` is recorded in, made for it when it has none; nil when ``maxTeams`` teams have one.
-    func logForChange(_ team: String?) -> CardRangeLog? {
+    /// `change`: the change's id, the same on every instance of a cluster (their team logs' epochs then agree).
+    func logForChange(_ team: String?, change: String?) -> CardRangeLog? {
         guard let team else { return shared }
         return teams.withLock { teams in
             if let log = teams[team] { return log }
             guard teams.count < Self.maxTeams else { return nil }
-            let log = CardRangeLog(epoch: epoch)
+            let log = CardRangeLog(epoch: Self.teamEpoch(epoch, team: team, change: change ?? UUID().uuidString))
             teams[team] = log
             return log
         }
+    }
+
+    /// A team log's epoch: 8 base-36 characters of a hash of the harness's epoch, the team and the change that made the log,
+    /// so that its serials (`epoch-n`) stay within the 20 characters of `serialNum`.
+    static func teamEpoch(_ epoch: String, team: String, change: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a
+        for byte in "\(epoch)|\(team)|\(change)".utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        let text = String(hash % 2_821_109_907_456, radix: 36)  // 36^8
+        return "t" + String(repeating: "0", count: 8 - text.count) + text
     }
 
     /// Drops `team`'s changes (its reset); how many there were.

@@ -523,7 +523,9 @@ struct ClusterTests {
         func serial(_ url: String) async throws -> String {
             try JSONReader.parse(Array(try await cluster.get(url).body.utf8)).value["serialNum"]?.stringValue ?? "-"
         }
-        #expect(try await serial(later + "/teams/red/admin/ds/card-ranges").hasSuffix("-1"))
+        let redSerial = try await serial(later + "/teams/red/admin/ds/card-ranges")
+        #expect(redSerial.hasSuffix("-1") && redSerial.count <= 20, "\(redSerial)")
+        #expect(try await serial(cluster.instances[2].url + "/teams/red/admin/ds/card-ranges") == redSerial, "one epoch of red's on every instance")
         #expect(try await serial(later + "/teams/blue/admin/ds/card-ranges").hasSuffix("-0"))
         #expect(try await serial(cluster.instances[1].url + "/admin/ds/card-ranges").hasSuffix("-0"))
         let redPins = try JSONReader.parse(Array(try await cluster.get(later + "/teams/red/admin/pins").body.utf8)).value["pins"]?.arrayValue ?? []

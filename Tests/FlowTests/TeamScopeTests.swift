@@ -158,14 +158,17 @@ struct TeamScopeTests {
             func preq(_ team: String?, serialNum: String? = nil) async throws -> JSONValue {
                 try await harness.postMessage((team.map { "/teams/\($0)" } ?? "") + "/ds/preq", PreparationTests.preq("3DS_LOA_SER_TEST_020200_0000\(team?.count ?? 0)", serialNum: serialNum))
             }
-            // Red's PRes since serial 0 is its deletion; blue's and no team's have nothing new since serial 0.
-            let zero = String(redSerial?.dropLast() ?? "") + "0"
+            // Red's PRes since its serial 0 is its deletion; blue's and no team's have nothing new since theirs, whose epoch is
+            // not red's: red's serial is none of theirs (307, every range again).
+            let zero = String(redSerial?.dropLast() ?? "") + "0", shared = try #require(listing["serialNum"]?.stringValue)
+            #expect(zero != shared)
             let redChanges = try await preq("red", serialNum: zero)
             #expect(redChanges["serialNum"]?.stringValue == redSerial && redChanges["cardRangeData"]?.arrayValue?.map { $0["actionInd"] } == [.string("D")],
                     "\(JSONWriter.string(redChanges))")
             for team in ["blue", nil] as [String?] {
-                let other = try await preq(team, serialNum: zero)
-                #expect(other["serialNum"]?.stringValue == zero && other["cardRangeData"] == nil, "\(team ?? "no team"): \(JSONWriter.string(other))")
+                let other = try await preq(team, serialNum: shared)
+                #expect(other["serialNum"]?.stringValue == shared && other["cardRangeData"] == nil, "\(team ?? "no team"): \(JSONWriter.string(other))")
+                #expect(try await preq(team, serialNum: redSerial)["errorCode"]?.stringValue == "307")
             }
             // The AReqs: red's card is in no range of red's; blue's is.
             func cardRangeVerdict(_ team: String?) async throws -> String? {
@@ -179,8 +182,11 @@ struct TeamScopeTests {
             // Red's reset drops its change: its listing is the configured ranges at serial 0 again.
             #expect(try await delete(harness, "/teams/red/admin/team")["cardRangeChangesDropped"]?.numberText == "1")
             let after = try JSONReader.parse(try await harness.get("/teams/red/admin/ds/card-ranges").body).value
-            #expect(after["serialNum"]?.stringValue == zero && after["cardRangeData"]?.arrayValue?.count == listing["cardRangeData"]?.arrayValue?.count)
+            #expect(after["serialNum"]?.stringValue == shared && after["cardRangeData"]?.arrayValue?.count == listing["cardRangeData"]?.arrayValue?.count)
             #expect(try await cardRangeVerdict("red") == "pass")
+            // A change after the reset numbers anew under another epoch: the serial red gave before it is refused.
+            #expect(try await harness.post("/teams/red/admin/ds/card-ranges", JSONWriter.write(change)).status == .created)
+            #expect(try await preq("red", serialNum: redSerial)["errorCode"]?.stringValue == "307")
         }
     }
 

@@ -93,7 +93,7 @@ public final class DirectoryServer: Sendable {
         // A 3DS Server's Erro about an ARes names its transaction, graded where it is (an AReq carries no dsTransID).
         router.emv("/ds/areq", receives: .aReq, transaction: transaction(.jsonMember("dsTransID"))) { request async in await self.authenticate(request) }
         // A 3DS Server's Erro about a spoilt PRes names its PReq, graded where the PRes was answered.
-        let spoilt = TransactionRoute(role: SpoiltPreparation.role, key: .jsonMember("threeDSServerTransID"),
+        let spoilt = TransactionRoute(role: SpoiltPreparation.role, key: .erroMember("threeDSServerTransID"),
                                       holds: { [spoiltPreparations] in spoiltPreparations.contains($0) })
         router.emv("/ds/preq", receives: .pReq, transaction: spoilt) { request async in await self.prepare(request) }
         router.get("/admin/ds/card-ranges") { request, _ in try self.cardRangeListing(request) }

@@ -77,7 +77,10 @@ extension DirectoryServer {
         guard !faults.isEmpty else { return .emv(answer) }
         spoiltPreparations.put(preq.threeDSServerTransID, SpoiltPreparation(threeDSServerRefNumber: preq.threeDSServerRefNumber))
         // In a cluster the store says where the Erro about it is graded: written before the PRes goes.
-        await sharedArchive?.written()
+        if let sharedArchive, await !sharedArchive.written() {
+            logger.warning("a spoilt PRes's record is not stored: the Erro about it is graded only if it reaches this instance",
+                           metadata: ["threeDSServerTransID": "\(preq.threeDSServerTransID)"])
+        }
         logger.info("PRes spoilt by the armed faults", metadata: ["faults": "\(owed?.faults ?? "")", "threeDSServerTransID": "\(preq.threeDSServerTransID)"])
         let spoilt = await FaultyAnswer.answer(answer, faults: faults, from: .directoryServer)
         if let scenario, let journal {

@@ -31,6 +31,9 @@ public enum TransactionKey: Sendable {
     case pathParameter(String)
     /// A member of the JSON body (an RReq's `threeDSServerTransID` or `dsTransID`, a browser authentication's).
     case jsonMember(String)
+    /// A member of the JSON body when the body is an Erro: a route whose requests name no transaction of their own (a
+    /// PReq) but whose Erro about an answer names the request's (its `threeDSServerTransID`).
+    case erroMember(String)
     /// An app CReq: a JWE whose protected header's `kid` is the acsTransID (EMV 3DS Core specification, 6.2.3.3).
     case jweKeyID
     /// A form field of base64url JSON (`threeDSMethodData`, `creq`, `cres`), and the member of it.
@@ -51,6 +54,10 @@ public enum TransactionKey: Sendable {
             // Most bodies of such a route have no such member (an AReq has no dsTransID yet): found in the bytes first.
             guard ByteSearch.contains(request.body, "\"\(name)\"") else { return nil }
             return (try? JSONReader.parse(request.body).value)?[name]?.stringValue
+        case .erroMember(let name):
+            guard ByteSearch.contains(request.body, "\"Erro\""), let json = try? JSONReader.parse(request.body).value,
+                  json["messageType"]?.stringValue == MessageType.erro.rawValue else { return nil }
+            return json[name]?.stringValue
         case .jweKeyID:
             return JWE.keyID(compact: request.body)
         case .formJSON(let field, let member):

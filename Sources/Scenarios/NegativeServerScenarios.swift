@@ -60,7 +60,8 @@ extension NegativeScenarios {
                 }
             } ?? []
         }
-        return finals + (plainDecoupled(in: scenarios).map { base in
+        // The result 5 s after the ARes D, not 1 s: time for a refusing 3DS Server's Erro to reach the ACS before any RReq.
+        return finals + (plainDecoupled(in: scenarios, delay: 5).map { base in
             aresCases(of: "decoupled", base: base, cardPrefix: decoupledAresCardPrefix, versions: MessageVersion.allCases.filter { $0 >= .v2_2_0 },
                       spoilt: "The decoupled ARes (transStatus D)") { version, channel in
                 var ares = probedARes(version: version, channel: channel, transStatus: .decoupled)
@@ -98,14 +99,14 @@ extension NegativeScenarios {
         scenario.pan != nil && scenario.faults.isEmpty && scenario.expectation == nil && scenario.spc == nil && scenario.outcomeFields == nil
     }
 
-    /// The file's first plain decoupled Y scenario with a delay, its result sent 1 s after its ARes D.
-    static func plainDecoupled(in scenarios: [Scenario]) -> Scenario? {
+    /// The file's first plain decoupled Y scenario with a delay, its result sent `delay` seconds after its ARes D.
+    static func plainDecoupled(in scenarios: [Scenario], delay: Double = 1) -> Scenario? {
         guard var base = scenarios.first(where: { scenario in
             guard isPlain(scenario), case .decoupled(let script) = scenario.outcome, script.status == .authenticated, script.reason == nil,
                   script.delay != nil else { return false }
             return true
         }), case .decoupled(var script) = base.outcome else { return nil }
-        script.delay = 1
+        script.delay = delay
         base.outcome = .decoupled(script)
         return base
     }

@@ -243,8 +243,13 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
                 erro = refusal
             }
         }
-        if case .message(let ares)? = answer, let id = areq["threeDSServerTransID"]?.stringValue {
-            sent.withLock { $0[id] = ResultsRules.aresContext(ares) }
+        if let id = areq["threeDSServerTransID"]?.stringValue {
+            // A refused ARes leaves no transaction an RReq could name: one that comes is refused at once, not waited for.
+            if case .message(let ares)? = answer {
+                sent.withLock { $0[id] = ResultsRules.aresContext(ares) }
+            } else {
+                sent.withLock { $0[id] = nil }
+            }
         }
         if let erro { _ = await peer.notify(erro, url: url) }
         return (answer, erro)

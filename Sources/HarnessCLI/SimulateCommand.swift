@@ -8,6 +8,7 @@ import Harness
 import JOSE
 import JSON
 import Net
+import Runs
 import SDKSimulator
 import ThreeDSServer
 
@@ -81,6 +82,9 @@ struct SimulateCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Run the negative cases generated from the field tables (GET /admin/scenarios/negative): each CRes, ARes, RReq and PRes element Annex A requires left out (Erro 201 due), an optional one sent empty or a value outside its version's set (Erro 203 due), in the versions where the table says so; the 3DS Server's refused by this harness's 3DS Server, the PRes cases by a PReq of the simulator's own.")
     var negative = false
 
+    @Option(name: .long, help: "With --all or --negative: only the scenarios of this name, or with it among their name's dash-separated parts (a message, a mutation or an element of a negative case: pres, missing-dsTransID, ares-challenge). Repeat for more.")
+    var only: [String] = []
+
     @Option(name: .long, help: "With --all: write the run's JUnit XML report here.")
     var junit: String?
 
@@ -99,6 +103,7 @@ struct SimulateCommand: AsyncParsableCommand {
     func validate() throws {
         guard pan != nil || runsScenarios else { throw ValidationError("give --pan, --all, --all-frictionless or --negative") }
         if [all, allFrictionless, negative].count(where: { $0 }) > 1 { throw ValidationError("give one of --all, --all-frictionless and --negative") }
+        if !only.isEmpty, !runsScenarios { throw ValidationError("--only selects among the scenarios of --all, --all-frictionless or --negative") }
         if writesReports, !runsScenarios || pan != nil { throw ValidationError("--junit, --report and --json go with --all or --all-frictionless (without --pan)") }
         if writesReports, harnessCase != nil { throw ValidationError("--harness-case names a run of yours: its reports come from `run --id`, not from --junit here") }
         if let encryption, !["A128CBC-HS256", "A128GCM"].contains(encryption) { throw ValidationError("--encryption \(encryption) is not A128CBC-HS256 or A128GCM") }
@@ -172,6 +177,10 @@ struct SimulateCommand: AsyncParsableCommand {
             cases += try await simulator.scenarios(negative: negative)
                 .compactMap { SimulationCase(scenario: $0, whitelisting: whitelisting) }
                 .filter { all || negative || $0.label.hasPrefix("frictionless-") }
+                .filter { simulation in only.isEmpty || only.contains { Suite.names(simulation.label, part: $0) } }
+            if !only.isEmpty, !cases.contains(where: { simulation in only.contains { Suite.names(simulation.label, part: $0) } }) {
+                throw ValidationError("--only \(only.joined(separator: ", ")) names no scenario to run (GET /admin/scenarios\(negative ? "/negative" : "") lists them)")
+            }
         }
 
         // The reports come from a test run on the harness: its cases are this matrix's scenarios and versions.
@@ -233,7 +242,8 @@ struct SimulateCommand: AsyncParsableCommand {
             let (app, browser) = (matrix.entries.count { $0.channel == .app }, matrix.entries.count { $0.channel == .browser })
             let parts = [(app, "in the app"), (browser, "in the browser")].filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }
             let prepared = preparations > 0 ? "; \(preparations) PReqs of PRes cases" : ""
-            print("\(failures == 0 ? "all passed" : "\(failures) unexpected") (\(total) transactions: \(parts.joined(separator: ", "))\(prepared))")
+            let counted = parts.isEmpty ? "" : ": " + parts.joined(separator: ", ")
+            print("\(failures == 0 ? "all passed" : "\(failures) unexpected") (\(total) transactions\(counted)\(prepared))")
         }
         if let (runs, id) = testRun {
             let finished = try await CouldNotRun.guarding {

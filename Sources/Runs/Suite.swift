@@ -147,7 +147,7 @@ public struct Suite: Sendable, Equatable {
     }
 
     /// Whether the generated name `scenario` has `part` (one or more of its dash-separated parts, in order) in it.
-    static func names(_ scenario: String, part: String) -> Bool {
+    public static func names(_ scenario: String, part: String) -> Bool {
         let tokens = scenario.split(separator: "-").map(String.init), wanted = part.split(separator: "-").map(String.init)
         return !wanted.isEmpty && tokens.indices.contains { tokens[$0...].starts(with: wanted) }
     }

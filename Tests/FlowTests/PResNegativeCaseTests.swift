@@ -1,6 +1,7 @@
 import Configuration
 import EMV3DS
 import Faults
+import Foundation
 import JSON
 import Net
 import Scenarios
@@ -96,6 +97,18 @@ struct PResNegativeCaseTests {
             #expect(check?["verdict"]?.stringValue == "pass", "\(JSONWriter.string(graded))")
             #expect(graded["status"]?.stringValue == "failed" && JSONWriter.string(graded).contains("is an AReq on the case's card"),
                     "\(JSONWriter.string(graded))")
+        }
+    }
+
+    /// `simulate --negative --only pres` plays the PRes cases alone (17 PReqs in 2.2.0, no transaction); a part that names
+    /// no case is refused with the reason.
+    @Test func simulateOnlyPlaysTheCasesItNames() async throws {
+        try await withHarness { harness in
+            let arguments = ["simulate", "--url", harness.baseURL, "--negative", "--version", "2.2.0", "--style", "android"]
+            let played = try await offThePool { try ChildProcess.run(harnessBinary, arguments + ["--only", "pres"], timeout: 120) }
+            #expect(played.status == 0 && played.output.contains("all passed (0 transactions; 17 PReqs of PRes cases)"), "\(played.output.suffix(800))")
+            let none = try await offThePool { try ChildProcess.run(harnessBinary, arguments + ["--only", "no-such-part"], timeout: 60) }
+            #expect(none.status != 0 && none.output.contains("names no scenario"), "\(none.output.suffix(500))")
         }
     }
 

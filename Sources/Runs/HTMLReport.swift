@@ -163,9 +163,17 @@ public enum HTMLReport {
         out += "<span class=\"scenario\">\(escape(text(item["scenario"]) ?? "—"))</span>"
         out += "<span>\(escape(text(item["messageVersion"]) ?? "—"))</span>"
         out += "<span>\(escape(text(item["channel"]) ?? "—"))</span>"
-        out += "<span class=\"mono\">\(escape(text(item["card"]) ?? text(item["pan"]) ?? "—"))</span>"
-        var flow = escape(text(item["flow"]) ?? "—")
-        if let transStatus = text(item["transStatus"]) { flow += " → <strong class=\"mono\">\(escape(transStatus))</strong>" }
+        var flow: String
+        if item["preparation"] == .bool(true) {
+            // A PRes case is a PReq's, armed by its name: no card, and the Erro due about the PRes (or none).
+            out += "<span class=\"muted\">armed by name</span>"
+            let codes = (item["preparationErro"]?.arrayValue ?? []).compactMap(text)
+            flow = "PRes → " + (codes.isEmpty ? "taken" : "<strong class=\"mono\">Erro \(escape(codes.joined(separator: " or ")))</strong>")
+        } else {
+            out += "<span class=\"mono\">\(escape(text(item["card"]) ?? text(item["pan"]) ?? "—"))</span>"
+            flow = escape(text(item["flow"]) ?? "—")
+            if let transStatus = text(item["transStatus"]) { flow += " → <strong class=\"mono\">\(escape(transStatus))</strong>" }
+        }
         if let sdkErro = text(item["sdkErro"]) { flow += " <span class=\"muted\">(SDK Erro \(escape(sdkErro)))</span>" }
         out += "<span>\(flow)</span>"
         out += "<span class=\"num\">\(transactions.count)</span>"

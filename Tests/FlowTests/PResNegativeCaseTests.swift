@@ -97,6 +97,9 @@ struct PResNegativeCaseTests {
             #expect(check?["verdict"]?.stringValue == "pass", "\(JSONWriter.string(graded))")
             #expect(graded["status"]?.stringValue == "failed" && JSONWriter.string(graded).contains("is an AReq on the case's card"),
                     "\(JSONWriter.string(graded))")
+            // The report shows the case as a PReq's, armed by name, with the Erro due: no card to play, no transStatus.
+            let report = try await harness.get("/admin/runs/\(id)/report.html").bodyText
+            #expect(report.contains("armed by name") && report.contains(#"PRes → <strong class="mono">Erro 201</strong>"#), "\(report.suffix(2000))")
         }
     }
 

@@ -24,7 +24,7 @@ final class CardRangeLog: Sendable {
     var serial: String { text(changes.withLock { $0.last?.serial ?? 0 }) }
 
     /// Whether any change has been made: until then the configured ranges stand.
-    var hasChanges: Bool { changes.withLock { !$0.isEmpty } }
+    var hasChanges: Bool { count > 0 }
 
     /// How many changes have been made.
     var count: Int { changes.withLock { $0.count } }

@@ -6,7 +6,6 @@ import Synchronization
 /// reset. Each team's log has an epoch of its own, so that no serial one scope gave (or a team gave before its reset) is
 /// taken by another: a 3DS Server that brings one is told 307 and asks for every range.
 final class TeamCardRanges: Sendable {
-    private let epoch: String
     /// The no-team scope's log, and each team's that changed a range.
     private let shared: CardRangeLog
     private let teams = Mutex<[String: CardRangeLog]>([:])
@@ -18,7 +17,6 @@ final class TeamCardRanges: Sendable {
 
     init(epoch: String?) {
         let log = epoch.map { CardRangeLog(epoch: $0) } ?? CardRangeLog()
-        self.epoch = log.epoch
         shared = log
         unchanged = CardRangeLog(epoch: log.epoch)
     }
@@ -36,7 +34,7 @@ final class TeamCardRanges: Sendable {
         return teams.withLock { teams in
             if let log = teams[team] { return log }
             guard teams.count < Self.maxTeams else { return nil }
-            let log = CardRangeLog(epoch: Self.teamEpoch(epoch, team: team, change: change ?? UUID().uuidString))
+            let log = CardRangeLog(epoch: Self.teamEpoch(shared.epoch, team: team, change: change ?? UUID().uuidString))
             teams[team] = log
             return log
         }

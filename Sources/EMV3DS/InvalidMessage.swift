@@ -73,6 +73,15 @@ public struct InvalidMessage: Error, Sendable, CustomStringConvertible {
         erro.explain(reasons.joined(separator: "; "))
         return erro
     }
+
+    /// The Erro about the answer to the party's own `request`: in the request's version and naming its
+    /// threeDSServerTransID, whatever the answer claimed or left out.
+    public func erro(from component: ErrorComponent, answering request: JSONValue) -> ErroMessage {
+        var erro = erro(from: component)
+        if let version = request["messageVersion"]?.stringValue { erro.messageVersion = version }
+        if let id = request["threeDSServerTransID"]?.stringValue { erro.threeDSServerTransID = id }
+        return erro
+    }
 }
 
 extension MessageEnvelope {

@@ -174,11 +174,12 @@ struct SimulateCommand: AsyncParsableCommand {
         var cases: [SimulationCase] = []
         if let pan { cases.append(SimulationCase(label: pan, pan: pan, answers: ChallengeAnswers(script: answers, whitelisting: whitelisting))) }
         if runsScenarios {
-            cases += try await simulator.scenarios(negative: negative)
+            let chosen = try await simulator.scenarios(negative: negative)
                 .compactMap { SimulationCase(scenario: $0, whitelisting: whitelisting) }
                 .filter { all || negative || $0.label.hasPrefix("frictionless-") }
                 .filter { simulation in only.isEmpty || only.contains { Suite.names(simulation.label, part: $0) } }
-            if !only.isEmpty, !cases.contains(where: { simulation in only.contains { Suite.names(simulation.label, part: $0) } }) {
+            cases += chosen
+            if !only.isEmpty, chosen.isEmpty {
                 throw ValidationError("--only \(only.joined(separator: ", ")) names no scenario to run (GET /admin/scenarios\(negative ? "/negative" : "") lists them)")
             }
         }

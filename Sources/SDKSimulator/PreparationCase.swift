@@ -56,10 +56,8 @@ public struct PreparationExchange: Sendable {
             }
             return Outcome(answer: answer, erroSent: nil)
         } catch {
-            var erro = error.erro(from: .threeDSServer)
+            var erro = error.erro(from: .threeDSServer, answering: preq)
             if mistake == .erro203ForEverything { erro.errorCode = .formatInvalid }
-            erro.messageVersion = version.rawValue
-            erro.threeDSServerTransID = preq["threeDSServerTransID"]?.stringValue
             erro.errorMessageType = MessageType.pRes.rawValue
             _ = try await client.post(url, body: JSONWriter.write(erro.json), headers: headers)
             return Outcome(answer: answer, erroSent: erro)

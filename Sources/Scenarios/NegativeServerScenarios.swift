@@ -12,10 +12,7 @@ extension NegativeScenarios {
     /// end the transaction in error and send the DS an Erro naming the element (Core specification: it validates the ARes;
     /// Table A.4), which `ares.erro` grades.
     public static func ares(from scenarios: [Scenario]) -> [Scenario] {
-        guard let base = scenarios.first(where: { scenario in
-            guard isPlain(scenario), case .frictionless(.authenticated, nil) = scenario.outcome else { return false }
-            return true
-        }) else { return [] }
+        guard let base = plainFrictionlessY(in: scenarios) else { return [] }
         // A payment's (messageCategory 01), as the scenario's transactions are.
         let found = agreeingInBothChannels(in: MessageVersion.allCases, rules: AResRules.rules) { version, channel in
             (aresProbe(version: version, channel: channel), MessageContext(version: version, channel: channel, category: .payment))
@@ -91,6 +88,14 @@ extension NegativeScenarios {
                                                 leg: .directoryServer, spoilt: spoilt, ignored: "", refusedState: "error") { code, naming in
             "The 3DS Server refuses the ARes: it ends the transaction in error, goes no further with it, and sends the DS Erro \(code.rawValue) naming \(naming) (graded: ares.erro)."
         })
+    }
+
+    /// The file's first plain frictionless Y scenario: what the ARes and PRes cases start from.
+    static func plainFrictionlessY(in scenarios: [Scenario]) -> Scenario? {
+        scenarios.first { scenario in
+            guard isPlain(scenario), case .frictionless(.authenticated, nil) = scenario.outcome else { return false }
+            return true
+        }
     }
 
     /// Whether `scenario` plays its outcome as scripted, on a card of its own: no faults, no expectation of its own, no SPC,
@@ -298,10 +303,7 @@ extension NegativeScenarios {
     /// The 3DS Server must post the DS the Erro naming the element and keep the ranges it had (Core specification: it
     /// validates the PRes; Table A.4), which `pres.erro` grades. Listed in the app channel: a PReq has none of its own.
     public static func pres(from scenarios: [Scenario]) -> [Scenario] {
-        guard let base = scenarios.first(where: { scenario in
-            guard isPlain(scenario), case .frictionless(.authenticated, nil) = scenario.outcome else { return false }
-            return true
-        }) else { return [] }
+        guard let base = plainFrictionlessY(in: scenarios) else { return [] }
         var found: [FoundCase] = []
         for version in MessageVersion.allCases {
             for spoil in Self.probe(presProbe(version: version), rules: PreparationRules.pRes, context: MessageContext(version: version), final: false) {

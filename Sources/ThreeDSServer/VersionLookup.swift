@@ -114,9 +114,7 @@ extension ThreeDSServer {
         } catch {
             // A PRes that fails validation is answered with an Erro to the DS; the cached ranges stay as they were.
             if case .invalid(_, let invalid) = error {
-                var erro = invalid.erro(from: .threeDSServer)
-                erro.messageVersion = version.rawValue
-                erro.threeDSServerTransID = preq["threeDSServerTransID"]?.stringValue
+                let erro = invalid.erro(from: .threeDSServer, answering: preq)
                 if let failure = await peer.notify(erro, url: preparationURL) {
                     logger.warning("the Erro about an invalid PRes did not reach the DS", metadata: ["reason": "\(failure)"])
                 }

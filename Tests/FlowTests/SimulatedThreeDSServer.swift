@@ -234,9 +234,7 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
         } catch {
             // An answer that arrived but is no usable ARes: the Erro the failure calls for, in the AReq's version, with its ids.
             if case .invalid(_, let invalid) = error, !bugs.contains(.noErroAboutInvalidARes) {
-                var refusal = invalid.erro(from: .threeDSServer)
-                refusal.messageVersion = version
-                refusal.threeDSServerTransID = areq["threeDSServerTransID"]?.stringValue
+                var refusal = invalid.erro(from: .threeDSServer, answering: areq)
                 refusal.errorMessageType = "ARes"
                 if bugs.contains(.sameErroCodeForEverything) { refusal.errorCode = .formatInvalid }
                 if bugs.contains(.errorDetailNamesNoElement) { refusal.errorDetail = "Invalid message" }

@@ -156,7 +156,7 @@ extension AccessControlServer {
             }
         case .challenge(let script):
             try startChallenge(script, areq: areq, ares: &ares, transaction: &transaction,
-                               signatureFault: faults.on(.sdk).compactMap(\.signedContentFault).first)
+                               signatureFault: faults.on(.sdk).first(where: \.isOnSignedContent))
         case .decoupled(let script):
             ares.transStatus = .decoupled
             ares.acsDecConInd = "Y"
@@ -201,7 +201,7 @@ extension AccessControlServer {
     /// SDK's key, and `acsSignedContent` signed for the transaction's Directory Server profile.
     /// The browser's: the acsURL its pages are at.
     func startChallenge(_ script: ChallengeScript, areq: AReq, ares: inout ARes, transaction: inout Transaction,
-                        signatureFault: SignedContentFault?) throws(InvalidMessage) {
+                        signatureFault: Fault?) throws(InvalidMessage) {
         func refuse(_ field: String, _ code: ErrorCode, _ reason: String) -> InvalidMessage {
             InvalidMessage(Violation(field: field, code: code, reason: reason), about: areq.json)
         }
@@ -235,7 +235,7 @@ extension AccessControlServer {
         let channel = keyInputs.channel
         do {
             if let signatureFault {
-                transaction.noCReqDue = signatureFault.refusedBySDK
+                transaction.noCReqDue = signatureFault.signedContentRefusedBySDK
                 let payload = AcsSignedContent.payload(acsURL: acsURL, acsEphemeralKey: agreement.publicKey, sdkEphemPubKey: sdkKeyJSON)
                 ares.acsSignedContent = try FaultySignedContent.sign(signatureFault, payload: payload, identity: signer)
             } else {

@@ -211,7 +211,7 @@ extension AccessControlServer {
     private func send(_ content: CRes.Content, answering opened: OpenedCReq) async throws(ChallengeRefusal) -> HTTPResponse {
         let creq = opened.creq
         // acsSignedContent's faults are the ARes's: none of them spoils a CRes.
-        let faults = opened.transaction.faults.on(.sdk, round: creq.counter).filter { $0.signedContentFault == nil }
+        let faults = opened.transaction.faults.on(.sdk, round: creq.counter).filter { !$0.isOnSignedContent }
         let (message, cresBytes) = faults.write(CRes(answering: creq, content: content).json,
                                                 previousCounter: creq.counter > 0 ? CReq.counterText(creq.counter - 1) : nil)
         let sealed: String

@@ -1,3 +1,4 @@
+import EMV3DS
 public import Foundation
 public import JOSE
 public import JSON
@@ -48,12 +49,33 @@ public struct AcsSignedContent: SignedContent {
     /// Verifies as an SDK does: PS256 or ES256 only, the `x5c` chain up to one of the
     /// verifier's roots (dates, CA constraints), the signature with the leaf's key, then the payload.
     public init(verifying compact: String, with verifier: CertificateVerifier, at time: Date = Date()) throws(Failure) {
-        try self.init(verified: try Self.verified(compact, with: verifier, at: time))
+        try self.init(try Self.verifiedPayload(compact, with: verifier, at: time))
+    }
+
+    /// A JWS whose signature holds, its payload read as JSON and not yet checked by the payload's table.
+    public struct VerifiedPayload: Sendable {
+        public var payload: JSONValue
+        /// The members the payload has more than once.
+        public var duplicates: [JSONReader.Duplicate]
+        /// The certificate that signed it (the first of `x5c`).
+        public let signer: Certificate
+
+        public init(payload: JSONValue, duplicates: [JSONReader.Duplicate], signer: Certificate) {
+            self.payload = payload
+            self.duplicates = duplicates
+            self.signer = signer
+        }
+    }
+
+    /// The payload of `compact` once its JWS verifies as an SDK verifies it (``init(verifying:with:at:)``).
+    public static func verifiedPayload(_ compact: String, with verifier: CertificateVerifier, at time: Date = Date()) throws(Failure) -> VerifiedPayload {
+        let verified = try Self.verified(compact, with: verifier, at: time)
+        return VerifiedPayload(payload: verified.payload, duplicates: verified.duplicates, signer: verified.signer)
     }
 
     /// What an SDK that checks no certificate chain reads: the signature with the `x5c` leaf's key, and the payload.
-    /// Wrong on purpose (the simulator's wrong SDK); a correct one verifies with ``init(verifying:with:at:)``.
-    public init(checkingTheSignatureOnly compact: String) throws(Failure) {
+    /// Wrong on purpose (the simulator's wrong SDK); a correct one verifies with ``verifiedPayload(_:with:at:)``.
+    public static func payloadCheckingTheSignatureOnly(_ compact: String) throws(Failure) -> VerifiedPayload {
         let jws: JWS
         let leaf: Certificate
         do throws(JOSEError) {
@@ -62,16 +84,21 @@ public struct AcsSignedContent: SignedContent {
             leaf = first
             try jws.verify(with: leaf.publicKey, allowed: [.ps256, .es256])
         } catch { throw .signature(error) }
-        guard let payload = try? JSONReader.parse(jws.payload).value, payload.objectMembers != nil else { throw .payload("is not a JSON object") }
-        try self.init(verified: (payload, leaf))
+        guard let read = try? JSONReader.parse(jws.payload), read.value.objectMembers != nil else { throw .payload("is not a JSON object") }
+        return VerifiedPayload(payload: read.value, duplicates: read.duplicates, signer: leaf)
     }
 
-    private init(verified: (payload: JSONValue, signer: Certificate)) throws(Failure) {
+    /// The payload checked by its table (``SignedContentRules/acsPayload``: each element present once, of its format),
+    /// then its keys read.
+    public init(_ verified: VerifiedPayload) throws(Failure) {
         let payload = verified.payload
         signer = verified.signer
-        guard let url = payload["acsURL"]?.stringValue, url.lowercased().hasPrefix("http") else { throw .payload("acsURL is missing or not a URL") }
-        guard let acsKey = payload["acsEphemPubKey"], acsKey.objectMembers != nil else { throw .payload("acsEphemPubKey is not a JWK object") }
-        guard let sdkKey = payload["sdkEphemPubKey"], sdkKey.objectMembers != nil else { throw .payload("sdkEphemPubKey is not a JWK object") }
+        if let violation = SignedContentRules.violations(ofACSPayload: payload, duplicates: verified.duplicates).first {
+            throw .payload("\(violation.field) \(violation.reason)")
+        }
+        guard let url = payload["acsURL"]?.stringValue, let acsKey = payload["acsEphemPubKey"], let sdkKey = payload["sdkEphemPubKey"] else {
+            throw .payload("acsURL, acsEphemPubKey and sdkEphemPubKey are required")
+        }
         do { acsEphemPubKey = try PublicKey(emvJWK: acsKey) } catch { throw .payload("acsEphemPubKey: \(error)") }
         acsURL = url
         sdkEphemPubKey = sdkKey
@@ -89,15 +116,15 @@ extension SignedContent {
     /// The payload of `compact` once its JWS verifies: PS256 or ES256 only, the `x5c` chain up to one of the verifier's
     /// roots (dates, CA constraints), the signature with the leaf's key; and the leaf. The payload is a JSON object.
     static func verified(_ compact: String, with verifier: CertificateVerifier, at time: Date) throws(SignedContentFailure<Self>)
-        -> (payload: JSONValue, signer: Certificate) {
+        -> (payload: JSONValue, duplicates: [JSONReader.Duplicate], signer: Certificate) {
         let jws: JWS
         let signer: Certificate
         do {
             jws = try JWS(compact: compact)
             signer = try jws.verifyWithCertificateChain(verifier, allowed: [.ps256, .es256], at: time)
         } catch { throw .signature(error) }
-        guard let payload = try? JSONReader.parse(jws.payload).value, payload.objectMembers != nil else { throw .payload("is not a JSON object") }
-        return (payload, signer)
+        guard let read = try? JSONReader.parse(jws.payload), read.value.objectMembers != nil else { throw .payload("is not a JSON object") }
+        return (read.value, read.duplicates, signer)
     }
 }
 

@@ -36,7 +36,7 @@ public struct SDKServerSignedContent: SignedContent {
     /// Verifies as the DS does: PS256 or ES256, the `x5c` chain up to the DS CA root, the signature, then the payload.
     public init(verifying compact: String, with verifier: CertificateVerifier, at time: Date = Date()) throws(Failure) {
         let payload: JSONValue
-        (payload, signer) = try Self.verified(compact, with: verifier, at: time)
+        (payload, _, signer) = try Self.verified(compact, with: verifier, at: time)
         func member(_ name: String, _ lengths: ClosedRange<Int>) throws(Failure) -> String {
             guard let text = payload[name]?.stringValue, lengths.contains(text.count) else {
                 throw .payload("\(name) is required, a string of \(lengths.lowerBound)-\(lengths.upperBound) characters")

@@ -86,6 +86,9 @@ public enum Fault: Sendable, Equatable {
 
     // Crypto on `acsSignedContent`.
     case signedContent(SignedContentFault)
+    /// `acsSignedContent` signed as it should be over a payload this content fault spoils (``SignedContentRules/acsPayload``:
+    /// an element left out, of another type, written twice, a member no version defines).
+    indirect case signedPayload(Fault)
     // Crypto on the CRes JWE.
     case cresEncryption(CResEncryptionFault)
 
@@ -98,7 +101,7 @@ public enum Fault: Sendable, Equatable {
             Set(FaultLeg.allCases)
         case .latency, .noAnswer, .closeMidResponse, .erro, .httpStatus, .contentType:
             [.directoryServer, .accessControlServer, .sdk]
-        case .wrongCounter, .repeatedCounter, .selectInfoShape, .signedContent, .cresEncryption:
+        case .wrongCounter, .repeatedCounter, .selectInfoShape, .signedContent, .signedPayload, .cresEncryption:
             [.sdk]
         }
     }
@@ -106,6 +109,27 @@ public enum Fault: Sendable, Equatable {
     public var signedContentFault: SignedContentFault? {
         if case .signedContent(let fault) = self { return fault }
         return nil
+    }
+
+    /// The content fault of `acsSignedContent`'s payload.
+    public var signedPayloadFault: Fault? {
+        if case .signedPayload(let fault) = self { return fault }
+        return nil
+    }
+
+    /// Whether this fault acts on `acsSignedContent` (in the ARes) rather than on a CRes.
+    public var isOnSignedContent: Bool { signedContentFault != nil || signedPayloadFault != nil }
+
+    /// Whether a correct SDK refuses the ARes's `acsSignedContent` this fault spoils (a runtime error, no CReq): every
+    /// payload fault but a member no version defines, which it ignores (Core specification: an unrecognised data element
+    /// is not an error).
+    public var signedContentRefusedBySDK: Bool {
+        switch self {
+        case .signedContent(let fault): fault.refusedBySDK
+        case .signedPayload(.unknownMember): false
+        case .signedPayload: true
+        default: false
+        }
     }
 
     public var cresEncryptionFault: CResEncryptionFault? {

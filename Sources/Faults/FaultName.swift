@@ -15,9 +15,13 @@ extension Fault {
         "message-version": "version", "wrong-id": "id field name", "swapped-ids": nil, "critical-extension": nil, "noncritical-extension": nil,
         "wrong-counter": nil, "repeated-counter": nil, "select-info-shape": nil, "unknown-member": "member name",
         "field-value": "field name=value", "field-type": "field name", "field-length": "field name=length", "field-format": "field name=break",
-        "duplicate-member": "field name",
+        "duplicate-member": "field name", "signed-payload": "content fault and its value",
     ].merging(SignedContentFault.allCases.map { ($0.rawValue, nil) }, uniquingKeysWith: { a, _ in a })
      .merging(CResEncryptionFault.allCases.map { ("cres-" + $0.rawValue, nil) }, uniquingKeysWith: { a, _ in a })
+
+    /// The faults that spoil `acsSignedContent`'s payload under `signed-payload`: those that change a JSON object's members.
+    static let payloadFaultNames: Set<String> = ["missing-field", "empty-field", "unknown-member", "field-value", "field-type", "field-length",
+                                                  "field-format", "duplicate-member"]
 
     /// The fault named `name`, with its `value` checked.
     public init(name: String, value: String?) throws(SpecError) {
@@ -75,6 +79,12 @@ extension Fault {
                 throw .value("\"\(value)\" is not field=break (\(NegativeValue.FormatBreak.allCases.map(\.rawValue).joined(separator: ", ")))")
             }
             self = .fieldFormat(String(value[..<equals]), broken)
+        case "signed-payload":
+            let parts = value.split(separator: " ", maxSplits: 1).map(String.init)
+            guard Self.payloadFaultNames.contains(parts.first ?? "") else {
+                throw .value("\"\(value)\" is not a payload fault: one of \(Self.payloadFaultNames.sorted().joined(separator: ", "))")
+            }
+            self = .signedPayload(try Fault(name: parts.first ?? "", value: parts.count > 1 ? parts[1] : nil))
         default:
             if let signed = SignedContentFault(rawValue: name) {
                 self = .signedContent(signed)
@@ -113,6 +123,7 @@ extension Fault {
         case .fieldLength(let name, let length): "field-length \(name)=\(length)"
         case .fieldFormat(let name, let broken): "field-format \(name)=\(broken.rawValue)"
         case .signedContent(let fault): fault.rawValue
+        case .signedPayload(let fault): "signed-payload \(fault.name)"
         case .cresEncryption(let fault): "cres-" + fault.rawValue
         }
     }

@@ -7,6 +7,21 @@ import JSON
 /// an SDK must take). Every broken one must make an SDK stop with a runtime error; the certificates for them are made
 /// afresh each time.
 public enum FaultySignedContent {
+    /// `payload` signed as `fault` says: broken by a ``SignedContentFault``, or spoilt by a content fault and signed as it
+    /// should be (``Fault/signedPayload(_:)``); any other fault signs it plainly.
+    public static func sign(_ fault: Fault, payload: [UInt8], identity: ACSSigningIdentity) throws(JOSEError) -> String {
+        switch fault {
+        case .signedContent(let fault):
+            return try sign(fault, payload: payload, identity: identity)
+        case .signedPayload(let spoil):
+            // The payload is the harness's own writing: it reads back.
+            let spoilt = (try? JSONReader.parse(payload).value).map { [spoil].write($0).bytes } ?? payload
+            return try JWS.sign(payload: spoilt, key: identity.key, algorithm: identity.algorithm, certificates: identity.chain)
+        default:
+            return try JWS.sign(payload: payload, key: identity.key, algorithm: identity.algorithm, certificates: identity.chain)
+        }
+    }
+
     public static func sign(_ fault: SignedContentFault, payload: [UInt8], identity: ACSSigningIdentity) throws(JOSEError) -> String {
         switch fault {
         case .badSignature:

@@ -126,6 +126,12 @@ public struct ChallengeRunner: Sendable {
         /// Checks the `x5c` leaf against its DS roots alone, ignoring the certificates between: refuses every chain
         /// through an intermediate CA.
         case ignoresIntermediates = "ignores-intermediates"
+        /// Takes acsSignedContent whatever its payload's sdkEphemPubKey: missing, unreadable or another SDK's key (the echo
+        /// that binds the ACS's key to this SDK's is not checked).
+        case ignoresSDKKeyEcho = "ignores-sdk-key-echo"
+        /// Refuses a CRes or an acsSignedContent payload with a member its table does not define for the version (Erro 203
+        /// naming it, or a runtime error): stricter than the specification, which has a receiver ignore it.
+        case refusesUnknownMembers = "refuses-unknown-members"
     }
 
     /// The channel of the first challenge, for ``Misbehaviour/staleChannelKey``.
@@ -137,17 +143,53 @@ public struct ChallengeRunner: Sendable {
         self.misbehaviour = misbehaviour
     }
 
-    /// acsSignedContent as this SDK reads it: verified up to its DS roots, or as the misbehaviour gets it wrong.
-    private func signedContent(_ compact: String) throws -> AcsSignedContent {
+    /// acsSignedContent as this SDK reads it: verified up to its DS roots, its payload checked by its table, or as the
+    /// misbehaviour gets either wrong. `ownKey` is the SDK's ephemeral key, which the payload echoes.
+    private func signedContent(_ compact: String, ownKey: JSONValue) throws -> AcsSignedContent {
+        let read: AcsSignedContent.VerifiedPayload
         switch misbehaviour {
         case .trustsAnyChain:
-            return try AcsSignedContent(checkingTheSignatureOnly: compact)
+            read = try AcsSignedContent.payloadCheckingTheSignatureOnly(compact)
         case .ignoresIntermediates:
             if let leaf = try JWS(compact: compact).certificateChain().first { try verifier.verify(leaf: leaf) }
-            return try AcsSignedContent(verifying: compact, with: verifier)
+            read = try AcsSignedContent.verifiedPayload(compact, with: verifier)
         default:
-            return try AcsSignedContent(verifying: compact, with: verifier)
+            read = try AcsSignedContent.verifiedPayload(compact, with: verifier)
         }
+        if misbehaviour == .refusesUnknownMembers,
+           let member = read.payload.objectMembers?.first(where: { member in SignedContentRules.acsPayload.fields.allSatisfy { $0.name != member.key } }) {
+            throw AcsSignedContent.Failure.payload("\(member.key) is not a member of the payload")
+        }
+        do { return try AcsSignedContent(read) } catch {
+            guard let misbehaviour, let lenient = Self.readingLeniently(read, as: misbehaviour, ownKey: ownKey) else { throw error }
+            return try AcsSignedContent(lenient)
+        }
+    }
+
+    /// The payload as a lax SDK reads it when the table refuses it for what `misbehaviour` does not check: each member once
+    /// (`acceptsDuplicates`); a key sent as the string of its JSON text read as that JSON (`acceptsAnyType`); the echo of
+    /// its own key missing or unreadable taken as its own (`ignoresSDKKeyEcho`). Nil when anything else is refused.
+    private static func readingLeniently(_ read: AcsSignedContent.VerifiedPayload, as misbehaviour: Misbehaviour,
+                                         ownKey: JSONValue) -> AcsSignedContent.VerifiedPayload? {
+        var lenient = read
+        let violations = SignedContentRules.violations(ofACSPayload: read.payload, duplicates: read.duplicates)
+        switch misbehaviour {
+        case .acceptsDuplicates:
+            guard violations.allSatisfy({ $0.code == .duplicateElement }) else { return nil }
+            lenient.duplicates = []
+        case .acceptsAnyType:
+            for violation in violations {
+                guard violation.code == .formatInvalid, let text = read.payload[violation.field]?.stringValue,
+                      let value = try? JSONReader.parse(Array(text.utf8)).value, value.objectMembers != nil else { return nil }
+                lenient.payload.set(violation.field, value)
+            }
+        case .ignoresSDKKeyEcho:
+            guard violations.allSatisfy({ $0.field == "sdkEphemPubKey" }) else { return nil }
+            lenient.payload.set("sdkEphemPubKey", ownKey)
+        default:
+            return nil
+        }
+        return lenient
     }
 
     /// What happened: the outcome, and every screen the cardholder saw.
@@ -165,12 +207,12 @@ public struct ChallengeRunner: Sendable {
     public func run(_ transaction: SimulatedSDKTransaction, parameters: ChallengeParameters, answers: ChallengeAnswers,
                     style: ChannelStyle, encryption: ContentEncryptionAlgorithm = .a128cbcHS256) async -> Report {
         let content: AcsSignedContent
-        do { content = try signedContent(parameters.acsSignedContent) } catch let failure as AcsSignedContent.Failure {
+        do { content = try signedContent(parameters.acsSignedContent, ownKey: transaction.ephemeralKey.publicKey.emvJWK) } catch let failure as AcsSignedContent.Failure {
             return Report(outcome: .runtimeError(failure.description))
         } catch {
             return Report(outcome: .runtimeError("acsSignedContent: \(error)"))
         }
-        guard (try? PublicKey(emvJWK: content.sdkEphemPubKey)) == transaction.ephemeralKey.publicKey else {
+        guard misbehaviour == .ignoresSDKKeyEcho || (try? PublicKey(emvJWK: content.sdkEphemPubKey)) == transaction.ephemeralKey.publicKey else {
             return Report(outcome: .runtimeError("acsSignedContent: sdkEphemPubKey is not this SDK's key"))
         }
         var channel: SecureChannel
@@ -358,6 +400,12 @@ struct Session {
                             erroSent: await sendErro(error.code, error.errorDetail(), error.description))
             }
         }
+        if runner.misbehaviour == .refusesUnknownMembers,
+           let member = (try? JSONReader.parse(plaintext))?.value.objectMembers?
+               .first(where: { ChallengeRules.cRes.format(of: $0.key, in: cres.messageVersion) == nil && $0.key != "messageType" })?.key {
+            throw Ended(.protocolError("CRes \(member) is not a field of its version"),
+                        erroSent: await sendErro(.formatInvalid, member, "is not a field of CRes \(cres.messageVersion.rawValue)"))
+        }
         if let field = creq.ids.mismatches(in: cres.ids).first {
             throw Ended(.protocolError("CRes \(field) does not match"), erroSent: await sendErro(.transactionIDNotRecognised, field, "does not match"))
         }
@@ -412,7 +460,7 @@ struct Session {
                   rules.format(of: field, in: version)?.formatBreak != nil, rules.lengthBounds(of: field, in: version)?.contains(text.count) ?? true else { return nil }
             readings = [example]
         case .withholdErro, .repeatCounter, .oobAsDataEntry, .oobAppURLSupported, .acceptsDuplicates, .kdfWithoutReference, .staleChannelKey,
-             .trustsAnyChain, .ignoresIntermediates:
+             .trustsAnyChain, .ignoresIntermediates, .ignoresSDKKeyEcho, .refusesUnknownMembers:
             return nil
         }
         for reading in readings {

@@ -119,7 +119,7 @@ struct NegativeCaseTests {
             // The SDK that sends no Erro waits out each transaction's result: 2.3.1 alone shows it fails.
             let versions = withholdsErro ? [MessageVersion.v2_3_1] : MessageVersion.allCases
             let run = JSONValue.object([("suite", .object([("name", .string("negative")), ("party", .string("sdk")), ("negative", .bool(true)),
-                                                           ("versions", .array(versions.map { .string($0.rawValue) }))]))])
+                                                           ("versions", .array(versions.map { .string($0.rawValue) })), ("only", .array([.string("cres")]))]))])
             let started = try JSONReader.parse(try await harness.post("/admin/runs", JSONWriter.write(run)).body).value
             let id = try #require(started["id"]?.stringValue, "\(started)")
             let matrix = SimulationMatrix(cases: cases, versions: versions, styles: [.android], coverage: .everyCombination)
@@ -154,9 +154,10 @@ struct NegativeCaseTests {
     /// An SDK that checks presence and not values (it reads a value outside the version's set as the set's first), one
     /// that coerces a value of another JSON type, one that checks no length and one that checks no shape beyond length
     /// and type each send no Erro 203 about such a CRes: each fails `sdk.erro` in every case of 2.2.0 of its class
-    /// (`outside`, `type`, `length`, `format`, in the first and the final CRes); the correct SDK passes them (above).
+    /// (`outside`, `type`, `length`, `format`, in the first and the final CRes); the correct SDK passes them (above). One
+    /// that refuses a member its table does not define sends an Erro where none is due, and fails the `unknown` cases.
     @Test(arguments: [(ChallengeRunner.Misbehaviour.acceptsAnyValue, "outside"), (.acceptsAnyType, "type"), (.acceptsAnyLength, "length"),
-                      (.acceptsAnyFormat, "format"), (.acceptsDuplicates, "duplicate")])
+                      (.acceptsAnyFormat, "format"), (.acceptsDuplicates, "duplicate"), (.refusesUnknownMembers, "unknown")])
     func anSDKThatDoesNotCheckAClassFailsEachCaseOfIt(_ misbehaviour: ChallengeRunner.Misbehaviour, _ mutation: String) async throws {
         try await withHarness { harness in
             let group = EventLoopGroup(loopCount: 1)

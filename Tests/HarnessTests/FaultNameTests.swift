@@ -11,6 +11,7 @@ struct FaultNameTests {
         "milliseconds": "250", "error code": "203", "status code": "503", "media type": "text/plain",
         "field name": "acsTransID", "version": "2.1.0", "id field name": "dsTransID", "member name": "harnessUnknownMember", "field name=value": "acsUiType=06",
         "field name=length": "challengeInfoText=351", "field name=break": "acsCounterAtoS=letter",
+        "content fault and its value": "missing-field sdkEphemPubKey",
     ]
 
     @Test(arguments: Fault.names.keys.sorted())

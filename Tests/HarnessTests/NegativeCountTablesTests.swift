@@ -10,7 +10,7 @@ import TestSupport
 /// have. Each table is rendered from the catalog as the page writes it and must be in the page as it is.
 @Suite("docs/negative.md counts the generated cases")
 struct NegativeCountTablesTests {
-    /// A generated case's message (`cres`, `cres-final`, `ares`, `ares-challenge`, `ares-declined`, ..., `rreq`,
+    /// A generated case's message (`cres`, `cres-final`, `signed-content`, `ares`, `ares-challenge`, `ares-declined`, ..., `rreq`,
     /// `rreq-challenge`, `pres`) and mutation class, read from its name.
     struct Case {
         let message: String
@@ -23,6 +23,10 @@ struct NegativeCountTablesTests {
             var message = parts[1]
             parts.removeFirst(2)
             if message == "cres" { parts.removeFirst() }  // the screen type
+            if message == "signed", parts.first == "content" {
+                message = "signed-content"
+                parts.removeFirst()
+            }
             if let group = parts.first, ["final", "challenge", "declined", "rejected", "unavailable", "decoupled"].contains(group) {
                 message += "-" + group
                 parts.removeFirst()
@@ -88,6 +92,9 @@ struct NegativeCountTablesTests {
         let rreqRows = present("rreq").map { row($0, message: "rreq") } + [row("critical", message: "rreq"), row("unknown", message: "rreq")]
         let challengeRReqRows = present("rreq-challenge").map { row($0, message: "rreq-challenge") }
             + [row("critical", message: "rreq-challenge"), row("unknown", message: "rreq-challenge")]
+        let payloadRows: [Row] = present("signed-content").map { (mutation: String) -> Row in
+            ("`\(mutation)` (runtime error, no CReq)", { (candidate: Case) in candidate.message == "signed-content" && candidate.mutation == mutation })
+        } + [("`unknown` (taken)", { (candidate: Case) in candidate.message == "signed-content" && candidate.mutation == "unknown" })]
         return [
             ("CRes", table(cresRows, of: cases)),
             ("ARes", table(aresRows, of: cases)),
@@ -95,6 +102,7 @@ struct NegativeCountTablesTests {
             ("final and decoupled ARes", finalTable),
             ("RReq", table(rreqRows, of: cases, versions: [.v2_2_0, .v2_3_1])),
             ("challenge RReq", table(challengeRReqRows, of: cases, byChannel: true)),
+            ("acsSignedContent's payload", table(payloadRows, of: cases)),
             ("PRes", table(present("pres").map { row($0, message: "pres") } + [row("critical", message: "pres"), row("unknown", message: "pres")], of: cases)),
         ]
     }

@@ -1,0 +1,26 @@
+public import JSON
+
+/// Field rules of what a JWS carries inside a message: `acsSignedContent`'s payload, which the SDK reads from the ARes.
+///
+/// Annex A, Table A.1, "ACS Signed Content": the body of the JWS contains the ACS URL, the ACS Ephemeral Public Key (QT)
+/// and the SDK Ephemeral Public Key (QC), the same in every version. The SDK refuses a payload without them, or with one
+/// it cannot read, as a runtime error: no Erro goes anywhere (the SDK has no channel to the ACS yet).
+public enum SignedContentRules {
+    /// The payload of `acsSignedContent`. Its violations are named as the ARes's are: the payload travels in the ARes.
+    public static let acsPayload = MessageRules(.aRes, [
+        FieldRule("acsURL", .required, .url(maxLength: 2048)),
+        FieldRule("acsEphemPubKey", .required, .ecPublicJWK),
+        FieldRule("sdkEphemPubKey", .required, .ecPublicJWK),
+    ])
+}
+
+extension SignedContentRules {
+    /// What `acsPayload` refuses of `payload` read with `duplicates`: the table is the same in every version, so any
+    /// version's context reads it.
+    public static func violations(ofACSPayload payload: JSONValue, duplicates: [JSONReader.Duplicate] = []) -> [Violation] {
+        acsPayload.check(payload, context: payloadContext, duplicates: duplicates).violations
+    }
+
+    /// The context the payload's table is read in.
+    public static let payloadContext = MessageContext(version: .v2_1_0, channel: .app)
+}

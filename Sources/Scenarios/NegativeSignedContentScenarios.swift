@@ -1,0 +1,59 @@
+import EMV3DS
+import Faults
+import JSON
+
+/// The negative cases of `acsSignedContent`'s payload (``SignedContentRules/acsPayload``), generated like the CRes's: the
+/// payload signed as it should be, with one element spoilt. A correct SDK refuses it as a runtime error and sends no CReq
+/// (no Erro: it has no channel yet); it ignores a member no version defines and completes the challenge.
+extension NegativeScenarios {
+    /// The generated payload cases' cards.
+    static let signedContentCardPrefix = "400000011"
+
+    /// The elements an SDK needs to send a CReq at all: the ACS's address and its key. A spoil that leaves either
+    /// unreadable stops every SDK, correct or not, before anything reaches the harness, so it makes no case: no verdict
+    /// could tell them apart.
+    static let neededForACReq: Set<String> = ["acsURL", "acsEphemPubKey"]
+
+    /// The cases, on the scripted text challenge (the first plain one of `scenarios`), in every version: the payload's
+    /// table is the same in each.
+    public static func signedContent(from scenarios: [Scenario]) -> [Scenario] {
+        guard let base = scenarios.first(where: { showsFirst(.text, $0) }) else { return [] }
+        let rules = SignedContentRules.acsPayload
+        let spoils = probe(examplePayload, rules: rules, context: SignedContentRules.payloadContext, final: false)
+            .filter { spoil in !neededForACReq.contains(spoil.element) || leavesReadable(spoil) }
+            + [Spoil(.unknownMember, unknownMember)]
+        return spoils.enumerated().map { serial, spoil in
+            var scenario = base
+            scenario.name = name("signed-content", spoil)
+            scenario.pan = card(signedContentCardPrefix, serial: serial + 1)
+            scenario.versions = Set(MessageVersion.allCases)
+            scenario.faults = [FaultInjection(.signedPayload(spoil.fault), on: .sdk)]
+            scenario.description = "acsSignedContent, signed as it should be, over a payload \(spoil.change)."
+            if spoil.mutation == .unknownMember {
+                scenario.description += " The SDK ignores it: the challenge completes."
+                scenario.expectation = nil
+            } else {
+                scenario.expectation = Expectation(sdk: .runtimeError, text: "The SDK refuses acsSignedContent (Annex A, ACS Signed Content: the JWS body "
+                                                   + "holds acsURL, acsEphemPubKey and sdkEphemPubKey), sends no CReq and no Erro, and reports runtimeError.")
+            }
+            return scenario
+        }
+    }
+
+    /// Whether a spoil of an element an SDK needs leaves it readable to a lax parser: written twice with the same value,
+    /// or an object sent as the string of its JSON text.
+    static func leavesReadable(_ spoil: Spoil) -> Bool {
+        switch spoil.mutation {
+        case .duplicate: true
+        case .type: examplePayload[spoil.element]?.objectMembers != nil
+        default: false
+        }
+    }
+
+    /// A payload as an ACS signs it, for the probes: the keys are EMVCo's example SDK key (app-based crypto examples).
+    static let examplePayload: JSONValue = {
+        let key = JSONValue.object([("kty", .string("EC")), ("crv", .string("P-256")), ("x", .string("C1PL42i6kmNkM61aupEAgLJ4gF1ZRzcV7lqo1TG0mL4")),
+                                    ("y", .string("cNToWLSdcFQKG--PGVEUQrIHP8w6TcRyj0pyFx4-ZMc"))])
+        return .object([("acsURL", .string("https://acs.example/acs/challenge")), ("acsEphemPubKey", key), ("sdkEphemPubKey", key)])
+    }()
+}

@@ -1,0 +1,72 @@
+import EMV3DS
+import Faults
+import JSON
+import Net
+import Scenarios
+import SDKSimulator
+import Testing
+import TestSupport
+
+/// The negative cases of acsSignedContent's payload (docs/negative.md), generated from its table
+/// (`SignedContentRules.acsPayload`; Annex A, Table A.1, ACS Signed Content: the JWS body holds acsURL, acsEphemPubKey and
+/// sdkEphemPubKey): signed as it should be over a payload with one element spoilt. A correct SDK refuses each as a
+/// runtime error and sends no CReq (`challenge.end`), and takes a member no version defines. A spoil that leaves the
+/// ACS's address or key unreadable to any SDK makes no case: a CReq could not come from a wrong SDK either.
+@Suite("Negative cases of acsSignedContent's payload")
+struct SignedContentPayloadTests {
+    static let catalog = NegativeCaseTests.catalog
+    static let cases = catalog.negative.filter { $0.name.hasPrefix("negative-signed-content-") }
+
+    @Test func thePayloadsTableMakesACaseOfEachSpoilAnSDKCouldBeSeenToTake() throws {
+        #expect(Set(Self.cases.map(\.name)) == [
+            "negative-signed-content-missing-sdkEphemPubKey", "negative-signed-content-type-acsEphemPubKey",
+            "negative-signed-content-type-sdkEphemPubKey", "negative-signed-content-duplicate-acsURL",
+            "negative-signed-content-unknown-harnessUnknownMember",
+        ])
+        for scenario in Self.cases {
+            #expect(scenario.versions == Set(MessageVersion.allCases), "\(scenario.name)")
+            #expect(scenario.faults.count == 1 && scenario.faults.first?.leg == .sdk && scenario.faults.first?.fault.signedPayloadFault != nil)
+            let refused = !scenario.name.contains("-unknown-")
+            #expect((scenario.expectation?.sdk == .runtimeError) == refused, "\(scenario.name)")
+            #expect(scenario.faults.first?.fault.signedContentRefusedBySDK == refused, "\(scenario.name)")
+            #expect(Self.catalog.scenario(for: scenario.pan ?? "").name == scenario.name)
+        }
+        // The fault reads back from its name, as a scenario file writes it.
+        let fault = try #require(Self.cases.first?.faults.first?.fault)
+        let name = fault.name.split(separator: " ", maxSplits: 1).map(String.init)
+        #expect(try Fault(name: name[0], value: name[1]) == fault)
+        #expect(throws: Fault.SpecError.self) { try Fault(name: "signed-payload", value: "latency 10") }
+    }
+
+    /// Each case of a 2.2.0 run of the payload's cases, once finished: its status.
+    func finishedRun(_ harness: RunningHarness, challenger: ChallengeRunner) async throws -> [String: String] {
+        let names = Self.cases.map { JSONValue.string($0.name) }
+        let suite = JSONValue.object([("name", .string("payload")), ("party", .string("sdk")), ("negative", .bool(true)),
+                                      ("versions", .array([.string("2.2.0")])), ("only", .array(names))])
+        let started = try await harness.post("/admin/runs", JSONWriter.write(.object([("suite", suite)])))
+        let id = try #require(try JSONReader.parse(started.body).value["id"]?.stringValue, "\(started.bodyText)")
+        for scenario in Self.cases { _ = try await runTransaction(harness, pan: scenario.pan ?? "", answers: ["1234"], challenger: challenger) }
+        let run = try JSONReader.parse(try await harness.post("/admin/runs/\(id)/finish", []).body).value
+        var statuses: [String: String] = [:]
+        for entry in run["cases"]?.arrayValue ?? [] { statuses[entry["scenario"]?.stringValue ?? ""] = entry["status"]?.stringValue }
+        return statuses
+    }
+
+    /// A correct SDK passes every case; each lax one fails exactly the cases of what it does not check, and the strict one
+    /// the member it should ignore.
+    @Test(arguments: [
+        (nil, []),
+        (ChallengeRunner.Misbehaviour.acceptsDuplicates, ["duplicate-acsURL"]),
+        (.acceptsAnyType, ["type-acsEphemPubKey", "type-sdkEphemPubKey"]),
+        (.ignoresSDKKeyEcho, ["missing-sdkEphemPubKey", "type-sdkEphemPubKey"]),
+        (.refusesUnknownMembers, ["unknown-harnessUnknownMember"]),
+    ] as [(ChallengeRunner.Misbehaviour?, [String])])
+    func anSDKFailsExactlyTheCasesOfWhatItGetsWrong(_ misbehaviour: ChallengeRunner.Misbehaviour?, _ failing: [String]) async throws {
+        try await withHarness { harness in
+            let statuses = try await finishedRun(harness, challenger: harness.challenger(misbehaving: misbehaviour))
+            #expect(statuses.count == Self.cases.count)
+            let failed = Set(statuses.filter { $0.value != "passed" }.keys)
+            #expect(failed == Set(failing.map { "negative-signed-content-" + $0 }), "\(String(describing: misbehaviour)): \(statuses)")
+        }
+    }
+}

@@ -235,6 +235,9 @@ public struct HarnessConfiguration: Sendable, Equatable {
         guard (0...10).contains(accessControlServer.rreqRetries) else {
             throw Invalid("accessControlServer.rreqRetries: \(accessControlServer.rreqRetries) is not 0-10")
         }
+        if let url = accessControlServer.challengeURL, let problem = SignedContentRules.acsURLProblem(url) {
+            throw Invalid("accessControlServer.challengeURL: \"\(url)\" \(problem) (it is acsSignedContent's acsURL)")
+        }
         guard !dataDirectory.isEmpty else { throw Invalid("dataDirectory: a folder, not empty") }
         guard store.maxRecords > 0 else { throw Invalid("store.maxRecords: at least 1") }
         guard store.backend != .postgres || !(store.url?.value ?? Self.environmentStoreURL ?? "").isEmpty else {

@@ -51,8 +51,9 @@ extension Fault {
         case .erro, .latency, .unknownMember, .nonCriticalExtension: .forbidden
         // A valid ARes under another Content-Type may be refused as a transport failure: an Erro (101) is allowed, not required.
         case .contentType, .httpStatus, .noAnswer, .closeMidResponse: .ungraded
+        case .wrongCounter, .repeatedCounter, .selectInfoShape, .cresEncryption: .forbidden
         // A refused acsSignedContent is a runtime error: the SDK has no channel to send an Erro on.
-        case .wrongCounter, .repeatedCounter, .selectInfoShape, .signedContent, .signedPayload, .cresEncryption: .forbidden
+        case .signedContent, .signedPayload: .forbidden
         }
     }
 }

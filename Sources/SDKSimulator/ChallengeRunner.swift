@@ -166,29 +166,14 @@ public struct ChallengeRunner: Sendable {
         }
     }
 
-    /// The payload as a lax SDK reads it when the table refuses it for what `misbehaviour` does not check: each member once
-    /// (`acceptsDuplicates`); a key sent as the string of its JSON text read as that JSON (`acceptsAnyType`); the echo of
-    /// its own key missing or unreadable taken as its own (`ignoresSDKKeyEcho`). Nil when anything else is refused.
+    /// The payload as an SDK that does not check the echo of its own key reads it (``Misbehaviour/ignoresSDKKeyEcho``): a
+    /// payload the table refuses for `sdkEphemPubKey` alone taken with its own key there. Nil for anything else.
     private static func readingLeniently(_ read: AcsSignedContent.VerifiedPayload, as misbehaviour: Misbehaviour,
                                          ownKey: JSONValue) -> AcsSignedContent.VerifiedPayload? {
-        var lenient = read
         let violations = SignedContentRules.violations(ofACSPayload: read.payload, duplicates: read.duplicates)
-        switch misbehaviour {
-        case .acceptsDuplicates:
-            guard violations.allSatisfy({ $0.code == .duplicateElement }) else { return nil }
-            lenient.duplicates = []
-        case .acceptsAnyType:
-            for violation in violations {
-                guard violation.code == .formatInvalid, let text = read.payload[violation.field]?.stringValue,
-                      let value = try? JSONReader.parse(Array(text.utf8)).value, value.objectMembers != nil else { return nil }
-                lenient.payload.set(violation.field, value)
-            }
-        case .ignoresSDKKeyEcho:
-            guard violations.allSatisfy({ $0.field == "sdkEphemPubKey" }) else { return nil }
-            lenient.payload.set("sdkEphemPubKey", ownKey)
-        default:
-            return nil
-        }
+        guard misbehaviour == .ignoresSDKKeyEcho, violations.allSatisfy({ $0.field == "sdkEphemPubKey" }) else { return nil }
+        var lenient = read
+        lenient.payload.set("sdkEphemPubKey", ownKey)
         return lenient
     }
 
@@ -402,7 +387,7 @@ struct Session {
         }
         if runner.misbehaviour == .refusesUnknownMembers,
            let member = (try? JSONReader.parse(plaintext))?.value.objectMembers?
-               .first(where: { ChallengeRules.cRes.format(of: $0.key, in: cres.messageVersion) == nil && $0.key != "messageType" })?.key {
+               .first(where: { ChallengeRules.cRes.format(of: $0.key, in: cres.messageVersion) == nil })?.key {
             throw Ended(.protocolError("CRes \(member) is not a field of its version"),
                         erroSent: await sendErro(.formatInvalid, member, "is not a field of CRes \(cres.messageVersion.rawValue)"))
         }

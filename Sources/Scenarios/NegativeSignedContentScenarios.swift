@@ -3,8 +3,14 @@ import Faults
 import JSON
 
 /// The negative cases of `acsSignedContent`'s payload (``SignedContentRules/acsPayload``), generated like the CRes's: the
-/// payload signed as it should be, with one element spoilt. A correct SDK refuses it as a runtime error and sends no CReq
-/// (no Erro: it has no channel yet); it ignores a member no version defines and completes the challenge.
+/// payload signed as it should be, without one of the elements the table requires. A correct SDK refuses it as a runtime
+/// error and sends no CReq (no Erro: it has no channel yet); it ignores a member no version defines and completes the
+/// challenge.
+///
+/// Only presence is graded in a JWS body. Annex A's answers to a malformed or duplicated element (Table A.4) are a
+/// message's, and SDKs in use read more than the table: stripe-android's `AcsDataParser` takes a key sent as the string
+/// of its JSON text (its tests hold payloads of a certification test platform's ACS so), and Android's `JSONObject`
+/// keeps the last of a member written twice. A case of those classes would fail such an SDK for no rule it breaks.
 extension NegativeScenarios {
     /// The generated payload cases' cards.
     static let signedContentCardPrefix = "400000011"
@@ -19,8 +25,8 @@ extension NegativeScenarios {
     public static func signedContent(from scenarios: [Scenario]) -> [Scenario] {
         guard let base = scenarios.first(where: { showsFirst(.text, $0) }) else { return [] }
         let rules = SignedContentRules.acsPayload
-        let spoils = probe(examplePayload, rules: rules, context: SignedContentRules.payloadContext, final: false)
-            .filter { spoil in !neededForACReq.contains(spoil.element) || leavesReadable(spoil) }
+        let spoils = rules.requiredElements(of: examplePayload, context: SignedContentRules.payloadContext)
+            .filter { !neededForACReq.contains($0) }.map { Spoil(.missing, $0) }
             + [Spoil(.unknownMember, unknownMember)]
         return spoils.enumerated().map { serial, spoil in
             var scenario = base
@@ -37,16 +43,6 @@ extension NegativeScenarios {
                                                    + "holds acsURL, acsEphemPubKey and sdkEphemPubKey), sends no CReq and no Erro, and reports runtimeError.")
             }
             return scenario
-        }
-    }
-
-    /// Whether a spoil of an element an SDK needs leaves it readable to a lax parser: written twice with the same value,
-    /// or an object sent as the string of its JSON text.
-    static func leavesReadable(_ spoil: Spoil) -> Bool {
-        switch spoil.mutation {
-        case .duplicate: true
-        case .type: examplePayload[spoil.element]?.objectMembers != nil
-        default: false
         }
     }
 

@@ -51,6 +51,8 @@ struct ConfigurationTests {
         ("server:\n  host: 0.0.0.0", "harness.yaml: admin: server.host 0.0.0.0 is reachable from other hosts"),
         ("server:\n  host: \"::\"\nadmin:\n  token: short", "harness.yaml: admin.token: at least 16 characters"),
         ("admin:\n  tokn: x", "harness.yaml: admin.tokn: unknown key"),
+        // Every SDK would refuse acsSignedContent with such an acsURL.
+        ("accessControlServer:\n  challengeURL: acs.example/challenge", "harness.yaml: accessControlServer.challengeURL: \"acs.example/challenge\""),
     ])
     func invalidFilesNameTheKey(yaml: String, message: String) {
         #expect {
@@ -66,6 +68,7 @@ struct ConfigurationTests {
         "server:\n  host: 127.0.0.2",
         "server:\n  host: \"::1\"",
         "tls:\n  clientCA: certs/tls/root-ca.pem\n  requireClientCertificate: true",
+        "accessControlServer:\n  challengeURL: \"http://10.0.2.2:8080/acs/challenge\"",
     ])
     func exposedAdminWithATokenOrAnOptOutAndMutualTLSBesidePlainHTTPStart(yaml: String) throws {
         _ = try HarnessConfiguration.parse(yaml, source: "harness.yaml")

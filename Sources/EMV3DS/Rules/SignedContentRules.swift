@@ -24,3 +24,11 @@ extension SignedContentRules {
     /// The context the payload's table is read in.
     public static let payloadContext = MessageContext(version: .v2_1_0, channel: .app)
 }
+
+extension SignedContentRules {
+    /// Why the payload's table refuses `url` as its `acsURL` (nil when it takes it): what a configured challenge URL is
+    /// held to, since every SDK would refuse acsSignedContent carrying one the table refuses.
+    public static func acsURLProblem(_ url: String) -> String? {
+        violations(ofACSPayload: .object([("acsURL", .string(url))])).first { $0.field == "acsURL" }?.reason
+    }
+}

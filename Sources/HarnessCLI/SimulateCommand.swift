@@ -70,7 +70,7 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(name: .long, help: "App, 2.3.1, with --pan: play a Split-SDK (sdkType 02) whose server signs with the test PKI's Split-SDK server certificate: valid, wrong-transaction (signs another sdkTransID) or untrusted (a certificate under another DS's CA). The DS verifies it (Erro 308 when it does not).")
     var splitSdk: String?
 
-    @Option(name: .long, help: "The app's backend contract: server (/3ds-server/authenticate), emvco (/profiles/emvco: the EMVCo SDK API's parameters) or token (/profiles/token: Adyen-style fingerprint and challenge tokens).")
+    @Option(name: .long, help: "The app's backend contract: server (/3ds-server/authenticate), emvco (/profiles/emvco: the EMVCo SDK API's parameters) token (/profiles/token: Adyen-style fingerprint and challenge tokens) or token-classic (the token style's /payments/details after each step).")
     var profile: IntegrationProfile = .server
 
     @Flag(name: .long, help: "Run every scenario and check its outcome.")

@@ -175,6 +175,8 @@ public enum HTMLReport {
             if let transStatus = text(item["transStatus"]) { flow += " → <strong class=\"mono\">\(escape(transStatus))</strong>" }
         }
         if let sdkErro = text(item["sdkErro"]) { flow += " <span class=\"muted\">(SDK Erro \(escape(sdkErro)))</span>" }
+        // The SDK stops: the challenge does not end as the flow's transStatus says.
+        if text(item["sdkReport"]) == "runtimeError" { flow += " <span class=\"muted\">(SDK runtime error)</span>" }
         out += "<span>\(flow)</span>"
         out += "<span class=\"num\">\(transactions.count)</span>"
         out += "</summary>\n<div class=\"body\">\n"

@@ -44,6 +44,10 @@ struct SignedContentPayloadTests {
         let id = try #require(try JSONReader.parse(started.body).value["id"]?.stringValue, "\(started.bodyText)")
         for scenario in Self.cases { _ = try await runTransaction(harness, pan: scenario.pan ?? "", answers: ["1234"], challenger: challenger) }
         let run = try JSONReader.parse(try await harness.post("/admin/runs/\(id)/finish", []).body).value
+        // The report says what the SDK owes where the flow's transStatus is not where it ends.
+        let report = String(decoding: try await harness.get("/admin/runs/\(id)/report.html").body, as: UTF8.self)
+        let saysRuntimeError = report.contains(#"<span class="muted">(SDK runtime error)</span>"#)
+        #expect(saysRuntimeError)
         var statuses: [String: String] = [:]
         for entry in run["cases"]?.arrayValue ?? [] { statuses[entry["scenario"]?.stringValue ?? ""] = entry["status"]?.stringValue }
         return statuses

@@ -377,10 +377,14 @@ extension AccessControlServer {
         }
         let delay = transaction.lastCResAt.map { settings.clock.instant() - $0 }
         let after = delay.map { " \(Int(($0 / .milliseconds(1)).rounded())) ms after the last CRes" } ?? ""
-        // The element the SDK-leg fault spoilt, which the Erro's errorDetail names (Table A.4).
-        let field = transaction.faults.filter { $0.leg == .sdk }.lazy.compactMap(\.fault.erroDue.field).first
+        // The element the SDK-leg fault spoilt, which the Erro's errorDetail names (Table A.4). A spoilt envelope is read two
+        // ways (a version not the transaction's: 102, or 203 as an invalid value), and either is taken, as from a 3DS Server.
+        let spoilt = transaction.faults.filter { $0.leg == .sdk }.lazy.map(\.fault).first { $0.erroDue.codes != nil }
+        let field = spoilt?.erroDue.field
+        let readings = spoilt.map { $0.spoilsTheEnvelope ? ($0.erroDue.codes ?? []).compactMap(ErrorCode.init(rawValue:)) : [] } ?? []
+        let allowed = Set(readings + [transaction.expectedSDKErro].compactMap { $0 })
         switch transaction.expectedSDKErro {
-        case erro.errorCode?:
+        case _? where allowed.contains(erro.errorCode):
             if let problem = ErrorDetail.problem(erro.errorDetail, code: erro.errorCode, field: field, extensionID: Fault.criticalExtensionID) {
                 journal.check(dsTransID, .fail(.sdkErro, "Erro \(erro.errorCode.rawValue) received\(after), but its \(problem)"))
             } else {

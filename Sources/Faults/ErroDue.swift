@@ -33,6 +33,15 @@ public enum ErroDue: Sendable, Equatable {
 }
 
 extension Fault {
+    /// Whether this fault spoils what says which message it is (`messageType`, `messageVersion`), whose Erro Table A.4
+    /// lets be read two ways (101 or 102, and 203).
+    public var spoilsTheEnvelope: Bool {
+        switch self {
+        case .messageVersion, .fieldValue("messageType", _): true
+        default: false
+        }
+    }
+
     /// The Erro due from whoever receives an answer this fault spoilt.
     public var erroDue: ErroDue {
         switch self {
@@ -40,6 +49,8 @@ extension Fault {
         // An optional element sent as "" is a format error (203); read as absent, some name it 201.
         case .emptyField(let field): .required([.formatInvalid, .requiredElementMissing], field: field)
         case .criticalExtension: .required([.criticalExtensionNotRecognised], field: "messageExtension")
+        // A message of another type: not the message expected (101) or, read as a value, invalid (203).
+        case .fieldValue("messageType", _): .required([.messageNotRecognised, .formatInvalid], field: "messageType")
         case .fieldValue(let field, _), .fieldType(let field), .fieldLength(let field, _), .fieldFormat(let field, _): .required([.formatInvalid], field: field)
         case .duplicateMember(let field): .required([.duplicateElement], field: field)
         // A version not the AReq's: not supported (102) or, read as a mismatch, invalid (203).

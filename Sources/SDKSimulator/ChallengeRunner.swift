@@ -132,6 +132,9 @@ public struct ChallengeRunner: Sendable {
         /// Refuses a CRes or an acsSignedContent payload with a member its table does not define for the version (Erro 203
         /// naming it, or a runtime error): stricter than the specification, which has a receiver ignore it.
         case refusesUnknownMembers = "refuses-unknown-members"
+        /// Takes a CRes whatever its messageType and messageVersion: a parser that knows which message it awaits and reads
+        /// the content alone.
+        case ignoresEnvelope = "ignores-envelope"
     }
 
     /// The channel of the first challenge, for ``Misbehaviour/staleChannelKey``.
@@ -394,7 +397,7 @@ struct Session {
         if let field = creq.ids.mismatches(in: cres.ids).first {
             throw Ended(.protocolError("CRes \(field) does not match"), erroSent: await sendErro(.transactionIDNotRecognised, field, "does not match"))
         }
-        guard cres.messageVersion == transaction.messageVersion else {
+        guard cres.messageVersion == transaction.messageVersion || runner.misbehaviour == .ignoresEnvelope else {
             throw Ended(.protocolError("CRes messageVersion \(cres.messageVersion.rawValue)"),
                         erroSent: await sendErro(.versionNotSupported, ErrorDetail.supportedVersions, "differs from the AReq's"))
         }
@@ -412,6 +415,11 @@ struct Session {
     /// of its format (or any of its set); `acceptsDuplicates`: each member once, the last; nil when anything else is wrong
     /// with it, or the misbehaviour checks what is.
     private static func readingLeniently(_ plaintext: [UInt8], refused error: InvalidMessage, as misbehaviour: ChallengeRunner.Misbehaviour) -> CRes? {
+        if misbehaviour == .ignoresEnvelope {
+            guard error.violations.allSatisfy({ $0.field == "messageType" }), var json = try? JSONReader.parse(plaintext).value else { return nil }
+            json.set("messageType", .string(MessageType.cRes.rawValue))
+            return try? CRes(bytes: JSONWriter.write(json))
+        }
         if misbehaviour == .acceptsDuplicates {
             guard !error.violations.isEmpty, error.violations.allSatisfy({ $0.code == .duplicateElement }),
                   case .object(let members)? = try? JSONReader.parse(plaintext).value else { return nil }
@@ -445,7 +453,7 @@ struct Session {
                   rules.format(of: field, in: version)?.formatBreak != nil, rules.lengthBounds(of: field, in: version)?.contains(text.count) ?? true else { return nil }
             readings = [example]
         case .withholdErro, .repeatCounter, .oobAsDataEntry, .oobAppURLSupported, .acceptsDuplicates, .kdfWithoutReference, .staleChannelKey,
-             .trustsAnyChain, .ignoresIntermediates, .ignoresSDKKeyEcho, .refusesUnknownMembers:
+             .trustsAnyChain, .ignoresIntermediates, .ignoresSDKKeyEcho, .refusesUnknownMembers, .ignoresEnvelope:
             return nil
         }
         for reading in readings {

@@ -41,6 +41,16 @@ public enum NegativeScenarios {
                     add(spoil, in: version, to: &found)
                 }
             }
+            // The envelope, in the text screen's first and final CRes: messageVersion another version, messageType the request's.
+            if uiType == .text {
+                for version in MessageVersion.allCases {
+                    let first = CRes(messageVersion: version, ids: placeholderIDs, counter: 0, content: .screen(script.screen(at: 0, in: version))).json
+                    let final = CRes(messageVersion: version, ids: placeholderIDs, counter: script.steps.count, content: .final(.authenticated)).json
+                    for spoil in envelopeSpoils(first, version: version, final: false) + envelopeSpoils(final, version: version, final: true) {
+                        add(spoil, in: version, to: &found)
+                    }
+                }
+            }
             // Members no version defines, which the SDK ignores (a party that refuses them fails): in the first CRes of
             // the text screen, and in its final CRes (stripe/stripe-android PR 10590: ACSs send extra members there).
             // And an extension no version defines: refused with 202 when critical, ignored when not.
@@ -88,6 +98,18 @@ public enum NegativeScenarios {
             + (rules.elementToDuplicate(in: message, context: context).map { [Spoil(final ? .finalDuplicate : .duplicate, $0)] } ?? [])
     }
 
+    /// What a message's envelope can be spoilt with alone, in `version`: `messageVersion` another version the harness speaks
+    /// whose table takes the message as it is (so that only the version is at fault), and `messageType` the type of the
+    /// request it answers (or of the answer to it). Left out where the message has no such counterpart.
+    static func envelopeSpoils(_ message: JSONValue, rules: MessageRules = ChallengeRules.cRes, version: MessageVersion, final: Bool) -> [Spoil] {
+        let other = MessageVersion.allCases.reversed().first { other in
+            other != version && rules.check(message, context: MessageContext(version: other, channel: .app)).violations.isEmpty
+        }
+        let counterpart = rules.messageType.counterpart
+        return (other.map { [Spoil(final ? .finalVersion : .version, "messageVersion", value: $0.rawValue)] } ?? [])
+            + (counterpart.map { [Spoil(final ? .finalMessageType : .messageType, "messageType", value: $0.rawValue)] } ?? [])
+    }
+
     /// How a generated case spoils its message.
     enum Mutation: String, Sendable {
         /// An element the message requires left out: Erro 201.
@@ -107,6 +129,12 @@ public enum NegativeScenarios {
         /// The same seven in the final CRes.
         case finalMissing = "final-missing", finalEmpty = "final-empty", finalOutside = "final-outside", finalType = "final-type",
              finalLength = "final-length", finalFormat = "final-format", finalDuplicate = "final-duplicate"
+        /// `messageVersion` another version the harness speaks: Erro 102 (or 203), the transaction's version being another.
+        case version
+        /// `messageType` the counterpart's (the request's type in an answer): Erro 101 (or 203).
+        case messageType = "messagetype"
+        /// The same two in the final CRes.
+        case finalVersion = "final-version", finalMessageType = "final-messagetype"
         /// An unknown extension marked critical: Erro 202.
         case criticalExtension = "critical"
         /// An unknown extension not marked critical: ignored.
@@ -118,7 +146,8 @@ public enum NegativeScenarios {
 
         /// In the final CRes, which answers the CReq after the last step.
         var inFinal: Bool {
-            [.finalMissing, .finalEmpty, .finalOutside, .finalType, .finalLength, .finalFormat, .finalDuplicate, .unknownMemberInFinal].contains(self)
+            [.finalMissing, .finalEmpty, .finalOutside, .finalType, .finalLength, .finalFormat, .finalDuplicate, .unknownMemberInFinal,
+             .finalVersion, .finalMessageType].contains(self)
         }
     }
 
@@ -145,6 +174,8 @@ public enum NegativeScenarios {
             case .length, .finalLength: .fieldLength(element, value.flatMap { Int($0) } ?? 0)
             case .format, .finalFormat: .fieldFormat(element, value.flatMap(NegativeValue.FormatBreak.init(rawValue:)) ?? .letter)
             case .duplicate, .finalDuplicate: .duplicateMember(element)
+            case .version, .finalVersion: .messageVersion(value ?? "")
+            case .messageType, .finalMessageType: .fieldValue(element, value ?? "")
             case .criticalExtension: .criticalExtension
             case .nonCriticalExtension: .nonCriticalExtension
             case .unknownMember, .unknownMemberInFinal: .unknownMember(element)
@@ -209,6 +240,8 @@ extension NegativeScenarios.Spoil {
         case .format, .finalFormat:
             "with \(element) sent as a value that \(value.flatMap(NegativeValue.FormatBreak.init(rawValue:))?.description ?? "breaks its format")"
         case .duplicate, .finalDuplicate: "with \(element) written twice"
+        case .version, .finalVersion: "with messageVersion \(value ?? ""), another version than the transaction's, its content valid in both"
+        case .messageType, .finalMessageType: "with messageType \(value ?? ""), another message's type"
         case .criticalExtension: "with a messageExtension no version defines, marked critical (criticalityIndicator true)"
         case .nonCriticalExtension: "with a messageExtension no version defines, not critical (criticalityIndicator false)"
         case .unknownMember, .unknownMemberInFinal: "with \(element), a member no version defines"
@@ -221,6 +254,8 @@ extension NegativeScenarios.Spoil {
         case .missing, .finalMissing: (.requiredElementMissing, element)
         case .empty, .finalEmpty, .outside, .finalOutside, .type, .finalType, .length, .finalLength, .format, .finalFormat: (.formatInvalid, element)
         case .duplicate, .finalDuplicate: (.duplicateElement, element)
+        case .version, .finalVersion: (.versionNotSupported, "the versions it supports")
+        case .messageType, .finalMessageType: (.messageNotRecognised, "messageType")
         case .criticalExtension: (.criticalExtensionNotRecognised, "the extension's id (\(Fault.criticalExtensionID))")
         case .nonCriticalExtension, .unknownMember, .unknownMemberInFinal: nil
         }

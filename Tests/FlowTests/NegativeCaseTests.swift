@@ -91,12 +91,27 @@ struct NegativeCaseTests {
         #expect(versions("negative-cres-01-critical-messageExtension") == ["2.1.0", "2.2.0", "2.3.1"])
         #expect(cases["negative-cres-01-critical-messageExtension"]?.expectation?.sdkErro == .criticalExtensionNotRecognised)
         #expect(versions("negative-cres-01-noncritical-messageExtension") == ["2.1.0", "2.2.0", "2.3.1"])
+        // The envelope: messageType the CReq's (101), messageVersion another version whose table takes the CRes as it is (102),
+        // in the first and the final CRes of the text screen.
+        #expect(versions("negative-cres-01-messagetype-messageType-CReq") == ["2.1.0", "2.2.0", "2.3.1"])
+        #expect(versions("negative-cres-01-final-messagetype-messageType-CReq") == ["2.1.0", "2.2.0", "2.3.1"])
+        #expect(cases["negative-cres-01-messagetype-messageType-CReq"]?.expectation?.sdkErro == .messageNotRecognised)
+        let versionCases = cases.values.filter { $0.name.hasPrefix("negative-cres-01-version-") || $0.name.hasPrefix("negative-cres-01-final-version-") }
+        #expect(versionCases.count >= 2 && versionCases.allSatisfy { $0.expectation?.sdkErro == .versionNotSupported })
+        for scenario in versionCases {
+            let claimed = String(scenario.name.split(separator: "-").last ?? "")
+            #expect(scenario.versions?.contains { $0.rawValue == claimed } == false, "\(scenario.name): its value is another version than the case's")
+        }
+        for version in MessageVersion.allCases {
+            #expect(versionCases.count { $0.versions?.contains(version) == true && !$0.name.contains("-final-") } == 1, "\(version.rawValue)")
+        }
         let filePANs = Set(Self.catalog.scenarios.compactMap(\.pan))
         for scenario in Self.catalog.negative where scenario.name.hasPrefix("negative-cres-") {
             #expect(scenario.pan.map { CardNumber.isLuhnValid($0) && !filePANs.contains($0) } == true, "\(scenario.name)")
             let ignored = Self.isIgnored(scenario.name)
             #expect(ignored ? scenario.expectation == nil
-                            : [.requiredElementMissing, .formatInvalid, .criticalExtensionNotRecognised, .duplicateElement].contains(scenario.expectation?.sdkErro),
+                            : [.requiredElementMissing, .formatInvalid, .criticalExtensionNotRecognised, .duplicateElement, .versionNotSupported,
+                               .messageNotRecognised].contains(scenario.expectation?.sdkErro),
                     "\(scenario.name)")
             #expect(scenario.channels == [.app], "\(scenario.name)")
             #expect(Self.catalog.scenario(for: scenario.pan ?? "").name == scenario.name)
@@ -155,9 +170,11 @@ struct NegativeCaseTests {
     /// that coerces a value of another JSON type, one that checks no length and one that checks no shape beyond length
     /// and type each send no Erro 203 about such a CRes: each fails `sdk.erro` in every case of 2.2.0 of its class
     /// (`outside`, `type`, `length`, `format`, in the first and the final CRes); the correct SDK passes them (above). One
-    /// that refuses a member its table does not define sends an Erro where none is due, and fails the `unknown` cases.
+    /// that refuses a member its table does not define sends an Erro where none is due, and fails the `unknown` cases; one
+    /// that reads the content alone takes a CRes of another type or version, and fails the `version` and `messagetype` cases.
     @Test(arguments: [(ChallengeRunner.Misbehaviour.acceptsAnyValue, "outside"), (.acceptsAnyType, "type"), (.acceptsAnyLength, "length"),
-                      (.acceptsAnyFormat, "format"), (.acceptsDuplicates, "duplicate"), (.refusesUnknownMembers, "unknown")])
+                      (.acceptsAnyFormat, "format"), (.acceptsDuplicates, "duplicate"), (.refusesUnknownMembers, "unknown"),
+                      (.ignoresEnvelope, "version"), (.ignoresEnvelope, "messagetype")])
     func anSDKThatDoesNotCheckAClassFailsEachCaseOfIt(_ misbehaviour: ChallengeRunner.Misbehaviour, _ mutation: String) async throws {
         try await withHarness { harness in
             let group = EventLoopGroup(loopCount: 1)

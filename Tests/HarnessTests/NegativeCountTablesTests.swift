@@ -42,7 +42,7 @@ struct NegativeCountTablesTests {
 
     /// The Erro each class calls for, as the tables' first column says it.
     static let answers = ["missing": "201", "empty": "203", "outside": "203", "type": "203", "length": "203", "format": "203",
-                          "duplicate": "204", "critical": "202"]
+                          "duplicate": "204", "critical": "202", "version": "102 or 203", "messagetype": "101 or 203"]
 
     /// A row: its label and the cases it counts.
     typealias Row = (label: String, counts: (Case) -> Bool)
@@ -72,7 +72,7 @@ struct NegativeCountTablesTests {
         return lines.joined(separator: "\n")
     }
 
-    static let classes = ["missing", "empty", "outside", "type", "length", "format", "duplicate"]
+    static let classes = ["missing", "empty", "outside", "type", "length", "format", "duplicate", "version", "messagetype"]
 
     /// Every table of the page, rendered from `cases`.
     static func tables(_ cases: [Case]) -> [(name: String, text: String)] {

@@ -37,18 +37,10 @@ public enum NegativeScenarios {
                     spoils += probe(final, context: context, final: true)
                 }
                 for spoil in spoils {
-                    if everyScreen.contains(spoil.element), !covered[spoil, default: []].insert(version).inserted { continue }
+                    // Another version is another value per screen, the same spoil of the envelope.
+                    let key = [.version, .finalVersion].contains(spoil.mutation) ? Spoil(spoil.mutation, spoil.element) : spoil
+                    if everyScreen.contains(spoil.element), !covered[key, default: []].insert(version).inserted { continue }
                     add(spoil, in: version, to: &found)
-                }
-            }
-            // The envelope, in the text screen's first and final CRes: messageVersion another version, messageType the request's.
-            if uiType == .text {
-                for version in MessageVersion.allCases {
-                    let first = CRes(messageVersion: version, ids: placeholderIDs, counter: 0, content: .screen(script.screen(at: 0, in: version))).json
-                    let final = CRes(messageVersion: version, ids: placeholderIDs, counter: script.steps.count, content: .final(.authenticated)).json
-                    for spoil in envelopeSpoils(first, version: version, final: false) + envelopeSpoils(final, version: version, final: true) {
-                        add(spoil, in: version, to: &found)
-                    }
                 }
             }
             // Members no version defines, which the SDK ignores (a party that refuses them fails): in the first CRes of
@@ -96,14 +88,17 @@ public enum NegativeScenarios {
             }
             + rules.elementsRefusedMalformed(of: message, context: context).map { Spoil(final ? .finalFormat : .format, $0.element, value: $0.break.rawValue) }
             + (rules.elementToDuplicate(in: message, context: context).map { [Spoil(final ? .finalDuplicate : .duplicate, $0)] } ?? [])
+            + envelopeSpoils(message, rules: rules, context: context, final: final)
     }
 
     /// What a message's envelope can be spoilt with alone, in `version`: `messageVersion` another version the harness speaks
     /// whose table takes the message as it is (so that only the version is at fault), and `messageType` the type of the
     /// request it answers (or of the answer to it). Left out where the message has no such counterpart.
-    static func envelopeSpoils(_ message: JSONValue, rules: MessageRules = ChallengeRules.cRes, version: MessageVersion, final: Bool) -> [Spoil] {
+    static func envelopeSpoils(_ message: JSONValue, rules: MessageRules, context: MessageContext, final: Bool) -> [Spoil] {
         let other = MessageVersion.allCases.reversed().first { other in
-            other != version && rules.check(message, context: MessageContext(version: other, channel: .app)).violations.isEmpty
+            var elsewhere = context
+            elsewhere.version = other
+            return other != context.version && rules.check(message, context: elsewhere).violations.isEmpty
         }
         let counterpart = rules.messageType.counterpart
         return (other.map { [Spoil(final ? .finalVersion : .version, "messageVersion", value: $0.rawValue)] } ?? [])
@@ -213,7 +208,8 @@ public enum NegativeScenarios {
     static let unknownMember = "harnessUnknownMember"
 
     /// What every CRes that shows a screen carries whatever the screen.
-    static let everyScreen: Set<String> = ["threeDSServerTransID", "acsTransID", "sdkTransID", "acsCounterAtoS", "challengeCompletionInd", "acsUiType"]
+    static let everyScreen: Set<String> = ["threeDSServerTransID", "acsTransID", "sdkTransID", "acsCounterAtoS", "challengeCompletionInd", "acsUiType",
+                                           "messageType", "messageVersion"]
 
     /// The id of every transaction a probed message names: any UUID does.
     static let placeholderID = "00000000-0000-4000-8000-000000000000"

@@ -105,7 +105,13 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
             invalid = InvalidMessage(Violation(field: "interactionCounter", code: .formatInvalid, reason: "a stricter table"), about: rreq)
         } else if let ares {
             let channel = rreq["threeDSServerTransID"]?.stringValue.flatMap { id in areqs.withLock { $0[id]?.channel } } ?? .app
-            do { _ = try RReq(bytes: body, channel: channel, ares: ares); return nil } catch { invalid = error }
+            let version = rreq["threeDSServerTransID"]?.stringValue.flatMap { id in areqs.withLock { $0[id]?.areq["messageVersion"] } }
+            do {
+                let read = try RReq(bytes: body, channel: channel, ares: ares)
+                // An RReq answers the transaction's AReq: in its version.
+                guard let version, version.stringValue != read.messageVersion.rawValue else { return nil }
+                invalid = InvalidMessage(Violation(field: "messageVersion", code: .formatInvalid, reason: "is not the AReq's"), about: rreq)
+            } catch { invalid = error }
         } else if rreq["threeDSServerTransID"] == nil {
             // No id to look a transaction up by: the message is refused as Annex A refuses it (201 naming the id), not as unknown.
             do { _ = try RReq(bytes: body); return nil } catch { invalid = error }
@@ -212,7 +218,14 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
         var answer: PeerAnswer<JSONValue>?
         do {
             answer = try await peer.exchange(bytes: JSONWriter.write(areq), url: url, headers: headers) { [bugs] body throws(InvalidMessage) in
-                do throws(InvalidMessage) { return try MessageEnvelope.read(body.bytes, rules: AResRules.rules, request: areq).json } catch {
+                do throws(InvalidMessage) {
+                    let envelope = try MessageEnvelope.read(body.bytes, rules: AResRules.rules, request: areq)
+                    // An ARes answers the AReq: in its version.
+                    if envelope.json["messageVersion"] != areq["messageVersion"] {
+                        throw InvalidMessage(Violation(field: "messageVersion", code: .formatInvalid, reason: "is not the AReq's"), about: envelope.json)
+                    }
+                    return envelope.json
+                } catch {
                     if bugs.contains(.reasonCheckedForNOnly), error.violations.allSatisfy({ $0.field == "transStatusReason" }),
                        let raw = try? JSONReader.parse(body.bytes).value, ["R", "U"].contains(raw["transStatus"]?.stringValue) {
                         return raw

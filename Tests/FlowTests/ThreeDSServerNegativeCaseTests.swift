@@ -169,6 +169,28 @@ struct ThreeDSServerNegativeCaseTests {
         }
     }
 
+    /// The envelope's cases of the ARes and the RReq in every version that has one and in both channels, through this
+    /// harness's own 3DS Server: an ARes of another type or of another version than the AReq's, an RReq of another type
+    /// or of another version than its transaction's, each refused.
+    @Test func theHarnesss3DSServerRefusesEveryEnvelopeCase() async throws {
+        try await withHarness { harness in
+            let scenarios = try await harness.simulator.scenarios(negative: true).filter { scenario in
+                let name = scenario["name"]?.stringValue ?? ""
+                return ["negative-ares-", "negative-rreq-"].contains { name.hasPrefix($0) } && ["-version-", "-messagetype-"].contains { name.contains($0) }
+            }
+            let cases = scenarios.compactMap { SimulationCase(scenario: $0) }
+            #expect(cases.contains { $0.label.contains("-version-") } && cases.contains { $0.label.contains("-messagetype-") })
+            let matrix = SimulationMatrix(cases: cases, versions: MessageVersion.allCases, styles: [.android], coverage: .everyCombination,
+                                          channels: [.app, .browser])
+            let results = await matrix.run(simulator: harness.simulator, challenger: harness.challenger, concurrency: 8) { _, style in
+                try directoryServer("A000000003", style)
+            }
+            #expect(results.contains { $0.entry.label.hasPrefix("negative-ares-version-") })
+            let problems = results.compactMap { result in result.problem.map { "\(result.entry.label) \(result.entry.version.rawValue) \(result.entry.channel): \($0)" } }
+            #expect(problems.isEmpty, "\(problems.prefix(5).joined(separator: "\n"))")
+        }
+    }
+
     @Test func aCorrect3DSServerPassesEveryCase() async throws {
         try await withHarness { harness in
             let entries = try await rehearse(harness, bugs: [])

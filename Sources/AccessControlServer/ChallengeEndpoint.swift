@@ -378,10 +378,11 @@ extension AccessControlServer {
         let delay = transaction.lastCResAt.map { settings.clock.instant() - $0 }
         let after = delay.map { " \(Int(($0 / .milliseconds(1)).rounded())) ms after the last CRes" } ?? ""
         // The element the SDK-leg fault spoilt, which the Erro's errorDetail names (Table A.4). A spoilt envelope is read two
-        // ways (a version not the transaction's: 102, or 203 as an invalid value), and either is taken, as from a 3DS Server.
-        let spoilt = transaction.faults.filter { $0.leg == .sdk }.lazy.map(\.fault).first { $0.erroDue.codes != nil }
+        // ways (another message's type: 101, another version: 102; or either as an invalid value: 203), and either is taken,
+        // as from a 3DS Server.
+        let spoilt = transaction.faults.filter { $0.leg == .sdk }.lazy.map(\.fault).first { $0.erroDue.errorCodes != nil }
         let field = spoilt?.erroDue.field
-        let readings = spoilt.map { $0.spoilsTheEnvelope ? ($0.erroDue.codes ?? []).compactMap(ErrorCode.init(rawValue:)) : [] } ?? []
+        let readings = spoilt.map { $0.spoilsTheEnvelope ? $0.erroDue.errorCodes ?? [] : [] } ?? []
         let allowed = Set(readings + [transaction.expectedSDKErro].compactMap { $0 })
         switch transaction.expectedSDKErro {
         case _? where allowed.contains(erro.errorCode):

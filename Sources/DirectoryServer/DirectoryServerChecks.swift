@@ -54,12 +54,19 @@ extension DirectoryServer {
             var problems: [String] = []
             if !codes.contains(erro.errorCode) { problems.append("errorCode \(erro.errorCode.rawValue), expected \(codes.map(\.rawValue).joined(separator: " or "))") }
             if erro.errorComponent != .threeDSServer { problems.append("errorComponent \(erro.errorComponent.rawValue), expected S (the 3DS Server)") }
-            // A message not read as one (101) may leave its type unnamed; one that was read is named.
-            let typeKnown = codes != [.messageNotRecognised]
-            if erro.errorMessageType.map({ $0 != message.rawValue }) ?? typeKnown {
-                problems.append("errorMessageType \(erro.errorMessageType ?? "absent"), expected \(message.rawValue)")
+            // A message not read as one (101) may leave its type unnamed; one that was read is named: as the DS sent it, or,
+            // when its messageType was the fault, as the type it said it was.
+            let named = [message] + (field == "messageType" ? [message.counterpart].compactMap { $0 } : [])
+            if let type = erro.errorMessageType {
+                if !named.map(\.rawValue).contains(type) {
+                    problems.append("errorMessageType \(type), expected \(named.map(\.rawValue).joined(separator: " or "))")
+                }
+            } else if erro.errorCode != .messageNotRecognised {
+                problems.append("errorMessageType absent, expected \(message.rawValue)")
             }
-            if erro.messageVersion != version.rawValue { problems.append("messageVersion \(erro.messageVersion), expected the AReq's \(version.rawValue)") }
+            // The AReq's version; when the version was the fault, also the one the message claimed (answered as read).
+            let versionTaken = erro.messageVersion == version.rawValue || (field == "messageVersion" && MessageVersion(rawValue: erro.messageVersion) != nil)
+            if !versionTaken { problems.append("messageVersion \(erro.messageVersion), expected the AReq's \(version.rawValue)") }
             if let problem = ErrorDetail.problem(erro.errorDetail, code: erro.errorCode, field: field, extensionID: Fault.criticalExtensionID) {
                 problems.append(problem)
             }

@@ -20,9 +20,12 @@ public enum ErroDue: Sendable, Equatable {
     }
 
     /// The codes due, as text ("201"); nil unless an Erro is required.
-    public var codes: [String]? {
+    public var codes: [String]? { errorCodes?.map(\.rawValue) }
+
+    /// The codes due; nil unless an Erro is required.
+    public var errorCodes: [ErrorCode]? {
         guard case .required(let codes, _) = self else { return nil }
-        return codes.map(\.rawValue)
+        return codes
     }
 
     /// The data element the Erro's `errorDetail` must name, when one is.

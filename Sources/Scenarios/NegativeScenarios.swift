@@ -77,7 +77,7 @@ public enum NegativeScenarios {
 
     /// What a message's table (the CRes's unless said) refuses of `message` for one element alone: each element left out,
     /// sent empty, given a value outside its version's set, sent as a JSON value of another type, or of a length outside
-    /// its format's bounds.
+    /// its format's bounds; and its envelope (``envelopeSpoils(_:rules:context:final:)``).
     static func probe(_ message: JSONValue, rules: MessageRules = ChallengeRules.cRes, context: MessageContext, final: Bool) -> [Spoil] {
         rules.requiredElements(of: message, context: context).map { Spoil(final ? .finalMissing : .missing, $0) }
             + rules.elementsRefusedEmpty(of: message, context: context).map { Spoil(final ? .finalEmpty : .empty, $0) }
@@ -91,14 +91,18 @@ public enum NegativeScenarios {
             + envelopeSpoils(message, rules: rules, context: context, final: final)
     }
 
-    /// What a message's envelope can be spoilt with alone, in `version`: `messageVersion` another version the harness speaks
-    /// whose table takes the message as it is (so that only the version is at fault), and `messageType` the type of the
-    /// request it answers (or of the answer to it). Left out where the message has no such counterpart.
+    /// What a message's envelope can be spoilt with alone, in `context`'s version: `messageVersion` the nearest other version
+    /// the harness speaks (the older first) whose table takes the message as it is, so that only the version is at fault,
+    /// and `messageType` the type of the request it answers (or of the answer to it). The nearest first, so that the app's
+    /// and the browser's message pick the same one where both can.
     static func envelopeSpoils(_ message: JSONValue, rules: MessageRules, context: MessageContext, final: Bool) -> [Spoil] {
-        let other = MessageVersion.allCases.reversed().first { other in
+        let own = MessageVersion.allCases.firstIndex(of: context.version) ?? 0
+        let nearest = MessageVersion.allCases.enumerated().filter { $0.offset != own }
+            .sorted { (abs($0.offset - own), $0.offset) < (abs($1.offset - own), $1.offset) }.map(\.element)
+        let other = nearest.first { other in
             var elsewhere = context
             elsewhere.version = other
-            return other != context.version && rules.check(message, context: elsewhere).violations.isEmpty
+            return rules.check(message, context: elsewhere).violations.isEmpty
         }
         let counterpart = rules.messageType.counterpart
         return (other.map { [Spoil(final ? .finalVersion : .version, "messageVersion", value: $0.rawValue)] } ?? [])
@@ -244,14 +248,21 @@ extension NegativeScenarios.Spoil {
         }
     }
 
+    /// The other codes the fault's Erro may have, as a case's text says them: " (or Erro 203 naming messageType)".
+    private var otherReadings: String {
+        let others = (fault.erroDue.codes ?? []).dropFirst()
+        return others.isEmpty ? "" : " (or Erro \(others.joined(separator: " or ")) naming \(element))"
+    }
+
     /// The Erro the receiver owes (Table A.4) and what its errorDetail names; nil when it must ignore the change.
     var erroDue: (code: ErrorCode, naming: String)? {
         switch mutation {
         case .missing, .finalMissing: (.requiredElementMissing, element)
         case .empty, .finalEmpty, .outside, .finalOutside, .type, .finalType, .length, .finalLength, .format, .finalFormat: (.formatInvalid, element)
         case .duplicate, .finalDuplicate: (.duplicateElement, element)
-        case .version, .finalVersion: (.versionNotSupported, "the versions it supports")
-        case .messageType, .finalMessageType: (.messageNotRecognised, "messageType")
+        // The envelope is read two ways (Fault.erroDue): the first code, and the other said.
+        case .version, .finalVersion: (.versionNotSupported, "the versions it supports" + otherReadings)
+        case .messageType, .finalMessageType: (.messageNotRecognised, "messageType" + otherReadings)
         case .criticalExtension: (.criticalExtensionNotRecognised, "the extension's id (\(Fault.criticalExtensionID))")
         case .nonCriticalExtension, .unknownMember, .unknownMemberInFinal: nil
         }

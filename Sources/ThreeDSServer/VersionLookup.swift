@@ -109,7 +109,13 @@ extension ThreeDSServer {
         let answer: PeerAnswer<JSONValue>
         do {
             answer = try await peer.exchange(preq, url: preparationURL) { body throws(InvalidMessage) in
-                try MessageEnvelope.read(body.bytes, written: body.written, rules: PreparationRules.pRes, request: preq).json
+                let envelope = try MessageEnvelope.read(body.bytes, written: body.written, rules: PreparationRules.pRes, request: preq)
+                // A PRes answers the PReq: in its version.
+                guard envelope.version == version else {
+                    throw InvalidMessage(Violation(field: "messageVersion", code: .formatInvalid, reason: "is not the PReq's \(version.rawValue)"),
+                                         about: envelope.json)
+                }
+                return envelope.json
             }
         } catch {
             // A PRes that fails validation is answered with an Erro to the DS; the cached ranges stay as they were.

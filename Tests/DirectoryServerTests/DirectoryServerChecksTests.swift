@@ -45,6 +45,29 @@ struct DirectoryServerChecksTests {
         #expect(DirectoryServer.erroCheck(Self.erro, due: due, about: .aRes, version: .v2_3_1).verdict == .fail, "another messageVersion")
     }
 
+    /// An ARes that said it was an AReq: Erro 101 may leave errorMessageType out, and may name the type the message said it
+    /// was; another fault's Erro names the ARes. An ARes of another version: the Erro may be in the version read.
+    @Test func anErroAboutASpoiltEnvelopeMayNameWhatTheMessageSaidItWas() {
+        let aboutType = Fault.fieldValue("messageType", "AReq").erroDue
+        var notRecognised = ErroMessage(messageVersion: "2.2.0", errorCode: .messageNotRecognised, errorComponent: .threeDSServer,
+                                        errorDetail: "messageType", errorMessageType: nil)
+        #expect(DirectoryServer.erroCheck(notRecognised, due: aboutType, about: .aRes, version: .v2_2_0).verdict == .pass)
+        notRecognised.errorMessageType = "AReq"
+        #expect(DirectoryServer.erroCheck(notRecognised, due: aboutType, about: .aRes, version: .v2_2_0).verdict == .pass)
+        var invalid = notRecognised
+        invalid.errorCode = .formatInvalid
+        invalid.errorMessageType = nil
+        #expect(DirectoryServer.erroCheck(invalid, due: aboutType, about: .aRes, version: .v2_2_0).verdict == .fail, "203 names the message")
+        var namedAReq = Self.erro
+        namedAReq.errorMessageType = "AReq"
+        #expect(DirectoryServer.erroCheck(namedAReq, due: .required([.requiredElementMissing], field: "transStatus"), about: .aRes, version: .v2_2_0).verdict == .fail)
+
+        let aboutVersion = Fault.messageVersion("2.1.0").erroDue
+        let inTheVersionRead = ErroMessage(messageVersion: "2.1.0", errorCode: .formatInvalid, errorComponent: .threeDSServer,
+                                           errorDetail: "messageVersion", errorMessageType: "ARes")
+        #expect(DirectoryServer.erroCheck(inTheVersionRead, due: aboutVersion, about: .aRes, version: .v2_2_0).verdict == .pass)
+    }
+
     @Test func anErroAboutAnAnswerThatNeverArrivedIsAllowed() {
         #expect(DirectoryServer.erroCheck(Self.erro, due: .ungraded, about: .aRes, version: .v2_2_0).verdict == .pass)
     }

@@ -108,9 +108,12 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
             let version = rreq["threeDSServerTransID"]?.stringValue.flatMap { id in areqs.withLock { $0[id]?.areq["messageVersion"] } }
             do {
                 let read = try RReq(bytes: body, channel: channel, ares: ares)
-                // An RReq answers the transaction's AReq: in its version.
-                guard let version, version.stringValue != read.messageVersion.rawValue else { return nil }
-                invalid = InvalidMessage(Violation(field: "messageVersion", code: .formatInvalid, reason: "is not the AReq's"), about: rreq)
+                // An RReq is in its transaction's version.
+                if let version, version.stringValue != read.messageVersion.rawValue {
+                    invalid = InvalidMessage(Violation(field: "messageVersion", code: .formatInvalid, reason: "is not the AReq's"), about: rreq)
+                } else {
+                    return nil
+                }
             } catch { invalid = error }
         } else if rreq["threeDSServerTransID"] == nil {
             // No id to look a transaction up by: the message is refused as Annex A refuses it (201 naming the id), not as unknown.

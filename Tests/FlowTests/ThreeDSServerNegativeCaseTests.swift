@@ -170,8 +170,9 @@ struct ThreeDSServerNegativeCaseTests {
     }
 
     /// The envelope's cases of the ARes and the RReq in every version that has one and in both channels, through this
-    /// harness's own 3DS Server: an ARes of another type or of another version than the AReq's, an RReq of another type
-    /// or of another version than its transaction's, each refused.
+    /// harness's own 3DS Server, graded as a run: an ARes of another type or of another version than the AReq's, an RReq
+    /// of another type or of another version than its transaction's, each refused with an Erro `ares.erro` and
+    /// `rreq.erro` take (its errorMessageType the type the message said it was, its messageVersion the AReq's).
     @Test func theHarnesss3DSServerRefusesEveryEnvelopeCase() async throws {
         try await withHarness { harness in
             let scenarios = try await harness.simulator.scenarios(negative: true).filter { scenario in
@@ -180,14 +181,28 @@ struct ThreeDSServerNegativeCaseTests {
             }
             let cases = scenarios.compactMap { SimulationCase(scenario: $0) }
             #expect(cases.contains { $0.label.contains("-version-") } && cases.contains { $0.label.contains("-messagetype-") })
+            let names = cases.map { JSONValue.string($0.label) }
+            let suite = JSONValue.object([("suite", .object([("name", .string("envelope")), ("party", .string("3ds-server")), ("negative", .bool(true)),
+                                                             ("channels", .array([.string("app"), .string("browser")])), ("only", .array(names))]))])
+            let started = try JSONReader.parse(try await harness.post("/admin/runs", JSONWriter.write(suite)).body).value
+            let id = try #require(started["id"]?.stringValue, "\(started)")
+            var simulator = harness.simulator
+            simulator.harnessCase = id
             let matrix = SimulationMatrix(cases: cases, versions: MessageVersion.allCases, styles: [.android], coverage: .everyCombination,
                                           channels: [.app, .browser])
-            let results = await matrix.run(simulator: harness.simulator, challenger: harness.challenger, concurrency: 8) { _, style in
+            #expect(matrix.entries.count == started["cases"]?.arrayValue?.count, "one transaction per case of the run")
+            let results = await matrix.run(simulator: simulator, challenger: harness.challenger, concurrency: 8) { _, style in
                 try directoryServer("A000000003", style)
             }
-            #expect(results.contains { $0.entry.label.hasPrefix("negative-ares-version-") })
+            // Another version's ARes in every version (the nearest whose table takes it), and the RReq's where one exists.
+            for version in MessageVersion.allCases {
+                #expect(results.contains { $0.entry.label.hasPrefix("negative-ares-version-") && $0.entry.version == version }, "\(version.rawValue)")
+            }
             let problems = results.compactMap { result in result.problem.map { "\(result.entry.label) \(result.entry.version.rawValue) \(result.entry.channel): \($0)" } }
             #expect(problems.isEmpty, "\(problems.prefix(5).joined(separator: "\n"))")
+            let finished = try JSONReader.parse(try await harness.post("/admin/runs/\(id)/finish", []).body).value
+            let failed = (finished["cases"]?.arrayValue ?? []).filter { $0["status"]?.stringValue != "passed" }
+            #expect(failed.isEmpty, "\(failed.prefix(3).map { JSONWriter.string($0) }.joined(separator: "\n"))")
         }
     }
 

@@ -89,6 +89,10 @@ public enum Fault: Sendable, Equatable {
     /// `acsSignedContent` signed as it should be over a payload this content fault spoils (``SignedContentRules/acsPayload``:
     /// an element left out, of another type, written twice, a member no version defines).
     indirect case signedPayload(Fault)
+    /// `acsSignedContent` signed as it should be under a protected header this content fault spoils
+    /// (``SignedContentRules/jwsHeader``: `alg` left out or another, a member no one defines; `criticalExtension`: `crit`
+    /// naming a parameter no one defines, RFC 7515 §4.1.11). The signature is the ACS key's own algorithm's.
+    indirect case signedHeader(Fault)
     // Crypto on the CRes JWE.
     case cresEncryption(CResEncryptionFault)
 
@@ -101,7 +105,7 @@ public enum Fault: Sendable, Equatable {
             Set(FaultLeg.allCases)
         case .latency, .noAnswer, .closeMidResponse, .erro, .httpStatus, .contentType:
             [.directoryServer, .accessControlServer, .sdk]
-        case .wrongCounter, .repeatedCounter, .selectInfoShape, .signedContent, .signedPayload, .cresEncryption:
+        case .wrongCounter, .repeatedCounter, .selectInfoShape, .signedContent, .signedPayload, .signedHeader, .cresEncryption:
             [.sdk]
         }
     }
@@ -118,7 +122,12 @@ public enum Fault: Sendable, Equatable {
     }
 
     /// Whether this fault acts on `acsSignedContent` (in the ARes) rather than on a CRes.
-    public var isOnSignedContent: Bool { signedContentFault != nil || signedPayloadFault != nil }
+    public var isOnSignedContent: Bool {
+        switch self {
+        case .signedContent, .signedPayload, .signedHeader: true
+        default: false
+        }
+    }
 
     /// Whether a correct SDK refuses the ARes's `acsSignedContent` this fault spoils (a runtime error, no CReq): every
     /// payload fault but a member no version defines, which it ignores (Core specification: an unrecognised data element
@@ -126,8 +135,8 @@ public enum Fault: Sendable, Equatable {
     public var signedContentRefusedBySDK: Bool {
         switch self {
         case .signedContent(let fault): fault.refusedBySDK
-        case .signedPayload(.unknownMember): false
-        case .signedPayload: true
+        case .signedPayload(.unknownMember), .signedHeader(.unknownMember): false
+        case .signedPayload, .signedHeader: true
         default: false
         }
     }

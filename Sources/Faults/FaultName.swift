@@ -15,13 +15,16 @@ extension Fault {
         "message-version": "version", "wrong-id": "id field name", "swapped-ids": nil, "critical-extension": nil, "noncritical-extension": nil,
         "wrong-counter": nil, "repeated-counter": nil, "select-info-shape": nil, "unknown-member": "member name",
         "field-value": "field name=value", "field-type": "field name", "field-length": "field name=length", "field-format": "field name=break",
-        "duplicate-member": "field name", "signed-payload": "content fault and its value",
+        "duplicate-member": "field name", "signed-payload": "content fault and its value", "signed-header": "header fault and its value",
     ].merging(SignedContentFault.allCases.map { ($0.rawValue, nil) }, uniquingKeysWith: { a, _ in a })
      .merging(CResEncryptionFault.allCases.map { ("cres-" + $0.rawValue, nil) }, uniquingKeysWith: { a, _ in a })
 
     /// The faults that spoil `acsSignedContent`'s payload under `signed-payload`: those that change a JSON object's members.
     static let payloadFaultNames: Set<String> = ["missing-field", "empty-field", "unknown-member", "field-value", "field-type", "field-length",
                                                   "field-format", "duplicate-member"]
+
+    /// The faults that spoil `acsSignedContent`'s protected header under `signed-header`.
+    static let headerFaultNames: Set<String> = ["missing-field", "field-value", "unknown-member", "critical-extension"]
 
     /// The fault named `name`, with its `value` checked.
     public init(name: String, value: String?) throws(SpecError) {
@@ -85,6 +88,12 @@ extension Fault {
                 throw .value("\"\(value)\" is not a payload fault: one of \(Self.payloadFaultNames.sorted().joined(separator: ", "))")
             }
             self = .signedPayload(try Fault(name: parts.first ?? "", value: parts.count > 1 ? parts[1] : nil))
+        case "signed-header":
+            let parts = value.split(separator: " ", maxSplits: 1).map(String.init)
+            guard Self.headerFaultNames.contains(parts.first ?? "") else {
+                throw .value("\"\(value)\" is not a header fault: one of \(Self.headerFaultNames.sorted().joined(separator: ", "))")
+            }
+            self = .signedHeader(try Fault(name: parts.first ?? "", value: parts.count > 1 ? parts[1] : nil))
         default:
             if let signed = SignedContentFault(rawValue: name) {
                 self = .signedContent(signed)
@@ -124,6 +133,7 @@ extension Fault {
         case .fieldFormat(let name, let broken): "field-format \(name)=\(broken.rawValue)"
         case .signedContent(let fault): fault.rawValue
         case .signedPayload(let fault): "signed-payload \(fault.name)"
+        case .signedHeader(let fault): "signed-header \(fault.name)"
         case .cresEncryption(let fault): "cres-" + fault.rawValue
         }
     }

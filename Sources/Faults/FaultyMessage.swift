@@ -5,6 +5,8 @@ public import JSON
 extension Fault {
     /// The ID of the unknown critical extension `criticalExtension` adds: what an Erro 202 about it gives as errorDetail.
     public static let criticalExtensionID = "HARNESS-CRITICAL-01"
+    /// The header parameter `criticalExtension` names in `crit` on `acsSignedContent`'s header: one no one defines.
+    public static let criticalHeaderParameter = "harnessCritical"
     /// The ID of the unknown extension `nonCriticalExtension` adds.
     public static let nonCriticalExtensionID = "HARNESS-NONCRITICAL-01"
 
@@ -54,7 +56,7 @@ extension Fault {
             if case .array(let options)? = message["challengeSelectInfo"] {
                 message.set("challengeSelectInfo", .array(options.compactMap { $0.objectMembers?.first?.value }))
             }
-        case .latency, .noAnswer, .closeMidResponse, .erro, .httpStatus, .contentType, .malformedJSON, .signedContent, .signedPayload, .cresEncryption:
+        case .latency, .noAnswer, .closeMidResponse, .erro, .httpStatus, .contentType, .malformedJSON, .signedContent, .signedPayload, .signedHeader, .cresEncryption:
             break
         }
         return message

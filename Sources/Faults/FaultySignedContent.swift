@@ -17,6 +17,17 @@ public enum FaultySignedContent {
             // The payload is the harness's own writing: it reads back.
             let spoilt = (try? JSONReader.parse(payload).value).map { [spoil].write($0).bytes } ?? payload
             return try JWS.sign(payload: spoilt, key: identity.key, algorithm: identity.algorithm, certificates: identity.chain)
+        case .signedHeader(let spoil):
+            var header = JSONValue.object([("alg", .string(identity.algorithm.rawValue)),
+                                           ("x5c", .array(identity.chain.map { .string($0.x5cEncoding) }))])
+            if spoil == .criticalExtension {
+                // RFC 7515 §4.1.11: a recipient that does not understand a parameter `crit` names must refuse the JWS.
+                header.set("crit", .array([.string(Fault.criticalHeaderParameter)]))
+                header.set(Fault.criticalHeaderParameter, .bool(true))
+            } else {
+                header = spoil.apply(to: header)
+            }
+            return try JWS.sign(payload: payload, key: identity.key, algorithm: identity.algorithm, rawHeader: header)
         default:
             return try JWS.sign(payload: payload, key: identity.key, algorithm: identity.algorithm, certificates: identity.chain)
         }

@@ -135,6 +135,9 @@ public struct ChallengeRunner: Sendable {
         /// Takes a CRes whatever its messageType and messageVersion: a parser that knows which message it awaits and reads
         /// the content alone.
         case ignoresEnvelope = "ignores-envelope"
+        /// Verifies acsSignedContent's signature with the algorithm its leaf's key implies (PS256 for RSA, ES256 for EC),
+        /// whatever the header's `alg` says, and reads no `crit`: the algorithm-confusion bug of JWS libraries.
+        case infersAlgFromKey = "infers-alg-from-key"
     }
 
     /// The channel of the first challenge, for ``Misbehaviour/staleChannelKey``.
@@ -151,6 +154,8 @@ public struct ChallengeRunner: Sendable {
     private func signedContent(_ compact: String, ownKey: JSONValue) throws -> AcsSignedContent {
         let read: AcsSignedContent.VerifiedPayload
         switch misbehaviour {
+        case .infersAlgFromKey:
+            read = try Self.verifiedInferringTheAlgorithm(compact, with: verifier)
         case .trustsAnyChain:
             read = try AcsSignedContent.payloadCheckingTheSignatureOnly(compact)
         case .ignoresIntermediates:
@@ -159,14 +164,39 @@ public struct ChallengeRunner: Sendable {
         default:
             read = try AcsSignedContent.verifiedPayload(compact, with: verifier)
         }
-        if misbehaviour == .refusesUnknownMembers,
-           let member = read.payload.objectMembers?.first(where: { member in SignedContentRules.acsPayload.fields.allSatisfy { $0.name != member.key } }) {
-            throw AcsSignedContent.Failure.payload("\(member.key) is not a member of the payload")
+        if misbehaviour == .refusesUnknownMembers {
+            if let member = read.payload.objectMembers?.first(where: { member in SignedContentRules.acsPayload.fields.allSatisfy { $0.name != member.key } }) {
+                throw AcsSignedContent.Failure.payload("\(member.key) is not a member of the payload")
+            }
+            let header = compact.split(separator: ".").first.flatMap { part in (try? Base64URL.decode(part)).flatMap { try? JSONReader.parse($0).value } }
+            if let member = header?.objectMembers?.first(where: { member in SignedContentRules.jwsHeader.fields.allSatisfy { $0.name != member.key } }) {
+                throw AcsSignedContent.Failure.payload("header \(member.key) is not a member of the header")
+            }
         }
         do { return try AcsSignedContent(read) } catch {
             guard let misbehaviour, let lenient = Self.readingLeniently(read, as: misbehaviour, ownKey: ownKey) else { throw error }
             return try AcsSignedContent(lenient)
         }
+    }
+
+    /// acsSignedContent as ``Misbehaviour/infersAlgFromKey`` reads it: the chain verified, the signature checked with the
+    /// algorithm of the leaf's key, the header's `alg` and `crit` unread.
+    private static func verifiedInferringTheAlgorithm(_ compact: String, with verifier: CertificateVerifier) throws -> AcsSignedContent.VerifiedPayload {
+        let parts = compact.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 3, let headerBytes = try? Base64URL.decode(parts[0]), let payloadBytes = try? Base64URL.decode(parts[1]),
+              let signature = try? Base64URL.decode(parts[2]), let header = try? JSONReader.parse(headerBytes).value,
+              let x5c = header["x5c"]?.arrayValue?.compactMap(\.stringValue) else {
+            throw AcsSignedContent.Failure.signature(.missingCertificateChain)
+        }
+        let chain = try x5c.map { encoded in try Certificate(der: Array(Data(base64Encoded: encoded) ?? Data())) }
+        guard let leaf = chain.first else { throw AcsSignedContent.Failure.signature(.missingCertificateChain) }
+        try verifier.verify(leaf: leaf, intermediates: Array(chain.dropFirst()))
+        let algorithm: SignatureAlgorithm = leaf.publicKey.kind == .rsa ? .ps256 : .es256
+        guard try leaf.publicKey.verify(signature: signature, of: Array("\(parts[0]).\(parts[1])".utf8), algorithm: algorithm) else {
+            throw AcsSignedContent.Failure.signature(.signatureInvalid)
+        }
+        guard let read = try? JSONReader.parse(payloadBytes), read.value.objectMembers != nil else { throw AcsSignedContent.Failure.payload("is not a JSON object") }
+        return AcsSignedContent.VerifiedPayload(payload: read.value, duplicates: read.duplicates, signer: leaf)
     }
 
     /// The payload as an SDK that does not check the echo of its own key reads it (``Misbehaviour/ignoresSDKKeyEcho``): a
@@ -453,7 +483,7 @@ struct Session {
                   rules.format(of: field, in: version)?.formatBreak != nil, rules.lengthBounds(of: field, in: version)?.contains(text.count) ?? true else { return nil }
             readings = [example]
         case .withholdErro, .repeatCounter, .oobAsDataEntry, .oobAppURLSupported, .acceptsDuplicates, .kdfWithoutReference, .staleChannelKey,
-             .trustsAnyChain, .ignoresIntermediates, .ignoresSDKKeyEcho, .refusesUnknownMembers, .ignoresEnvelope:
+             .trustsAnyChain, .ignoresIntermediates, .ignoresSDKKeyEcho, .refusesUnknownMembers, .ignoresEnvelope, .infersAlgFromKey:
             return nil
         }
         for reading in readings {

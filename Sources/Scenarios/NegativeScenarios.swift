@@ -242,6 +242,7 @@ extension NegativeScenarios.Spoil {
         case .duplicate, .finalDuplicate: "with \(element) written twice"
         case .version, .finalVersion: "with messageVersion \(value ?? ""), another version than the transaction's, its content valid in both"
         case .messageType, .finalMessageType: "with messageType \(value ?? ""), another message's type"
+        case .criticalExtension where element == "crit": "with crit naming a header parameter no one defines (\(Fault.criticalHeaderParameter))"
         case .criticalExtension: "with a messageExtension no version defines, marked critical (criticalityIndicator true)"
         case .nonCriticalExtension: "with a messageExtension no version defines, not critical (criticalityIndicator false)"
         case .unknownMember, .unknownMemberInFinal: "with \(element), a member no version defines"

@@ -25,26 +25,41 @@ extension NegativeScenarios {
     public static func signedContent(from scenarios: [Scenario]) -> [Scenario] {
         guard let base = scenarios.first(where: { showsFirst(.text, $0) }) else { return [] }
         let rules = SignedContentRules.acsPayload
-        let spoils = rules.requiredElements(of: examplePayload, context: SignedContentRules.payloadContext)
+        let context = SignedContentRules.payloadContext
+        let payloadSpoils = rules.requiredElements(of: examplePayload, context: context)
             .filter { !neededForACReq.contains($0) }.map { Spoil(.missing, $0) }
             + [Spoil(.unknownMember, unknownMember)]
-        return spoils.enumerated().map { serial, spoil in
+        // The header: `alg` left out or outside PS256 and ES256 (refused whatever the signature's algorithm: an SDK takes
+        // the header's against its list, never the key's), `crit` naming a parameter no one defines, a member no one
+        // defines (ignored, RFC 7515 §4). `x5c` left out makes no case, as the ACS's address: no SDK could verify the JWS.
+        let header = SignedContentRules.jwsHeader
+        let headerSpoils = header.requiredElements(of: exampleHeader, context: context).filter { $0 != "x5c" }.map { Spoil(.missing, $0) }
+            + header.valuesOutsideTheirSet(of: exampleHeader, context: context).map { Spoil(.outside, $0.element, value: $0.value) }
+            + [Spoil(.criticalExtension, "crit"), Spoil(.unknownMember, unknownMember)]
+        let spoils = payloadSpoils.map { (spoil: $0, inHeader: false) } + headerSpoils.map { (spoil: $0, inHeader: true) }
+        return spoils.enumerated().map { serial, found in
+            let (spoil, inHeader) = found
             var scenario = base
-            scenario.name = name("signed-content", spoil)
+            scenario.name = name(inHeader ? "signed-content-header" : "signed-content", spoil)
             scenario.pan = card(signedContentCardPrefix, serial: serial + 1)
             scenario.versions = Set(MessageVersion.allCases)
-            scenario.faults = [FaultInjection(.signedPayload(spoil.fault), on: .sdk)]
-            scenario.description = "acsSignedContent, signed as it should be, over a payload \(spoil.change)."
+            scenario.faults = [FaultInjection(inHeader ? .signedHeader(spoil.fault) : .signedPayload(spoil.fault), on: .sdk)]
+            scenario.description = inHeader ? "acsSignedContent, signed as it should be, under a protected header \(spoil.change)."
+                : "acsSignedContent, signed as it should be, over a payload \(spoil.change)."
             if spoil.mutation == .unknownMember {
                 scenario.description += " The SDK ignores it: the challenge completes."
                 scenario.expectation = nil
             } else {
-                scenario.expectation = Expectation(sdk: .runtimeError, text: "The SDK refuses acsSignedContent (Annex A, ACS Signed Content: the JWS body "
-                                                   + "holds acsURL, acsEphemPubKey and sdkEphemPubKey), sends no CReq and no Erro, and reports runtimeError.")
+                let rule = inHeader ? "RFC 7515: alg is required, a crit parameter not understood refuses the JWS; EMV 3DS: PS256 or ES256 only"
+                    : "Annex A, ACS Signed Content: the JWS body holds acsURL, acsEphemPubKey and sdkEphemPubKey"
+                scenario.expectation = Expectation(sdk: .runtimeError, text: "The SDK refuses acsSignedContent (\(rule)), sends no CReq and no Erro, and reports runtimeError.")
             }
             return scenario
         }
     }
+
+    /// A protected header as an ACS signs it, for the probes (any base64 stands for the certificates).
+    static let exampleHeader = JSONValue.object([("alg", .string("ES256")), ("x5c", .array([.string("MIIB"), .string("MIIC")]))])
 
     /// A payload as an ACS signs it, for the probes: the keys are EMVCo's example SDK key (app-based crypto examples).
     static let examplePayload: JSONValue = {

@@ -80,11 +80,33 @@ extension ThreeDSServer {
         let fetchedAt: ContinuousClock.Instant
     }
 
-    /// The cached card ranges, refreshed by a PReq when older than `cardRangeRefreshSeconds`: with the last
-    /// serialNum the PRes gives what changed, applied in order; after Erro 307 every range is asked for again.
+    /// The cached card ranges, refreshed by a PReq when older than `cardRangeRefreshSeconds`. One refresh at a time:
+    /// requests that find the cache stale while a PReq is under way wait for its PRes, since a second PReq sent meanwhile
+    /// would lack the serialNum that PRes gives (and the DS's `preq.serial-number` check would rightly fail it).
     private func cardRanges() async throws(HTTPError) -> [PreparedRange] {
+        if let cached = cardRangeCache.withLock({ $0 }), ContinuousClock.now - cached.fetchedAt < .seconds(settings.cardRangeRefreshSeconds) {
+            return cached.ranges
+        }
+        let refresh = cardRangeRefresh.withLock { pending in
+            if let pending { return pending }
+            let task = Task { () throws -> [PreparedRange] in
+                defer { self.cardRangeRefresh.withLock { $0 = nil } }
+                return try await self.refreshCardRanges()
+            }
+            pending = task
+            return task
+        }
+        do { return try await refresh.value } catch let error as HTTPError { throw error } catch {
+            throw HTTPError(.badGateway, "card ranges: \(error)")
+        }
+    }
+
+    /// One PReq (two after Erro 307), the cache replaced by what its PRes gives: with the last serialNum, what changed,
+    /// applied in order; after Erro 307 every range asked for again.
+    private func refreshCardRanges() async throws(HTTPError) -> [PreparedRange] {
         let now = ContinuousClock.now
         let cached = cardRangeCache.withLock { $0 }
+        // A refresh that finished while this one waited to start left the cache fresh.
         if let cached, now - cached.fetchedAt < .seconds(settings.cardRangeRefreshSeconds) { return cached.ranges }
         var ranges = cached?.serialNum != nil ? cached?.ranges ?? [] : []
         var answer = try await prepare(serialNum: cached?.serialNum)

@@ -7,7 +7,11 @@ import SDKSimulator
 import Testing
 import TestSupport
 
-/// The negative cases of acsSignedContent's payload (docs/negative.md), generated from its table
+/// The negative cases of acsSignedContent's payload and header (docs/negative.md), generated from their tables. The header
+/// (`SignedContentRules.jwsHeader`; RFC 7515: `alg` required, a `crit` parameter not understood refuses the JWS, an
+/// unknown parameter is ignored; EMV 3DS: PS256 or ES256): signed as it should be under a header without `alg`, with
+/// `alg` outside the two, with `crit`; a correct SDK refuses each, one that infers the algorithm from the key takes them.
+/// The payload, generated from its table
 /// (`SignedContentRules.acsPayload`; Annex A, Table A.1, ACS Signed Content: the JWS body holds acsURL, acsEphemPubKey and
 /// sdkEphemPubKey): signed as it should be over a payload without an element. A correct SDK refuses it as a runtime
 /// error and sends no CReq (`challenge.end`), and takes a member no version defines. The ACS's address or key left out
@@ -19,20 +23,26 @@ struct SignedContentPayloadTests {
     static let cases = catalog.negative.filter { $0.name.hasPrefix("negative-signed-content-") }
 
     @Test func thePayloadsTableMakesACaseOfEachSpoilAnSDKCouldBeSeenToTake() throws {
-        #expect(Set(Self.cases.map(\.name)) == ["negative-signed-content-missing-sdkEphemPubKey", "negative-signed-content-unknown-harnessUnknownMember"])
+        #expect(Set(Self.cases.map(\.name)) == [
+            "negative-signed-content-missing-sdkEphemPubKey", "negative-signed-content-unknown-harnessUnknownMember",
+            "negative-signed-content-header-missing-alg", "negative-signed-content-header-outside-alg-ZZZZZ",
+            "negative-signed-content-header-critical-crit", "negative-signed-content-header-unknown-harnessUnknownMember",
+        ])
         for scenario in Self.cases {
             #expect(scenario.versions == Set(MessageVersion.allCases), "\(scenario.name)")
-            #expect(scenario.faults.count == 1 && scenario.faults.first?.leg == .sdk && scenario.faults.first?.fault.signedPayloadFault != nil)
+            #expect(scenario.faults.count == 1 && scenario.faults.first?.leg == .sdk && scenario.faults.first?.fault.isOnSignedContent == true)
             let refused = !scenario.name.contains("-unknown-")
             #expect((scenario.expectation?.sdk == .runtimeError) == refused, "\(scenario.name)")
             #expect(scenario.faults.first?.fault.signedContentRefusedBySDK == refused, "\(scenario.name)")
             #expect(Self.catalog.scenario(for: scenario.pan ?? "").name == scenario.name)
         }
-        // The fault reads back from its name, as a scenario file writes it.
-        let fault = try #require(Self.cases.first?.faults.first?.fault)
-        let name = fault.name.split(separator: " ", maxSplits: 1).map(String.init)
-        #expect(try Fault(name: name[0], value: name[1]) == fault)
+        // Each fault reads back from its name, as a scenario file writes it.
+        for fault in Self.cases.compactMap(\.faults.first?.fault) {
+            let name = fault.name.split(separator: " ", maxSplits: 1).map(String.init)
+            #expect(try Fault(name: name[0], value: name[1]) == fault)
+        }
         #expect(throws: Fault.SpecError.self) { try Fault(name: "signed-payload", value: "latency 10") }
+        #expect(throws: Fault.SpecError.self) { try Fault(name: "signed-header", value: "field-type alg") }
     }
 
     /// Each case of a 2.2.0 run of the payload's cases, once finished: its status.
@@ -58,7 +68,8 @@ struct SignedContentPayloadTests {
     @Test(arguments: [
         (nil, []),
         (ChallengeRunner.Misbehaviour.ignoresSDKKeyEcho, ["missing-sdkEphemPubKey"]),
-        (.refusesUnknownMembers, ["unknown-harnessUnknownMember"]),
+        (.refusesUnknownMembers, ["unknown-harnessUnknownMember", "header-unknown-harnessUnknownMember"]),
+        (.infersAlgFromKey, ["header-missing-alg", "header-outside-alg-ZZZZZ", "header-critical-crit"]),
     ] as [(ChallengeRunner.Misbehaviour?, [String])])
     func anSDKFailsExactlyTheCasesOfWhatItGetsWrong(_ misbehaviour: ChallengeRunner.Misbehaviour?, _ failing: [String]) async throws {
         try await withHarness { harness in

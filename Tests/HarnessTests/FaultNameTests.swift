@@ -11,7 +11,7 @@ struct FaultNameTests {
         "milliseconds": "250", "error code": "203", "status code": "503", "media type": "text/plain",
         "field name": "acsTransID", "version": "2.1.0", "id field name": "dsTransID", "member name": "harnessUnknownMember", "field name=value": "acsUiType=06",
         "field name=length": "challengeInfoText=351", "field name=break": "acsCounterAtoS=letter",
-        "content fault and its value": "missing-field sdkEphemPubKey",
+        "content fault and its value": "missing-field sdkEphemPubKey", "header fault and its value": "missing-field alg",
     ]
 
     @Test(arguments: Fault.names.keys.sorted())

@@ -26,6 +26,10 @@ struct NegativeCountTablesTests {
             if message == "signed", parts.first == "content" {
                 message = "signed-content"
                 parts.removeFirst()
+                if parts.first == "header" {
+                    message = "signed-content-header"
+                    parts.removeFirst()
+                }
             }
             if let group = parts.first, ["final", "challenge", "declined", "rejected", "unavailable", "decoupled"].contains(group) {
                 message += "-" + group
@@ -95,6 +99,9 @@ struct NegativeCountTablesTests {
         let payloadRows: [Row] = present("signed-content").map { (mutation: String) -> Row in
             ("`\(mutation)` (runtime error, no CReq)", { (candidate: Case) in candidate.message == "signed-content" && candidate.mutation == mutation })
         } + [("`unknown` (taken)", { (candidate: Case) in candidate.message == "signed-content" && candidate.mutation == "unknown" })]
+        let headerRows: [Row] = (present("signed-content-header") + ["critical"]).map { (mutation: String) -> Row in
+            ("`\(mutation)` (runtime error, no CReq)", { (candidate: Case) in candidate.message == "signed-content-header" && candidate.mutation == mutation })
+        } + [("`unknown` (taken)", { (candidate: Case) in candidate.message == "signed-content-header" && candidate.mutation == "unknown" })]
         return [
             ("CRes", table(cresRows, of: cases)),
             ("ARes", table(aresRows, of: cases)),
@@ -103,6 +110,7 @@ struct NegativeCountTablesTests {
             ("RReq", table(rreqRows, of: cases, versions: [.v2_2_0, .v2_3_1])),
             ("challenge RReq", table(challengeRReqRows, of: cases, byChannel: true)),
             ("acsSignedContent's payload", table(payloadRows, of: cases)),
+            ("acsSignedContent's header", table(headerRows, of: cases)),
             ("PRes", table(present("pres").map { row($0, message: "pres") } + [row("critical", message: "pres"), row("unknown", message: "pres")], of: cases)),
         ]
     }

@@ -6,6 +6,13 @@ public import JSON
 /// and the SDK Ephemeral Public Key (QC), the same in every version. The SDK refuses a payload without them, or with one
 /// it cannot read, as a runtime error: no Erro goes anywhere (the SDK has no channel to the ACS yet).
 public enum SignedContentRules {
+    /// The protected header of `acsSignedContent`: `alg` PS256 or ES256 (EMV 3DS: the ACS signs with PS256 or ES256;
+    /// RFC 7515 §4.1.1: `alg` is required) and the ACS's certificate chain in `x5c` (RFC 7515 §4.1.6).
+    public static let jwsHeader = MessageRules(.aRes, [
+        FieldRule("alg", .required, .oneOf(["PS256", "ES256"])),
+        FieldRule("x5c", .required, .arrayOf(.string(1...100_000), count: 1...10)),
+    ])
+
     /// The payload of `acsSignedContent`. Its violations are named as the ARes's are: the payload travels in the ARes.
     public static let acsPayload = MessageRules(.aRes, [
         FieldRule("acsURL", .required, .url(maxLength: 2048)),

@@ -1,5 +1,5 @@
 public import Foundation
-import JSON
+public import JSON
 
 /// The protected header of a JWS.
 public struct JWSHeader: Codable, Sendable, Equatable {
@@ -39,6 +39,14 @@ public struct JWS: Sendable {
     public static func sign(payload: [UInt8], key: PrivateKey, header: JWSHeader) throws(JOSEError) -> String {
         guard let algorithm = SignatureAlgorithm(rawValue: header.alg) else { throw .unsupportedAlgorithm(header.alg) }
         let input = encodeHeader(header) + "." + Base64URL.encode(payload)
+        let signature = try key.sign(Array(input.utf8), algorithm: algorithm)
+        return input + "." + Base64URL.encode(signature)
+    }
+
+    /// Signs with `algorithm`, the header written as given, whatever its members say (fault injection: a header without
+    /// `alg`, with another `alg` than the signature's, with `crit`).
+    public static func sign(payload: [UInt8], key: PrivateKey, algorithm: SignatureAlgorithm, rawHeader: JSONValue) throws(JOSEError) -> String {
+        let input = Base64URL.encode(JSONWriter.write(rawHeader)) + "." + Base64URL.encode(payload)
         let signature = try key.sign(Array(input.utf8), algorithm: algorithm)
         return input + "." + Base64URL.encode(signature)
     }

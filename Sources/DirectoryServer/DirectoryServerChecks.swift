@@ -50,23 +50,29 @@ extension DirectoryServer {
             return .fail(check, "\(seen) received, but the DS's \(message.rawValue) was valid or an Erro: nothing was due (an Erro is never answered with an Erro)")
         case .ungraded:
             return .pass(check, "\(seen) received about an answer that never arrived whole; allowed, not required")
-        case .required(let codes, let field):
+        case .required(let codes, let field, let claimed):
             var problems: [String] = []
             if !codes.contains(erro.errorCode) { problems.append("errorCode \(erro.errorCode.rawValue), expected \(codes.map(\.rawValue).joined(separator: " or "))") }
             if erro.errorComponent != .threeDSServer { problems.append("errorComponent \(erro.errorComponent.rawValue), expected S (the 3DS Server)") }
             // A message not read as one (101) may leave its type unnamed; one that was read is named: as the DS sent it, or,
             // when its messageType was the fault, as the type it said it was.
-            let named = [message] + (field == "messageType" ? [message.counterpart].compactMap { $0 } : [])
+            let named = [message.rawValue] + (field == "messageType" ? [claimed].compactMap { $0 } : [])
             if let type = erro.errorMessageType {
-                if !named.map(\.rawValue).contains(type) {
-                    problems.append("errorMessageType \(type), expected \(named.map(\.rawValue).joined(separator: " or "))")
-                }
+                if !named.contains(type) { problems.append("errorMessageType \(type), expected \(named.joined(separator: " or "))") }
             } else if erro.errorCode != .messageNotRecognised {
                 problems.append("errorMessageType absent, expected \(message.rawValue)")
             }
-            // The AReq's version; when the version was the fault, also the one the message claimed (answered as read).
-            let versionTaken = erro.messageVersion == version.rawValue || (field == "messageVersion" && MessageVersion(rawValue: erro.messageVersion) != nil)
-            if !versionTaken { problems.append("messageVersion \(erro.messageVersion), expected the AReq's \(version.rawValue)") }
+            // The transaction's version; when the version was the fault, also the one the message claimed (answered as read).
+            let versions = [version.rawValue] + (field == "messageVersion" ? [claimed].compactMap { $0 } : [])
+            if !versions.contains(erro.messageVersion) {
+                let whose = switch message {
+                case .pRes: "the PReq's"
+                case .rReq: "the transaction's"
+                default: "the AReq's"
+                }
+                problems.append("messageVersion \(erro.messageVersion), expected \(whose) \(version.rawValue)"
+                                + (versions.count > 1 ? " or the one the message claimed, \(versions[1])" : ""))
+            }
             if let problem = ErrorDetail.problem(erro.errorDetail, code: erro.errorCode, field: field, extensionID: Fault.criticalExtensionID) {
                 problems.append(problem)
             }

@@ -34,8 +34,8 @@ extension DirectoryServer.Transaction {
         switch due {
         case .forbidden: .string("forbidden")
         case .ungraded: .string("ungraded")
-        case .required(let codes, let field):
-            .object(omittingAbsent: [("codes", .array(codes.map { .string($0.rawValue) })), ("field", .string(field))])
+        case .required(let codes, let field, let claimed):
+            .object(omittingAbsent: [("codes", .array(codes.map { .string($0.rawValue) })), ("field", .string(field)), ("claimed", .string(claimed))])
         }
     }
 
@@ -44,7 +44,7 @@ extension DirectoryServer.Transaction {
         case "ungraded": return .ungraded
         case nil:
             guard let codes = json?["codes"]?.arrayValue?.compactMap({ $0.stringValue.flatMap(ErrorCode.init(rawValue:)) }) else { return .forbidden }
-            return .required(codes, field: json?["field"]?.stringValue)
+            return .required(codes, field: json?["field"]?.stringValue, claimed: json?["claimed"]?.stringValue)
         default: return .forbidden
         }
     }

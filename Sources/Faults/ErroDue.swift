@@ -6,8 +6,9 @@ public import EMV3DS
 /// validation); one that receives a valid ARes, or an Erro, sends none (an Erro is never
 /// answered with an Erro).
 public enum ErroDue: Sendable, Equatable {
-    /// An Erro with one of these codes, `errorDetail` naming `field` when one is given.
-    case required([ErrorCode], field: String?)
+    /// An Erro with one of these codes, `errorDetail` naming `field` when one is given; `claimed`, the value the spoilt
+    /// message gave its envelope (`messageType` or `messageVersion`), which the Erro may echo as what it read.
+    case required([ErrorCode], field: String?, claimed: String? = nil)
     /// No Erro: the answer was valid, or was itself an Erro.
     case forbidden
     /// The answer never arrived as a message (an HTTP status, a broken connection, silence):
@@ -24,13 +25,13 @@ public enum ErroDue: Sendable, Equatable {
 
     /// The codes due; nil unless an Erro is required.
     public var errorCodes: [ErrorCode]? {
-        guard case .required(let codes, _) = self else { return nil }
+        guard case .required(let codes, _, _) = self else { return nil }
         return codes
     }
 
     /// The data element the Erro's `errorDetail` must name, when one is.
     public var field: String? {
-        guard case .required(_, let field) = self else { return nil }
+        guard case .required(_, let field, _) = self else { return nil }
         return field
     }
 }
@@ -53,11 +54,11 @@ extension Fault {
         case .emptyField(let field): .required([.formatInvalid, .requiredElementMissing], field: field)
         case .criticalExtension: .required([.criticalExtensionNotRecognised], field: "messageExtension")
         // A message of another type: not the message expected (101) or, read as a value, invalid (203).
-        case .fieldValue("messageType", _): .required([.messageNotRecognised, .formatInvalid], field: "messageType")
+        case .fieldValue("messageType", let type): .required([.messageNotRecognised, .formatInvalid], field: "messageType", claimed: type)
         case .fieldValue(let field, _), .fieldType(let field), .fieldLength(let field, _), .fieldFormat(let field, _): .required([.formatInvalid], field: field)
         case .duplicateMember(let field): .required([.duplicateElement], field: field)
         // A version not the AReq's: not supported (102) or, read as a mismatch, invalid (203).
-        case .messageVersion: .required([.versionNotSupported, .formatInvalid], field: "messageVersion")
+        case .messageVersion(let version): .required([.versionNotSupported, .formatInvalid], field: "messageVersion", claimed: version)
         case .wrongTransactionID(let field): .required([.transactionIDNotRecognised, .formatInvalid], field: field)
         case .swappedTransactionIDs: .required([.transactionIDNotRecognised, .formatInvalid], field: nil)
         case .malformedJSON: .required([.messageNotRecognised], field: nil)

@@ -1,4 +1,5 @@
 import EMV3DS
+import JOSE
 
 /// Faults as scenario files name them: the one table of names both ways.
 extension Fault {
@@ -25,6 +26,27 @@ extension Fault {
 
     /// The faults that spoil `acsSignedContent`'s protected header under `signed-header`.
     static let headerFaultNames: Set<String> = ["missing-field", "field-value", "unknown-member", "critical-extension"]
+
+    /// Refuses a fault on `acsSignedContent` whose expectation would be wrong: an element left out or given a value that
+    /// `rules` does not have or allows (nothing would be broken), or a member said to be no one's that `rules` or the
+    /// `registered` names define (a recipient may act on it).
+    static func check(_ fault: Fault, spoiling rules: MessageRules, registered: Set<String>, in part: String) throws(SpecError) {
+        let names = Set(rules.fields.map(\.name))
+        switch fault {
+        case .missingField(let name), .emptyField(let name), .fieldType(let name), .fieldLength(let name, _), .fieldFormat(let name, _),
+             .duplicateMember(let name):
+            guard names.contains(name) else { throw .value("\(name) is not an element of \(part): one of \(names.sorted().joined(separator: ", "))") }
+        case .fieldValue(let name, let value):
+            guard names.contains(name) else { throw .value("\(name) is not an element of \(part): one of \(names.sorted().joined(separator: ", "))") }
+            if let allowed = rules.allowedValues(of: name, in: .v2_1_0), allowed.contains(value) {
+                throw .value("\(value) is a value \(name) allows: nothing would be broken")
+            }
+        case .unknownMember(let name):
+            guard !names.contains(name), !registered.contains(name) else { throw .value("\(name) is defined in \(part): not a member no one defines") }
+        default:
+            break
+        }
+    }
 
     /// The fault named `name`, with its `value` checked.
     public init(name: String, value: String?) throws(SpecError) {
@@ -87,13 +109,17 @@ extension Fault {
             guard Self.payloadFaultNames.contains(parts.first ?? "") else {
                 throw .value("\"\(value)\" is not a payload fault: one of \(Self.payloadFaultNames.sorted().joined(separator: ", "))")
             }
-            self = .signedPayload(try Fault(name: parts.first ?? "", value: parts.count > 1 ? parts[1] : nil))
+            let inner = try Fault(name: parts.first ?? "", value: parts.count > 1 ? parts[1] : nil)
+            try Self.check(inner, spoiling: SignedContentRules.acsPayload, registered: [], in: "the payload")
+            self = .signedPayload(inner)
         case "signed-header":
             let parts = value.split(separator: " ", maxSplits: 1).map(String.init)
             guard Self.headerFaultNames.contains(parts.first ?? "") else {
                 throw .value("\"\(value)\" is not a header fault: one of \(Self.headerFaultNames.sorted().joined(separator: ", "))")
             }
-            self = .signedHeader(try Fault(name: parts.first ?? "", value: parts.count > 1 ? parts[1] : nil))
+            let inner = try Fault(name: parts.first ?? "", value: parts.count > 1 ? parts[1] : nil)
+            try Self.check(inner, spoiling: SignedContentRules.jwsHeader, registered: JWSHeader.registeredParameters, in: "the header")
+            self = .signedHeader(inner)
         default:
             if let signed = SignedContentFault(rawValue: name) {
                 self = .signedContent(signed)

@@ -7,8 +7,8 @@ import JSON
 /// an SDK must take). Every broken one must make an SDK stop with a runtime error; the certificates for them are made
 /// afresh each time.
 public enum FaultySignedContent {
-    /// `payload` signed as `fault` says: broken by a ``SignedContentFault``, or spoilt by a content fault and signed as it
-    /// should be (``Fault/signedPayload(_:)``); any other fault signs it plainly.
+    /// `payload` signed as `fault` says: broken by a ``SignedContentFault``, or signed as it should be over a payload or under
+    /// a header a content fault spoils (``Fault/signedPayload(_:)``, ``Fault/signedHeader(_:)``); any other fault signs it plainly.
     public static func sign(_ fault: Fault, payload: [UInt8], identity: ACSSigningIdentity) throws(JOSEError) -> String {
         switch fault {
         case .signedContent(let fault):

@@ -170,7 +170,7 @@ public struct ChallengeRunner: Sendable {
             }
             let header = compact.split(separator: ".").first.flatMap { part in (try? Base64URL.decode(part)).flatMap { try? JSONReader.parse($0).value } }
             if let member = header?.objectMembers?.first(where: { member in SignedContentRules.jwsHeader.fields.allSatisfy { $0.name != member.key } }) {
-                throw AcsSignedContent.Failure.payload("header \(member.key) is not a member of the header")
+                throw AcsSignedContent.Failure.payload("its protected header has \(member.key), a parameter its table does not define")
             }
         }
         do { return try AcsSignedContent(read) } catch {

@@ -48,8 +48,9 @@ public final class ThreeDSServer: Sendable {
     let preparedTransactions: TransactionStore<PreparedTransaction>
     /// The DS's card ranges as the last PRes left them, with its serial: a PReq at most every cardRangeRefreshSeconds.
     let cardRangeCache = Mutex<CardRangeCache?>(nil)
-    /// The card-range refresh under way, which concurrent requests wait for rather than send a PReq of their own.
-    let cardRangeRefresh = Mutex<Task<[PreparedRange], any Error>?>(nil)
+    /// The requests waiting for the card-range refresh under way (nil: none is), which they take the PRes of rather than
+    /// send a PReq of their own.
+    let cardRangeWaiters = Mutex<[CheckedContinuation<Result<[PreparedRange], HTTPError>?, Never>]?>(nil)
     /// What this instance shares with the others of its store, when they are several: a transaction whose instance died
     /// is taken up from its record.
     let sharing: any SharedWork

@@ -83,21 +83,38 @@ extension ThreeDSServer {
     /// The cached card ranges, refreshed by a PReq when older than `cardRangeRefreshSeconds`. One refresh at a time:
     /// requests that find the cache stale while a PReq is under way wait for its PRes, since a second PReq sent meanwhile
     /// would lack the serialNum that PRes gives (and the DS's `preq.serial-number` check would rightly fail it).
+    /// The PReq goes from the first request's own context (its loop's client); the others' continuations are resumed with
+    /// its outcome.
     private func cardRanges() async throws(HTTPError) -> [PreparedRange] {
-        if let cached = cardRangeCache.withLock({ $0 }), ContinuousClock.now - cached.fetchedAt < .seconds(settings.cardRangeRefreshSeconds) {
-            return cached.ranges
-        }
-        let refresh = cardRangeRefresh.withLock { pending in
-            if let pending { return pending }
-            let task = Task { () throws -> [PreparedRange] in
-                defer { self.cardRangeRefresh.withLock { $0 = nil } }
-                return try await self.refreshCardRanges()
+        while true {
+            if let cached = cardRangeCache.withLock({ $0 }), ContinuousClock.now - cached.fetchedAt < .seconds(settings.cardRangeRefreshSeconds) {
+                return cached.ranges
             }
-            pending = task
-            return task
-        }
-        do { return try await refresh.value } catch let error as HTTPError { throw error } catch {
-            throw HTTPError(.badGateway, "card ranges: \(error)")
+            let leads = cardRangeWaiters.withLock { waiters in
+                guard waiters == nil else { return false }
+                waiters = []
+                return true
+            }
+            if leads {
+                let outcome: Result<[PreparedRange], HTTPError>
+                do { outcome = .success(try await refreshCardRanges()) } catch { outcome = .failure(error) }
+                let waiters = cardRangeWaiters.withLock { waiters in
+                    defer { waiters = nil }
+                    return waiters ?? []
+                }
+                for waiter in waiters { waiter.resume(returning: outcome) }
+                return try outcome.get()
+            }
+            let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Result<[PreparedRange], HTTPError>?, Never>) in
+                let joined = cardRangeWaiters.withLock { waiters in
+                    guard waiters != nil else { return false }
+                    waiters?.append(continuation)
+                    return true
+                }
+                // The refresh ended before this request could wait for it: the cache is read again.
+                if !joined { continuation.resume(returning: nil) }
+            }
+            if let outcome { return try outcome.get() }
         }
     }
 

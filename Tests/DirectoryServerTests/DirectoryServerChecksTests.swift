@@ -62,10 +62,16 @@ struct DirectoryServerChecksTests {
         namedAReq.errorMessageType = "AReq"
         #expect(DirectoryServer.erroCheck(namedAReq, due: .required([.requiredElementMissing], field: "transStatus"), about: .aRes, version: .v2_2_0).verdict == .fail)
 
+        var namedOtherType = notRecognised
+        namedOtherType.errorMessageType = "PRes"
+        #expect(DirectoryServer.erroCheck(namedOtherType, due: aboutType, about: .aRes, version: .v2_2_0).verdict == .fail, "a type the ARes did not say")
+
         let aboutVersion = Fault.messageVersion("2.1.0").erroDue
-        let inTheVersionRead = ErroMessage(messageVersion: "2.1.0", errorCode: .formatInvalid, errorComponent: .threeDSServer,
+        var inTheVersionRead = ErroMessage(messageVersion: "2.1.0", errorCode: .formatInvalid, errorComponent: .threeDSServer,
                                            errorDetail: "messageVersion", errorMessageType: "ARes")
         #expect(DirectoryServer.erroCheck(inTheVersionRead, due: aboutVersion, about: .aRes, version: .v2_2_0).verdict == .pass)
+        inTheVersionRead.messageVersion = "2.3.1"
+        #expect(DirectoryServer.erroCheck(inTheVersionRead, due: aboutVersion, about: .aRes, version: .v2_2_0).verdict == .fail, "a third version")
     }
 
     @Test func anErroAboutAnAnswerThatNeverArrivedIsAllowed() {

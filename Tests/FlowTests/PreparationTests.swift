@@ -146,6 +146,25 @@ struct PreparationTests {
         }
     }
 
+    /// Lookups that find the cache stale while a PReq is under way wait for its PRes: eight at once on a fresh harness, its
+    /// first PRes late, make one PReq (each sending its own, all but the first would lack the serialNum the first PRes gives).
+    @Test func concurrentLookupsMakeOnePReq() async throws {
+        try await withHarness { harness in
+            // The first PRes 500 ms late: the other lookups come while its PReq is under way.
+            let late = JSONValue.object([("faults", .array([.object([("fault", .string("latency")), ("value", .string("500"))])])), ("count", .number("1"))])
+            let armed = try await harness.post("/admin/ds/pres-faults", JSONWriter.write(late))
+            #expect(armed.status == .created, "\(armed.bodyText)")
+            let body = JSONWriter.write(.object([("acctNumber", .string("4000000000001000"))]))
+            try await withThrowingTaskGroup(of: HTTPResponse.self) { group in
+                for _ in 0..<8 { group.addTask { try await harness.post("/3ds-server/versions", body) } }
+                for try await response in group { #expect(response.status == .ok, "\(response.bodyText)") }
+            }
+            let metrics = try await harness.get("/metrics").bodyText
+            let preqs = metrics.split(separator: "\n").first { $0.hasPrefix(#"threeds_http_requests_total{route="/ds/preq",method="POST",status="200"}"#) }
+            #expect(preqs?.hasSuffix(" 1") == true, "\(preqs ?? "no PReq counted")")
+        }
+    }
+
     /// The harness's own 3DS Server caches the ranges: two card lookups make one PReq, and its AReqs pass the PReq
     /// checks. Without its cache (cardRangeRefreshSeconds 0) it is the 3DS Server that asks before each transaction.
     @Test(arguments: [(3600.0, "pass"), (0.0, "fail")])

@@ -43,6 +43,12 @@ struct SignedContentPayloadTests {
         }
         #expect(throws: Fault.SpecError.self) { try Fault(name: "signed-payload", value: "latency 10") }
         #expect(throws: Fault.SpecError.self) { try Fault(name: "signed-header", value: "field-type alg") }
+        // A fault whose expectation would be wrong: nothing broken, or a registered parameter said to be no one's.
+        #expect(throws: Fault.SpecError.self) { try Fault(name: "signed-header", value: "field-value alg=ES256") }
+        #expect(throws: Fault.SpecError.self) { try Fault(name: "signed-header", value: "missing-field kid") }
+        #expect(throws: Fault.SpecError.self) { try Fault(name: "signed-header", value: "unknown-member jku") }
+        #expect(throws: Fault.SpecError.self) { try Fault(name: "signed-payload", value: "missing-field acsTransID") }
+        #expect(throws: Fault.SpecError.self) { try Fault(name: "signed-payload", value: "unknown-member acsURL") }
     }
 
     /// Each case of a 2.2.0 run of the payload's cases, once finished: its status.

@@ -11,6 +11,11 @@ public struct JWSHeader: Codable, Sendable, Equatable {
     public var x5c: [String]?
     public var crit: [String]?
 
+    /// The header parameters the IANA JOSE registry defines (RFC 7515 §4.1, RFC 7516 §4.1, RFC 7797 `b64`): a name of
+    /// these has a meaning a recipient may act on, so it is never "a parameter no one defines".
+    public static let registeredParameters: Set<String> = ["alg", "jku", "jwk", "kid", "x5u", "x5c", "x5t", "x5t#S256", "typ", "cty", "crit",
+                                                           "b64", "enc", "zip", "epk", "apu", "apv", "iv", "tag", "p2s", "p2c"]
+
     public init(alg: String, kid: String? = nil, typ: String? = nil, cty: String? = nil, x5c: [String]? = nil) {
         self.alg = alg
         self.kid = kid

@@ -121,6 +121,12 @@ public enum Fault: Sendable, Equatable {
         return nil
     }
 
+    /// Whether this fault spoils `acsSignedContent`'s protected header.
+    public var isSignedHeader: Bool {
+        if case .signedHeader = self { return true }
+        return false
+    }
+
     /// Whether this fault acts on `acsSignedContent` (in the ARes) rather than on a CRes.
     public var isOnSignedContent: Bool {
         switch self {

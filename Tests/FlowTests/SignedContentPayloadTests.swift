@@ -1,5 +1,7 @@
 import EMV3DS
+import EMVCrypto
 import Faults
+import JOSE
 import JSON
 import Net
 import Scenarios
@@ -49,6 +51,35 @@ struct SignedContentPayloadTests {
         #expect(throws: Fault.SpecError.self) { try Fault(name: "signed-header", value: "unknown-member jku") }
         #expect(throws: Fault.SpecError.self) { try Fault(name: "signed-payload", value: "missing-field acsTransID") }
         #expect(throws: Fault.SpecError.self) { try Fault(name: "signed-payload", value: "unknown-member acsURL") }
+    }
+
+    /// An implementation nobody here wrote, joserfc (Tests/JOSETests/Interop/joserfc_peer.py), reads each header case's
+    /// acsSignedContent as the case expects an SDK to: refused without `alg`, with an `alg` outside PS256 and ES256, with a
+    /// `crit` parameter it does not understand; taken with a parameter no one defines, which RFC 7515 §4 has a recipient
+    /// ignore (joserfc's default refuses one: an SDK on such a default fails that case, as RFC 7515 says it should not).
+    @Test func joserfcJudgesEachHeaderCaseAsTheCaseExpects() throws {
+        let rootKey = try PrivateKey.generateP256(), leafKey = try PrivateKey.generateP256()
+        let root = try CertificateBuilder.issue(CertificateProfile(commonName: "Interop Root", validFor: 30, isCA: true),
+                                                publicKey: rootKey.publicKey, issuer: nil, issuerKey: rootKey)
+        let leaf = try CertificateBuilder.issue(CertificateProfile(commonName: "Interop ACS", validFor: 30),
+                                                publicKey: leafKey.publicKey, issuer: root, issuerKey: rootKey)
+        let identity = ACSSigningIdentity(key: leafKey, chain: [leaf, root], rootKey: rootKey)
+        let payload = AcsSignedContent.payload(acsURL: "https://acs.example/challenge", acsEphemeralKey: try PrivateKey.generateP256().publicKey.jwk(),
+                                               sdkEphemPubKey: try PrivateKey.generateP256().publicKey.emvJWK)
+        let headerCases = Self.cases.filter { $0.faults.first?.fault.isSignedHeader == true }
+        #expect(headerCases.count == 4)
+        for scenario in headerCases {
+            let fault = try #require(scenario.faults.first?.fault)
+            let compact = try FaultySignedContent.sign(fault, payload: payload, identity: identity)
+            let verdict = try ChildProcess.run("python3", [repositoryRoot + "/Tests/JOSETests/Interop/joserfc_peer.py", "verify-rfc",
+                                                           leafKey.publicKey.jwk().jsonString, "ES256,PS256", compact])
+            #expect((verdict.status != 0) == fault.signedContentRefusedBySDK, "\(scenario.name): \(verdict.output)")
+            // Refused for what the case broke, not for something else of the JWS.
+            let why = ["missing-alg": "MissingAlgorithmError", "outside-alg": "UnsupportedAlgorithmError", "critical-crit": "UnsupportedHeaderError"]
+            if let expected = why.first(where: { scenario.name.contains($0.key) })?.value {
+                #expect(verdict.output.contains(expected), "\(scenario.name): \(verdict.output)")
+            }
+        }
     }
 
     /// Each case of a 2.2.0 run of the payload's cases, once finished: its status.

@@ -6,12 +6,16 @@ usage: joserfc_peer.py COMMAND JWK_JSON [ARGS]
   decrypt JWK ALG ENC COMPACT              -> plaintext
   sign    JWK ALG PAYLOAD                  -> compact JWS
   verify  JWK ALG COMPACT                  -> payload (exit 1 if the signature fails)
+  verify-rfc JWK ALGS COMPACT              -> payload, or exit 1 with why the JWS is refused: ALGS comma-separated, a
+                                              header parameter no one defines ignored as RFC 7515 §4 says (joserfc's
+                                              default refuses one), headers of kilobytes taken (an x5c)
   oct     KEY_B64URL ...                   (JWK given as raw octets for alg "dir")
 """
 import json
 import sys
 
 from joserfc import jwe, jws
+from joserfc.jws import JWSRegistry
 from joserfc.jwk import ECKey, OctKey, RSAKey
 
 
@@ -41,6 +45,15 @@ def main(argv):
     elif command == "verify":
         alg, compact = argv[3], argv[4]
         print(jws.deserialize_compact(compact, key, algorithms=[alg]).payload.decode())
+    elif command == "verify-rfc":
+        algorithms, compact = argv[3].split(","), argv[4]
+        registry = JWSRegistry(strict_check_header=False)
+        # An x5c of a leaf and its root is kilobytes: joserfc's default refuses a header over 512 bytes.
+        registry.max_header_length = 16384
+        try:
+            print(jws.deserialize_compact(compact, key, algorithms=algorithms, registry=registry).payload.decode())
+        except Exception as error:  # the refusal is the answer
+            sys.exit(type(error).__name__ + ": " + str(error))
     else:
         sys.exit("unknown command " + command)
 

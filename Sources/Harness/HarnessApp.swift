@@ -137,7 +137,7 @@ public final class HarnessApp: Sendable {
                             endpoints: endpoints).register(on: &router)
             let loadMixRoutes = LoadMixRoutes(scenarios: scenarios, endChallenges: { [accessControlServer] in accessControlServer.endLoadMixChallenges(team: $0) })
             loadMixRoutes.register(on: &router)
-            TeamRoutes(scenarios: scenarios, loadMix: loadMixRoutes, directoryServer: directoryServer).register(on: &router)
+            TeamRoutes(scenarios: scenarios, loadMix: loadMixRoutes, directoryServer: directoryServer, metrics: metrics).register(on: &router)
             // Every route is a team's under /teams/{team} (docs/operations.md), and a name that is no team's is refused on any.
             router.admission = HarnessTeam.admit
             router.check = { request throws(HTTPError) in _ = try request.team() }

@@ -180,6 +180,18 @@ public final class HarnessMetrics: HTTPServerObserver, ClusterMetrics {
         return registry.emitToBuffer()
     }
 
+    /// Drops `team`'s load-mix series, at its reset: a pipeline that names a team of its own (`ci-4711`) leaves no series
+    /// behind, so they are as many as the teams in use rather than every team there ever was.
+    public func forget(team: String) {
+        loadSeriesShown.withLock { shown in
+            shown.scenarios = shown.scenarios.filter { $0.team != team }
+            shown.legs = shown.legs.filter { $0.team != team }
+        }
+        loadDrawsCounted.withLock { counted in counted = counted.filter { $0.key.team != team } }
+        for gauge in loadDrawn.remove(where: { $0.team == team }) + loadLatency.remove(where: { $0.team == team }) { registry.unregisterGauge(gauge) }
+        for counter in loadDraws.remove(where: { $0.team == team }) { registry.unregisterCounter(counter) }
+    }
+
     /// The role an endpoint belongs to: its first path segment (`ds`, `acs`, `3ds-server`).
     static func role(of route: String) -> String {
         // The pattern's first segment ("/ds/areq": ds), read in place: this runs for every message answered.
@@ -206,6 +218,15 @@ private final class SeriesCache<Key: Hashable & Sendable, Series: Sendable>: Sen
     private let make: @Sendable (Key) -> Series
 
     init(_ make: @escaping @Sendable (Key) -> Series) { self.make = make }
+
+    /// Takes the series of the keys `drop` names out of the cache: the caller unregisters them.
+    func remove(where drop: (Key) -> Bool) -> [Series] {
+        series.withLock { series in
+            let dropped = series.filter { drop($0.key) }
+            for key in dropped.keys { series[key] = nil }
+            return Array(dropped.values)
+        }
+    }
 
     subscript(key: Key) -> Series {
         series.withLock { series in

@@ -7,11 +7,12 @@ import Scenarios
 
 /// `DELETE /admin/team`: what a pipeline does at its end on a shared harness. Everything its team set is undone: its pins
 /// removed, its load mix ended (with the challenges it drew), its armed PRes faults disarmed, its card-range changes
-/// dropped. Other teams' are untouched.
+/// dropped, its load-mix series taken out of `/metrics`. Other teams' are untouched.
 struct TeamRoutes {
     let scenarios: ScenarioSource
     let loadMix: LoadMixRoutes
     let directoryServer: DirectoryServer
+    let metrics: HarnessMetrics
 
     static let path = "/admin/team"
 
@@ -20,13 +21,16 @@ struct TeamRoutes {
             guard let team = try request.team() else {
                 throw HTTPError(.badRequest, "name the team to reset: the header \(HarnessTeam.header) or the path /\(HarnessTeam.pathSegment)/{team}\(Self.path)")
             }
-            return .emv(.object([
+            let answer = JSONValue.object([
                 ("team", .string(team)),
                 ("pinsRemoved", .number(String(scenarios.pins.remove(nil, team: team)))),
                 ("loadMix", loadMix.stop(team: team)),
                 ("presFaultsDisarmed", .bool(directoryServer.disarmPResFaults(team: team))),
                 ("cardRangeChangesDropped", .number(String(directoryServer.dropCardRangeChanges(team: team)))),
-            ]))
+            ])
+            scenarios.loadMix.forget(team: team)
+            metrics.forget(team: team)
+            return .emv(answer)
         }
     }
 }

@@ -177,6 +177,14 @@ public final class LoadMixBoard: Sendable {
         }
     }
 
+    /// Forgets `team`: its mix ends and its draws leave the totals (its reset: the counters of a team no longer in use go).
+    public func forget(team: String) {
+        state.withLock { boards in
+            boards.byTeam[team] = nil
+            boards.totals = boards.totals.filter { $0.key.team != team }
+        }
+    }
+
     /// The scenario the mix gives a transaction on `pan` whose scripted scenario is `scripted`: one drawn (and counted),
     /// or the one of the draw `given` (the DS's, counted where it was drawn), with the leg latencies as `latency` faults;
     /// nil when no mix is in force, the card is not the mix's, or `given` is ``LoadMixDraw/none``.

@@ -111,6 +111,17 @@ struct TeamScopeTests {
             #expect(try await harness.get("/metrics").bodyText.contains(#"threeds_load_mix_drawn_transactions{team="red",scenario="frictionless-n"} 0"#))
             #expect(try await transStatus(harness, team: "red") == "Y")
             #expect(try await transStatus(harness, team: "blue") == "R")
+            // Red's reset takes its series out of /metrics, gauges and counter alike: a pipeline's own team name leaves no
+            // series behind it. Blue's stay.
+            _ = try await delete(harness, "/teams/red/admin/team")
+            let afterReset = try await harness.get("/metrics").bodyText
+            let redSeries = afterReset.split(separator: "\n").filter { $0.contains(#"team="red""#) }
+            #expect(redSeries.isEmpty, "\(redSeries)")
+            #expect(afterReset.contains(#"threeds_load_mix_draws_total{team="blue",scope="default",scenario="frictionless-r"} 4"#), "\(afterReset.suffix(1500))")
+            // A mix of red's after its reset counts anew.
+            #expect(try await harness.post("/teams/red/admin/load-mix", mix("frictionless-n")).status == .created)
+            #expect(try await transStatus(harness, team: "red") == "N")
+            #expect(try await harness.get("/metrics").bodyText.contains(#"threeds_load_mix_draws_total{team="red",scope="default",scenario="frictionless-n"} 1"#))
         }
     }
 

@@ -242,7 +242,7 @@ struct SimulateCommand: AsyncParsableCommand {
             }
             let (app, browser) = (matrix.entries.count { $0.channel == .app }, matrix.entries.count { $0.channel == .browser })
             let parts = [(app, "in the app"), (browser, "in the browser")].filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }
-            let prepared = preparations > 0 ? "; \(preparations) PReqs of PRes cases" : ""
+            let prepared = preparations > 0 ? "; \(preparations) \(preparations == 1 ? "PReq of a PRes case" : "PReqs of PRes cases")" : ""
             let counted = parts.isEmpty ? "" : ": " + parts.joined(separator: ", ")
             print("\(failures == 0 ? "all passed" : "\(failures) unexpected") (\(total) transactions\(counted)\(prepared))")
         }

@@ -17,7 +17,7 @@ public struct ACSSigningIdentity: Sendable {
         self.rootKey = rootKey
     }
 
-    public var algorithm: SignatureAlgorithm { key.kind == .rsa ? .ps256 : .es256 }
+    public var algorithm: SignatureAlgorithm { .emv(for: key.kind) }
 }
 
 /// `acsSignedContent`: the JWS in an app-channel ARes C that tells the SDK where the ACS is
@@ -103,6 +103,11 @@ public struct AcsSignedContent: SignedContent {
         acsURL = url
         sdkEphemPubKey = sdkKey
     }
+}
+
+extension SignatureAlgorithm {
+    /// The algorithm EMV 3DS signs with a key of `kind`: PS256 with RSA, ES256 with EC P-256 (RS256 is never EMV's).
+    public static func emv(for kind: KeyKind) -> SignatureAlgorithm { kind == .rsa ? .ps256 : .es256 }
 }
 
 /// A JWS one party signs with its certificate under the DS CA and another verifies: `acsSignedContent`,

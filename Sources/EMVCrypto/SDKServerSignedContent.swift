@@ -30,7 +30,7 @@ public struct SDKServerSignedContent: SignedContent {
             ("sdkReferenceNumber", .string(sdkReferenceNumber)), ("sdkSignatureTimestamp", .string(UTCTime.purchaseDate(time))),
             ("sdkTransID", .string(sdkTransID)), ("splitSdkServerID", .string(splitSdkServerID)),
         ]))
-        return try JWS.sign(payload: payload, key: key, algorithm: key.kind == .rsa ? .ps256 : .es256, certificates: chain)
+        return try JWS.sign(payload: payload, key: key, algorithm: .emv(for: key.kind), certificates: chain)
     }
 
     /// Verifies as the DS does: PS256 or ES256, the `x5c` chain up to the DS CA root, the signature, then the payload.

@@ -191,7 +191,7 @@ public struct ChallengeRunner: Sendable {
         let chain = try x5c.map { encoded in try Certificate(der: Array(Data(base64Encoded: encoded) ?? Data())) }
         guard let leaf = chain.first else { throw AcsSignedContent.Failure.signature(.missingCertificateChain) }
         try verifier.verify(leaf: leaf, intermediates: Array(chain.dropFirst()))
-        let algorithm: SignatureAlgorithm = leaf.publicKey.kind == .rsa ? .ps256 : .es256
+        let algorithm = SignatureAlgorithm.emv(for: leaf.publicKey.kind)
         guard try leaf.publicKey.verify(signature: signature, of: Array("\(parts[0]).\(parts[1])".utf8), algorithm: algorithm) else {
             throw AcsSignedContent.Failure.signature(.signatureInvalid)
         }

@@ -245,7 +245,7 @@ extension NegativeScenarios.Spoil {
         case .criticalExtension where element == "crit": "with crit naming a header parameter no one defines (\(Fault.criticalHeaderParameter))"
         case .criticalExtension: "with a messageExtension no version defines, marked critical (criticalityIndicator true)"
         case .nonCriticalExtension: "with a messageExtension no version defines, not critical (criticalityIndicator false)"
-        case .unknownMember, .unknownMemberInFinal: "with \(element), a member no version defines"
+        case .unknownMember, .unknownMemberInFinal: "with \(element), a member no one defines"
         }
     }
 

@@ -380,9 +380,9 @@ extension AccessControlServer {
         // The element the SDK-leg fault spoilt, which the Erro's errorDetail names (Table A.4). A spoilt envelope is read two
         // ways (another message's type: 101, another version: 102; or either as an invalid value: 203), and either is taken,
         // as from a 3DS Server.
-        let spoilt = transaction.faults.filter { $0.leg == .sdk }.lazy.map(\.fault).first { $0.erroDue.errorCodes != nil }
-        let field = spoilt?.erroDue.field
-        let readings = spoilt.map { $0.spoilsTheEnvelope ? $0.erroDue.errorCodes ?? [] : [] } ?? []
+        let spoilt = transaction.faults.filter { $0.leg == .sdk }.lazy.map(\.fault.erroDue).first { $0.errorCodes != nil }
+        let field = spoilt?.field
+        let readings = spoilt?.claimed != nil ? spoilt?.errorCodes ?? [] : []
         let allowed = Set(readings + [transaction.expectedSDKErro].compactMap { $0 })
         switch transaction.expectedSDKErro {
         case _? where allowed.contains(erro.errorCode):

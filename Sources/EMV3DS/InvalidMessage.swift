@@ -116,6 +116,15 @@ extension MessageEnvelope {
     }
 }
 
+extension MessageEnvelope {
+    /// Refuses an answer to a `request` of `version` that is in another version (203 naming messageVersion): an answer is
+    /// in its request's version.
+    public func answers(_ request: MessageType, in version: MessageVersion) throws(InvalidMessage) {
+        guard self.version != version else { return }
+        throw InvalidMessage(Violation(field: "messageVersion", code: .formatInvalid, reason: "is not the \(request.rawValue)'s \(version.rawValue)"), about: json)
+    }
+}
+
 extension TransactionIDs {
     /// The fields where `answer` does not echo the ids of the request (`self`); only ids
     /// the request carried are compared.

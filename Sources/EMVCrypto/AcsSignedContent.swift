@@ -65,6 +65,12 @@ public struct AcsSignedContent: SignedContent {
             self.duplicates = duplicates
             self.signer = signer
         }
+
+        /// `bytes`, the payload of a JWS `signer` signed, read as the JSON object it must be.
+        public init(reading bytes: [UInt8], signer: Certificate) throws(Failure) {
+            let read = try AcsSignedContent.payloadObject(bytes)
+            self.init(payload: read.value, duplicates: read.duplicates, signer: signer)
+        }
     }
 
     /// The payload of `compact` once its JWS verifies as an SDK verifies it (``init(verifying:with:at:)``).
@@ -84,8 +90,7 @@ public struct AcsSignedContent: SignedContent {
             leaf = first
             try jws.verify(with: leaf.publicKey, allowed: [.ps256, .es256])
         } catch { throw .signature(error) }
-        guard let read = try? JSONReader.parse(jws.payload), read.value.objectMembers != nil else { throw .payload("is not a JSON object") }
-        return VerifiedPayload(payload: read.value, duplicates: read.duplicates, signer: leaf)
+        return try VerifiedPayload(reading: jws.payload, signer: leaf)
     }
 
     /// The payload checked by its table (``SignedContentRules/acsPayload``: each element present once, of its format),
@@ -128,8 +133,14 @@ extension SignedContent {
             jws = try JWS(compact: compact)
             signer = try jws.verifyWithCertificateChain(verifier, allowed: [.ps256, .es256], at: time)
         } catch { throw .signature(error) }
-        guard let read = try? JSONReader.parse(jws.payload), read.value.objectMembers != nil else { throw .payload("is not a JSON object") }
+        let read = try payloadObject(jws.payload)
         return (read.value, read.duplicates, signer)
+    }
+
+    /// A payload as a signed content's must be: a JSON object, with the members it has more than once.
+    static func payloadObject(_ bytes: [UInt8]) throws(SignedContentFailure<Self>) -> (value: JSONValue, duplicates: [JSONReader.Duplicate]) {
+        guard let read = try? JSONReader.parse(bytes), read.value.objectMembers != nil else { throw .payload("is not a JSON object") }
+        return (read.value, read.duplicates)
     }
 }
 

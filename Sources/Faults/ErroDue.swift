@@ -29,6 +29,13 @@ public enum ErroDue: Sendable, Equatable {
         return codes
     }
 
+    /// The value the spoilt message gave its envelope, when its `messageType` or `messageVersion` was the fault: an Erro
+    /// about it is read two ways (101 or 102, and 203), and either is taken.
+    public var claimed: String? {
+        guard case .required(_, _, let claimed) = self else { return nil }
+        return claimed
+    }
+
     /// The data element the Erro's `errorDetail` must name, when one is.
     public var field: String? {
         guard case .required(_, let field, _) = self else { return nil }
@@ -37,15 +44,6 @@ public enum ErroDue: Sendable, Equatable {
 }
 
 extension Fault {
-    /// Whether this fault spoils what says which message it is (`messageType`, `messageVersion`), whose Erro Table A.4
-    /// lets be read two ways (101 or 102, and 203).
-    public var spoilsTheEnvelope: Bool {
-        switch self {
-        case .messageVersion, .fieldValue("messageType", _): true
-        default: false
-        }
-    }
-
     /// The Erro due from whoever receives an answer this fault spoilt.
     public var erroDue: ErroDue {
         switch self {

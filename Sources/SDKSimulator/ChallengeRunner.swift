@@ -165,11 +165,12 @@ public struct ChallengeRunner: Sendable {
             read = try AcsSignedContent.verifiedPayload(compact, with: verifier)
         }
         if misbehaviour == .refusesUnknownMembers {
-            if let member = read.payload.objectMembers?.first(where: { member in SignedContentRules.acsPayload.fields.allSatisfy { $0.name != member.key } }) {
+            let version = SignedContentRules.payloadContext.version
+            if let member = read.payload.objectMembers?.first(where: { !SignedContentRules.acsPayload.defines($0.key, in: version) }) {
                 throw AcsSignedContent.Failure.payload("\(member.key) is not a member of the payload")
             }
             let header = compact.split(separator: ".").first.flatMap { part in (try? Base64URL.decode(part)).flatMap { try? JSONReader.parse($0).value } }
-            if let member = header?.objectMembers?.first(where: { member in SignedContentRules.jwsHeader.fields.allSatisfy { $0.name != member.key } }) {
+            if let member = header?.objectMembers?.first(where: { !SignedContentRules.jwsHeader.defines($0.key, in: version) }) {
                 throw AcsSignedContent.Failure.payload("its protected header has \(member.key), a parameter its table does not define")
             }
         }
@@ -195,8 +196,7 @@ public struct ChallengeRunner: Sendable {
         guard try leaf.publicKey.verify(signature: signature, of: Array("\(parts[0]).\(parts[1])".utf8), algorithm: algorithm) else {
             throw AcsSignedContent.Failure.signature(.signatureInvalid)
         }
-        guard let read = try? JSONReader.parse(payloadBytes), read.value.objectMembers != nil else { throw AcsSignedContent.Failure.payload("is not a JSON object") }
-        return AcsSignedContent.VerifiedPayload(payload: read.value, duplicates: read.duplicates, signer: leaf)
+        return try AcsSignedContent.VerifiedPayload(reading: payloadBytes, signer: leaf)
     }
 
     /// The payload as an SDK that does not check the echo of its own key reads it (``Misbehaviour/ignoresSDKKeyEcho``): a

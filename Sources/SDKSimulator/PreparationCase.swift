@@ -50,9 +50,7 @@ public struct PreparationExchange: Sendable {
         guard mistake != .takesAnyPRes else { return Outcome(answer: answer, erroSent: nil) }
         do throws(InvalidMessage) {
             let envelope = try MessageEnvelope.read(answer.body, rules: PreparationRules.pRes, request: preq)
-            guard envelope.version == version else {
-                throw InvalidMessage(Violation(field: "messageVersion", code: .formatInvalid, reason: "is not the PReq's \(version.rawValue)"), about: envelope.json)
-            }
+            try envelope.answers(.pReq, in: version)
             let defined = Set(PreparationRules.pRes.rules(for: version).map(\.name))
             if mistake == .refusesUnknownMembers, let member = envelope.json.objectMembers?.first(where: { !defined.contains($0.key) })?.key {
                 throw InvalidMessage(Violation(field: member, code: .formatInvalid, reason: "is not a member of the PRes"), about: envelope.json)

@@ -87,9 +87,7 @@ extension ThreeDSServer {
     /// its outcome.
     private func cardRanges() async throws(HTTPError) -> [PreparedRange] {
         while true {
-            if let cached = cardRangeCache.withLock({ $0 }), ContinuousClock.now - cached.fetchedAt < .seconds(settings.cardRangeRefreshSeconds) {
-                return cached.ranges
-            }
+            if let fresh = freshCachedRanges() { return fresh }
             let leads = cardRangeWaiters.withLock { waiters in
                 guard waiters == nil else { return false }
                 waiters = []
@@ -118,13 +116,21 @@ extension ThreeDSServer {
         }
     }
 
+    /// The cached ranges while younger than `cardRangeRefreshSeconds`; nil when none are, or they are older.
+    private func freshCachedRanges() -> [PreparedRange]? {
+        guard let cached = cardRangeCache.withLock({ $0 }), ContinuousClock.now - cached.fetchedAt < .seconds(settings.cardRangeRefreshSeconds) else {
+            return nil
+        }
+        return cached.ranges
+    }
+
     /// One PReq (two after Erro 307), the cache replaced by what its PRes gives: with the last serialNum, what changed,
     /// applied in order; after Erro 307 every range asked for again.
     private func refreshCardRanges() async throws(HTTPError) -> [PreparedRange] {
+        // A refresh that finished between this request's look at the cache and its lead left the cache fresh.
+        if let fresh = freshCachedRanges() { return fresh }
         let now = ContinuousClock.now
         let cached = cardRangeCache.withLock { $0 }
-        // A refresh that finished while this one waited to start left the cache fresh.
-        if let cached, now - cached.fetchedAt < .seconds(settings.cardRangeRefreshSeconds) { return cached.ranges }
         var ranges = cached?.serialNum != nil ? cached?.ranges ?? [] : []
         var answer = try await prepare(serialNum: cached?.serialNum)
         if answer == nil {  // Erro 307: the DS does not know the serial (it restarted), so every range is asked for again
@@ -149,11 +155,7 @@ extension ThreeDSServer {
         do {
             answer = try await peer.exchange(preq, url: preparationURL) { body throws(InvalidMessage) in
                 let envelope = try MessageEnvelope.read(body.bytes, written: body.written, rules: PreparationRules.pRes, request: preq)
-                // A PRes answers the PReq: in its version.
-                guard envelope.version == version else {
-                    throw InvalidMessage(Violation(field: "messageVersion", code: .formatInvalid, reason: "is not the PReq's \(version.rawValue)"),
-                                         about: envelope.json)
-                }
+                try envelope.answers(.pReq, in: version)
                 return envelope.json
             }
         } catch {

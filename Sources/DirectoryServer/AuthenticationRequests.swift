@@ -106,7 +106,8 @@ extension DirectoryServer {
                                                 threeDSServerURL: areq["threeDSServerURL"] ?? "", acsURL: acsURL,
                                                 warnings: areq.warnings.map { "AReq: " + $0 }, erroDue: ErroDue(answerSpoiltBy: faults),
                                                 resultsFaults: scenario?.faults.on(.results) ?? []))
-        let answer = await relay(areq, to: acsURL, received: received, team: team)
+        // The co-hosted ACS at this instance: an Erro forwarded later goes to `acsURL`, wherever the ACS's record lives then.
+        let answer = await relay(areq, to: scheme.acsURL ?? endpoints.ownURL(ACSPaths.aReq), received: received, team: team)
         guard !faults.isEmpty, let json = try? JSONReader.parse(answer.body).value else { return answered(dsTransID, answer) }
         return answered(dsTransID, await FaultyAnswer.answer(json, faults: faults, from: .directoryServer),
                         note: "as the scenario's faults on the DS leg made it")

@@ -244,12 +244,16 @@ public final class HarnessApp: Sendable {
             endpoints.setBaseURL(publicURL)
             endpoints.setSecureBaseURL(publicURL)
         }
-        // The roles' calls to these bases are answered in process (to the balancer's too: a transaction's
-        // roles stay on the instance that began it).
         let plainBase = server.httpPort.map { "http://\(host):\($0)" }
+        let instanceURL = cluster == nil ? nil : configuration.cluster.instanceURL
+        // A role begins its leg of a transaction at this instance, not through the balancer: a transaction's roles stay on
+        // the instance that began it, over HTTP too.
+        endpoints.setOwnBaseURL(instanceURL ?? plainBase ?? secureBase)
+        // The roles' calls to these bases are answered in process (to the balancer's too).
         let publicBase = configuration.server.publicURL.map { ($0, $0.hasPrefix("https://")) }
-        inProcessCalls?.serve(server, at: [plainBase.map { ($0, false) }, secureBase.map { ($0, true) }, publicBase].compactMap { $0 })
-        if let cluster, let url = configuration.cluster.instanceURL ?? plainBase ?? secureBase {
+        let bases = [plainBase.map { ($0, false) }, secureBase.map { ($0, true) }, instanceURL.map { ($0, $0.hasPrefix("https://")) }, publicBase]
+        inProcessCalls?.serve(server, at: bases.compactMap { $0 })
+        if let cluster, let url = instanceURL ?? plainBase ?? secureBase {
             cluster.start(at: url, server: server)
             logger.info("one instance of a cluster", metadata: ["instance": "\(url)", "public": "\(configuration.server.publicURL ?? "-")"])
         }

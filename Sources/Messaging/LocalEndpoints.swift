@@ -5,6 +5,7 @@ import Synchronization
 public final class LocalEndpoints: Sendable {
     private let base = Mutex("http://127.0.0.1")
     private let secureBase = Mutex<String?>(nil)
+    private let ownBase = Mutex<String?>(nil)
 
     public init() {}
 
@@ -22,6 +23,14 @@ public final class LocalEndpoints: Sendable {
     /// The HTTPS URL of `path` when the harness listens on HTTPS, else the plain one: what
     /// SDKs are given (a real acsURL is always HTTPS).
     public func secureURL(_ path: String) -> String { (secureBase.withLock { $0 } ?? baseURL) + path }
+
+    /// Sets the base at which this instance itself answers, when another base (a load balancer's) names it to others.
+    public func setOwnBaseURL(_ url: String?) { ownBase.withLock { $0 = url } }
+
+    /// The URL of `path` at this instance itself, not at a balancer before it: where a role sends a message that begins its
+    /// leg of a transaction to another role of this harness, so that the roles of a transaction stay on the instance that
+    /// began it, which keeps its journal entry. Later messages, which may come after this instance is gone, go to ``url(_:)``.
+    public func ownURL(_ path: String) -> String { (ownBase.withLock { $0 } ?? baseURL) + path }
 }
 
 /// The harness's own ACS paths that another role sends to: the DS relays AReqs there and gives

@@ -173,7 +173,7 @@ public final class ThreeDSServer: Sendable {
         // Written once: what goes to the DS is what the trail keeps.
         let sent = WrittenJSON(areq.json)
         transaction.record(.sent, bytes: sent.bytes)
-        let url = settings.directoryServerURL ?? endpoints.url("/ds/areq")
+        let url = settings.directoryServerURL ?? endpoints.ownURL("/ds/areq")
         do {
             let headers = tags.headers
             let answer = try await peer.exchange(sent, url: url, headers: headers) { body throws(InvalidMessage) in

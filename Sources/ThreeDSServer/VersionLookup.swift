@@ -186,10 +186,11 @@ extension ThreeDSServer {
         return (pres["serialNum"]?.stringValue, changes)
     }
 
-    /// The DS's PReq URL: the harness's own, or the configured DS URL with its last path
+    /// The DS's PReq URL: the harness's own at this instance (in a cluster each instance's 3DS Server keeps a card-range cache
+    /// of its own, which the DS of its instance judges its PReqs by), or the configured DS URL with its last path
     /// segment `areq` replaced by `preq` (the harness's DS layout, `/ds/areq` and `/ds/preq`).
     private var preparationURL: String {
-        guard let url = settings.directoryServerURL else { return endpoints.url("/ds/preq") }
+        guard let url = settings.directoryServerURL else { return endpoints.ownURL("/ds/preq") }
         return url.hasSuffix("/areq") ? String(url.dropLast(4)) + "preq" : url
     }
 }

@@ -59,7 +59,7 @@ public final class Cluster: Sendable {
         self.metrics = metrics
         self.adminToken = adminToken
         self.logger = logger
-        client = try HTTPClient(group: group, configuration: HTTPClientConfiguration(tls: tls, readTimeoutMilliseconds: ClusterRoutes.forwardTimeoutMilliseconds))
+        client = try HTTPClient(group: group, configuration: ClusterRoutes.passingOn(tls: tls))
         // An AReq waits for its run's home to attach it: asked with a short limit.
         let asking = try HTTPClient(group: group, configuration: HTTPClientConfiguration(tls: tls, readTimeoutMilliseconds: ClusterRuns.askTimeoutMilliseconds))
         self.runs = ClusterRuns(local: runs, journal: journal, archive: archive, store: store, client: asking, instanceURL: instanceURL,

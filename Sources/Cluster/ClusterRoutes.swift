@@ -22,6 +22,12 @@ struct ClusterRoutes {
     /// (the DS's ACS timeout, a scripted latency), so the home's own answer comes back, not this one's.
     static let forwardTimeoutMilliseconds: UInt64 = 120_000
 
+    /// The client that passes requests on: it waits as long as a home may take, and takes an answer as large as any an
+    /// instance gives (a run's report, which the runs' routes pass on to the run's home).
+    static func passingOn(tls: TLSConfiguration) -> HTTPClientConfiguration {
+        HTTPClientConfiguration(tls: tls, readTimeoutMilliseconds: forwardTimeoutMilliseconds, maxResponseBytes: RunRegistry.maxReportBytes)
+    }
+
     let store: any ClusterStore
     let client: HTTPClient
     let instanceURL: InstanceURL

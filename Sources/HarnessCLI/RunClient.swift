@@ -3,14 +3,14 @@ import Foundation
 import Harness
 import JSON
 import Net
+import Runs
 
 /// The admin API of test runs, for `run` and `simulate --junit/--report`.
 struct RunClient {
     let client: HTTPClient
     let baseURL: String
-    /// The largest answer its client takes: a report of hundreds of cases, failed ones with their messages, runs to
-    /// several MiB.
-    static let maxReportBytes = 64 * 1024 * 1024
+    /// The largest answer its client takes: a run's report.
+    static let maxReportBytes = RunRegistry.maxReportBytes
 
     struct Failure: Error, CustomStringConvertible {
         let description: String

@@ -22,6 +22,9 @@ public final class RunRegistry: JournalListener {
     /// At most this many runs are kept in memory (the oldest finished ones go first); a run holds
     /// a few hundred cases and the ids of their transactions.
     public static let capacity = 1_000
+    /// The largest answer about a run a client reads whole (its JSON, JUnit or HTML report): each case carries its checks
+    /// with their text, about 12 KB, so the 910 cases of `simulate --negative` are 10 MB.
+    public static let maxReportBytes = 64 * 1024 * 1024
 
     private struct Registry {
         var runs: [String: TestRun] = [:]

@@ -86,6 +86,33 @@ struct ClusterWorkTests {
 }
 
 extension ClusterWorkTests {
+    /// A request passed on to its home gets the home's answer however large an instance makes it: a run of the 910 cases of
+    /// `simulate --negative` is a 10 MB JSON, which a client limited to 8 MiB answered 502 at every instance but the home.
+    @Test func anAnswerAsLargeAsARunsReportIsPassedOnWhole() async throws {
+        let group = EventLoopGroup(loopCount: 1)
+        defer { group.shutdown() }
+        let report = [UInt8](repeating: UInt8(ascii: "x"), count: 10_000_000)
+        let route = TransactionRoute(role: "run", key: .pathParameter("id"), holds: { _ in true })
+        var homeRouter = Router()
+        homeRouter.get("/admin/runs/{id}", tag: route) { _, _ in HTTPResponse(headers: ["Content-Type": "application/json"], body: report) }
+        let home = try HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", httpPort: 0), router: homeRouter, group: group)
+        try home.start()
+        defer { home.shutdown() }
+        let store = FakeClusterStore(homes: ["r1": "http://127.0.0.1:\(try #require(home.httpPort))"])
+        var router = Router()
+        router.get("/admin/runs/{id}", tag: TransactionRoute(role: "run", key: .pathParameter("id"), holds: { _ in false })) { _, _ in
+            .text("served here, not at the run's home", status: .notFound)
+        }
+        let instanceURL = InstanceURL()
+        instanceURL.set(Self.here)
+        ClusterRoutes(store: store, client: try HTTPClient(group: group, configuration: ClusterRoutes.passingOn(tls: TLSConfiguration())),
+                      instanceURL: instanceURL, credential: ClusterCredential(secret: "s"), metrics: NoMetrics(), logger: Logger(label: "test"))
+            .register(on: &router)
+        let server = try HTTPServer(configuration: ServerConfiguration(httpPort: 0), router: router, group: group)
+        let answer = await server.answer(HTTPRequest(method: .get, target: "/admin/runs/r1", headers: HTTPHeaders(), body: []), isSecure: false)
+        #expect(answer.status == .ok && answer.body.count == report.count, "\(answer.status) \(answer.bodyText.prefix(200))")
+    }
+
     /// `GET /admin/load-mix` answers for the live instances; when the store cannot name them, the summary is this
     /// instance's alone and says so ("1 of unknown"), never "1 of 1".
     @Test func aLoadMixSummaryTheStoreCannotCompleteSaysItIsOneInstancesAlone() async throws {

@@ -208,7 +208,7 @@ public final class HarnessApp: Sendable {
             let body = metrics.exposition(storedTransactions: [("3ds-server", threeDSServer.transactions.count),
                                                                ("ds", directoryServer.transactionCount),
                                                                ("acs", accessControlServer.transactions.count)],
-                                          archive: archive?.status, loadMixes: loadMix.summaries())
+                                          archive: archive?.status, loadMix: loadMix)
             return HTTPResponse(headers: ["Content-Type": "text/plain; version=0.0.4; charset=utf-8"], body: body)
         }
     }

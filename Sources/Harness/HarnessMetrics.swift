@@ -33,11 +33,18 @@ public final class HarnessMetrics: HTTPServerObserver, ClusterMetrics {
     private let loadDrawn: SeriesCache<LoadDrawnSeries, Gauge>
     private let loadLatency: SeriesCache<LoadLatencySeries, Gauge>
     private let loadDraws: SeriesCache<LoadMixBoard.DrawSeries, Counter>
-    /// What ``loadDraws`` has counted of the board's totals: a scrape adds what came since.
-    private let loadDrawsCounted = Mutex<[LoadMixBoard.DrawSeries: UInt64]>([:])
     private let passed: SeriesCache<PassedOnSeries, Counter>
-    /// The scenarios and legs a team's load mix has shown: a later mix, or none, sets theirs to 0 rather than leave them stale.
-    private let loadSeriesShown = Mutex<(scenarios: Set<LoadDrawnSeries>, legs: Set<LoadLegSeries>)>(([], []))
+    /// The load-mix series, written by a scrape from the boards and dropped by a team's reset under this one lock: a reset
+    /// that came between a scrape's reading of the boards and its writing of the series would bring the team's back.
+    private let loadSeries = Mutex(LoadSeries())
+
+    private struct LoadSeries {
+        /// The scenarios and legs a team's load mix has shown: a later mix, or none, sets theirs to 0 rather than leave them stale.
+        var scenarios: Set<LoadDrawnSeries> = []
+        var legs: Set<LoadLegSeries> = []
+        /// What ``HarnessMetrics/loadDraws`` has counted of the board's totals: a scrape adds what came since.
+        var counted: [LoadMixBoard.DrawSeries: UInt64] = [:]
+    }
 
     /// Upper bounds of the latency buckets: a frictionless AReq takes about a millisecond, a
     /// scripted `latency` fault or a slow peer up to the roles' timeouts.
@@ -143,34 +150,10 @@ public final class HarnessMetrics: HTTPServerObserver, ClusterMetrics {
     /// A request passed on to its transaction's home (the cluster's).
     public func passedOn(route: String, outcome: String) { passed[PassedOnSeries(route: route, outcome: outcome)].increment() }
 
-    /// The text exposition format, with the gauges of what is kept read now.
-    public func exposition(storedTransactions: [(role: String, count: Int)], archive: ArchiveStatus?,
-                           loadMixes: [(team: String?, summary: LoadMixBoard.Summary)] = []) -> [UInt8] {
+    /// The text exposition format, with the gauges of what is kept read now and the series of each team's load mix on `loadMix`.
+    public func exposition(storedTransactions: [(role: String, count: Int)], archive: ArchiveStatus?, loadMix: LoadMixBoard? = nil) -> [UInt8] {
         for (role, count) in storedTransactions { stored[role].set(Int64(count)) }
-        let drawn = loadMixes.flatMap { team, summary in summary.byScenario.map { (LoadDrawnSeries(team: team ?? "", scenario: $0.key), $0.value) } }
-        let legs = loadMixes.flatMap { team, summary in summary.latency.map { (LoadLegSeries(team: team ?? "", leg: $0.key.rawValue), $0.value) } }
-        let shown = loadSeriesShown.withLock { shown in
-            shown.scenarios.formUnion(drawn.map(\.0))
-            shown.legs.formUnion(legs.map(\.0))
-            return shown
-        }
-        let drawnNow = Dictionary(drawn, uniquingKeysWith: +), legsNow = Dictionary(legs, uniquingKeysWith: { first, _ in first })
-        for series in shown.scenarios { loadDrawn[series].set(Int64(drawnNow[series] ?? 0)) }
-        for series in shown.legs {
-            loadLatency[LoadLatencySeries(team: series.team, leg: series.leg, quantile: "0.5")].set(Double(legsNow[series]?.p50 ?? 0) / 1000)
-            loadLatency[LoadLatencySeries(team: series.team, leg: series.leg, quantile: "0.99")].set(Double(legsNow[series]?.p99 ?? 0) / 1000)
-        }
-        // Every summary carries the totals of every team's draws: counted once.
-        if let totals = loadMixes.first?.summary.totals {
-            let added = loadDrawsCounted.withLock { counted in
-                totals.compactMap { series, total -> (LoadMixBoard.DrawSeries, UInt64)? in
-                    let new = total - min(total, counted[series, default: 0])
-                    counted[series] = total
-                    return new > 0 ? (series, new) : nil
-                }
-            }
-            for (series, new) in added { loadDraws[series].increment(by: Int64(new)) }
-        }
+        if let loadMix { loadSeries.withLock { showLoadMixes(loadMix.summaries(), in: &$0) } }
         if let archive {
             for (outcome, count) in [("written", archive.written), ("lost", archive.lost), ("removed", archive.removed)] {
                 archived[outcome].set(Int64(count))
@@ -180,16 +163,37 @@ public final class HarnessMetrics: HTTPServerObserver, ClusterMetrics {
         return registry.emitToBuffer()
     }
 
-    /// Drops `team`'s load-mix series, at its reset: a pipeline that names a team of its own (`ci-4711`) leaves no series
-    /// behind, so they are as many as the teams in use rather than every team there ever was.
-    public func forget(team: String) {
-        loadSeriesShown.withLock { shown in
+    /// Sets the load-mix series to what `summaries` say, each series a mix has shown kept (at 0 once no mix draws it).
+    private func showLoadMixes(_ summaries: [(team: String?, summary: LoadMixBoard.Summary)], in shown: inout LoadSeries) {
+        let drawn = summaries.flatMap { team, summary in summary.byScenario.map { (LoadDrawnSeries(team: team ?? "", scenario: $0.key), $0.value) } }
+        let legs = summaries.flatMap { team, summary in summary.latency.map { (LoadLegSeries(team: team ?? "", leg: $0.key.rawValue), $0.value) } }
+        shown.scenarios.formUnion(drawn.map(\.0))
+        shown.legs.formUnion(legs.map(\.0))
+        let drawnNow = Dictionary(drawn, uniquingKeysWith: +), legsNow = Dictionary(legs, uniquingKeysWith: { first, _ in first })
+        for series in shown.scenarios { loadDrawn[series].set(Int64(drawnNow[series] ?? 0)) }
+        for series in shown.legs {
+            loadLatency[LoadLatencySeries(team: series.team, leg: series.leg, quantile: "0.5")].set(Double(legsNow[series]?.p50 ?? 0) / 1000)
+            loadLatency[LoadLatencySeries(team: series.team, leg: series.leg, quantile: "0.99")].set(Double(legsNow[series]?.p99 ?? 0) / 1000)
+        }
+        // Every summary carries the totals of every team's draws: counted once.
+        for (series, total) in summaries.first?.summary.totals ?? [:] {
+            let new = total - min(total, shown.counted[series, default: 0])
+            shown.counted[series] = total
+            if new > 0 { loadDraws[series].increment(by: Int64(new)) }
+        }
+    }
+
+    /// Ends `team`'s draws on `loadMix` and drops its load-mix series, at its reset: a pipeline that names a team of its own
+    /// (`ci-4711`) leaves no series behind, so they are as many as the teams in use rather than every team there ever was.
+    public func forget(team: String, on loadMix: LoadMixBoard) {
+        loadSeries.withLock { shown in
+            loadMix.forget(team: team)
             shown.scenarios = shown.scenarios.filter { $0.team != team }
             shown.legs = shown.legs.filter { $0.team != team }
+            shown.counted = shown.counted.filter { $0.key.team != team }
+            for gauge in loadDrawn.remove(where: { $0.team == team }) + loadLatency.remove(where: { $0.team == team }) { registry.unregisterGauge(gauge) }
+            for counter in loadDraws.remove(where: { $0.team == team }) { registry.unregisterCounter(counter) }
         }
-        loadDrawsCounted.withLock { counted in counted = counted.filter { $0.key.team != team } }
-        for gauge in loadDrawn.remove(where: { $0.team == team }) + loadLatency.remove(where: { $0.team == team }) { registry.unregisterGauge(gauge) }
-        for counter in loadDraws.remove(where: { $0.team == team }) { registry.unregisterCounter(counter) }
     }
 
     /// The role an endpoint belongs to: its first path segment (`ds`, `acs`, `3ds-server`).

@@ -28,8 +28,7 @@ struct TeamRoutes {
                 ("presFaultsDisarmed", .bool(directoryServer.disarmPResFaults(team: team))),
                 ("cardRangeChangesDropped", .number(String(directoryServer.dropCardRangeChanges(team: team)))),
             ])
-            scenarios.loadMix.forget(team: team)
-            metrics.forget(team: team)
+            metrics.forget(team: team, on: scenarios.loadMix)
             return .emv(answer)
         }
     }

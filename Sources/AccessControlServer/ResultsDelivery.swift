@@ -72,16 +72,20 @@ extension AccessControlServer {
     /// The path of this harness's DS that takes RReqs: what `dsURL` names when the DS is a co-hosted role.
     static let directoryServerResultsPath = "/ds/rreq"
 
-    /// Sends an RReq to `url` and reads the RRes. In a cluster, an RReq for this harness's own DS at another instance that
-    /// cannot be reached (the instance that began the transaction died, and no balancer stands before the instances)
-    /// goes to this instance's DS instead, which passes it on to the DS transaction's home or takes it up from the store.
+    /// Sends an RReq to `url` and reads the RRes. In a cluster, this harness's DS named by its public URL is reached at this
+    /// instance, which passes the RReq on to the DS transaction's home or takes the transaction up from the store: through
+    /// the balancer the RReq of a challenge taken over here could reach a third instance, which would take the DS transaction
+    /// and its journal entry up a second time, without the CReqs this one answered. An RReq for this harness's DS at another
+    /// instance that cannot be reached (the instance that began the transaction died, and no balancer stands before the
+    /// instances) goes to this instance's DS too.
     func deliver(_ rreq: JSONValue, to url: String) async throws(PeerFailure) -> PeerAnswer<RRes> {
         let read: (ReceivedBody) throws(InvalidMessage) -> RRes = { body throws(InvalidMessage) in try RRes(bytes: body.bytes, written: body.written) }
+        let own = endpoints.ownURL(Self.directoryServerResultsPath)
+        let target = sharing.isShared && url == endpoints.url(Self.directoryServerResultsPath) ? own : url
         do {
-            return try await peer.exchange(rreq, url: url, read: read)
+            return try await peer.exchange(rreq, url: target, read: read)
         } catch {
-            let own = endpoints.url(Self.directoryServerResultsPath)
-            guard sharing.isShared, case .unreachable(_, .connectFailed) = error, url != own,
+            guard sharing.isShared, case .unreachable(_, .connectFailed) = error, target != own,
                   URL(string: url)?.path == Self.directoryServerResultsPath else { throw error }
             logger.info("RReq sent to this instance's DS: the DS at dsURL cannot be reached", metadata: ["dsURL": "\(url)", "reason": "\(error)"])
             return try await peer.exchange(rreq, url: own, read: read)

@@ -32,8 +32,8 @@ struct ClusterTimerTests {
         #expect(ares["transStatus"]?.stringValue == "D", "\(ares)")
         let dsTransID = try #require(ares["dsTransID"]?.stringValue)
         let acsTransID = try #require(ares["acsTransID"]?.stringValue)
-        // The ACS's instance, as the store names it, dies before the result is due (the DS's too, unless the roles
-        // call each other over HTTP through the balancer: the second pass of `./harness test`).
+        // The ACS's instance, as the store names it, dies before the result is due: the DS's too, as a transaction's roles
+        // share the instance that began it.
         try await cluster.killHome(role: "acs", id: acsTransID)
         try #require(threeDSServer.received.isEmpty, "the RReq came before the kill")
         // Due 6 s after the ARes, overdue 3 s later, claimed within the next second.

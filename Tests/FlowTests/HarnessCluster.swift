@@ -38,7 +38,7 @@ final class HarnessCluster: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let balancerPort = try RefusingPort().port
         publicURL = "http://127.0.0.1:\(balancerPort)"
-        // The second FlowTests pass of `./harness test` has the roles call each other over HTTP: through the balancer here.
+        // The second FlowTests pass of `./harness test` has the roles call each other over HTTP, each at its own instance.
         let roleCalls = ProcessInfo.processInfo.environment["THREEDS_HARNESS_TEST_ROLE_CALLS"] ?? "in-process"
         let config = folder + "/harness.yaml"
         try """

@@ -33,8 +33,9 @@ struct RReqRetryTests {
             self.state = state
             let client = try HTTPClient(group: group)
             var router = Router()
-            // What the roles send each other through the balancer in a decoupled authentication.
-            for path in ["/ds/areq", "/ds/preq", "/acs/areq", "/ds/rreq", "/3ds-server/rreq"] {
+            // What the roles send each other at the public URL in a decoupled authentication: the results (a transaction's
+            // first messages go to the harness's own address).
+            for path in ["/ds/rreq", "/3ds-server/rreq"] {
                 router.post(path) { request, _ async throws in
                     let (base, refused) = state.value.withLock { state -> (String?, Bool) in
                         guard path == "/ds/rreq" else { return (state.harness, false) }
@@ -71,7 +72,7 @@ struct RReqRetryTests {
         var outcome: (JSONValue, JSONValue) = (.null, .null)
         try await withHarness(configure: {
             $0.server.publicURL = balancer.url
-            // The roles call each other through the balancer, as instances behind one do.
+            // The roles call each other over HTTP, the results through the balancer.
             $0.server.roleCalls = .http
             ($0.accessControlServer.rreqRetries, $0.accessControlServer.rreqRetrySeconds) = (retries, 0.2)
         }, transport: .loopback) { harness in

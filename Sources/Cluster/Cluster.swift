@@ -32,6 +32,11 @@ public final class Cluster: Sendable {
     private let localRuns: RunRegistry
     private let scenarios: ScenarioSource
     private let client: HTTPClient
+    /// Asks other instances (and this one's `instanceURL`) what needs an answer within seconds.
+    private let asking: HTTPClient
+    private let probe = InstanceProbe()
+    /// Whether the URL this instance started at answers as itself, asked once at ``start(at:server:)``.
+    private let urlCheck = Mutex<Task<String?, Never>?>(nil)
     private let change: ClusterChange
     private let instanceURL = InstanceURL()
     private let credential: ClusterCredential
@@ -62,6 +67,7 @@ public final class Cluster: Sendable {
         client = try HTTPClient(group: group, configuration: ClusterRoutes.passingOn(tls: tls))
         // An AReq waits for its run's home to attach it: asked with a short limit.
         let asking = try HTTPClient(group: group, configuration: HTTPClientConfiguration(tls: tls, readTimeoutMilliseconds: ClusterRuns.askTimeoutMilliseconds))
+        self.asking = asking
         self.runs = ClusterRuns(local: runs, journal: journal, archive: archive, store: store, client: asking, instanceURL: instanceURL,
                                 credential: credential, journalRole: journalRole, issuedCards: scenarios.issuedCards, adminToken: adminToken,
                                 logger: logger, runBegun: runBegun)
@@ -86,6 +92,7 @@ public final class Cluster: Sendable {
     /// Registers the cluster's own routes, and puts passing on and spreading around the roles' and the runs' routes:
     /// after every route is registered.
     public func install(on router: inout Router) {
+        probe.register(on: &router)
         runs.register(on: &router)
         change.register(on: &router)
         ClusterLoadMix(store: store, client: client, instanceURL: instanceURL, credential: credential, logger: logger).register(on: &router)
@@ -110,14 +117,26 @@ public final class Cluster: Sendable {
         scenarios.loadMix.draw(as: url)
         store.setInstanceURL(url)
         let (store, change, runJob, token, logger) = (store, change, runJob, adminToken, logger)
+        let (probe, asking) = (probe, asking)
+        let check = Task { await probe.problem(with: url, client: asking) }
+        urlCheck.withLock { $0 = check }
         housekeeping.withLock {
             $0 = Task {
+                // Not announced at a URL that is not this instance's: the others would take it for a live instance there.
+                guard await check.value == nil else { return }
                 // Announced first, so that a change made meanwhile is spread here too (made once: by its id).
                 await store.announce(url)
                 await change.replay(on: server, adminToken: token)
                 await ClusterHousekeeping.run(store, instanceURL: url, logger: logger, runner: runJob)
             }
         }
+    }
+
+    /// Why the URL this instance was started at (``start(at:server:)``) cannot be its `instanceURL`; nil when it answers there
+    /// as itself.
+    public func instanceURLProblem() async -> String? {
+        guard let url = instanceURL.value, let check = urlCheck.withLock({ $0 }) else { return nil }
+        return await check.value.map { "cluster.instanceURL \(url) \($0)" }
     }
 
     /// Why a cluster cannot start.

@@ -264,6 +264,12 @@ public final class HarnessApp: Sendable {
         }
     }
 
+    /// Why this instance of a cluster cannot serve at the `instanceURL` it started at (the others would pass its requests on
+    /// to another place): what `serve` refuses to go on with. Nil when it can, and for a harness alone.
+    public func clusterInstanceProblem() async -> String? {
+        await cluster?.instanceURLProblem()
+    }
+
     /// Reads the scenario file again and puts it in force (SIGHUP, `POST /admin/reload`).
     /// A bad file changes nothing; transactions in flight keep the scenario they started with.
     public func reloadScenarios() throws(ConfigurationError) {

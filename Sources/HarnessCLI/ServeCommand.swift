@@ -4,6 +4,7 @@ import Foundation
 import Harness
 import JOSE
 import Logging
+import Synchronization
 
 struct ServeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -69,6 +70,10 @@ struct ServeCommand: ParsableCommand {
         renewTLSServerCertificate(configuration, location: location, logger: logger)
         let app = try HarnessApp(configuration: configuration, baseDirectory: location.baseDirectory, logger: logger)
         try app.start()
+        if let problem = Self.wait(for: { await app.clusterInstanceProblem() }) {
+            app.shutdown()
+            throw ValidationError(problem + "; set it to the URL the other instances reach this one at (THREEDS_HARNESS_INSTANCE_URL)")
+        }
         // SIGHUP reloads the scenario file; a bad one is logged and changes nothing.
         signal(SIGHUP, SIG_IGN)
         let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
@@ -95,6 +100,19 @@ struct ServeCommand: ParsableCommand {
 }
 
 extension ServeCommand {
+    /// What `body` answers, waited for on this thread (the command's, no event loop's).
+    static func wait(for body: @escaping @Sendable () async -> String?) -> String? {
+        let done = DispatchSemaphore(value: 0)
+        let answer = Mutex<String?>(nil)
+        Task {
+            let value = await body()
+            answer.withLock { $0 = value }
+            done.signal()
+        }
+        done.wait()
+        return answer.withLock { $0 }
+    }
+
     /// Issues the TLS server certificate anew under the test PKI's TLS root when it is missing,
     /// expired or near expiry, valid longer than devices accept, or lacks a name of `tls.names`:
     /// what a phone needs to reach the harness, without regenerating any other key. A

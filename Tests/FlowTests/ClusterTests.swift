@@ -640,6 +640,23 @@ struct ClusterTests {
         #expect(record.contains("Erro 203"), "\(record)")
     }
 
+    /// An instance whose `cluster.instanceURL` does not answer as itself refuses to start, and says why: the others would
+    /// pass its transactions' requests on to another instance, or to nothing. It is not announced to the others meanwhile.
+    @Test func anInstanceWhoseURLIsNotItsOwnRefusesToStart() async throws {
+        let cluster = try await HarnessCluster.start(instances: 1)
+        defer { cluster.stop() }
+        let taken = try await cluster.serve(instanceURL: cluster.instances[0].url)
+        #expect(taken.status != 0 && taken.output.contains("cluster.instanceURL \(cluster.instances[0].url) is answered by another instance"),
+                "\(taken.status): \(taken.output.suffix(600))")
+        let refusing = try RefusingPort()
+        let nowhere = "http://127.0.0.1:\(refusing.port)"
+        let unreachable = try await cluster.serve(instanceURL: nowhere)
+        withExtendedLifetime(refusing) {}
+        #expect(unreachable.status != 0 && unreachable.output.contains("cluster.instanceURL \(nowhere) cannot be reached from this instance"),
+                "\(unreachable.status): \(unreachable.output.suffix(600))")
+        #expect(try await cluster.psql("SELECT count(*) FROM harness_instances") == "1")
+    }
+
     /// A 3DS Server's PReqs may reach any instance: the serial one gave is known to the others (not Erro 307),
     /// and a card-range change made through the balancer reaches every instance under the same serial.
     @Test func cardRangeSerialsAgreeAcrossInstances() async throws {

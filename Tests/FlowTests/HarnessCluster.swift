@@ -139,6 +139,20 @@ final class HarnessCluster: @unchecked Sendable {
         return (serve, "http://127.0.0.1:\(port)")
     }
 
+    /// A `serve` of the cluster's configuration with `cluster.instanceURL` set to `url`, run until it exits (or 30 s): its
+    /// status and output.
+    func serve(instanceURL url: String) async throws -> (status: Int32, output: String) {
+        let folder = folder
+        return try await offThePool {
+            let config = folder + "/instance-url.yaml"
+            let shared = try String(contentsOfFile: folder + "/harness.yaml", encoding: .utf8)
+            try shared.replacingOccurrences(of: "cluster:\n  enabled: true", with: "cluster:\n  enabled: true\n  instanceURL: \(url)")
+                .write(toFile: config, atomically: true, encoding: .utf8)
+            return try ChildProcess.run(harnessBinary, ["serve", "--config", config, "--data-directory", folder + "/data-instance-url",
+                                                        "--http-port", "0", "--https-port", "0", "--loops", "1"], directory: repositoryRoot, timeout: 30)
+        }
+    }
+
     /// Kills (`kill -9`) the instance the store names as the home of the record (`role`, `id`).
     func killHome(role: String, id: String) async throws { try await offThePool { try self.killHomeNow(role: role, id: id) } }
 

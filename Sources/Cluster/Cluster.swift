@@ -123,7 +123,10 @@ public final class Cluster: Sendable {
         housekeeping.withLock {
             $0 = Task {
                 // Not announced at a URL that is not this instance's: the others would take it for a live instance there.
-                guard await check.value == nil else { return }
+                if let problem = await check.value {
+                    logger.critical("not joining the cluster: cluster.instanceURL \(url) \(problem)")
+                    return
+                }
                 // Announced first, so that a change made meanwhile is spread here too (made once: by its id).
                 await store.announce(url)
                 await change.replay(on: server, adminToken: token)

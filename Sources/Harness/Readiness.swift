@@ -63,7 +63,7 @@ final class Readiness: Sendable {
     func reasons() async -> [String] {
         var reasons: [String] = []
         if isDraining { reasons.append("draining: the instance is stopping (SIGTERM); send new requests elsewhere") }
-        if !changesMade() { reasons.append("starting: making the changes the cluster made before this instance started") }
+        if !changesMade() { reasons.append("starting: checking cluster.instanceURL, then making the changes the cluster made before this instance started") }
         if let problem = await probeStore() { reasons.append("store: \(problem)") }
         return reasons
     }

@@ -71,8 +71,13 @@ struct ServeCommand: ParsableCommand {
         let app = try HarnessApp(configuration: configuration, baseDirectory: location.baseDirectory, logger: logger)
         try app.start()
         if let problem = Self.wait(for: { await app.clusterInstanceProblem() }) {
+            let reason = problem + "; set it to the URL the other instances reach this one at (THREEDS_HARNESS_INSTANCE_URL)"
+            logger.critical("refusing to start", metadata: ["reason": "\(reason)"])
             app.shutdown()
-            throw ValidationError(problem + "; set it to the URL the other instances reach this one at (THREEDS_HARNESS_INSTANCE_URL)")
+            FileHandle.standardError.write(Data("Error: \(reason)\n".utf8))
+            // As at a stop: no exit() cleanup while a thread of the runtime may still hold OpenSSL's state.
+            fflush(nil)
+            _exit(1)
         }
         // SIGHUP reloads the scenario file; a bad one is logged and changes nothing.
         signal(SIGHUP, SIG_IGN)

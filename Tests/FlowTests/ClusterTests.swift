@@ -646,13 +646,13 @@ struct ClusterTests {
         let cluster = try await HarnessCluster.start(instances: 1)
         defer { cluster.stop() }
         let taken = try await cluster.serve(instanceURL: cluster.instances[0].url)
-        #expect(taken.status != 0 && taken.output.contains("cluster.instanceURL \(cluster.instances[0].url) is answered by another instance"),
+        #expect(taken.status == 1 && taken.output.contains("cluster.instanceURL \(cluster.instances[0].url) is answered by another instance"),
                 "\(taken.status): \(taken.output.suffix(600))")
         let refusing = try RefusingPort()
         let nowhere = "http://127.0.0.1:\(refusing.port)"
         let unreachable = try await cluster.serve(instanceURL: nowhere)
         withExtendedLifetime(refusing) {}
-        #expect(unreachable.status != 0 && unreachable.output.contains("cluster.instanceURL \(nowhere) cannot be reached from this instance"),
+        #expect(unreachable.status == 1 && unreachable.output.contains("cluster.instanceURL \(nowhere) cannot be reached from this instance"),
                 "\(unreachable.status): \(unreachable.output.suffix(600))")
         #expect(try await cluster.psql("SELECT count(*) FROM harness_instances") == "1")
     }

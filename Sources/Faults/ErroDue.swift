@@ -66,7 +66,7 @@ extension Fault {
         case .contentType, .httpStatus, .noAnswer, .closeMidResponse: .ungraded
         case .wrongCounter, .repeatedCounter, .selectInfoShape, .cresEncryption: .forbidden
         // A refused acsSignedContent is a runtime error: the SDK has no channel to send an Erro on.
-        case .signedContent, .signedPayload, .signedHeader: .forbidden
+        case .signedContent, .signedPayload, .signedHeader, .signedKey: .forbidden
         }
     }
 }

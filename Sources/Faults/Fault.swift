@@ -93,6 +93,9 @@ public enum Fault: Sendable, Equatable {
     /// (``SignedContentRules/jwsHeader``: `alg` left out or another, a member no one defines; `criticalExtension`: `crit`
     /// naming a parameter no one defines, RFC 7515 §4.1.11). The signature is the ACS key's own algorithm's.
     indirect case signedHeader(Fault)
+    /// `acsSignedContent` signed as it should be over a payload whose `acsEphemPubKey` this content fault spoils
+    /// (``SignedContentRules/ephemeralKey``: `kty` or `crv` left out or another, a member no one defines).
+    indirect case signedKey(Fault)
     // Crypto on the CRes JWE.
     case cresEncryption(CResEncryptionFault)
 
@@ -105,7 +108,7 @@ public enum Fault: Sendable, Equatable {
             Set(FaultLeg.allCases)
         case .latency, .noAnswer, .closeMidResponse, .erro, .httpStatus, .contentType:
             [.directoryServer, .accessControlServer, .sdk]
-        case .wrongCounter, .repeatedCounter, .selectInfoShape, .signedContent, .signedPayload, .signedHeader, .cresEncryption:
+        case .wrongCounter, .repeatedCounter, .selectInfoShape, .signedContent, .signedPayload, .signedHeader, .signedKey, .cresEncryption:
             [.sdk]
         }
     }
@@ -130,7 +133,7 @@ public enum Fault: Sendable, Equatable {
     /// Whether this fault acts on `acsSignedContent` (in the ARes) rather than on a CRes.
     public var isOnSignedContent: Bool {
         switch self {
-        case .signedContent, .signedPayload, .signedHeader: true
+        case .signedContent, .signedPayload, .signedHeader, .signedKey: true
         default: false
         }
     }
@@ -141,8 +144,8 @@ public enum Fault: Sendable, Equatable {
     public var signedContentRefusedBySDK: Bool {
         switch self {
         case .signedContent(let fault): fault.refusedBySDK
-        case .signedPayload(.unknownMember), .signedHeader(.unknownMember): false
-        case .signedPayload, .signedHeader: true
+        case .signedPayload(.unknownMember), .signedHeader(.unknownMember), .signedKey(.unknownMember): false
+        case .signedPayload, .signedHeader, .signedKey: true
         default: false
         }
     }

@@ -17,6 +17,7 @@ extension Fault {
         "wrong-counter": nil, "repeated-counter": nil, "select-info-shape": nil, "unknown-member": "member name",
         "field-value": "field name=value", "field-type": "field name", "field-length": "field name=length", "field-format": "field name=break",
         "duplicate-member": "field name", "signed-payload": "content fault and its value", "signed-header": "header fault and its value",
+        "signed-key": "key fault and its value",
     ].merging(SignedContentFault.allCases.map { ($0.rawValue, nil) }, uniquingKeysWith: { a, _ in a })
      .merging(CResEncryptionFault.allCases.map { ("cres-" + $0.rawValue, nil) }, uniquingKeysWith: { a, _ in a })
 
@@ -26,6 +27,9 @@ extension Fault {
 
     /// The faults that spoil `acsSignedContent`'s protected header under `signed-header`.
     static let headerFaultNames: Set<String> = ["missing-field", "field-value", "unknown-member", "critical-extension"]
+
+    /// The faults that spoil the payload's `acsEphemPubKey` under `signed-key`.
+    static let keyFaultNames: Set<String> = ["missing-field", "field-value", "unknown-member"]
 
     /// Refuses a fault on `acsSignedContent` whose expectation would be wrong: an element left out or given a value that
     /// `rules` does not have or allows (nothing would be broken), or a member said to be no one's that `rules` or the
@@ -120,6 +124,15 @@ extension Fault {
             let inner = try Fault(name: parts.first ?? "", value: parts.count > 1 ? parts[1] : nil)
             try Self.check(inner, spoiling: SignedContentRules.jwsHeader, registered: JWSHeader.registeredParameters, in: "the header")
             self = .signedHeader(inner)
+        case "signed-key":
+            let parts = value.split(separator: " ", maxSplits: 1).map(String.init)
+            guard Self.keyFaultNames.contains(parts.first ?? "") else {
+                throw .value("\"\(value)\" is not a key fault: one of \(Self.keyFaultNames.sorted().joined(separator: ", "))")
+            }
+            let inner = try Fault(name: parts.first ?? "", value: parts.count > 1 ? parts[1] : nil)
+            try Self.check(inner, spoiling: SignedContentRules.ephemeralKey, registered: SignedContentRules.registeredKeyParameters,
+                           in: "acsEphemPubKey")
+            self = .signedKey(inner)
         default:
             if let signed = SignedContentFault(rawValue: name) {
                 self = .signedContent(signed)
@@ -160,6 +173,7 @@ extension Fault {
         case .signedContent(let fault): fault.rawValue
         case .signedPayload(let fault): "signed-payload \(fault.name)"
         case .signedHeader(let fault): "signed-header \(fault.name)"
+        case .signedKey(let fault): "signed-key \(fault.name)"
         case .cresEncryption(let fault): "cres-" + fault.rawValue
         }
     }

@@ -56,7 +56,7 @@ extension Fault {
             if case .array(let options)? = message["challengeSelectInfo"] {
                 message.set("challengeSelectInfo", .array(options.compactMap { $0.objectMembers?.first?.value }))
             }
-        case .latency, .noAnswer, .closeMidResponse, .erro, .httpStatus, .contentType, .malformedJSON, .signedContent, .signedPayload, .signedHeader, .cresEncryption:
+        case .latency, .noAnswer, .closeMidResponse, .erro, .httpStatus, .contentType, .malformedJSON, .signedContent, .signedPayload, .signedHeader, .signedKey, .cresEncryption:
             break
         }
         return message

@@ -8,7 +8,8 @@ import JSON
 /// afresh each time.
 public enum FaultySignedContent {
     /// `payload` signed as `fault` says: broken by a ``SignedContentFault``, or signed as it should be over a payload or under
-    /// a header a content fault spoils (``Fault/signedPayload(_:)``, ``Fault/signedHeader(_:)``); any other fault signs it plainly.
+    /// a header a content fault spoils (``Fault/signedPayload(_:)``, ``Fault/signedHeader(_:)``), or with an `acsEphemPubKey` one
+    /// spoils (``Fault/signedKey(_:)``); any other fault signs it plainly.
     public static func sign(_ fault: Fault, payload: [UInt8], identity: ACSSigningIdentity) throws(JOSEError) -> String {
         switch fault {
         case .signedContent(let fault):
@@ -17,6 +18,13 @@ public enum FaultySignedContent {
             // The payload is the harness's own writing: it reads back.
             let spoilt = (try? JSONReader.parse(payload).value).map { [spoil].write($0).bytes } ?? payload
             return try JWS.sign(payload: spoilt, key: identity.key, algorithm: identity.algorithm, certificates: identity.chain)
+        case .signedKey(let spoil):
+            // The payload is the harness's own writing: it reads back, with the key it signs.
+            guard var object = try? JSONReader.parse(payload).value, let key = object["acsEphemPubKey"] else {
+                return try JWS.sign(payload: payload, key: identity.key, algorithm: identity.algorithm, certificates: identity.chain)
+            }
+            object.set("acsEphemPubKey", spoil.apply(to: key))
+            return try JWS.sign(payload: JSONWriter.write(object), key: identity.key, algorithm: identity.algorithm, certificates: identity.chain)
         case .signedHeader(let spoil):
             var header = JSONValue.object([("alg", .string(identity.algorithm.rawValue)),
                                            ("x5c", .array(identity.chain.map { .string($0.x5cEncoding) }))])

@@ -138,6 +138,9 @@ public struct ChallengeRunner: Sendable {
         /// Verifies acsSignedContent's signature with the algorithm its leaf's key implies (PS256 for RSA, ES256 for EC),
         /// whatever the header's `alg` says, and reads no `crit`: the algorithm-confusion bug of JWS libraries.
         case infersAlgFromKey = "infers-alg-from-key"
+        /// Reads acsSignedContent's acsEphemPubKey as a P-256 point from its `x` and `y`, whatever its `kty` and `crv` say
+        /// or without them: a parser that knows the curve EMV uses.
+        case assumesP256Key = "assumes-p256-key"
     }
 
     /// The channel of the first challenge, for ``Misbehaviour/staleChannelKey``.
@@ -173,6 +176,10 @@ public struct ChallengeRunner: Sendable {
             if let member = header?.objectMembers?.first(where: { !SignedContentRules.jwsHeader.defines($0.key, in: version) }) {
                 throw AcsSignedContent.Failure.payload("its protected header has \(member.key), a parameter its table does not define")
             }
+            let keyMembers = read.payload["acsEphemPubKey"]?.objectMembers ?? []
+            if let member = keyMembers.first(where: { !SignedContentRules.registeredKeyParameters.contains($0.key) }) {
+                throw AcsSignedContent.Failure.payload("acsEphemPubKey has \(member.key), a parameter no JWK registers")
+            }
         }
         do { return try AcsSignedContent(read) } catch {
             guard let misbehaviour, let lenient = Self.readingLeniently(read, as: misbehaviour, ownKey: ownKey) else { throw error }
@@ -200,13 +207,24 @@ public struct ChallengeRunner: Sendable {
     }
 
     /// The payload as an SDK that does not check the echo of its own key reads it (``Misbehaviour/ignoresSDKKeyEcho``): a
-    /// payload the table refuses for `sdkEphemPubKey` alone taken with its own key there. Nil for anything else.
+    /// payload the table refuses for `sdkEphemPubKey` alone taken with its own key there; as one that assumes the ACS's key
+    /// is P-256 (``Misbehaviour/assumesP256Key``): a payload refused for `acsEphemPubKey` alone taken when it has `x` and
+    /// `y`. Nil for anything else.
     private static func readingLeniently(_ read: AcsSignedContent.VerifiedPayload, as misbehaviour: Misbehaviour,
                                          ownKey: JSONValue) -> AcsSignedContent.VerifiedPayload? {
         let violations = SignedContentRules.violations(ofACSPayload: read.payload, duplicates: read.duplicates)
-        guard misbehaviour == .ignoresSDKKeyEcho, violations.allSatisfy({ $0.field == "sdkEphemPubKey" }) else { return nil }
         var lenient = read
-        lenient.payload.set("sdkEphemPubKey", ownKey)
+        switch misbehaviour {
+        case .ignoresSDKKeyEcho where violations.allSatisfy({ $0.field == "sdkEphemPubKey" }):
+            lenient.payload.set("sdkEphemPubKey", ownKey)
+        case .assumesP256Key where violations.allSatisfy({ $0.field == "acsEphemPubKey" }):
+            guard var key = read.payload["acsEphemPubKey"], key["x"] != nil, key["y"] != nil else { return nil }
+            key.set("kty", .string(ECPublicJWK.keyType))
+            key.set("crv", .string(ECPublicJWK.curve))
+            lenient.payload.set("acsEphemPubKey", key)
+        default:
+            return nil
+        }
         return lenient
     }
 
@@ -483,7 +501,8 @@ struct Session {
                   rules.format(of: field, in: version)?.formatBreak != nil, rules.lengthBounds(of: field, in: version)?.contains(text.count) ?? true else { return nil }
             readings = [example]
         case .withholdErro, .repeatCounter, .oobAsDataEntry, .oobAppURLSupported, .acceptsDuplicates, .kdfWithoutReference, .staleChannelKey,
-             .trustsAnyChain, .ignoresIntermediates, .ignoresSDKKeyEcho, .refusesUnknownMembers, .ignoresEnvelope, .infersAlgFromKey:
+             .trustsAnyChain, .ignoresIntermediates, .ignoresSDKKeyEcho, .refusesUnknownMembers, .ignoresEnvelope, .infersAlgFromKey,
+             .assumesP256Key:
             return nil
         }
         for reading in readings {

@@ -2,8 +2,9 @@ import EMV3DS
 import Faults
 import JSON
 
-/// The negative cases of `acsSignedContent`'s payload (``SignedContentRules/acsPayload``), generated like the CRes's: the
-/// payload signed as it should be, without one of the elements the table requires. A correct SDK refuses it as a runtime
+/// The negative cases of `acsSignedContent`'s payload (``SignedContentRules/acsPayload``), its `acsEphemPubKey`
+/// (``SignedContentRules/ephemeralKey``) and its protected header (``SignedContentRules/jwsHeader``), generated like the
+/// CRes's: the JWS signed as it should be, over a payload without one of the elements the table requires. A correct SDK refuses it as a runtime
 /// error and sends no CReq (no Erro: it has no channel yet); it ignores a member no version defines and completes the
 /// challenge.
 ///
@@ -36,25 +37,71 @@ extension NegativeScenarios {
         let headerSpoils = header.requiredElements(of: exampleHeader, context: context).filter { $0 != "x5c" }.map { Spoil(.missing, $0) }
             + header.valuesOutsideTheirSet(of: exampleHeader, context: context).map { Spoil(.outside, $0.element, value: $0.value) }
             + [Spoil(.criticalExtension, "crit"), Spoil(.unknownMember, unknownMember)]
-        let spoils = payloadSpoils.map { (spoil: $0, inHeader: false) } + headerSpoils.map { (spoil: $0, inHeader: true) }
+        // The ACS's key: `kty` or `crv` left out or outside EC and P-256 (an SDK that assumes an EC P-256 key would send a
+        // CReq all the same), a member no one defines (ignored, RFC 7517 §4). `x` or `y` left out makes no case: no SDK
+        // could agree a key without them.
+        let key = SignedContentRules.ephemeralKey
+        let exampleKey = examplePayload["acsEphemPubKey"] ?? .null
+        let keySpoils = key.requiredElements(of: exampleKey, context: context).filter { !["x", "y"].contains($0) }.map { Spoil(.missing, $0) }
+            + key.valuesOutsideTheirSet(of: exampleKey, context: context).map { Spoil(.outside, $0.element, value: $0.value) }
+            + [Spoil(.unknownMember, unknownMember)]
+        let spoils = payloadSpoils.map { (spoil: $0, part: SignedPart.payload) } + headerSpoils.map { (spoil: $0, part: SignedPart.header) }
+            + keySpoils.map { (spoil: $0, part: SignedPart.key) }
         return spoils.enumerated().map { serial, found in
-            let (spoil, inHeader) = found
+            let (spoil, part) = found
             var scenario = base
-            scenario.name = name(inHeader ? "signed-content-header" : "signed-content", spoil)
+            scenario.name = name(part.namePrefix, spoil)
             scenario.pan = card(signedContentCardPrefix, serial: serial + 1)
             scenario.versions = Set(MessageVersion.allCases)
-            scenario.faults = [FaultInjection(inHeader ? .signedHeader(spoil.fault) : .signedPayload(spoil.fault), on: .sdk)]
-            scenario.description = inHeader ? "acsSignedContent, signed as it should be, under a protected header \(spoil.change)."
-                : "acsSignedContent, signed as it should be, over a payload \(spoil.change)."
+            scenario.faults = [FaultInjection(part.fault(spoil.fault), on: .sdk)]
+            scenario.description = "acsSignedContent, signed as it should be, \(part.place) \(spoil.change)."
             if spoil.mutation == .unknownMember {
                 scenario.description += " The SDK ignores it: the challenge completes."
                 scenario.expectation = nil
             } else {
-                let rule = inHeader ? "RFC 7515: alg is required, a crit parameter not understood refuses the JWS; EMV 3DS: PS256 or ES256 only"
-                    : "Annex A, ACS Signed Content: the JWS body holds acsURL, acsEphemPubKey and sdkEphemPubKey"
-                scenario.expectation = Expectation(sdk: .runtimeError, text: "The SDK refuses acsSignedContent (\(rule)), sends no CReq and no Erro, and reports runtimeError.")
+                scenario.expectation = Expectation(sdk: .runtimeError,
+                                                   text: "The SDK refuses acsSignedContent (\(part.rule)), sends no CReq and no Erro, and reports runtimeError.")
             }
             return scenario
+        }
+    }
+
+    /// The part of `acsSignedContent` a generated case spoils.
+    enum SignedPart {
+        case payload, header, key
+
+        var namePrefix: String {
+            switch self {
+            case .payload: "signed-content"
+            case .header: "signed-content-header"
+            case .key: "signed-content-key"
+            }
+        }
+
+        func fault(_ spoil: Fault) -> Fault {
+            switch self {
+            case .payload: .signedPayload(spoil)
+            case .header: .signedHeader(spoil)
+            case .key: .signedKey(spoil)
+            }
+        }
+
+        /// Where the spoil is, as the description says it.
+        var place: String {
+            switch self {
+            case .payload: "over a payload"
+            case .header: "under a protected header"
+            case .key: "over a payload whose acsEphemPubKey is a JWK"
+            }
+        }
+
+        /// The rule a correct SDK refuses the spoil by.
+        var rule: String {
+            switch self {
+            case .payload: "Annex A, ACS Signed Content: the JWS body holds acsURL, acsEphemPubKey and sdkEphemPubKey"
+            case .header: "RFC 7515: alg is required, a crit parameter not understood refuses the JWS; EMV 3DS: PS256 or ES256 only"
+            case .key: "RFC 7517 §4.1 and RFC 7518 §6.2.1: a JWK has kty, an EC key its crv; EMV 3DS: the ACS's ephemeral key is EC P-256"
+            }
         }
     }
 

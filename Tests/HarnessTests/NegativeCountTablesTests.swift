@@ -26,8 +26,8 @@ struct NegativeCountTablesTests {
             if message == "signed", parts.first == "content" {
                 message = "signed-content"
                 parts.removeFirst()
-                if parts.first == "header" {
-                    message = "signed-content-header"
+                if let part = parts.first, ["header", "key"].contains(part) {
+                    message = "signed-content-" + part
                     parts.removeFirst()
                 }
             }
@@ -102,6 +102,9 @@ struct NegativeCountTablesTests {
         let headerRows: [Row] = (present("signed-content-header") + ["critical"]).map { (mutation: String) -> Row in
             ("`\(mutation)` (runtime error, no CReq)", { (candidate: Case) in candidate.message == "signed-content-header" && candidate.mutation == mutation })
         } + [("`unknown` (taken)", { (candidate: Case) in candidate.message == "signed-content-header" && candidate.mutation == "unknown" })]
+        let keyRows: [Row] = present("signed-content-key").map { (mutation: String) -> Row in
+            ("`\(mutation)` (runtime error, no CReq)", { (candidate: Case) in candidate.message == "signed-content-key" && candidate.mutation == mutation })
+        } + [("`unknown` (taken)", { (candidate: Case) in candidate.message == "signed-content-key" && candidate.mutation == "unknown" })]
         return [
             ("CRes", table(cresRows, of: cases)),
             ("ARes", table(aresRows, of: cases)),
@@ -111,6 +114,7 @@ struct NegativeCountTablesTests {
             ("challenge RReq", table(challengeRReqRows, of: cases, byChannel: true)),
             ("acsSignedContent's payload", table(payloadRows, of: cases)),
             ("acsSignedContent's header", table(headerRows, of: cases)),
+            ("acsSignedContent's key", table(keyRows, of: cases)),
             ("PRes", table(present("pres").map { row($0, message: "pres") } + [row("critical", message: "pres"), row("unknown", message: "pres")], of: cases)),
         ]
     }

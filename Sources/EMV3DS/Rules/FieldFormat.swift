@@ -101,7 +101,7 @@ public enum FieldFormat: Sendable {
         case .ecPublicJWK:
             guard let members = value.objectMembers else { return "must be a JWK object, not \(value.typeName)" }
             let keys = Set(members.map(\.key))
-            guard value["kty"]?.stringValue == "EC", value["crv"]?.stringValue == "P-256" else { return "must be an EC P-256 JWK" }
+            guard value["kty"]?.stringValue == ECPublicJWK.keyType, value["crv"]?.stringValue == ECPublicJWK.curve else { return "must be an EC P-256 JWK" }
             guard keys.isSuperset(of: ["x", "y"]) else { return "JWK must have x and y" }
             return nil
         default:
@@ -283,4 +283,11 @@ public enum FieldFormat: Sendable {
     private static func range(_ range: ClosedRange<Int>) -> String {
         range.lowerBound == range.upperBound ? "\(range.lowerBound)" : "\(range.lowerBound)-\(range.upperBound)"
     }
+}
+
+/// What an EC public key in a message is: a JWK of `kty` EC on P-256, the curve of EMV 3DS's ephemeral keys (Core
+/// specification, 6.2.3: ECDH on P-256).
+public enum ECPublicJWK {
+    public static let keyType = "EC"
+    public static let curve = "P-256"
 }

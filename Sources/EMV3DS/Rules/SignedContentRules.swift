@@ -19,6 +19,21 @@ public enum SignedContentRules {
         FieldRule("acsEphemPubKey", .required, .ecPublicJWK),
         FieldRule("sdkEphemPubKey", .required, .ecPublicJWK),
     ])
+
+    /// The members of the payload's `acsEphemPubKey`: an EC public key as a JWK (RFC 7517 §4.1: `kty` required; RFC 7518
+    /// §6.2.1: `crv`, `x` and `y` required for an EC key) on P-256, the curve of EMV 3DS's ephemeral keys.
+    public static let ephemeralKey = MessageRules(.aRes, [
+        FieldRule("kty", .required, .oneOf([ECPublicJWK.keyType])),
+        FieldRule("crv", .required, .oneOf([ECPublicJWK.curve])),
+        FieldRule("x", .required, .string(1...256)),
+        FieldRule("y", .required, .string(1...256)),
+    ])
+
+    /// The parameters RFC 7517 §4 and RFC 7518 §6.2 register for a public JWK: a key may carry any of them. A member no one
+    /// defines is ignored (RFC 7517 §4: "Member names used for representing key parameters ... MUST be ignored" when not
+    /// understood).
+    public static let registeredKeyParameters: Set<String> = ["kty", "use", "key_ops", "alg", "kid", "x5u", "x5c", "x5t", "x5t#S256",
+                                                              "crv", "x", "y"]
 }
 
 extension SignedContentRules {

@@ -9,6 +9,8 @@ usage: joserfc_peer.py COMMAND JWK_JSON [ARGS]
   verify-rfc JWK ALGS COMPACT              -> payload, or exit 1 with why the JWS is refused: ALGS comma-separated, a
                                               header parameter no one defines ignored as RFC 7515 §4 says (joserfc's
                                               default refuses one), headers of kilobytes taken (an x5c)
+  import-jwk JWK                           -> the key's type and curve, or exit 1 with why the JWK is refused (read by its
+                                              own kty, as a JOSE library reads a key it is sent)
   oct     KEY_B64URL ...                   (JWK given as raw octets for alg "dir")
 """
 import json
@@ -16,7 +18,7 @@ import sys
 
 from joserfc import jwe, jws
 from joserfc.jws import JWSRegistry
-from joserfc.jwk import ECKey, OctKey, RSAKey
+from joserfc.jwk import ECKey, JWKRegistry, OctKey, RSAKey
 
 
 def key_from(text):
@@ -29,6 +31,13 @@ def key_from(text):
 
 
 def main(argv):
+    if argv[1] == "import-jwk":
+        try:
+            key = JWKRegistry.import_key(json.loads(argv[2]))
+        except Exception as error:  # the refusal is the answer
+            sys.exit(type(error).__name__ + ": " + str(error))
+        print(key.key_type, getattr(key, "curve_name", ""))
+        return
     command, key = argv[1], key_from(argv[2])
     if command == "encrypt":
         alg, enc, plaintext = argv[3], argv[4], argv[5]

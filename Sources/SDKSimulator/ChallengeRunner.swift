@@ -129,8 +129,9 @@ public struct ChallengeRunner: Sendable {
         /// Takes acsSignedContent whatever its payload's sdkEphemPubKey: missing, unreadable or another SDK's key (the echo
         /// that binds the ACS's key to this SDK's is not checked).
         case ignoresSDKKeyEcho = "ignores-sdk-key-echo"
-        /// Refuses a CRes or an acsSignedContent payload with a member its table does not define for the version (Erro 203
-        /// naming it, or a runtime error): stricter than the specification, which has a receiver ignore it.
+        /// Refuses a CRes or an acsSignedContent payload or header with a member its table does not define for the version,
+        /// or an `acsEphemPubKey` with a member no JWK registers (Erro 203 naming it, or a runtime error): stricter than the
+        /// specification and RFC 7517 §4, which have a receiver ignore it.
         case refusesUnknownMembers = "refuses-unknown-members"
         /// Takes a CRes whatever its messageType and messageVersion: a parser that knows which message it awaits and reads
         /// the content alone.

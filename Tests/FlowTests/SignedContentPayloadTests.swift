@@ -58,6 +58,8 @@ struct SignedContentPayloadTests {
         #expect(throws: Fault.SpecError.self) { try Fault(name: "signed-key", value: "field-type kty") }
         #expect(throws: Fault.SpecError.self) { try Fault(name: "signed-key", value: "field-value crv=P-256") }
         #expect(throws: Fault.SpecError.self) { try Fault(name: "signed-key", value: "unknown-member use") }
+        // A private key's member is registered: a reader may act on it, so no case may expect it ignored.
+        #expect(throws: Fault.SpecError.self) { try Fault(name: "signed-key", value: "unknown-member d") }
     }
 
     /// joserfc (Tests/JOSETests/Interop/joserfc_peer.py) reads the `acsEphemPubKey` of each key case's acsSignedContent, as
@@ -81,6 +83,12 @@ struct SignedContentPayloadTests {
             let verdict = try ChildProcess.run("python3", [repositoryRoot + "/Tests/JOSETests/Interop/joserfc_peer.py", "import-jwk", JSONWriter.string(key)])
             #expect((verdict.status != 0) == fault.signedContentRefusedBySDK, "\(scenario.name): \(verdict.output)")
             if verdict.status == 0 { #expect(verdict.output.contains("EC P-256"), "\(scenario.name): \(verdict.output)") }
+            // Refused for the member the case spoilt.
+            let why = ["missing-kty": "MissingKeyTypeError", "missing-crv": "'crv' is required", "outside-kty": "InvalidKeyTypeError",
+                       "outside-crv": "ZZZZZ"]
+            if let expected = why.first(where: { scenario.name.contains($0.key) })?.value {
+                #expect(verdict.output.contains(expected), "\(scenario.name): \(verdict.output)")
+            }
         }
     }
 

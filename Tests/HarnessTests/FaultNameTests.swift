@@ -12,6 +12,7 @@ struct FaultNameTests {
         "field name": "acsTransID", "version": "2.1.0", "id field name": "dsTransID", "member name": "harnessUnknownMember", "field name=value": "acsUiType=06",
         "field name=length": "challengeInfoText=351", "field name=break": "acsCounterAtoS=letter",
         "content fault and its value": "missing-field sdkEphemPubKey", "header fault and its value": "missing-field alg",
+        "key fault and its value": "missing-field crv",
     ]
 
     @Test(arguments: Fault.names.keys.sorted())

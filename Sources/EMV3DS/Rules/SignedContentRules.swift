@@ -29,11 +29,12 @@ public enum SignedContentRules {
         FieldRule("y", .required, .string(1...256)),
     ])
 
-    /// The parameters RFC 7517 §4 and RFC 7518 §6.2 register for a public JWK: a key may carry any of them. A member no one
-    /// defines is ignored (RFC 7517 §4: "Member names used for representing key parameters ... MUST be ignored" when not
-    /// understood).
+    /// The parameters the IANA "JSON Web Key Parameters" registry lists from RFC 7517 §4, RFC 7518 §6 (every key type's,
+    /// a private key's too) and Web Cryptography's `ext`: a reader may act on any of them (a `d` makes a private key of it).
+    /// Only a member no one registers is one a reader must ignore (RFC 7517 §4).
     public static let registeredKeyParameters: Set<String> = ["kty", "use", "key_ops", "alg", "kid", "x5u", "x5c", "x5t", "x5t#S256",
-                                                              "crv", "x", "y"]
+                                                              "crv", "x", "y", "d", "n", "e", "p", "q", "dp", "dq", "qi", "oth", "r", "t",
+                                                              "k", "ext"]
 }
 
 extension SignedContentRules {

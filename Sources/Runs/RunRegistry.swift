@@ -23,7 +23,7 @@ public final class RunRegistry: JournalListener {
     /// a few hundred cases and the ids of their transactions.
     public static let capacity = 1_000
     /// The largest answer about a run a client reads whole (its JSON, JUnit or HTML report): each case carries its checks
-    /// with their text, about 12 KB, so the 910 cases of `simulate --negative` are 10 MB.
+    /// with their text, about 12 KB, so a run of every negative case is over 10 MB.
     public static let maxReportBytes = 64 * 1024 * 1024
 
     private struct Registry {

@@ -86,8 +86,8 @@ struct ClusterWorkTests {
 }
 
 extension ClusterWorkTests {
-    /// A request passed on to its home gets the home's answer however large an instance makes it: a run of the 910 cases of
-    /// `simulate --negative` is a 10 MB JSON, which a client limited to 8 MiB answered 502 at every instance but the home.
+    /// A request passed on to its home gets the home's answer however large an instance makes it: a run of every negative
+    /// case is a JSON of over 10 MB, more than an HTTP client's default 8 MiB.
     @Test func anAnswerAsLargeAsARunsReportIsPassedOnWhole() async throws {
         let group = EventLoopGroup(loopCount: 1)
         defer { group.shutdown() }

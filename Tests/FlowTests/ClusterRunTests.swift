@@ -13,8 +13,8 @@ struct ClusterRunTests {
     /// follow-up AReqs only 2.3.1 has (SPC's second, a decoupled fallback's 3RI), and every scenario of every version runs
     /// in one instance in `simulate --all`'s flow tests. With the roles calling each other over HTTP (the second pass of
     /// `./harness test`) too: a role begins its leg at its own instance, not through the balancer, so the ACS of a
-    /// transaction is where its DS keeps the journal entry, and each case is graded whole (without that, 48 of `--all`'s
-    /// 354 cases failed for an SDK Erro the DS's entry never saw).
+    /// transaction is where its DS keeps the journal entry, and each case is graded whole (an SDK's Erro, which the ACS
+    /// records, among what it grades).
     @Test func everyScenarioPassesInBothChannelsThroughThreeInstancesInRoundRobin() async throws {
         let cluster = try await HarnessCluster.start()
         defer { cluster.stop() }

@@ -46,7 +46,10 @@ struct RunRoutes {
         }
         // A run's routes belong to its home, the instance that holds it (in a cluster).
         let home = TransactionRoute(role: RunRegistry.role, key: .pathParameter("id")) { [runs] in runs.holds($0) }
-        router.get("/admin/runs/{id}", tag: home) { _, context async throws in .json(try await graded(context).json) }
+        router.get("/admin/runs/{id}", tag: home) { request, context async throws in
+            let statuses = try Self.caseStatuses(request.queryItems["cases"])
+            return .json(try await graded(context).json(casesOf: statuses))
+        }
         router.post("/admin/runs/{id}/finish", tag: home) { _, context async throws in
             let id = try context.parameter("id")
             guard await held(id), let run = runs.finish(id) else { throw HTTPError(.notFound, "no run \(id)") }
@@ -94,6 +97,20 @@ struct RunRoutes {
     private func inspectorURL(_ request: HTTPRequest, _ context: RequestContext) -> String {
         let base = publicURL ?? request.headers["Host"].map { (context.isSecure ? "https://" : "http://") + $0 } ?? ""
         return (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/inspector"
+    }
+
+    /// The statuses `?cases=` names, comma-separated (`running`, `failed`...); nil without it: every case.
+    static func caseStatuses(_ value: String?) throws(HTTPError) -> Set<CaseVerdict.Status>? {
+        guard let value else { return nil }
+        var statuses: Set<CaseVerdict.Status> = []
+        for name in value.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let status = CaseVerdict.Status(rawValue: String(name)) else {
+                let known = CaseVerdict.Status.allCases.map(\.rawValue).joined(separator: ", ")
+                throw HTTPError(.badRequest, "cases=\(value): \"\(name)\" is not a case status (\(known), comma-separated)")
+            }
+            statuses.insert(status)
+        }
+        return statuses
     }
 
     private func graded(_ context: RequestContext) async throws -> GradedRun {

@@ -34,8 +34,10 @@ struct RunClient {
         _ = try await send { try await client.get(baseURL + "/health", headers: headers) }
     }
 
-    func run(_ id: String) async throws -> JSONValue {
-        try await exchange { try await client.get(baseURL + "/admin/runs/" + id, headers: headers) }
+    /// The run with the cases of `statuses` only (every case without them): the summary counts every case.
+    func run(_ id: String, cases statuses: [String] = []) async throws -> JSONValue {
+        let query = statuses.isEmpty ? "" : "?cases=" + statuses.joined(separator: ",")
+        return try await exchange { try await client.get(baseURL + "/admin/runs/" + id + query, headers: headers) }
     }
 
     func finish(_ id: String) async throws -> JSONValue {

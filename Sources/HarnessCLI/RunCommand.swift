@@ -107,7 +107,8 @@ struct RunCommand: AsyncParsableCommand {
         let deadline = ContinuousClock.now + .seconds(timeout)
         var last = ""
         while ContinuousClock.now < deadline {
-            let current = try await CouldNotRun.guarding { try await runs.run(id) }
+            // The cases under way only: what is printed of them (a run of hundreds of cases is megabytes whole).
+            let current = try await CouldNotRun.guarding { try await runs.run(id, cases: ["running"]) }
             let line = RunText.progress(current)
             // Printed again when what a case waits for changes too.
             let shown = ([line] + RunText.underWay(current)).joined(separator: "\n")

@@ -77,6 +77,27 @@ struct RunFlowTests {
         }
     }
 
+    /// `?cases=` shows the cases of the statuses it names, the summary still counting every case: what `run --wait` asks
+    /// for each second, as a run of every negative case is megabytes whole. A word that is no status is refused, with the statuses.
+    @Test func aRunShowsTheCasesOfTheStatusesAskedForAndCountsThemAll() async throws {
+        try await withHarness { harness in
+            let id = try #require(try await start(harness)["id"]?.stringValue)
+            _ = try await runTransaction(harness, pan: Self.cards[0].pan, answers: Self.cards[0].answers, challenger: harness.challenger)
+            func shown(_ query: String) async throws -> (statuses: [String], cases: String?) {
+                let run = try JSONReader.parse(try await harness.get("/admin/runs/\(id)" + query).body).value
+                return ((run["cases"]?.arrayValue ?? []).compactMap { $0["status"]?.stringValue }, run["summary"]?["cases"]?.numberText)
+            }
+            let all = try await shown("")
+            #expect(all.statuses.count == 3 && all.cases == "3", "\(all)")
+            let passed = try await shown("?cases=passed")
+            #expect(passed.statuses == ["passed"] && passed.cases == "3", "\(passed)")
+            let open = try await shown("?cases=pending,running")
+            #expect(open.statuses == ["pending", "pending"] && open.cases == "3", "\(open)")
+            let refused = try await harness.get("/admin/runs/\(id)?cases=done")
+            #expect(refused.status == .badRequest && refused.bodyText.contains("pending, running, passed, failed"), "\(refused.bodyText)")
+        }
+    }
+
     @Test(arguments: [ChallengeRunner.Misbehaviour.withholdErro, .repeatCounter])
     func aWrongSDKFailsTheChecksItBreaksAndItsJUnitCase(_ misbehaviour: ChallengeRunner.Misbehaviour) async throws {
         try await withHarness { harness in

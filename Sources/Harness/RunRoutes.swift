@@ -106,7 +106,8 @@ struct RunRoutes {
         for name in value.split(separator: ",", omittingEmptySubsequences: false) {
             guard let status = CaseVerdict.Status(rawValue: String(name)) else {
                 let known = CaseVerdict.Status.allCases.map(\.rawValue).joined(separator: ", ")
-                throw HTTPError(.badRequest, "cases=\(value): \"\(name)\" is not a case status (\(known), comma-separated)")
+                let word = name.isEmpty ? "an empty item" : "\"\(name)\""
+                throw HTTPError(.badRequest, "cases=\(value): \(word) is not a case status (\(known), comma-separated)")
             }
             statuses.insert(status)
         }

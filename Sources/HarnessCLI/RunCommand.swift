@@ -97,7 +97,7 @@ struct RunCommand: AsyncParsableCommand {
         let id: String
         if let existing = self.id {
             id = existing
-            _ = try await CouldNotRun.guarding { try await runs.run(existing) }
+            _ = try await CouldNotRun.guarding { try await runs.run(existing, cases: ["running"]) }
         } else {
             let started = try await CouldNotRun.guarding { try await start(runs, suite: suite ?? "") }
             id = started["id"]?.stringValue ?? ""

@@ -254,6 +254,11 @@ public struct GradedRun: Sendable {
         members.append(("summary", summary))
         if !refusedOutsideCases.isEmpty { members.append(("refusedOutsideCases", .array(refusedOutsideCases))) }
         let shown = statuses.map { statuses in cases.filter { statuses.contains($0.status) } } ?? cases
+        // A list of some cases says so: saved, it would read as the whole run.
+        if let statuses {
+            let named = CaseVerdict.Status.allCases.filter(statuses.contains).map { JSONValue.string($0.rawValue) }
+            members.append(("casesShown", .array(named)))
+        }
         members.append(("cases", .array(shown.map(\.json))))
         return .object(members)
     }

@@ -91,6 +91,8 @@ struct RunFlowTests {
             #expect(all.statuses.count == 3 && all.cases == "3", "\(all)")
             let passed = try await shown("?cases=passed")
             #expect(passed.statuses == ["passed"] && passed.cases == "3", "\(passed)")
+            let filtered = try JSONReader.parse(try await harness.get("/admin/runs/\(id)?cases=running,pending").body).value
+            #expect(filtered["casesShown"] == .array([.string("pending"), .string("running")]) && all.statuses.count == 3, "\(filtered["casesShown"] ?? .null)")
             let open = try await shown("?cases=pending,running")
             #expect(open.statuses == ["pending", "pending"] && open.cases == "3", "\(open)")
             let refused = try await harness.get("/admin/runs/\(id)?cases=done")

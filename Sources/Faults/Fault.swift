@@ -113,23 +113,6 @@ public enum Fault: Sendable, Equatable {
         }
     }
 
-    public var signedContentFault: SignedContentFault? {
-        if case .signedContent(let fault) = self { return fault }
-        return nil
-    }
-
-    /// The content fault of `acsSignedContent`'s payload.
-    public var signedPayloadFault: Fault? {
-        if case .signedPayload(let fault) = self { return fault }
-        return nil
-    }
-
-    /// Whether this fault spoils `acsSignedContent`'s protected header.
-    public var isSignedHeader: Bool {
-        if case .signedHeader = self { return true }
-        return false
-    }
-
     /// Whether this fault acts on `acsSignedContent` (in the ARes) rather than on a CRes.
     public var isOnSignedContent: Bool {
         switch self {

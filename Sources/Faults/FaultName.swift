@@ -52,6 +52,18 @@ extension Fault {
         }
     }
 
+    /// The content fault `value` names with its own value ("missing-field alg"): one of `names`, held to `rules` (``check``).
+    private static func contentFault(_ value: String, one names: Set<String>, kind: String, spoiling rules: MessageRules,
+                                     registered: Set<String>, in part: String) throws(SpecError) -> Fault {
+        let parts = value.split(separator: " ", maxSplits: 1).map(String.init)
+        guard names.contains(parts.first ?? "") else {
+            throw .value("\"\(value)\" is not a \(kind) fault: one of \(names.sorted().joined(separator: ", "))")
+        }
+        let inner = try Fault(name: parts.first ?? "", value: parts.count > 1 ? parts[1] : nil)
+        try check(inner, spoiling: rules, registered: registered, in: part)
+        return inner
+    }
+
     /// The fault named `name`, with its `value` checked.
     public init(name: String, value: String?) throws(SpecError) {
         guard let valueName = Self.names[name] else {
@@ -109,30 +121,14 @@ extension Fault {
             }
             self = .fieldFormat(String(value[..<equals]), broken)
         case "signed-payload":
-            let parts = value.split(separator: " ", maxSplits: 1).map(String.init)
-            guard Self.payloadFaultNames.contains(parts.first ?? "") else {
-                throw .value("\"\(value)\" is not a payload fault: one of \(Self.payloadFaultNames.sorted().joined(separator: ", "))")
-            }
-            let inner = try Fault(name: parts.first ?? "", value: parts.count > 1 ? parts[1] : nil)
-            try Self.check(inner, spoiling: SignedContentRules.acsPayload, registered: [], in: "the payload")
-            self = .signedPayload(inner)
+            self = .signedPayload(try Self.contentFault(value, one: Self.payloadFaultNames, kind: "payload",
+                                                        spoiling: SignedContentRules.acsPayload, registered: [], in: "the payload"))
         case "signed-header":
-            let parts = value.split(separator: " ", maxSplits: 1).map(String.init)
-            guard Self.headerFaultNames.contains(parts.first ?? "") else {
-                throw .value("\"\(value)\" is not a header fault: one of \(Self.headerFaultNames.sorted().joined(separator: ", "))")
-            }
-            let inner = try Fault(name: parts.first ?? "", value: parts.count > 1 ? parts[1] : nil)
-            try Self.check(inner, spoiling: SignedContentRules.jwsHeader, registered: JWSHeader.registeredParameters, in: "the header")
-            self = .signedHeader(inner)
+            self = .signedHeader(try Self.contentFault(value, one: Self.headerFaultNames, kind: "header", spoiling: SignedContentRules.jwsHeader,
+                                                       registered: JWSHeader.registeredParameters, in: "the header"))
         case "signed-key":
-            let parts = value.split(separator: " ", maxSplits: 1).map(String.init)
-            guard Self.keyFaultNames.contains(parts.first ?? "") else {
-                throw .value("\"\(value)\" is not a key fault: one of \(Self.keyFaultNames.sorted().joined(separator: ", "))")
-            }
-            let inner = try Fault(name: parts.first ?? "", value: parts.count > 1 ? parts[1] : nil)
-            try Self.check(inner, spoiling: SignedContentRules.ephemeralKey, registered: SignedContentRules.registeredKeyParameters,
-                           in: "acsEphemPubKey")
-            self = .signedKey(inner)
+            self = .signedKey(try Self.contentFault(value, one: Self.keyFaultNames, kind: "key", spoiling: SignedContentRules.ephemeralKey,
+                                                    registered: SignedContentRules.registeredKeyParameters, in: "acsEphemPubKey"))
         default:
             if let signed = SignedContentFault(rawValue: name) {
                 self = .signedContent(signed)

@@ -69,6 +69,11 @@ public enum Fault: Sendable, Equatable {
     /// outside a critical extension is not an error). stripe/stripe-android PR 10590: ACSs send extra members in the
     /// final CRes, and an SDK that refused them broke.
     case unknownMember(String)
+    /// An element another version of the message's table defines and the message's version does not, added with a value
+    /// of its format there (``MessageRules/exampleFromAnotherVersion(of:besides:)``): what an ACS or DS written for
+    /// another version sends. A receiver ignores it: no rule of Annex A refuses it, and a message is rejected for no
+    /// validation the tables do not list (Annex A, A.2 "Field Edit Criteria", 2.3.1).
+    case otherVersionMember(String)
     /// A string element given a value outside the set the message's version defines for it (Annex A: a value not
     /// defined is invalid, Table A.4: 203 naming it): `acsUiType` 06 in a 2.2.0 CRes, `challengeCompletionInd` "Z".
     case fieldValue(String, String)
@@ -104,7 +109,7 @@ public enum Fault: Sendable, Equatable {
         switch self {
         // The RReq is a request: its content can be spoilt, not the way it is answered.
         case .malformedJSON, .missingField, .emptyField, .messageVersion, .wrongTransactionID, .swappedTransactionIDs, .criticalExtension, .unknownMember,
-             .fieldValue, .fieldType, .fieldLength, .fieldFormat, .duplicateMember, .nonCriticalExtension:
+             .otherVersionMember, .fieldValue, .fieldType, .fieldLength, .fieldFormat, .duplicateMember, .nonCriticalExtension:
             Set(FaultLeg.allCases)
         case .latency, .noAnswer, .closeMidResponse, .erro, .httpStatus, .contentType:
             [.directoryServer, .accessControlServer, .sdk]

@@ -15,6 +15,7 @@ extension Fault {
         "content-type": "media type", "malformed-json": nil, "missing-field": "field name", "empty-field": "field name",
         "message-version": "version", "wrong-id": "id field name", "swapped-ids": nil, "critical-extension": nil, "noncritical-extension": nil,
         "wrong-counter": nil, "repeated-counter": nil, "select-info-shape": nil, "unknown-member": "member name",
+        "other-version-member": "field name",
         "field-value": "field name=value", "field-type": "field name", "field-length": "field name=length", "field-format": "field name=break",
         "duplicate-member": "field name", "signed-payload": "content fault and its value", "signed-header": "header fault and its value",
         "signed-key": "key fault and its value",
@@ -101,6 +102,11 @@ extension Fault {
         case "repeated-counter": self = .repeatedCounter
         case "select-info-shape": self = .selectInfoShape
         case "unknown-member": self = .unknownMember(value)
+        case "other-version-member":
+            guard MessageTables.all.contains(where: { $0.rules.fields.contains { $0.name == value } }) else {
+                throw .value("\(value) is an element of no message: unknown-member adds a member no one defines")
+            }
+            self = .otherVersionMember(value)
         case "field-value":
             guard let equals = value.firstIndex(of: "="), equals != value.startIndex else {
                 throw .value("\"\(value)\" is not field=value")
@@ -161,6 +167,7 @@ extension Fault {
         case .repeatedCounter: "repeated-counter"
         case .selectInfoShape: "select-info-shape"
         case .unknownMember(let name): "unknown-member \(name)"
+        case .otherVersionMember(let name): "other-version-member \(name)"
         case .fieldValue(let name, let value): "field-value \(name)=\(value)"
         case .fieldType(let name): "field-type \(name)"
         case .duplicateMember(let name): "duplicate-member \(name)"

@@ -22,6 +22,8 @@ extension Fault {
             message.set(name, .string(""))
         case .unknownMember(let name):
             message.set(name, .string("a member no version defines"))
+        case .otherVersionMember(let name):
+            if let value = Self.valueFromAnotherVersion(of: name, in: message) { message.set(name, value) }
         case .fieldValue(let name, let value):
             message.set(name, .string(value))
         case .fieldType(let name):
@@ -62,6 +64,13 @@ extension Fault {
         return message
     }
 
+    /// The value `otherVersionMember` gives `name` in `message`: one of its format in the newest other version of the
+    /// message type's table that defines it; nil when the message names no table, or no other version defines it.
+    static func valueFromAnotherVersion(of name: String, in message: JSONValue) -> JSONValue? {
+        guard let type = message["messageType"]?.stringValue, let rules = MessageTables.named(type)?.rules,
+              let version = message["messageVersion"]?.stringValue.flatMap(MessageVersion.init(rawValue:)) else { return nil }
+        return rules.exampleFromAnotherVersion(of: name, besides: version)
+    }
 }
 
 extension [Fault] {

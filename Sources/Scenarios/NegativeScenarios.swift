@@ -33,6 +33,7 @@ public enum NegativeScenarios {
                 var spoils = probe(first, context: context, final: false)
                 // The final CRes (the answer to the last step's CReq) of the text screen's challenge: its own elements.
                 if uiType == .text {
+                    spoils += ChallengeRules.cRes.elementsOtherVersionsDefine(besides: first, context: context).map { Spoil(.undefined, $0) }
                     let final = CRes(messageVersion: version, ids: placeholderIDs, counter: script.steps.count, content: .final(.authenticated)).json
                     spoils += probe(final, context: context, final: true)
                 }
@@ -142,6 +143,8 @@ public enum NegativeScenarios {
         case unknownMember = "unknown"
         /// The same in the final CRes.
         case unknownMemberInFinal = "final-unknown"
+        /// An element another version defines and the message's does not: ignored (Annex A, A.2).
+        case undefined
 
         /// In the final CRes, which answers the CReq after the last step.
         var inFinal: Bool {
@@ -178,6 +181,7 @@ public enum NegativeScenarios {
             case .criticalExtension: .criticalExtension
             case .nonCriticalExtension: .nonCriticalExtension
             case .unknownMember, .unknownMemberInFinal: .unknownMember(element)
+            case .undefined: .otherVersionMember(element)
             }
         }
     }
@@ -246,6 +250,7 @@ extension NegativeScenarios.Spoil {
         case .criticalExtension: "with a messageExtension no version defines, marked critical (criticalityIndicator true)"
         case .nonCriticalExtension: "with a messageExtension no version defines, not critical (criticalityIndicator false)"
         case .unknownMember, .unknownMemberInFinal: "with \(element), a member no one defines"
+        case .undefined: "with \(element), which another version defines and this one does not"
         }
     }
 
@@ -265,7 +270,7 @@ extension NegativeScenarios.Spoil {
         case .version, .finalVersion: (.versionNotSupported, "the versions it supports" + otherReadings)
         case .messageType, .finalMessageType: (.messageNotRecognised, "messageType" + otherReadings)
         case .criticalExtension: (.criticalExtensionNotRecognised, "the extension's id (\(Fault.criticalExtensionID))")
-        case .nonCriticalExtension, .unknownMember, .unknownMemberInFinal: nil
+        case .nonCriticalExtension, .unknownMember, .unknownMemberInFinal, .undefined: nil
         }
     }
 }

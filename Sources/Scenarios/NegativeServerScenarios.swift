@@ -14,9 +14,11 @@ extension NegativeScenarios {
     public static func ares(from scenarios: [Scenario]) -> [Scenario] {
         guard let base = plainFrictionlessY(in: scenarios) else { return [] }
         // A payment's (messageCategory 01), as the scenario's transactions are.
-        let found = agreeingInBothChannels(in: MessageVersion.allCases, rules: AResRules.rules) { version, channel in
+        let probe = { (version: MessageVersion, channel: DeviceChannel) in
             (aresProbe(version: version, channel: channel), MessageContext(version: version, channel: channel, category: .payment))
-        } + [Spoil(.criticalExtension, "messageExtension"), Spoil(.unknownMember, unknownMember)].map { FoundCase(spoil: $0, versions: MessageVersion.allCases) }
+        }
+        let found = agreeingInBothChannels(in: MessageVersion.allCases, rules: AResRules.rules, probe: probe)
+            + agreeingInBothChannels(in: MessageVersion.allCases, rules: AResRules.rules, spoils: otherVersionsElements, probe: probe) + [Spoil(.criticalExtension, "messageExtension"), Spoil(.unknownMember, unknownMember)].map { FoundCase(spoil: $0, versions: MessageVersion.allCases) }
         return serverCases(found, base: base, message: "ares", cardPrefix: aresCardPrefix, leg: .directoryServer,
                            spoilt: "The frictionless ARes",
                            ignored: "The 3DS Server ignores it: the transaction ends Y, and no Erro goes to the DS (graded: ares.erro).",
@@ -133,7 +135,10 @@ extension NegativeScenarios {
             (challengeRReqProbe(version: version, channel: channel),
              MessageContext(version: version, channel: channel, category: .payment, request: afterC),
              version >= .v2_2_0 ? Set(rreqProbe(version: version, channel: channel).objectMembers?.map(\.key) ?? []) : [])
-        } + [Spoil(.criticalExtension, "messageExtension"), Spoil(.unknownMember, unknownMember)].map { (FoundCase(spoil: $0, versions: [.v2_1_0]), nil) }
+        } + ([Spoil(.criticalExtension, "messageExtension"), Spoil(.unknownMember, unknownMember)].map { FoundCase(spoil: $0, versions: [.v2_1_0]) }
+            + agreeingInBothChannels(in: [.v2_1_0], rules: ResultsRules.rReq, spoils: otherVersionsElements) { version, channel in
+                (challengeRReqProbe(version: version, channel: channel), MessageContext(version: version, channel: channel, category: .payment, request: afterC))
+            }).map { ($0, nil) }
         return inTheirChannels(found, serverCases(found.map(\.found), base: base, message: "rreq-challenge", cardPrefix: challengeRReqCardPrefix,
                                                 leg: .results, spoilt: "The RReq of the challenge's result",
                                                 ignored: "The 3DS Server takes it: it answers an RRes, and the transaction ends Y (graded: rreq.erro).",
@@ -243,10 +248,13 @@ extension NegativeScenarios {
     /// Erro the table names, not an RRes, and take no result from it (`rreq.erro`); an unknown member it takes.
     public static func rreq(from scenarios: [Scenario]) -> [Scenario] {
         guard let base = plainDecoupled(in: scenarios) else { return [] }
-        let found = agreeingInBothChannels(in: MessageVersion.allCases.filter { $0 >= .v2_2_0 }, rules: ResultsRules.rReq) { version, channel in
+        let probe = { (version: MessageVersion, channel: DeviceChannel) in
             (rreqProbe(version: version, channel: channel),
              MessageContext(version: version, channel: channel, category: .payment, request: .object([("acsDecConInd", .string("Y")), ("transStatus", .string("D"))])))
-        } + [Spoil(.criticalExtension, "messageExtension"), Spoil(.unknownMember, unknownMember)].map { FoundCase(spoil: $0, versions: [.v2_2_0, .v2_3_1]) }
+        }
+        let versions = MessageVersion.allCases.filter { $0 >= .v2_2_0 }
+        let found = agreeingInBothChannels(in: versions, rules: ResultsRules.rReq, probe: probe)
+            + agreeingInBothChannels(in: versions, rules: ResultsRules.rReq, spoils: otherVersionsElements, probe: probe) + [Spoil(.criticalExtension, "messageExtension"), Spoil(.unknownMember, unknownMember)].map { FoundCase(spoil: $0, versions: [.v2_2_0, .v2_3_1]) }
         return serverCases(found, base: base, message: "rreq", cardPrefix: rreqCardPrefix, leg: .results,
                            spoilt: "The decoupled result's RReq",
                            ignored: "The 3DS Server takes it: it answers an RRes, and the transaction ends Y (graded: rreq.erro).",
@@ -255,19 +263,27 @@ extension NegativeScenarios {
         }
     }
 
-    /// The cases of `rules` that `probe` makes alike in the app and the browser in each of `versions`, with the versions of each.
+    /// The cases of `rules` that `probe` makes alike in the app and the browser in each of `versions`, with the versions of
+    /// each: the spoils of one element (``probe(_:rules:context:final:)``), or those `spoils` finds.
     static func agreeingInBothChannels(in versions: [MessageVersion], rules: MessageRules,
+                                       spoils: (JSONValue, MessageRules, MessageContext) -> [Spoil] = { probe($0, rules: $1, context: $2, final: false) },
                                        probe: (MessageVersion, DeviceChannel) -> (JSONValue, MessageContext)) -> [FoundCase] {
         var found: [FoundCase] = []
         for version in versions {
             let (browserMessage, browserContext) = probe(version, .browser)
-            let inBrowser = Set(Self.probe(browserMessage, rules: rules, context: browserContext, final: false))
+            let inBrowser = Set(spoils(browserMessage, rules, browserContext))
             let (appMessage, appContext) = probe(version, .app)
-            for spoil in Self.probe(appMessage, rules: rules, context: appContext, final: false) where inBrowser.contains(spoil) {
+            for spoil in spoils(appMessage, rules, appContext) where inBrowser.contains(spoil) {
                 add(spoil, in: version, to: &found)
             }
         }
         return found
+    }
+
+    /// The elements another version of `rules` defines that `message` may carry in `context`'s version, each a spoil the
+    /// receiver ignores (``MessageRules/elementsOtherVersionsDefine(besides:context:)``).
+    static func otherVersionsElements(_ message: JSONValue, rules: MessageRules, context: MessageContext) -> [Spoil] {
+        rules.elementsOtherVersionsDefine(besides: message, context: context).map { Spoil(.undefined, $0) }
     }
 
     /// The scenarios of a 3DS Server's cases: `base` with each case's fault on `leg`, its description and expectation.
@@ -307,6 +323,11 @@ extension NegativeScenarios {
         var found: [FoundCase] = []
         for version in MessageVersion.allCases {
             for spoil in Self.probe(presProbe(version: version), rules: PreparationRules.pRes, context: MessageContext(version: version), final: false) {
+                add(spoil, in: version, to: &found)
+            }
+        }
+        for version in MessageVersion.allCases {
+            for spoil in otherVersionsElements(presProbe(version: version), rules: PreparationRules.pRes, context: MessageContext(version: version)) {
                 add(spoil, in: version, to: &found)
             }
         }

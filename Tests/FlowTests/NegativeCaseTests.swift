@@ -21,8 +21,9 @@ import TestSupport
 struct NegativeCaseTests {
     static let catalog = try! ScenarioFile.load(path: repositoryRoot + "/config/scenarios.yaml")
 
-    /// Whether the case is one the SDK must not refuse: a member no version defines, an extension not marked critical.
-    static func isIgnored(_ name: String) -> Bool { name.contains("-unknown-") || name.contains("-noncritical-") }
+    /// Whether the case is one the SDK must not refuse: a member no version defines, or one another version defines, an
+    /// extension not marked critical.
+    static func isIgnored(_ name: String) -> Bool { ["-unknown-", "-undefined-", "-noncritical-"].contains { name.contains($0) } }
 
     @Test func eachScreenHasACaseForEachElementItRequiresInTheVersionsThatRequireIt() throws {
         let cases = Dictionary(uniqueKeysWithValues: Self.catalog.negative.map { ($0.name, $0) })
@@ -81,6 +82,10 @@ struct NegativeCaseTests {
         #expect(versions("negative-cres-01-final-type-transStatus") == ["2.1.0", "2.2.0", "2.3.1"])
         // Members no version defines, in the first and the final CRes: ignored, so no Erro is due.
         #expect(versions("negative-cres-01-unknown-harnessUnknownMember") == ["2.1.0", "2.2.0", "2.3.1"])
+        // 2.2.0's whitelistingInfoText, renamed trustListInfoText in 2.3.1: each a case of the versions without it.
+        #expect(versions("negative-cres-01-undefined-whitelistingInfoText") == ["2.1.0", "2.3.1"])
+        #expect(versions("negative-cres-01-undefined-trustListInfoText") == ["2.1.0", "2.2.0"])
+        #expect(cases["negative-cres-01-undefined-whitelistingInfoText"]?.expectation == nil)
         #expect(cases["negative-cres-01-final-unknown-harnessUnknownMember"]?.faults.first?.round == 1)
         // The final CRes's own elements: transStatus left out (201), or given a value its version does not define (203:
         // D is 2.3.1's), judged by the SDK's Erro that follows the final CRes.
@@ -151,10 +156,12 @@ struct NegativeCaseTests {
             let finished = try JSONReader.parse(try await harness.post("/admin/runs/\(id)/finish", []).body).value
             let entries = finished["cases"]?.arrayValue ?? []
             if withholdsErro {
-                // An unknown member or non-critical extension is ignored: no Erro is due, and the SDK that sends none passes those cases.
+                // An unknown member, another version's element or a non-critical extension is ignored: no Erro is due, and the
+                // SDK that sends none passes those cases (2.3.1: the two unknown members, the extension, 2.2.0's
+                // whitelistingInfoText, 2.1.0 and 2.2.0's challengeAddInfo and acsHTMLRefresh).
                 let (ignored, refused) = (entries.filter { Self.isIgnored($0["scenario"]?.stringValue ?? "") },
                                           entries.filter { !Self.isIgnored($0["scenario"]?.stringValue ?? "") })
-                #expect(ignored.count == 3 && ignored.allSatisfy { $0["status"]?.stringValue == "passed" }, "\(ignored.map { $0["id"] ?? .null })")
+                #expect(ignored.count == 6 && ignored.allSatisfy { $0["status"]?.stringValue == "passed" }, "\(ignored.map { $0["id"] ?? .null })")
                 #expect(refused.allSatisfy { $0["status"]?.stringValue == "failed" }, "\(finished["summary"] ?? .null)")
                 #expect(refused.allSatisfy { entry in
                     entry["checks"]?.arrayValue?.contains { $0["id"]?.stringValue == "sdk.erro" && $0["verdict"]?.stringValue == "fail" } == true
@@ -166,14 +173,40 @@ struct NegativeCaseTests {
         }
     }
 
+    /// Each `undefined` case, the SDK's and the 3DS Server's, adds an element that another version of its message's table
+    /// defines and none of the case's versions does, with a value of its format there: the fault names it, and applying it
+    /// to a message of each of those versions adds it with that value.
+    @Test func eachUndefinedCaseAddsAnElementOnlyOtherVersionsDefine() throws {
+        let undefined = Self.catalog.negative.filter { $0.name.contains("-undefined-") }
+        #expect(undefined.count >= 40)
+        let messageTypes: [FaultLeg: String] = [.sdk: "CRes", .directoryServer: "ARes", .results: "RReq", .preparation: "PRes"]
+        for scenario in undefined {
+            let injection = try #require(scenario.faults.first, "\(scenario.name)")
+            guard case .otherVersionMember(let element) = injection.fault, let type = messageTypes[injection.leg],
+                  let rules = MessageTables.named(type)?.rules else {
+                Issue.record("\(scenario.name): \(injection)")
+                continue
+            }
+            #expect(scenario.name.hasSuffix("-undefined-\(element)"))
+            for version in scenario.versions ?? [] {
+                #expect(!rules.defines(element, in: version), "\(scenario.name) \(version.rawValue)")
+                let message = JSONValue.object([("messageType", .string(type)), ("messageVersion", .string(version.rawValue))])
+                let added = injection.fault.apply(to: message)[element]
+                #expect(added != nil && added == rules.exampleFromAnotherVersion(of: element, besides: version), "\(scenario.name) \(version.rawValue)")
+            }
+        }
+    }
+
     /// An SDK that checks presence and not values (it reads a value outside the version's set as the set's first), one
     /// that coerces a value of another JSON type, one that checks no length and one that checks no shape beyond length
     /// and type each send no Erro 203 about such a CRes: each fails `sdk.erro` in every case of 2.2.0 of its class
     /// (`outside`, `type`, `length`, `format`, in the first and the final CRes); the correct SDK passes them (above). One
-    /// that refuses a member its table does not define sends an Erro where none is due, and fails the `unknown` cases; one
+    /// that refuses a member its version's table does not define sends an Erro where none is due, and fails the `unknown` and
+    /// `undefined` cases; one
     /// that reads the content alone takes a CRes of another type or version, and fails the `version` and `messagetype` cases.
     @Test(arguments: [(ChallengeRunner.Misbehaviour.acceptsAnyValue, "outside"), (.acceptsAnyType, "type"), (.acceptsAnyLength, "length"),
                       (.acceptsAnyFormat, "format"), (.acceptsDuplicates, "duplicate"), (.refusesUnknownMembers, "unknown"),
+                      (.refusesUnknownMembers, "undefined"),
                       (.ignoresEnvelope, "version"), (.ignoresEnvelope, "messagetype")])
     func anSDKThatDoesNotCheckAClassFailsEachCaseOfIt(_ misbehaviour: ChallengeRunner.Misbehaviour, _ mutation: String) async throws {
         try await withHarness { harness in

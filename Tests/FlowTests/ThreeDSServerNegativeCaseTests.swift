@@ -71,7 +71,7 @@ struct ThreeDSServerNegativeCaseTests {
             let challenge = scenario.name.contains("-challenge-")
             #expect(scenario.faults.allSatisfy { $0.leg == (ares ? .directoryServer : .results) }, "\(scenario.name)")
             #expect(challenge || scenario.channels == [.app, .browser], "\(scenario.name)")
-            #expect(scenario.expectation.map { $0.threeDSServerState == (ares ? "error" : "challenge") } ?? scenario.name.contains("-unknown-"),
+            #expect(scenario.expectation.map { $0.threeDSServerState == (ares ? "error" : "challenge") } ?? ["-unknown-", "-undefined-"].contains { scenario.name.contains($0) },
                     "\(scenario.name)")
         }
     }
@@ -229,7 +229,7 @@ struct ThreeDSServerNegativeCaseTests {
             #expect(!entries.isEmpty)
             for entry in entries {
                 let scenario = entry["scenario"]?.stringValue ?? ""
-                let (ares, ignored) = (scenario.hasPrefix("negative-ares-"), scenario.contains("-unknown-"))
+                let (ares, ignored) = (scenario.hasPrefix("negative-ares-"), ["-unknown-", "-undefined-"].contains { scenario.contains($0) })
                 // A PRes case is played correctly whatever the bug (PResNegativeCaseTests plays wrong ones).
                 let wrong = !scenario.hasPrefix("negative-pres-") && fails(bug, scenario, ares: ares, ignored: ignored)
                 #expect(wrong ? failsOnErro(entry) : entry["status"]?.stringValue == "passed", "\(bug): \(JSONWriter.string(entry))")

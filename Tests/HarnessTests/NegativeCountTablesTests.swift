@@ -83,8 +83,9 @@ struct NegativeCountTablesTests {
         let present = { (message: String) in classes.filter { mutation in cases.contains { $0.message == message && $0.mutation == mutation } } }
         let cresRows = present("cres").map { row($0, message: "cres") } + present("cres-final").map { row($0, prefix: "final-", message: "cres-final") }
             + [row("critical", message: "cres"),
-               ("`unknown`, `final-unknown`, `noncritical` (no Erro)", { ($0.message == "cres" || $0.message == "cres-final") && ["unknown", "noncritical"].contains($0.mutation) })]
-        let aresRows = present("ares").map { row($0, message: "ares") } + [row("critical", message: "ares"), row("unknown", message: "ares")]
+               ("`unknown`, `final-unknown`, `noncritical` (no Erro)", { ($0.message == "cres" || $0.message == "cres-final") && ["unknown", "noncritical"].contains($0.mutation) }),
+               row("undefined", message: "cres")]
+        let aresRows = present("ares").map { row($0, message: "ares") } + [row("critical", message: "ares"), row("unknown", message: "ares"), row("undefined", message: "ares")]
         let finalRows: [Row] = present("ares-declined").map { mutation in
             ("N, R, U each: `\(mutation)` (\(answers[mutation] ?? ""))", { $0.message == "ares-declined" && $0.mutation == mutation })
         } + present("ares-decoupled").map { mutation in
@@ -93,9 +94,9 @@ struct NegativeCountTablesTests {
         // "N, R, U each" counts N's; the row of all counts R's and U's too. 2.1.0 has no decoupled authentication: "–".
         let finalTable = table(finalRows, of: cases, all: { ["ares-declined", "ares-rejected", "ares-unavailable", "ares-decoupled"].contains($0.message) },
                                dash: { row, version in row.label.hasPrefix("D:") && version < .v2_2_0 })
-        let rreqRows = present("rreq").map { row($0, message: "rreq") } + [row("critical", message: "rreq"), row("unknown", message: "rreq")]
+        let rreqRows = present("rreq").map { row($0, message: "rreq") } + [row("critical", message: "rreq"), row("unknown", message: "rreq"), row("undefined", message: "rreq")]
         let challengeRReqRows = present("rreq-challenge").map { row($0, message: "rreq-challenge") }
-            + [row("critical", message: "rreq-challenge"), row("unknown", message: "rreq-challenge")]
+            + [row("critical", message: "rreq-challenge"), row("unknown", message: "rreq-challenge"), row("undefined", message: "rreq-challenge")]
         let payloadRows: [Row] = present("signed-content").map { (mutation: String) -> Row in
             ("`\(mutation)` (runtime error, no CReq)", { (candidate: Case) in candidate.message == "signed-content" && candidate.mutation == mutation })
         } + [("`unknown` (taken)", { (candidate: Case) in candidate.message == "signed-content" && candidate.mutation == "unknown" })]
@@ -115,7 +116,8 @@ struct NegativeCountTablesTests {
             ("acsSignedContent's payload", table(payloadRows, of: cases)),
             ("acsSignedContent's header", table(headerRows, of: cases)),
             ("acsSignedContent's key", table(keyRows, of: cases)),
-            ("PRes", table(present("pres").map { row($0, message: "pres") } + [row("critical", message: "pres"), row("unknown", message: "pres")], of: cases)),
+            ("PRes", table(present("pres").map { row($0, message: "pres") } + [row("critical", message: "pres"), row("unknown", message: "pres"),
+                                                                                 row("undefined", message: "pres")], of: cases)),
         ]
     }
 
@@ -128,6 +130,10 @@ struct NegativeCountTablesTests {
             let counts = ["ares-declined", "ares-rejected", "ares-unavailable"].map { message in cases.count { $0.message == message && $0.mutation == mutation } }
             #expect(Set(counts).count == 1, "\(mutation): N, R, U make \(counts)")
         }
+        let counted = Set(["missing", "empty", "outside", "type", "length", "format", "duplicate", "version", "messagetype", "critical", "noncritical",
+                           "unknown", "undefined"])
+        let uncounted = cases.filter { !counted.contains($0.mutation) }.map(\.scenario.name)
+        #expect(uncounted.isEmpty, "cases of a class no table counts: \(uncounted.prefix(5))")
         let page = (try? String(contentsOfFile: repositoryRoot + "/docs/negative.md", encoding: .utf8)) ?? ""
         for (name, text) in Self.tables(cases) {
             let written = page.contains(text)

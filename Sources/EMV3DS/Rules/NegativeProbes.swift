@@ -129,6 +129,40 @@ extension MessageRules {
         }
     }
 
+    /// The elements another version of the table defines and `context`'s version does not, in table order, that `message`
+    /// may carry each alone and still be taken: what a sender writing for another version adds (2.2.0's
+    /// `whitelistingInfoText` in a 2.1.0 or 2.3.1 CRes, 2.3.1's `trustListInfoText` before it). No rule of Annex A refuses
+    /// such an element, and a receiver rejects a message for no validation the tables do not list (Annex A, A.2 "Field
+    /// Edit Criteria", 2.3.1): it ignores the element, as the harness does (a warning on the transaction). Not the
+    /// transaction ids (2.2.0's `sdkTransID` in a 2.1.0 RReq): any value given one names no transaction, and a reader that
+    /// looks it up answers 301 for that; nor an element whose value would be empty (`{}`), which is another fault.
+    public func elementsOtherVersionsDefine(besides message: JSONValue, context: MessageContext) -> [String] {
+        var seen: Set<String> = []
+        return table.fields.compactMap { rule -> String? in
+            let name = rule.name
+            guard seen.insert(name).inserted, !TransactionIDs.names.contains(name), !defines(name, in: context.version), message[name] == nil,
+                  let value = exampleFromAnotherVersion(of: name, besides: context.version), value != .object([]), value != .array([]) else { return nil }
+            var spoilt = message
+            spoilt.set(name, value)
+            return check(spoilt, context: context).violations.isEmpty ? name : nil
+        }
+    }
+
+    /// A value of `element` as the newest version that defines it, other than `version`, gives its format: a plausible one,
+    /// so that a reader that takes the element for that version's finds nothing wrong with it. An object of members with
+    /// rules of their own carries its required members. Nil when only `version` defines it, or no value can be made.
+    public func exampleFromAnotherVersion(of element: String, besides version: MessageVersion) -> JSONValue? {
+        let rule = MessageVersion.allCases.reversed().lazy.filter { $0 != version }
+            .compactMap { other in self.table.fields.first { $0.name == element && $0.applies(to: other) }.map { ($0, other) } }.first
+        guard let (rule, other) = rule else { return nil }
+        if case .fields(let inner) = rule.format {
+            let members = inner.fields.filter { $0.applies(to: other) && $0.presence == .required }
+                .compactMap { member in member.format.example.map { (member.name, $0) } }
+            return members.isEmpty ? nil : .object(members)
+        }
+        return rule.format.example
+    }
+
     /// The format the table gives `element` in `version`; nil for one the version does not define.
     public func format(of element: String, in version: MessageVersion) -> FieldFormat? {
         table.fields.first { $0.name == element && $0.applies(to: version) }?.format

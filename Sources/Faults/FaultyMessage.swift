@@ -65,10 +65,13 @@ extension Fault {
     }
 
     /// The value `otherVersionMember` gives `name` in `message`: one of its format in the newest other version of the
-    /// message type's table that defines it; nil when the message names no table, or no other version defines it.
+    /// message type's table that defines it. Nil, leaving the message as it is, when the message names no table, when its
+    /// own version defines the element (an id or a label of its own is not another version's), when it carries the
+    /// element already, or when no other version defines it.
     static func valueFromAnotherVersion(of name: String, in message: JSONValue) -> JSONValue? {
-        guard let type = message["messageType"]?.stringValue, let rules = MessageTables.named(type)?.rules,
-              let version = message["messageVersion"]?.stringValue.flatMap(MessageVersion.init(rawValue:)) else { return nil }
+        guard message[name] == nil, let type = message["messageType"]?.stringValue, let rules = MessageTables.named(type)?.rules,
+              let version = message["messageVersion"]?.stringValue.flatMap(MessageVersion.init(rawValue:)),
+              !rules.defines(name, in: version) else { return nil }
         return rules.exampleFromAnotherVersion(of: name, besides: version)
     }
 }

@@ -33,7 +33,7 @@ public enum NegativeScenarios {
                 var spoils = probe(first, context: context, final: false)
                 // The final CRes (the answer to the last step's CReq) of the text screen's challenge: its own elements.
                 if uiType == .text {
-                    spoils += ChallengeRules.cRes.elementsOtherVersionsDefine(besides: first, context: context).map { Spoil(.undefined, $0) }
+                    spoils += otherVersionsElements(first, rules: ChallengeRules.cRes, context: context)
                     let final = CRes(messageVersion: version, ids: placeholderIDs, counter: script.steps.count, content: .final(.authenticated)).json
                     spoils += probe(final, context: context, final: true)
                 }

@@ -18,7 +18,8 @@ extension NegativeScenarios {
             (aresProbe(version: version, channel: channel), MessageContext(version: version, channel: channel, category: .payment))
         }
         let found = agreeingInBothChannels(in: MessageVersion.allCases, rules: AResRules.rules, probe: probe)
-            + agreeingInBothChannels(in: MessageVersion.allCases, rules: AResRules.rules, spoils: otherVersionsElements, probe: probe) + [Spoil(.criticalExtension, "messageExtension"), Spoil(.unknownMember, unknownMember)].map { FoundCase(spoil: $0, versions: MessageVersion.allCases) }
+            + agreeingInBothChannels(in: MessageVersion.allCases, rules: AResRules.rules, spoils: otherVersionsElements, probe: probe)
+            + [Spoil(.criticalExtension, "messageExtension"), Spoil(.unknownMember, unknownMember)].map { FoundCase(spoil: $0, versions: MessageVersion.allCases) }
         return serverCases(found, base: base, message: "ares", cardPrefix: aresCardPrefix, leg: .directoryServer,
                            spoilt: "The frictionless ARes",
                            ignored: "The 3DS Server ignores it: the transaction ends Y, and no Erro goes to the DS (graded: ares.erro).",
@@ -127,18 +128,19 @@ extension NegativeScenarios {
     /// cases spoil theirs, in the channel whose RReq carries the element (`acsRenderingType`: the app's). The 3DS Server
     /// must answer the RReq with the Erro the table names and take no result from it (`rreq.erro`); the SDK's challenge
     /// ends as it would (the ACS sends its final CRes whatever the RRes). In 2.1.0 also the unknown critical extension
-    /// (Erro 202) and the unknown member (taken), which the decoupled RReq's cases make from 2.2.0.
+    /// (Erro 202), the unknown member and the elements later versions define (taken), which the decoupled RReq's cases
+    /// make from 2.2.0.
     public static func challengeRReq(from scenarios: [Scenario]) -> [Scenario] {
         guard let base = scenarios.first(where: { showsFirst(.text, $0) }) else { return [] }
         let afterC = JSONValue.object([("transStatus", .string(TransStatus.challenge.rawValue))])
+        let probe = { (version: MessageVersion, channel: DeviceChannel) in
+            (challengeRReqProbe(version: version, channel: channel), MessageContext(version: version, channel: channel, category: .payment, request: afterC))
+        }
         let found = casesByChannel(in: MessageVersion.allCases, rules: ResultsRules.rReq) { version, channel in
-            (challengeRReqProbe(version: version, channel: channel),
-             MessageContext(version: version, channel: channel, category: .payment, request: afterC),
-             version >= .v2_2_0 ? Set(rreqProbe(version: version, channel: channel).objectMembers?.map(\.key) ?? []) : [])
+            let (message, context) = probe(version, channel)
+            return (message, context, version >= .v2_2_0 ? Set(rreqProbe(version: version, channel: channel).objectMembers?.map(\.key) ?? []) : [])
         } + ([Spoil(.criticalExtension, "messageExtension"), Spoil(.unknownMember, unknownMember)].map { FoundCase(spoil: $0, versions: [.v2_1_0]) }
-            + agreeingInBothChannels(in: [.v2_1_0], rules: ResultsRules.rReq, spoils: otherVersionsElements) { version, channel in
-                (challengeRReqProbe(version: version, channel: channel), MessageContext(version: version, channel: channel, category: .payment, request: afterC))
-            }).map { ($0, nil) }
+            + agreeingInBothChannels(in: [.v2_1_0], rules: ResultsRules.rReq, spoils: otherVersionsElements, probe: probe)).map { ($0, nil) }
         return inTheirChannels(found, serverCases(found.map(\.found), base: base, message: "rreq-challenge", cardPrefix: challengeRReqCardPrefix,
                                                 leg: .results, spoilt: "The RReq of the challenge's result",
                                                 ignored: "The 3DS Server takes it: it answers an RRes, and the transaction ends Y (graded: rreq.erro).",
@@ -254,7 +256,8 @@ extension NegativeScenarios {
         }
         let versions = MessageVersion.allCases.filter { $0 >= .v2_2_0 }
         let found = agreeingInBothChannels(in: versions, rules: ResultsRules.rReq, probe: probe)
-            + agreeingInBothChannels(in: versions, rules: ResultsRules.rReq, spoils: otherVersionsElements, probe: probe) + [Spoil(.criticalExtension, "messageExtension"), Spoil(.unknownMember, unknownMember)].map { FoundCase(spoil: $0, versions: [.v2_2_0, .v2_3_1]) }
+            + agreeingInBothChannels(in: versions, rules: ResultsRules.rReq, spoils: otherVersionsElements, probe: probe)
+            + [Spoil(.criticalExtension, "messageExtension"), Spoil(.unknownMember, unknownMember)].map { FoundCase(spoil: $0, versions: versions) }
         return serverCases(found, base: base, message: "rreq", cardPrefix: rreqCardPrefix, leg: .results,
                            spoilt: "The decoupled result's RReq",
                            ignored: "The 3DS Server takes it: it answers an RRes, and the transaction ends Y (graded: rreq.erro).",
@@ -266,13 +269,13 @@ extension NegativeScenarios {
     /// The cases of `rules` that `probe` makes alike in the app and the browser in each of `versions`, with the versions of
     /// each: the spoils of one element (``probe(_:rules:context:final:)``), or those `spoils` finds.
     static func agreeingInBothChannels(in versions: [MessageVersion], rules: MessageRules,
-                                       spoils: (JSONValue, MessageRules, MessageContext) -> [Spoil] = { probe($0, rules: $1, context: $2, final: false) },
-                                       probe: (MessageVersion, DeviceChannel) -> (JSONValue, MessageContext)) -> [FoundCase] {
+                                       spoils: (JSONValue, MessageRules, MessageContext) -> [Spoil] = { Self.probe($0, rules: $1, context: $2, final: false) },
+                                       probe message: (MessageVersion, DeviceChannel) -> (JSONValue, MessageContext)) -> [FoundCase] {
         var found: [FoundCase] = []
         for version in versions {
-            let (browserMessage, browserContext) = probe(version, .browser)
+            let (browserMessage, browserContext) = message(version, .browser)
             let inBrowser = Set(spoils(browserMessage, rules, browserContext))
-            let (appMessage, appContext) = probe(version, .app)
+            let (appMessage, appContext) = message(version, .app)
             for spoil in spoils(appMessage, rules, appContext) where inBrowser.contains(spoil) {
                 add(spoil, in: version, to: &found)
             }
@@ -322,12 +325,9 @@ extension NegativeScenarios {
         guard let base = plainFrictionlessY(in: scenarios) else { return [] }
         var found: [FoundCase] = []
         for version in MessageVersion.allCases {
-            for spoil in Self.probe(presProbe(version: version), rules: PreparationRules.pRes, context: MessageContext(version: version), final: false) {
-                add(spoil, in: version, to: &found)
-            }
-        }
-        for version in MessageVersion.allCases {
-            for spoil in otherVersionsElements(presProbe(version: version), rules: PreparationRules.pRes, context: MessageContext(version: version)) {
+            let (pres, context) = (presProbe(version: version), MessageContext(version: version))
+            for spoil in Self.probe(pres, rules: PreparationRules.pRes, context: context, final: false)
+                + otherVersionsElements(pres, rules: PreparationRules.pRes, context: context) {
                 add(spoil, in: version, to: &found)
             }
         }

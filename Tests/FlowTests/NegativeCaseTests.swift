@@ -195,6 +195,12 @@ struct NegativeCaseTests {
                 #expect(added != nil && added == rules.exampleFromAnotherVersion(of: element, besides: version), "\(scenario.name) \(version.rawValue)")
             }
         }
+        // A message whose version defines the element, or that carries it, is left as it is: no id or label of its own
+        // overwritten, and no element of its own version added under a case that says it is another's.
+        let cres = JSONValue.object([("messageType", .string("CRes")), ("messageVersion", .string("2.2.0")), ("acsTransID", .string("an id"))])
+        #expect(Fault.otherVersionMember("acsTransID").apply(to: cres) == cres)
+        #expect(Fault.otherVersionMember("whitelistingInfoText").apply(to: cres) == cres)
+        #expect(Fault.otherVersionMember("trustListInfoText").apply(to: cres)["trustListInfoText"] != nil)
     }
 
     /// An SDK that checks presence and not values (it reads a value outside the version's set as the set's first), one

@@ -34,6 +34,9 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
         case errorDetailNamesNoElement
         /// Reads transStatusReason's condition as the ARes N's alone: takes an ARes R or U whatever its transStatusReason.
         case reasonCheckedForNOnly
+        /// Refuses an ARes or an RReq with a member its version does not define (Erro 203 naming it): one no version
+        /// defines, or another version's. Stricter than Annex A, A.2.
+        case refusesMembersItsVersionDoesNotDefine
     }
 
     /// Mistakes about Decoupled Authentication Fallback (2.3.1), played by ``challenge(pan:version:tag:)``.
@@ -97,6 +100,12 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
         try server.start()
     }
 
+    /// The first member of `message` its version's table does not define.
+    static func undefinedMember(of message: JSONValue, in rules: MessageRules) -> String? {
+        guard let version = message["messageVersion"]?.stringValue.flatMap(MessageVersion.init(rawValue:)) else { return nil }
+        return message.objectMembers?.first { $0.key != "messageType" && !rules.defines($0.key, in: version) }?.key
+    }
+
     /// The Erro an RReq calls for: one naming a transaction this server never began (301), or one Annex A refuses.
     private func refusal(of body: [UInt8], _ rreq: JSONValue) async -> ErroMessage? {
         let invalid: InvalidMessage
@@ -111,6 +120,8 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
                 // An RReq is in its transaction's version.
                 if let version, version.stringValue != read.messageVersion.rawValue {
                     invalid = InvalidMessage(Violation(field: "messageVersion", code: .formatInvalid, reason: "is not the AReq's"), about: rreq)
+                } else if bugs.contains(.refusesMembersItsVersionDoesNotDefine), let member = Self.undefinedMember(of: rreq, in: ResultsRules.rReq) {
+                    invalid = InvalidMessage(Violation(field: member, code: .formatInvalid, reason: "is not a field of its version"), about: rreq)
                 } else {
                     return nil
                 }
@@ -226,6 +237,9 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
                     // An ARes answers the AReq: in its version.
                     if envelope.json["messageVersion"] != areq["messageVersion"] {
                         throw InvalidMessage(Violation(field: "messageVersion", code: .formatInvalid, reason: "is not the AReq's"), about: envelope.json)
+                    }
+                    if bugs.contains(.refusesMembersItsVersionDoesNotDefine), let member = Self.undefinedMember(of: envelope.json, in: AResRules.rules) {
+                        throw InvalidMessage(Violation(field: member, code: .formatInvalid, reason: "is not a field of its version"), about: envelope.json)
                     }
                     return envelope.json
                 } catch {

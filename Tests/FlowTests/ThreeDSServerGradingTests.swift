@@ -29,6 +29,8 @@ struct ThreeDSServerGradingTests {
         "fault-acs-erro-404": "4000000000600009", "fault-acs-missing-field": "4000000000610008", "fault-acs-http-500": "4000000000620007",
         // A generated case (NegativeServerScenarios): an ARes R without the transStatusReason R requires.
         "negative-ares-rejected-missing-transStatusReason": "4000000010000018",
+        // And an ARes of 2.2.0 with 2.3.1's trustListStatus, which the 3DS Server must take.
+        "negative-ares-undefined-trustListStatus": "4000000080000427",
     ]
 
     /// Runs the scenarios in 2.2.0 through `party`, each tagged with its case, and waits until no case is under way.
@@ -203,6 +205,7 @@ struct ThreeDSServerGradingTests {
             case .slowRRes: ("decoupled", "rres.valid", "no usable RRes: http://127.0.0.1")
             case .errorDetailNamesNoElement: ("fault-ds-missing-field", "ares.erro", "errorDetail does not name")
             case .reasonCheckedForNOnly: ("negative-ares-rejected-missing-transStatusReason", "ares.erro", "no Erro received about the ARes")
+            case .refusesMembersItsVersionDoesNotDefine: ("negative-ares-undefined-trustListStatus", "ares.erro", "nothing was due")
             }
             let run = try await rehearse(harness, party, scenarios: [scenario])
             let result = verdict(run, scenario, check)

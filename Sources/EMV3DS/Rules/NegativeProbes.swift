@@ -135,7 +135,8 @@ extension MessageRules {
     /// such an element, and a receiver rejects a message for no validation the tables do not list (Annex A, A.2 "Field
     /// Edit Criteria", 2.3.1): it ignores the element, as the harness does (a warning on the transaction). Not the
     /// transaction ids (2.2.0's `sdkTransID` in a 2.1.0 RReq): any value given one names no transaction, and a reader that
-    /// looks it up answers 301 for that; nor an element whose value would be empty (`{}`), which is another fault.
+    /// looks it up answers 301 for that; nor an element whose value would be empty (`{}`, `[]`), which is another fault,
+    /// or of which no value can be made (a list of objects).
     public func elementsOtherVersionsDefine(besides message: JSONValue, context: MessageContext) -> [String] {
         var seen: Set<String> = []
         return table.fields.compactMap { rule -> String? in
@@ -148,9 +149,10 @@ extension MessageRules {
         }
     }
 
-    /// A value of `element` as the newest version that defines it, other than `version`, gives its format: a plausible one,
-    /// so that a reader that takes the element for that version's finds nothing wrong with it. An object of members with
-    /// rules of their own carries its required members. Nil when only `version` defines it, or no value can be made.
+    /// A value of `element` of the format the newest version that defines it, other than `version`, gives it (the shortest
+    /// ``FieldFormat/example``): right in type and length there, not necessarily in meaning (a status comes without the
+    /// source a message of that version would give it). An object of members with rules of their own carries its required
+    /// members. Nil when only `version` defines it, or no value can be made.
     public func exampleFromAnotherVersion(of element: String, besides version: MessageVersion) -> JSONValue? {
         let rule = MessageVersion.allCases.reversed().lazy.filter { $0 != version }
             .compactMap { other in self.table.fields.first { $0.name == element && $0.applies(to: other) }.map { ($0, other) } }.first

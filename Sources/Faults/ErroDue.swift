@@ -62,7 +62,8 @@ extension Fault {
         case .malformedJSON: .required([.messageNotRecognised], field: nil)
         // An unknown member outside a critical extension is ignored: an Erro about it refuses a valid message.
         // So is an element another version defines (Annex A, A.2: no validation the tables do not list).
-        case .erro, .latency, .unknownMember, .otherVersionMember, .nonCriticalExtension: .forbidden
+        // And an element outside its condition where a rule has the receiver ignore it there (FieldRule.ignoredOutsideItsCondition).
+        case .erro, .latency, .unknownMember, .otherVersionMember, .misplacedMember, .nonCriticalExtension: .forbidden
         // A valid ARes under another Content-Type may be refused as a transport failure: an Erro (101) is allowed, not required.
         case .contentType, .httpStatus, .noAnswer, .closeMidResponse: .ungraded
         case .wrongCounter, .repeatedCounter, .selectInfoShape, .cresEncryption: .forbidden

@@ -74,6 +74,10 @@ public enum Fault: Sendable, Equatable {
     /// another version sends. A receiver ignores it: no rule of Annex A refuses it, and a message is rejected for no
     /// validation the tables do not list (Annex A, A.2 "Field Edit Criteria", 2.3.1).
     case otherVersionMember(String)
+    /// A conditional element of the message's version added where its condition does not hold, with a value of its format,
+    /// where a rule has the receiver ignore it there (``FieldRule/ignoredOutsideItsCondition``): `transStatus` in a CRes
+    /// that is not the final one (EMVCo FAQ Q15, Req 209). A receiver that refuses it or acts on it is wrong.
+    case misplacedMember(String)
     /// A string element given a value outside the set the message's version defines for it (Annex A: a value not
     /// defined is invalid, Table A.4: 203 naming it): `acsUiType` 06 in a 2.2.0 CRes, `challengeCompletionInd` "Z".
     case fieldValue(String, String)
@@ -109,7 +113,7 @@ public enum Fault: Sendable, Equatable {
         switch self {
         // The RReq is a request: its content can be spoilt, not the way it is answered.
         case .malformedJSON, .missingField, .emptyField, .messageVersion, .wrongTransactionID, .swappedTransactionIDs, .criticalExtension, .unknownMember,
-             .otherVersionMember, .fieldValue, .fieldType, .fieldLength, .fieldFormat, .duplicateMember, .nonCriticalExtension:
+             .otherVersionMember, .misplacedMember, .fieldValue, .fieldType, .fieldLength, .fieldFormat, .duplicateMember, .nonCriticalExtension:
             Set(FaultLeg.allCases)
         case .latency, .noAnswer, .closeMidResponse, .erro, .httpStatus, .contentType:
             [.directoryServer, .accessControlServer, .sdk]

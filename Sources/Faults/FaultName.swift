@@ -15,7 +15,7 @@ extension Fault {
         "content-type": "media type", "malformed-json": nil, "missing-field": "field name", "empty-field": "field name",
         "message-version": "version", "wrong-id": "id field name", "swapped-ids": nil, "critical-extension": nil, "noncritical-extension": nil,
         "wrong-counter": nil, "repeated-counter": nil, "select-info-shape": nil, "unknown-member": "member name",
-        "other-version-member": "field name",
+        "other-version-member": "field name", "misplaced-member": "conditional field name",
         "field-value": "field name=value", "field-type": "field name", "field-length": "field name=length", "field-format": "field name=break",
         "duplicate-member": "field name", "signed-payload": "content fault and its value", "signed-header": "header fault and its value",
         "signed-key": "key fault and its value",
@@ -107,6 +107,12 @@ extension Fault {
                 throw .value("\(value) is an element of no message: unknown-member adds a member no one defines")
             }
             self = .otherVersionMember(value)
+        case "misplaced-member":
+            let ignored = Set(MessageTables.all.flatMap { $0.rules.fields.filter { $0.ignoredOutsideItsCondition != nil }.map(\.name) })
+            guard ignored.contains(value) else {
+                throw .value("\(value) is no element a rule has the receiver ignore where its condition does not hold: one of \(ignored.sorted().joined(separator: ", "))")
+            }
+            self = .misplacedMember(value)
         case "field-value":
             guard let equals = value.firstIndex(of: "="), equals != value.startIndex else {
                 throw .value("\"\(value)\" is not field=value")
@@ -168,6 +174,7 @@ extension Fault {
         case .selectInfoShape: "select-info-shape"
         case .unknownMember(let name): "unknown-member \(name)"
         case .otherVersionMember(let name): "other-version-member \(name)"
+        case .misplacedMember(let name): "misplaced-member \(name)"
         case .fieldValue(let name, let value): "field-value \(name)=\(value)"
         case .fieldType(let name): "field-type \(name)"
         case .duplicateMember(let name): "duplicate-member \(name)"

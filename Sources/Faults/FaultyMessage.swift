@@ -24,6 +24,8 @@ extension Fault {
             message.set(name, .string("a member no version defines"))
         case .otherVersionMember(let name):
             if let value = Self.valueFromAnotherVersion(of: name, in: message) { message.set(name, value) }
+        case .misplacedMember(let name):
+            if let value = Self.valueOutsideItsCondition(of: name, in: message) { message.set(name, value) }
         case .fieldValue(let name, let value):
             message.set(name, .string(value))
         case .fieldType(let name):
@@ -62,6 +64,16 @@ extension Fault {
             break
         }
         return message
+    }
+
+    /// The value `misplacedMember` gives `name` in `message`: one of its format in the message's version, where a rule of that
+    /// version has the receiver ignore it outside its condition. Nil, leaving the message as it is, when the message names
+    /// no table, carries the element already (a final CRes's own transStatus), or no such rule covers it.
+    static func valueOutsideItsCondition(of name: String, in message: JSONValue) -> JSONValue? {
+        guard message[name] == nil, let type = message["messageType"]?.stringValue, let rules = MessageTables.named(type)?.rules,
+              let version = message["messageVersion"]?.stringValue.flatMap(MessageVersion.init(rawValue:)),
+              rules.ignoredOutsideItsCondition(name, in: version) != nil else { return nil }
+        return rules.format(of: name, in: version)?.example
     }
 
     /// The value `otherVersionMember` gives `name` in `message`: one of its format in the newest other version of the

@@ -142,6 +142,9 @@ public struct ChallengeRunner: Sendable {
         /// Reads acsSignedContent's acsEphemPubKey as a P-256 point from its `x` and `y`, whatever its `kty` and `crv` say
         /// or without them: a parser that knows the curve EMV uses.
         case assumesP256Key = "assumes-p256-key"
+        /// Takes a CRes that carries transStatus as the final one, whatever its challengeCompletionInd: a reader that looks
+        /// for the outcome rather than for the end of the challenge, and stops a challenge an ACS has not ended.
+        case endsOnTransStatus = "ends-on-trans-status"
     }
 
     /// The channel of the first challenge, for ``Misbehaviour/staleChannelKey``.
@@ -428,7 +431,7 @@ struct Session {
             throw Ended(.protocolError("CRes cannot be decrypted: \(error)"),
                         erroSent: await sendErro(.dataDecryptionFailure, "CRes", "CRes cannot be decrypted"))
         }
-        let cres: CRes
+        var cres: CRes
         do { cres = try CRes(bytes: plaintext) } catch {
             if let misbehaviour = runner.misbehaviour, let taken = Self.readingLeniently(plaintext, refused: error, as: misbehaviour) {
                 cres = taken
@@ -436,6 +439,10 @@ struct Session {
                 throw Ended(.protocolError("invalid CRes: \(error)"),
                             erroSent: await sendErro(error.code, error.errorDetail(), error.description))
             }
+        }
+        if runner.misbehaviour == .endsOnTransStatus, case .screen = cres.content,
+           let status = (try? JSONReader.parse(plaintext))?.value["transStatus"]?.stringValue.flatMap(TransStatus.init(rawValue:)) {
+            cres.content = .final(status)
         }
         if runner.misbehaviour == .refusesUnknownMembers,
            let member = (try? JSONReader.parse(plaintext))?.value.objectMembers?
@@ -503,7 +510,7 @@ struct Session {
             readings = [example]
         case .withholdErro, .repeatCounter, .oobAsDataEntry, .oobAppURLSupported, .acceptsDuplicates, .kdfWithoutReference, .staleChannelKey,
              .trustsAnyChain, .ignoresIntermediates, .ignoresSDKKeyEcho, .refusesUnknownMembers, .ignoresEnvelope, .infersAlgFromKey,
-             .assumesP256Key:
+             .assumesP256Key, .endsOnTransStatus:
             return nil
         }
         for reading in readings {

@@ -33,7 +33,7 @@ public enum NegativeScenarios {
                 var spoils = probe(first, context: context, final: false)
                 // The final CRes (the answer to the last step's CReq) of the text screen's challenge: its own elements.
                 if uiType == .text {
-                    spoils += otherVersionsElements(first, rules: ChallengeRules.cRes, context: context)
+                    spoils += spoilsToIgnore(first, rules: ChallengeRules.cRes, context: context)
                     let final = CRes(messageVersion: version, ids: placeholderIDs, counter: script.steps.count, content: .final(.authenticated)).json
                     spoils += probe(final, context: context, final: true)
                 }
@@ -145,6 +145,8 @@ public enum NegativeScenarios {
         case unknownMemberInFinal = "final-unknown"
         /// An element another version defines and the message's does not: ignored (Annex A, A.2).
         case undefined
+        /// A conditional element where its condition does not hold, where a rule has the receiver ignore it there.
+        case misplaced
 
         /// In the final CRes, which answers the CReq after the last step.
         var inFinal: Bool {
@@ -182,6 +184,7 @@ public enum NegativeScenarios {
             case .nonCriticalExtension: .nonCriticalExtension
             case .unknownMember, .unknownMemberInFinal: .unknownMember(element)
             case .undefined: .otherVersionMember(element)
+            case .misplaced: .misplacedMember(element)
             }
         }
     }
@@ -251,6 +254,7 @@ extension NegativeScenarios.Spoil {
         case .nonCriticalExtension: "with a messageExtension no version defines, not critical (criticalityIndicator false)"
         case .unknownMember, .unknownMemberInFinal: "with \(element), a member no one defines"
         case .undefined: "with \(element), which another version defines and this one does not"
+        case .misplaced: "with \(element), where its condition does not hold"
         }
     }
 
@@ -270,7 +274,7 @@ extension NegativeScenarios.Spoil {
         case .version, .finalVersion: (.versionNotSupported, "the versions it supports" + otherReadings)
         case .messageType, .finalMessageType: (.messageNotRecognised, "messageType" + otherReadings)
         case .criticalExtension: (.criticalExtensionNotRecognised, "the extension's id (\(Fault.criticalExtensionID))")
-        case .nonCriticalExtension, .unknownMember, .unknownMemberInFinal, .undefined: nil
+        case .nonCriticalExtension, .unknownMember, .unknownMemberInFinal, .undefined, .misplaced: nil
         }
     }
 }

@@ -18,7 +18,7 @@ extension NegativeScenarios {
             (aresProbe(version: version, channel: channel), MessageContext(version: version, channel: channel, category: .payment))
         }
         let found = agreeingInBothChannels(in: MessageVersion.allCases, rules: AResRules.rules, probe: probe)
-            + agreeingInBothChannels(in: MessageVersion.allCases, rules: AResRules.rules, spoils: otherVersionsElements, probe: probe)
+            + agreeingInBothChannels(in: MessageVersion.allCases, rules: AResRules.rules, spoils: spoilsToIgnore, probe: probe)
             + [Spoil(.criticalExtension, "messageExtension"), Spoil(.unknownMember, unknownMember)].map { FoundCase(spoil: $0, versions: MessageVersion.allCases) }
         return serverCases(found, base: base, message: "ares", cardPrefix: aresCardPrefix, leg: .directoryServer,
                            spoilt: "The frictionless ARes",
@@ -140,7 +140,7 @@ extension NegativeScenarios {
             let (message, context) = probe(version, channel)
             return (message, context, version >= .v2_2_0 ? Set(rreqProbe(version: version, channel: channel).objectMembers?.map(\.key) ?? []) : [])
         } + ([Spoil(.criticalExtension, "messageExtension"), Spoil(.unknownMember, unknownMember)].map { FoundCase(spoil: $0, versions: [.v2_1_0]) }
-            + agreeingInBothChannels(in: [.v2_1_0], rules: ResultsRules.rReq, spoils: otherVersionsElements, probe: probe)).map { ($0, nil) }
+            + agreeingInBothChannels(in: [.v2_1_0], rules: ResultsRules.rReq, spoils: spoilsToIgnore, probe: probe)).map { ($0, nil) }
         return inTheirChannels(found, serverCases(found.map(\.found), base: base, message: "rreq-challenge", cardPrefix: challengeRReqCardPrefix,
                                                 leg: .results, spoilt: "The RReq of the challenge's result",
                                                 ignored: "The 3DS Server takes it: it answers an RRes, and the transaction ends Y (graded: rreq.erro).",
@@ -256,7 +256,7 @@ extension NegativeScenarios {
         }
         let versions = MessageVersion.allCases.filter { $0 >= .v2_2_0 }
         let found = agreeingInBothChannels(in: versions, rules: ResultsRules.rReq, probe: probe)
-            + agreeingInBothChannels(in: versions, rules: ResultsRules.rReq, spoils: otherVersionsElements, probe: probe)
+            + agreeingInBothChannels(in: versions, rules: ResultsRules.rReq, spoils: spoilsToIgnore, probe: probe)
             + [Spoil(.criticalExtension, "messageExtension"), Spoil(.unknownMember, unknownMember)].map { FoundCase(spoil: $0, versions: versions) }
         return serverCases(found, base: base, message: "rreq", cardPrefix: rreqCardPrefix, leg: .results,
                            spoilt: "The decoupled result's RReq",
@@ -283,10 +283,12 @@ extension NegativeScenarios {
         return found
     }
 
-    /// The elements another version of `rules` defines that `message` may carry in `context`'s version, each a spoil the
-    /// receiver ignores (``MessageRules/elementsOtherVersionsDefine(besides:context:)``).
-    static func otherVersionsElements(_ message: JSONValue, rules: MessageRules, context: MessageContext) -> [Spoil] {
+    /// What `message` may carry in `context`'s version that the receiver must ignore: each element another version of
+    /// `rules` defines (``MessageRules/elementsOtherVersionsDefine(besides:context:)``), and each conditional element a rule
+    /// has the receiver ignore where its condition does not hold (``MessageRules/elementsIgnoredOutsideTheirCondition(besides:context:)``).
+    static func spoilsToIgnore(_ message: JSONValue, rules: MessageRules, context: MessageContext) -> [Spoil] {
         rules.elementsOtherVersionsDefine(besides: message, context: context).map { Spoil(.undefined, $0) }
+            + rules.elementsIgnoredOutsideTheirCondition(besides: message, context: context).map { Spoil(.misplaced, $0) }
     }
 
     /// The scenarios of a 3DS Server's cases: `base` with each case's fault on `leg`, its description and expectation.
@@ -327,7 +329,7 @@ extension NegativeScenarios {
         for version in MessageVersion.allCases {
             let (pres, context) = (presProbe(version: version), MessageContext(version: version))
             for spoil in Self.probe(pres, rules: PreparationRules.pRes, context: context, final: false)
-                + otherVersionsElements(pres, rules: PreparationRules.pRes, context: context) {
+                + spoilsToIgnore(pres, rules: PreparationRules.pRes, context: context) {
                 add(spoil, in: version, to: &found)
             }
         }

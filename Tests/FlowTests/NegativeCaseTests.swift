@@ -23,7 +23,7 @@ struct NegativeCaseTests {
 
     /// Whether the case is one the SDK must not refuse: a member no version defines, or one another version defines, an
     /// extension not marked critical.
-    static func isIgnored(_ name: String) -> Bool { ["-unknown-", "-undefined-", "-noncritical-"].contains { name.contains($0) } }
+    static func isIgnored(_ name: String) -> Bool { ["-unknown-", "-undefined-", "-misplaced-", "-noncritical-"].contains { name.contains($0) } }
 
     @Test func eachScreenHasACaseForEachElementItRequiresInTheVersionsThatRequireIt() throws {
         let cases = Dictionary(uniqueKeysWithValues: Self.catalog.negative.map { ($0.name, $0) })
@@ -86,6 +86,9 @@ struct NegativeCaseTests {
         #expect(versions("negative-cres-01-undefined-whitelistingInfoText") == ["2.1.0", "2.3.1"])
         #expect(versions("negative-cres-01-undefined-trustListInfoText") == ["2.1.0", "2.2.0"])
         #expect(cases["negative-cres-01-undefined-whitelistingInfoText"]?.expectation == nil)
+        // transStatus in the first CRes, which an SDK ignores there from 2.2.0 (EMVCo FAQ Q15).
+        #expect(versions("negative-cres-01-misplaced-transStatus") == ["2.2.0", "2.3.1"])
+        #expect(cases["negative-cres-01-misplaced-transStatus"]?.faults.first?.fault == .misplacedMember("transStatus"))
         #expect(cases["negative-cres-01-final-unknown-harnessUnknownMember"]?.faults.first?.round == 1)
         // The final CRes's own elements: transStatus left out (201), or given a value its version does not define (203:
         // D is 2.3.1's), judged by the SDK's Erro that follows the final CRes.
@@ -158,10 +161,10 @@ struct NegativeCaseTests {
             if withholdsErro {
                 // An unknown member, another version's element or a non-critical extension is ignored: no Erro is due, and the
                 // SDK that sends none passes those cases (2.3.1: the two unknown members, the extension, 2.2.0's
-                // whitelistingInfoText, 2.1.0 and 2.2.0's challengeAddInfo and acsHTMLRefresh).
+                // whitelistingInfoText, 2.1.0 and 2.2.0's challengeAddInfo and acsHTMLRefresh, transStatus in the first CRes).
                 let (ignored, refused) = (entries.filter { Self.isIgnored($0["scenario"]?.stringValue ?? "") },
                                           entries.filter { !Self.isIgnored($0["scenario"]?.stringValue ?? "") })
-                #expect(ignored.count == 6 && ignored.allSatisfy { $0["status"]?.stringValue == "passed" }, "\(ignored.map { $0["id"] ?? .null })")
+                #expect(ignored.count == 7 && ignored.allSatisfy { $0["status"]?.stringValue == "passed" }, "\(ignored.map { $0["id"] ?? .null })")
                 #expect(refused.allSatisfy { $0["status"]?.stringValue == "failed" }, "\(finished["summary"] ?? .null)")
                 #expect(refused.allSatisfy { entry in
                     entry["checks"]?.arrayValue?.contains { $0["id"]?.stringValue == "sdk.erro" && $0["verdict"]?.stringValue == "fail" } == true
@@ -216,29 +219,56 @@ struct NegativeCaseTests {
                       (.ignoresEnvelope, "version"), (.ignoresEnvelope, "messagetype")])
     func anSDKThatDoesNotCheckAClassFailsEachCaseOfIt(_ misbehaviour: ChallengeRunner.Misbehaviour, _ mutation: String) async throws {
         try await withHarness { harness in
-            let group = EventLoopGroup(loopCount: 1)
-            defer { group.shutdown() }
-            let outside = Set(Self.catalog.negative.filter { $0.name.hasPrefix("negative-cres-") && $0.name.contains("-\(mutation)-") && $0.versions?.contains(.v2_2_0) != false }.map(\.name))
-            #expect(outside.count >= 2)
-            let cases = try await harness.simulator.scenarios(negative: true).filter { outside.contains($0["name"]?.stringValue ?? "") }.compactMap { SimulationCase(scenario: $0) }
-            let run = JSONValue.object([("suite", .object([("name", .string("outside")), ("party", .string("sdk")), ("negative", .bool(true)),
-                                                           ("versions", .array([.string("2.2.0")])), ("only", .array(outside.sorted().map(JSONValue.string)))]))])
-            let started = try JSONReader.parse(try await harness.post("/admin/runs", JSONWriter.write(run)).body).value
-            let id = try #require(started["id"]?.stringValue, "\(started)")
-            var simulator = harness.simulator
-            simulator.harnessCase = id
-            let challenger = harness.challenger(misbehaving: misbehaviour, client: try HTTPClient(group: group))
-            let matrix = SimulationMatrix(cases: cases, versions: [.v2_2_0], styles: [.android], coverage: .everyCombination)
-            #expect(matrix.entries.count == outside.count)
-            _ = await matrix.run(simulator: simulator, challenger: challenger, concurrency: 8) { _, style in try directoryServer("A000000003", style) }
-            let finished = try JSONReader.parse(try await harness.post("/admin/runs/\(id)/finish", []).body).value
-            let entries = finished["cases"]?.arrayValue ?? []
-            #expect(entries.count == outside.count)
+            let entries = try await played(harness, misbehaving: misbehaviour, casesOf: mutation)
+            #expect(entries.count >= 2)
             for entry in entries {
-                let erro = entry["checks"]?.arrayValue?.first { $0["id"]?.stringValue == "sdk.erro" }
-                #expect(entry["status"]?.stringValue == "failed" && erro?["verdict"]?.stringValue == "fail", "\(misbehaviour): \(JSONWriter.string(entry))")
+                #expect(entry["status"]?.stringValue == "failed" && verdict(entry, "sdk.erro") == "fail", "\(misbehaviour): \(JSONWriter.string(entry))")
             }
         }
+    }
+
+    /// transStatus in a CRes that is not the final one is ignored (EMVCo 3DS FAQ, April 2026, Q15: "it should be ignored by
+    /// the 3DS SDK as per Req 209"; https://pciwatch.org/emvco/129384/faq-emv-3-d-secure-technical-questions-7/). An SDK
+    /// that takes such a CRes as the final one stops a challenge the ACS has not ended, and fails `challenge.end` in the
+    /// `misplaced` case; it passes the cases whose first CRes carries no transStatus (the `unknown` ones).
+    @Test func anSDKThatEndsOnTransStatusFailsTheMisplacedCase() async throws {
+        try await withHarness { harness in
+            let misplaced = try await played(harness, misbehaving: .endsOnTransStatus, casesOf: "misplaced")
+            #expect(misplaced.count == 1)
+            for entry in misplaced {
+                #expect(entry["status"]?.stringValue == "failed" && verdict(entry, "challenge.end") == "fail", "\(JSONWriter.string(entry))")
+                #expect(verdict(entry, "sdk.erro") != "fail", "no Erro was due, and none came: \(JSONWriter.string(entry))")
+            }
+            let unknown = try await played(harness, misbehaving: .endsOnTransStatus, casesOf: "unknown")
+            #expect(unknown.count == 2 && unknown.allSatisfy { $0["status"]?.stringValue == "passed" }, "\(unknown.map { JSONWriter.string($0) })")
+        }
+    }
+
+    /// The run's entries of the CRes cases of 2.2.0 whose names carry `mutation`, played by an SDK with `misbehaviour`.
+    func played(_ harness: RunningHarness, misbehaving misbehaviour: ChallengeRunner.Misbehaviour, casesOf mutation: String) async throws -> [JSONValue] {
+        let group = EventLoopGroup(loopCount: 1)
+        defer { group.shutdown() }
+        let names = Set(Self.catalog.negative.filter { $0.name.hasPrefix("negative-cres-") && $0.name.contains("-\(mutation)-") && $0.versions?.contains(.v2_2_0) != false }.map(\.name))
+        let cases = try await harness.simulator.scenarios(negative: true).filter { names.contains($0["name"]?.stringValue ?? "") }.compactMap { SimulationCase(scenario: $0) }
+        let run = JSONValue.object([("suite", .object([("name", .string(mutation)), ("party", .string("sdk")), ("negative", .bool(true)),
+                                                       ("versions", .array([.string("2.2.0")])), ("only", .array(names.sorted().map(JSONValue.string)))]))])
+        let started = try JSONReader.parse(try await harness.post("/admin/runs", JSONWriter.write(run)).body).value
+        let id = try #require(started["id"]?.stringValue, "\(started)")
+        var simulator = harness.simulator
+        simulator.harnessCase = id
+        let challenger = harness.challenger(misbehaving: misbehaviour, client: try HTTPClient(group: group))
+        let matrix = SimulationMatrix(cases: cases, versions: [.v2_2_0], styles: [.android], coverage: .everyCombination)
+        #expect(matrix.entries.count == names.count)
+        _ = await matrix.run(simulator: simulator, challenger: challenger, concurrency: 8) { _, style in try directoryServer("A000000003", style) }
+        let finished = try JSONReader.parse(try await harness.post("/admin/runs/\(id)/finish", []).body).value
+        let entries = finished["cases"]?.arrayValue ?? []
+        #expect(entries.count == names.count)
+        return entries
+    }
+
+    /// The verdict of `check` in a run's case entry.
+    func verdict(_ entry: JSONValue, _ check: String) -> String? {
+        entry["checks"]?.arrayValue?.first { $0["id"]?.stringValue == check }?["verdict"]?.stringValue
     }
 
     /// `sdk.erro` reads `errorDetail` as Table A.4 defines it for each code: the element's name for 201 and 203, the

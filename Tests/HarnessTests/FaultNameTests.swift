@@ -12,7 +12,7 @@ struct FaultNameTests {
         "field name": "acsTransID", "version": "2.1.0", "id field name": "dsTransID", "member name": "harnessUnknownMember", "field name=value": "acsUiType=06",
         "field name=length": "challengeInfoText=351", "field name=break": "acsCounterAtoS=letter",
         "content fault and its value": "missing-field sdkEphemPubKey", "header fault and its value": "missing-field alg",
-        "key fault and its value": "missing-field crv",
+        "key fault and its value": "missing-field crv", "conditional field name": "transStatus",
     ]
 
     @Test(arguments: Fault.names.keys.sorted())
@@ -34,6 +34,9 @@ struct FaultNameTests {
         #expect(throws: Fault.SpecError.value("\"acsUiType=x\" is not field=break (letter, http, ftp, month, base64)")) { try Fault(name: "field-format", value: "acsUiType=x") }
         #expect(throws: Fault.SpecError.value("harnessUnknownMember is an element of no message: unknown-member adds a member no one defines")) {
             try Fault(name: "other-version-member", value: "harnessUnknownMember")
+        }
+        #expect(throws: Fault.SpecError.value("acsURL is no element a rule has the receiver ignore where its condition does not hold: one of transStatus")) {
+            try Fault(name: "misplaced-member", value: "acsURL")
         }
     }
 }

@@ -84,7 +84,7 @@ struct NegativeCountTablesTests {
         let cresRows = present("cres").map { row($0, message: "cres") } + present("cres-final").map { row($0, prefix: "final-", message: "cres-final") }
             + [row("critical", message: "cres"),
                ("`unknown`, `final-unknown`, `noncritical` (no Erro)", { ($0.message == "cres" || $0.message == "cres-final") && ["unknown", "noncritical"].contains($0.mutation) }),
-               row("undefined", message: "cres")]
+               row("undefined", message: "cres"), row("misplaced", message: "cres")]
         let aresRows = present("ares").map { row($0, message: "ares") } + [row("critical", message: "ares"), row("unknown", message: "ares"), row("undefined", message: "ares")]
         let finalRows: [Row] = present("ares-declined").map { mutation in
             ("N, R, U each: `\(mutation)` (\(answers[mutation] ?? ""))", { $0.message == "ares-declined" && $0.mutation == mutation })
@@ -130,7 +130,7 @@ struct NegativeCountTablesTests {
             let counts = ["ares-declined", "ares-rejected", "ares-unavailable"].map { message in cases.count { $0.message == message && $0.mutation == mutation } }
             #expect(Set(counts).count == 1, "\(mutation): N, R, U make \(counts)")
         }
-        let counted = Set(Self.classes + ["critical", "noncritical", "unknown", "undefined"])
+        let counted = Set(Self.classes + ["critical", "noncritical", "unknown", "undefined", "misplaced"])
         let uncounted = cases.filter { !counted.contains($0.mutation) }.map(\.scenario.name)
         #expect(uncounted.isEmpty, "cases of a class no table counts: \(uncounted.prefix(5))")
         let page = (try? String(contentsOfFile: repositoryRoot + "/docs/negative.md", encoding: .utf8)) ?? ""

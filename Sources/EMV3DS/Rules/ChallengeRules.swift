@@ -62,6 +62,11 @@ public enum ChallengeRules {
     /// Why the screens' header, label and text are required up to 2.2.0 though Annex A does not require them.
     private static let sdkTestCasesExpect = "the EMVCo SDK test cases (TC_SDK_10268 and after) expect it on screens 01-03; Annex A up to 2.2.0 does not require it"
 
+    /// Why an SDK ignores `transStatus` in a CRes that is not the final one. EMVCo's FAQ answers for the versions it
+    /// still covers, 2.2.0 and later.
+    static let transStatusBeforeTheEnd = "EMVCo 3DS FAQ (Technical Questions, April 2026), Q15: transStatus is present only in the final CRes; "
+        + "received in another, it \"should be ignored by the 3DS SDK as per Req 209\""
+
     static let final = Condition.fieldEquals("challengeCompletionInd", ["Y"])
     static let ongoing = Condition.fieldEquals("challengeCompletionInd", ["N"])
     static func showing(_ types: ACSUIType...) -> Condition { .fieldEquals("acsUiType", types.map(\.rawValue)) }
@@ -138,7 +143,8 @@ public enum ChallengeRules {
         FieldRule("challengeCompletionInd", .required, .oneOf(["Y", "N"])),
     ] + MessageVersion.allCases.flatMap { version in [
         FieldRule("transStatus", .requiredWhen(final, because: "the final CRes"),
-                  .oneOf(TransStatus.allCases.filter { $0.isValid(in: .cRes, version: version) }.map(\.rawValue)), versions: [version]),
+                  .oneOf(TransStatus.allCases.filter { $0.isValid(in: .cRes, version: version) }.map(\.rawValue)), versions: [version],
+                  ignoredOutsideItsCondition: version >= .v2_2_0 ? transStatusBeforeTheEnd : nil),
         FieldRule("acsUiType", .requiredWhen(ongoing, because: "a CRes that is not the final one"),
                   .oneOf(ACSUIType.allCases.filter { $0.since <= version }.map(\.rawValue)), versions: [version]),
     ] } + screens + ids)

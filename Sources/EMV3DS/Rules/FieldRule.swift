@@ -110,14 +110,19 @@ public struct FieldRule: Sendable {
     /// Why the harness requires what Annex A leaves optional (common parsers refuse without it), when it does: a negative
     /// case never fails a party for leaving such an element out.
     public let beyondAnnexA: String?
+    /// Where a rule of the specification has the receiver ignore this conditional element sent where its condition does
+    /// not hold, that rule: a negative case sends it there, and a party that refuses it or acts on it fails. Elsewhere
+    /// which answer such an element calls for is not settled (docs/negative.md), and it makes no case.
+    public let ignoredOutsideItsCondition: String?
 
     public init(_ name: String, _ presence: Presence, _ format: FieldFormat, versions: Set<MessageVersion> = Set(MessageVersion.allCases),
-                beyondAnnexA: String? = nil) {
+                beyondAnnexA: String? = nil, ignoredOutsideItsCondition: String? = nil) {
         self.name = name
         self.presence = presence
         self.format = format
         self.versions = versions
         self.beyondAnnexA = beyondAnnexA
+        self.ignoredOutsideItsCondition = ignoredOutsideItsCondition
         versionBits = versions.reduce(0) { $0 | $1.bit }
     }
 

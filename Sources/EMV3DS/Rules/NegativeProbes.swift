@@ -149,6 +149,25 @@ extension MessageRules {
         }
     }
 
+    /// The conditional elements of `context`'s version that a rule has the receiver ignore where their condition does not
+    /// hold (``FieldRule/ignoredOutsideItsCondition``), in table order, that `message` lacks and may carry there: taken by
+    /// the table, and not required by it. 2.2.0's and 2.3.1's `transStatus` in a CRes that is not the final one.
+    public func elementsIgnoredOutsideTheirCondition(besides message: JSONValue, context: MessageContext) -> [String] {
+        table.fields.compactMap { rule -> String? in
+            guard rule.applies(to: context.version), rule.ignoredOutsideItsCondition != nil, message[rule.name] == nil,
+                  let value = rule.format.example else { return nil }
+            var spoilt = message
+            spoilt.set(rule.name, value)
+            let taken = check(spoilt, context: context).violations.isEmpty
+            return taken && !requiredElements(of: spoilt, context: context).contains(rule.name) ? rule.name : nil
+        }
+    }
+
+    /// The rule that has the receiver ignore `element` where its condition does not hold in `version`, when one does.
+    public func ignoredOutsideItsCondition(_ element: String, in version: MessageVersion) -> String? {
+        table.fields.first { $0.name == element && $0.applies(to: version) }?.ignoredOutsideItsCondition
+    }
+
     /// A value of `element` of the format the newest version that defines it, other than `version`, gives it (the shortest
     /// ``FieldFormat/example``): right in type and length there, not necessarily in meaning (a status comes without the
     /// source a message of that version would give it). An object of members with rules of their own carries its required

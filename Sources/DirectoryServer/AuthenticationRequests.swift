@@ -294,8 +294,8 @@ extension DirectoryServer {
         switch failure {
         case .unreachable, .httpStatus:
             (code, detail) = (.systemConnectionFailure, "ACS")
-        case .invalid(_, let invalid):
-            (code, detail) = (invalid.code, invalid.errorDetail(elementPrefix: "ARes."))
+        case .invalid(_, let invalid), .invalidErro(_, let invalid):
+            (code, detail) = (invalid.code, invalid.errorDetail(elementPrefix: invalid.messageType == MessageType.erro.rawValue ? "Erro." : "ARes."))
             ids.acsTransID = invalid.ids.acsTransID
         }
         var erro = ErroMessage(messageVersion: areq.version.rawValue, errorCode: code, errorComponent: .directoryServer, errorDetail: detail,

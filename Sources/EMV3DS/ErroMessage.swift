@@ -78,4 +78,12 @@ public struct ErroMessage: Sendable, Equatable {
 public enum MessageError: Error, Equatable, Sendable {
     case missing(String)
     case invalid(String, String)
+
+    /// The error as Annex A names it: a required element missing (201), or one not in its format (203).
+    public var violation: Violation {
+        switch self {
+        case .missing(let field): Violation(field: field, code: .requiredElementMissing, reason: "is required")
+        case .invalid(let field, let reason): Violation(field: field, code: .formatInvalid, reason: reason)
+        }
+    }
 }

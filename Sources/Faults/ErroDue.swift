@@ -15,8 +15,14 @@ public enum ErroDue: Sendable, Equatable {
     /// there is nothing to name; an Erro is allowed, not required.
     case ungraded
 
-    /// What is due about an answer the DS spoilt with `faults` (none: a valid ARes or the ACS's Erro).
+    /// What is due about an answer the DS spoilt with `faults` (none: a valid ARes or the ACS's Erro). An Erro sent instead
+    /// of the answer is never answered, also when the other faults spoil it: "A receiving component never responds to the
+    /// sending component of an Error Message, also when it is in error" (EMVCo 3DS FAQ, Technical Questions, April 2026, Q52).
     public init(answerSpoiltBy faults: [Fault]) {
+        guard !faults.contains(where: { $0.erroInstead != nil }) else {
+            self = .forbidden
+            return
+        }
         self = faults.lazy.map(\.erroDue).first { $0 != .forbidden } ?? .forbidden
     }
 

@@ -22,6 +22,9 @@ extension Fault {
     ].merging(SignedContentFault.allCases.map { ($0.rawValue, nil) }, uniquingKeysWith: { a, _ in a })
      .merging(CResEncryptionFault.allCases.map { ("cres-" + $0.rawValue, nil) }, uniquingKeysWith: { a, _ in a })
 
+    /// The tables of the messages the harness sends a party under test, which content faults spoil.
+    static let spoiltMessages = ["CRes", "ARes", "RReq", "PRes", "Erro"].compactMap { MessageTables.named($0) }
+
     /// The faults that spoil `acsSignedContent`'s payload under `signed-payload`: those that change a JSON object's members.
     static let payloadFaultNames: Set<String> = ["missing-field", "empty-field", "unknown-member", "field-value", "field-type", "field-length",
                                                   "field-format", "duplicate-member"]
@@ -103,12 +106,12 @@ extension Fault {
         case "select-info-shape": self = .selectInfoShape
         case "unknown-member": self = .unknownMember(value)
         case "other-version-member":
-            guard MessageTables.all.contains(where: { $0.rules.fields.contains { $0.name == value } }) else {
+            guard Self.spoiltMessages.contains(where: { $0.rules.fields.contains { $0.name == value } }) else {
                 throw .value("\(value) is an element of no message: unknown-member adds a member no one defines")
             }
             self = .otherVersionMember(value)
         case "misplaced-member":
-            let ignored = Set(MessageTables.all.flatMap { $0.rules.fields.filter { $0.ignoredOutsideItsCondition != nil }.map(\.name) })
+            let ignored = Set(Self.spoiltMessages.flatMap { $0.rules.fields.filter { $0.ignoredOutsideItsCondition != nil }.map(\.name) })
             guard ignored.contains(value) else {
                 throw .value("\(value) is no element a rule has the receiver ignore where its condition does not hold: one of \(ignored.sorted().joined(separator: ", "))")
             }

@@ -1,4 +1,4 @@
-import EMV3DS
+public import EMV3DS
 import Foundation
 public import JSON
 
@@ -85,6 +85,27 @@ extension Fault {
               let version = message["messageVersion"]?.stringValue.flatMap(MessageVersion.init(rawValue:)),
               !rules.defines(name, in: version) else { return nil }
         return rules.exampleFromAnotherVersion(of: name, besides: version)
+    }
+}
+
+extension Fault {
+    /// The Erro a faulty party sends instead of `message` (an `erro` fault), with its ids: what the content faults of the
+    /// same leg then spoil.
+    public static func erroMessage(_ code: ErrorCode, insteadOf message: JSONValue, from component: ErrorComponent) -> ErroMessage {
+        var erro = ErroMessage(messageVersion: message["messageVersion"]?.stringValue ?? MessageVersion.latest.rawValue, errorCode: code,
+                               errorComponent: component, errorDetail: "harness fault",
+                               errorMessageType: message["messageType"]?.stringValue,
+                               threeDSServerTransID: message["threeDSServerTransID"]?.stringValue,
+                               acsTransID: message["acsTransID"]?.stringValue, dsTransID: message["dsTransID"]?.stringValue,
+                               sdkTransID: message["sdkTransID"]?.stringValue)
+        erro.explain("a scenario's fault")
+        return erro
+    }
+
+    /// The code of the Erro this fault sends instead of the answer, when it is one.
+    public var erroInstead: ErrorCode? {
+        if case .erro(let code) = self { return code }
+        return nil
     }
 }
 

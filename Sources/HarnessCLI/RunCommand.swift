@@ -11,7 +11,7 @@ struct RunCommand: AsyncParsableCommand {
         abstract: "Start a test run of a suite on a running harness, and wait for its verdict.",
         discussion: """
             --suite sdk-app (an SDK in an app), sdk-negative (its CRes and acsSignedContent parsers, through the negative cases of the field tables), \
-            3ds-server or 3ds-server-browser (a 3DS Server sending AReqs to this DS), 3ds-server-negative (its ARes, RReq and PRes parsers), \
+            3ds-server or 3ds-server-browser (a 3DS Server sending AReqs to this DS), 3ds-server-negative (its ARes, RReq, PRes and Erro parsers), \
             or a YAML file (name, party: sdk | 3ds-server, scenarios, versions, channels). The harness answers the cases: \
             for each, the card to use and the answers to type (a PRes case: the POST /admin/ds/pres-faults that arms it). \
             A transaction is attached to a case by the X-Harness-Case header (RUN/CASE, or RUN) on its AReq, authentication \

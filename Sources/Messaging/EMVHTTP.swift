@@ -62,6 +62,10 @@ public enum PeerFailure: Error, Sendable, CustomStringConvertible {
     case httpStatus(url: String, Int, body: String)
     /// An answer that is neither the expected message nor an Erro, or one that breaks its rules.
     case invalid(url: String, InvalidMessage)
+    /// An Erro that cannot be read as one (no errorCode, an unknown one, no errorComponent): the exchange ends, and no Erro
+    /// answers it. "A receiving component never responds to the sending component of an Error Message, also when it is in
+    /// error" (EMVCo 3DS FAQ, Technical Questions, April 2026, Q52); it may tell the transaction's other parties.
+    case invalidErro(url: String, InvalidMessage)
 
     /// Without the peer's URL or library messages: what the party outside is told (Erro
     /// descriptions, transaction records); ``description`` is for the log.
@@ -70,6 +74,7 @@ public enum PeerFailure: Error, Sendable, CustomStringConvertible {
         case .unreachable(_, let error): error.summary
         case .httpStatus(_, let status, _): "answered HTTP \(status)"
         case .invalid(_, let invalid): "answered an invalid message: \(invalid)"
+        case .invalidErro(_, let invalid): "answered an invalid Erro: \(invalid)"
         }
     }
 
@@ -78,6 +83,7 @@ public enum PeerFailure: Error, Sendable, CustomStringConvertible {
         case .unreachable(let url, let error): "\(url): \(error)"
         case .httpStatus(let url, let status, let body): "\(url) answered HTTP \(status): \(body.prefix(200))"
         case .invalid(let url, let invalid): "\(url) answered an invalid message: \(invalid)"
+        case .invalidErro(let url, let invalid): "\(url) answered an invalid Erro: \(invalid)"
         }
     }
 }
@@ -131,11 +137,10 @@ public struct EMVPeer: Sendable {
         do {
             return .message(try read(ReceivedBody(bytes: response.body, written: response.writtenJSON)))
         } catch {
-            if let json = response.bodyJSON, json["messageType"]?.stringValue == MessageType.erro.rawValue,
-               let erro = try? ErroMessage(json: json) {
-                return .erro(erro)
+            guard let json = response.bodyJSON, json["messageType"]?.stringValue == MessageType.erro.rawValue else { throw .invalid(url: url, error) }
+            do throws(MessageError) { return .erro(try ErroMessage(json: json)) } catch {
+                throw .invalidErro(url: url, InvalidMessage(error.violation, about: json))
             }
-            throw .invalid(url: url, error)
         }
     }
 }

@@ -2,7 +2,7 @@ import EMV3DS
 import Faults
 import JSON
 
-// The negative cases of a 3DS Server: the ARes and the RReq it reads, spoilt as an SDK's CRes are.
+// The negative cases of a 3DS Server: the ARes, the RReq, the PRes and the Erro it reads, spoilt as an SDK's CRes are.
 extension NegativeScenarios {
     /// The cases of a 3DS Server, on the file's first frictionless Y scenario: its ARes (Annex A Table A.2) without each
     /// element the ARes table requires there, with each string element sent as "", with an element given a value outside
@@ -73,6 +73,41 @@ extension NegativeScenarios {
             }
         } ?? [])
     }
+
+    /// The cases of a 3DS Server's reading of an Erro, on the file's first plain frictionless Y scenario: the DS answers the
+    /// AReq with an Erro (an `erro` fault on the `ds` leg) that the Erro table's cases spoil as the ARes's spoil the ARes
+    /// (Annex A: Error Message, Table A.1's error elements): an element left out, sent empty, of another type or length, of
+    /// a value outside its set, written twice, an unknown member. Whatever is wrong with it, the 3DS Server ends the
+    /// transaction in error and sends nothing back: "A receiving component never responds to the sending component of an
+    /// Error Message, also when it is in error" (EMVCo 3DS FAQ, Technical Questions, April 2026, Q52). `ares.erro` fails
+    /// an Erro that comes. In every version, alike in the app and the browser.
+    public static func erro(from scenarios: [Scenario]) -> [Scenario] {
+        guard let base = plainFrictionlessY(in: scenarios) else { return [] }
+        let probe = { (version: MessageVersion, channel: DeviceChannel) in
+            (Fault.erroMessage(erroInsteadOfTheARes, insteadOf: aresProbe(version: version, channel: channel), from: .directoryServer).json,
+             MessageContext(version: version, channel: channel))
+        }
+        let found = agreeingInBothChannels(in: MessageVersion.allCases, rules: ErroRules.rules, probe: probe)
+            + [FoundCase(spoil: Spoil(.unknownMember, unknownMember), versions: MessageVersion.allCases)]
+        return found.enumerated().map { index, found in
+            var scenario = base
+            scenario.name = name("erro", found.spoil)
+            scenario.pan = card(erroCardPrefix, serial: index + 1)
+            scenario.versions = Set(found.versions)
+            scenario.faults = [FaultInjection(.erro(erroInsteadOfTheARes), on: .directoryServer), FaultInjection(found.spoil.fault, on: .directoryServer)]
+            scenario.description = "The Erro the DS answers the AReq with \(found.spoil.change) (\(found.versions.map(\.rawValue).joined(separator: ", ")))."
+            scenario.expectation = Expectation(threeDSServerState: "error",
+                                               text: "The 3DS Server ends the transaction in error and sends the DS nothing about the Erro, "
+                                                   + "in error or not (EMVCo FAQ Q52; graded: ares.erro).")
+            return scenario
+        }
+    }
+
+    /// The code of the Erro the DS answers the AReq with in the Erro's cases: the ACS could not be reached.
+    static let erroInsteadOfTheARes = ErrorCode.systemConnectionFailure
+
+    /// The generated Erro cases' cards.
+    static let erroCardPrefix = "400000012"
 
     /// The final outcomes whose ARes carries a reason: their cases' names and cards.
     static let finalOutcomes: [(name: String, status: TransStatus, cardPrefix: String)] = [

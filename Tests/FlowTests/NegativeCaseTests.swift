@@ -204,6 +204,15 @@ struct NegativeCaseTests {
         #expect(Fault.otherVersionMember("acsTransID").apply(to: cres) == cres)
         #expect(Fault.otherVersionMember("whitelistingInfoText").apply(to: cres) == cres)
         #expect(Fault.otherVersionMember("trustListInfoText").apply(to: cres)["trustListInfoText"] != nil)
+        // transStatus is added to a CRes of 2.2.0 that lacks it; left out of a final CRes that has its own, of a 2.1.0 CRes
+        // (no rule covers it there) and of an ARes.
+        #expect(Fault.misplacedMember("transStatus").apply(to: cres)["transStatus"] == .string("Y"))
+        let final = JSONValue.object([("messageType", .string("CRes")), ("messageVersion", .string("2.2.0")), ("transStatus", .string("N"))])
+        #expect(Fault.misplacedMember("transStatus").apply(to: final) == final)
+        let older = JSONValue.object([("messageType", .string("CRes")), ("messageVersion", .string("2.1.0"))])
+        #expect(Fault.misplacedMember("transStatus").apply(to: older) == older)
+        let ares = JSONValue.object([("messageType", .string("ARes")), ("messageVersion", .string("2.2.0"))])
+        #expect(Fault.misplacedMember("transStatus").apply(to: ares) == ares)
     }
 
     /// An SDK that checks presence and not values (it reads a value outside the version's set as the set's first), one

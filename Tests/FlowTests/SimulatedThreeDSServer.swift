@@ -37,6 +37,9 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
         /// Refuses an ARes or an RReq with a member its version does not define (Erro 203 naming it): one no version
         /// defines, or another version's. Stricter than Annex A, A.2.
         case refusesMembersItsVersionDoesNotDefine
+        /// Answers an Erro that cannot be read (no errorCode, an unknown errorComponent) with an Erro of its own, as it
+        /// answers an invalid ARes: a receiver never answers an Erro, also one in error (EMVCo 3DS FAQ Q52).
+        case answersAnInvalidErro
     }
 
     /// Mistakes about Decoupled Authentication Fallback (2.3.1), played by ``challenge(pan:version:tag:)``.
@@ -263,7 +266,12 @@ final class SimulatedThreeDSServer: @unchecked Sendable {
             }
         } catch {
             // An answer that arrived but is no usable ARes: the Erro the failure calls for, in the AReq's version, with its ids.
-            if case .invalid(_, let invalid) = error, !bugs.contains(.noErroAboutInvalidARes) {
+            let unusable: InvalidMessage? = switch error {
+            case .invalid(_, let invalid): invalid
+            case .invalidErro(_, let invalid) where bugs.contains(.answersAnInvalidErro): invalid
+            default: nil
+            }
+            if let invalid = unusable, !bugs.contains(.noErroAboutInvalidARes) {
                 var refusal = invalid.erro(from: .threeDSServer, answering: areq)
                 refusal.errorMessageType = "ARes"
                 if bugs.contains(.sameErroCodeForEverything) { refusal.errorCode = .formatInvalid }

@@ -31,6 +31,8 @@ struct ThreeDSServerGradingTests {
         "negative-ares-rejected-missing-transStatusReason": "4000000010000018",
         // And an ARes of 2.2.0 with 2.3.1's trustListStatus, which the 3DS Server must take.
         "negative-ares-undefined-trustListStatus": "4000000080000427",
+        // And an Erro without errorCode in place of the ARes, which the 3DS Server must not answer.
+        "negative-erro-missing-errorCode": "4000000120000015",
     ]
 
     /// Runs the scenarios in 2.2.0 through `party`, each tagged with its case, and waits until no case is under way.
@@ -206,6 +208,7 @@ struct ThreeDSServerGradingTests {
             case .errorDetailNamesNoElement: ("fault-ds-missing-field", "ares.erro", "errorDetail does not name")
             case .reasonCheckedForNOnly: ("negative-ares-rejected-missing-transStatusReason", "ares.erro", "no Erro received about the ARes")
             case .refusesMembersItsVersionDoesNotDefine: ("negative-ares-undefined-trustListStatus", "ares.erro", "nothing was due")
+            case .answersAnInvalidErro: ("negative-erro-missing-errorCode", "ares.erro", "an Erro is never answered with an Erro")
             }
             let run = try await rehearse(harness, party, scenarios: [scenario])
             let result = verdict(run, scenario, check)

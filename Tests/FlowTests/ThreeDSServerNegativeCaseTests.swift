@@ -17,7 +17,7 @@ import TestSupport
 @Suite("Negative cases of a 3DS Server, generated from the ARes and RReq tables")
 struct ThreeDSServerNegativeCaseTests {
     static var cases: [Scenario] {
-        NegativeCaseTests.catalog.negative.filter { ["negative-ares-", "negative-rreq-", "negative-pres-"].contains(where: $0.name.hasPrefix) }
+        NegativeCaseTests.catalog.negative.filter { ["negative-ares-", "negative-rreq-", "negative-pres-", "negative-erro-"].contains(where: $0.name.hasPrefix) }
     }
 
     @Test func theARessElementsMakeCasesInTheVersionsAndChannelsThatRequireThem() {
@@ -34,6 +34,11 @@ struct ThreeDSServerNegativeCaseTests {
         #expect(cases["negative-ares-duplicate-acsReferenceNumber"]?.faults.first?.fault == .duplicateMember("acsReferenceNumber"))
         #expect(cases["negative-ares-critical-messageExtension"]?.faults.first?.fault == .criticalExtension)
         #expect(cases["negative-ares-unknown-harnessUnknownMember"]?.expectation == nil)
+        // The Erro in place of the ARes, spoilt: in every version, and never answered (EMVCo FAQ Q52).
+        #expect(versions("negative-erro-missing-errorCode") == ["2.1.0", "2.2.0", "2.3.1"])
+        #expect(cases["negative-erro-missing-errorCode"]?.faults.map(\.fault) == [.erro(.systemConnectionFailure), .missingField("errorCode")])
+        #expect(cases["negative-erro-missing-errorCode"]?.expectation?.threeDSServerState == "error")
+        #expect(Self.unreadable("negative-erro-missing-errorCode") && !Self.unreadable("negative-erro-missing-errorDetail"))
         // The RReq of a decoupled result, from 2.2.0 (2.1.0's ACS answers U/07): the 3DS Server answers Erro, not an RRes.
         #expect(versions("negative-rreq-missing-transStatus") == ["2.2.0", "2.3.1"])
         #expect(versions("negative-rreq-missing-authenticationType") == ["2.2.0"], "2.3.1 has authenticationMethod")
@@ -67,7 +72,8 @@ struct ThreeDSServerNegativeCaseTests {
         #expect(versions("negative-rreq-challenge-missing-transStatus") == ["2.1.0"], "2.2.0 and 2.3.1: the decoupled RReq's case")
         #expect(cases["negative-rreq-challenge-missing-interactionCounter"]?.faults.first?.leg == .results)
         for scenario in Self.cases where !scenario.name.hasPrefix("negative-pres-") {  // PResNegativeCaseTests: the PRes's
-            let ares = scenario.name.hasPrefix("negative-ares-")
+            // An Erro in error comes in place of an ARes, on the same leg, and leaves the transaction in error too.
+            let ares = scenario.name.hasPrefix("negative-ares-") || scenario.name.hasPrefix("negative-erro-")
             let challenge = scenario.name.contains("-challenge-")
             #expect(scenario.faults.allSatisfy { $0.leg == (ares ? .directoryServer : .results) }, "\(scenario.name)")
             #expect(challenge || scenario.channels == [.app, .browser], "\(scenario.name)")
@@ -135,6 +141,17 @@ struct ThreeDSServerNegativeCaseTests {
         return finished["cases"]?.arrayValue ?? []
     }
 
+    /// Whether the Erro case `name` spoils the DS's Erro so that it no longer reads as one (no errorCode, an errorComponent
+    /// outside C, S, D and A): its faults applied to such an Erro.
+    static func unreadable(_ name: String) -> Bool {
+        guard let scenario = cases.first(where: { $0.name == name }) else { return false }
+        let erro = ErroMessage(messageVersion: "2.2.0", errorCode: .systemConnectionFailure, errorComponent: .directoryServer,
+                               errorDetail: "harness fault", errorMessageType: "ARes", threeDSServerTransID: "00000000-0000-4000-8000-000000000000",
+                               dsTransID: "00000000-0000-4000-8000-000000000000").json
+        let spoilt = scenario.faults.map(\.fault).filter { $0.erroInstead == nil }.apply(to: erro)
+        return (try? ErroMessage(json: spoilt)) == nil
+    }
+
     /// Whether the case failed on the check of the 3DS Server's Erro about its message: `ares.erro` or `rreq.erro`.
     func failsOnErro(_ entry: JSONValue) -> Bool {
         entry["status"]?.stringValue == "failed" && entry["checks"]?.arrayValue?.contains { check in
@@ -175,35 +192,54 @@ struct ThreeDSServerNegativeCaseTests {
     /// `rreq.erro` take (its errorMessageType the type the message said it was, its messageVersion the AReq's).
     @Test func theHarnesss3DSServerRefusesEveryEnvelopeCase() async throws {
         try await withHarness { harness in
-            let scenarios = try await harness.simulator.scenarios(negative: true).filter { scenario in
-                let name = scenario["name"]?.stringValue ?? ""
-                return ["negative-ares-", "negative-rreq-"].contains { name.hasPrefix($0) } && ["-version-", "-messagetype-"].contains { name.contains($0) }
+            let (results, failed) = try await playedByTheHarnesss3DSServer(harness, named: "envelope") { name in
+                ["negative-ares-", "negative-rreq-"].contains { name.hasPrefix($0) } && ["-version-", "-messagetype-"].contains { name.contains($0) }
             }
-            let cases = scenarios.compactMap { SimulationCase(scenario: $0) }
-            #expect(cases.contains { $0.label.contains("-version-") } && cases.contains { $0.label.contains("-messagetype-") })
-            let names = cases.map { JSONValue.string($0.label) }
-            let suite = JSONValue.object([("suite", .object([("name", .string("envelope")), ("party", .string("3ds-server")), ("negative", .bool(true)),
-                                                             ("channels", .array([.string("app"), .string("browser")])), ("only", .array(names))]))])
-            let started = try JSONReader.parse(try await harness.post("/admin/runs", JSONWriter.write(suite)).body).value
-            let id = try #require(started["id"]?.stringValue, "\(started)")
-            var simulator = harness.simulator
-            simulator.harnessCase = id
-            let matrix = SimulationMatrix(cases: cases, versions: MessageVersion.allCases, styles: [.android], coverage: .everyCombination,
-                                          channels: [.app, .browser])
-            #expect(matrix.entries.count == started["cases"]?.arrayValue?.count, "one transaction per case of the run")
-            let results = await matrix.run(simulator: simulator, challenger: harness.challenger, concurrency: 8) { _, style in
-                try directoryServer("A000000003", style)
-            }
+            #expect(results.contains { $0.entry.label.contains("-version-") } && results.contains { $0.entry.label.contains("-messagetype-") })
             // Another version's ARes in every version (the nearest whose table takes it), and the RReq's where one exists.
             for version in MessageVersion.allCases {
                 #expect(results.contains { $0.entry.label.hasPrefix("negative-ares-version-") && $0.entry.version == version }, "\(version.rawValue)")
             }
-            let problems = results.compactMap { result in result.problem.map { "\(result.entry.label) \(result.entry.version.rawValue) \(result.entry.channel): \($0)" } }
-            #expect(problems.isEmpty, "\(problems.prefix(5).joined(separator: "\n"))")
-            let finished = try JSONReader.parse(try await harness.post("/admin/runs/\(id)/finish", []).body).value
-            let failed = (finished["cases"]?.arrayValue ?? []).filter { $0["status"]?.stringValue != "passed" }
             #expect(failed.isEmpty, "\(failed.prefix(3).map { JSONWriter.string($0) }.joined(separator: "\n"))")
         }
+    }
+
+    /// The harness's own 3DS Server answers no Erro in place of an ARes, whatever is wrong with it: one it cannot read as an
+    /// Erro (no errorCode, an errorComponent outside C, S, D and A) is an Erro in error, not an invalid ARes (EMVCo 3DS FAQ
+    /// Q52: a receiving component never responds to the sender of an Error Message, also when it is in error). Each case
+    /// of every version passes `ares.erro` in the app and the browser.
+    @Test func theHarnesss3DSServerAnswersNoErroInError() async throws {
+        try await withHarness { harness in
+            let (results, failed) = try await playedByTheHarnesss3DSServer(harness, named: "erro") { $0.hasPrefix("negative-erro-") }
+            #expect(results.count >= 3 * 2 * 20)
+            #expect(failed.isEmpty, "\(failed.prefix(3).map { JSONWriter.string($0) }.joined(separator: "\n"))")
+        }
+    }
+
+    /// The negative cases whose names `include` takes, played in every version, in the app and the browser, by the simulator
+    /// through the harness's own 3DS Server, in a run that judges the 3DS Server: each transaction's result, and the run's
+    /// cases that did not pass. A transaction that ended otherwise than its case expects is an issue here.
+    func playedByTheHarnesss3DSServer(_ harness: RunningHarness, named name: String, include: (String) -> Bool) async throws
+        -> (results: [SimulationMatrix.Result], failed: [JSONValue]) {
+        let scenarios = try await harness.simulator.scenarios(negative: true).filter { include($0["name"]?.stringValue ?? "") }
+        let cases = scenarios.compactMap { SimulationCase(scenario: $0) }
+        let names = cases.map { JSONValue.string($0.label) }
+        let suite = JSONValue.object([("suite", .object([("name", .string(name)), ("party", .string("3ds-server")), ("negative", .bool(true)),
+                                                         ("channels", .array([.string("app"), .string("browser")])), ("only", .array(names))]))])
+        let started = try JSONReader.parse(try await harness.post("/admin/runs", JSONWriter.write(suite)).body).value
+        let id = try #require(started["id"]?.stringValue, "\(started)")
+        var simulator = harness.simulator
+        simulator.harnessCase = id
+        let matrix = SimulationMatrix(cases: cases, versions: MessageVersion.allCases, styles: [.android], coverage: .everyCombination,
+                                      channels: [.app, .browser])
+        #expect(matrix.entries.count == started["cases"]?.arrayValue?.count, "one transaction per case of the run")
+        let results = await matrix.run(simulator: simulator, challenger: harness.challenger, concurrency: 8) { _, style in
+            try directoryServer("A000000003", style)
+        }
+        let problems = results.compactMap { result in result.problem.map { "\(result.entry.label) \(result.entry.version.rawValue) \(result.entry.channel): \($0)" } }
+        #expect(problems.isEmpty, "\(problems.prefix(5).joined(separator: "\n"))")
+        let finished = try JSONReader.parse(try await harness.post("/admin/runs/\(id)/finish", []).body).value
+        return (results, (finished["cases"]?.arrayValue ?? []).filter { $0["status"]?.stringValue != "passed" })
     }
 
     @Test func aCorrect3DSServerPassesEveryCase() async throws {
@@ -223,7 +259,7 @@ struct ThreeDSServerNegativeCaseTests {
     /// fails the ARes R's and U's cases and passes the rest; one that refuses a member its version does not define fails
     /// the unknown member's and the other versions' elements' cases, of the ARes and of the RReq.
     @Test(arguments: [SimulatedThreeDSServer.Bug.noErroAboutInvalidARes, .sameErroCodeForEverything, .erroAboutValidARes,
-                      .rresToEveryRReq, .erroAboutValidRReq, .reasonCheckedForNOnly, .refusesMembersItsVersionDoesNotDefine])
+                      .rresToEveryRReq, .erroAboutValidRReq, .reasonCheckedForNOnly, .refusesMembersItsVersionDoesNotDefine, .answersAnInvalidErro])
     func aWrong3DSServerFailsTheClassesItGetsWrong(_ bug: SimulatedThreeDSServer.Bug) async throws {
         try await withHarness { harness in
             let entries = try await rehearse(harness, bugs: [bug])
@@ -231,8 +267,10 @@ struct ThreeDSServerNegativeCaseTests {
             for entry in entries {
                 let scenario = entry["scenario"]?.stringValue ?? ""
                 let (ares, ignored) = (scenario.hasPrefix("negative-ares-"), ["-unknown-", "-undefined-"].contains { scenario.contains($0) })
-                // A PRes case is played correctly whatever the bug (PResNegativeCaseTests plays wrong ones).
-                let wrong = !scenario.hasPrefix("negative-pres-") && fails(bug, scenario, ares: ares, ignored: ignored)
+                // A PRes case is played correctly whatever the bug (PResNegativeCaseTests plays wrong ones); an Erro case
+                // is failed only by the server that answers an Erro it cannot read.
+                let wrong = scenario.hasPrefix("negative-erro-") ? bug == .answersAnInvalidErro && Self.unreadable(scenario)
+                    : !scenario.hasPrefix("negative-pres-") && fails(bug, scenario, ares: ares, ignored: ignored)
                 #expect(wrong ? failsOnErro(entry) : entry["status"]?.stringValue == "passed", "\(bug): \(JSONWriter.string(entry))")
             }
         }
@@ -247,6 +285,7 @@ struct ThreeDSServerNegativeCaseTests {
         case .rresToEveryRReq: !ares && !ignored
         case .reasonCheckedForNOnly: ["negative-ares-rejected-", "negative-ares-unavailable-"].contains { scenario.hasPrefix($0) }
         case .refusesMembersItsVersionDoesNotDefine: ignored
+        case .answersAnInvalidErro: false
         // Its Erro, 203 naming interactionCounter, is the one due where interactionCounter is spoilt (empty, of another
         // type or length).
         default: !ares && !(scenario.contains("-interactionCounter") && !scenario.contains("-missing-"))

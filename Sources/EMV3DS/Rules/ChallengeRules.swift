@@ -64,7 +64,7 @@ public enum ChallengeRules {
 
     /// Why an SDK ignores `transStatus` in a CRes that is not the final one. EMVCo's FAQ answers for the versions it
     /// still covers, 2.2.0 and later.
-    static let transStatusBeforeTheEnd = "EMVCo 3DS FAQ (Technical Questions, April 2026), Q15: transStatus is present only in the final CRes; "
+    private static let transStatusBeforeTheEnd = "EMVCo 3DS FAQ (Technical Questions, April 2026), Q15: transStatus is present only in the final CRes; "
         + "received in another, it \"should be ignored by the 3DS SDK as per Req 209\""
 
     static let final = Condition.fieldEquals("challengeCompletionInd", ["Y"])

@@ -86,6 +86,14 @@ public indirect enum Presence: Sendable, Equatable {
         case notApplicable(String)
     }
 
+    /// Whether a condition decides it (``requiredWhen(_:because:)``, ``only(_:_:where:)``).
+    var isConditional: Bool {
+        switch self {
+        case .requiredWhen, .only: true
+        case .required, .optional, .absent: false
+        }
+    }
+
     /// The presence as the spec view prints it.
     public var summary: String {
         switch self {

@@ -154,8 +154,8 @@ extension MessageRules {
     /// the table, and not required by it. 2.2.0's and 2.3.1's `transStatus` in a CRes that is not the final one.
     public func elementsIgnoredOutsideTheirCondition(besides message: JSONValue, context: MessageContext) -> [String] {
         table.fields.compactMap { rule -> String? in
-            guard rule.applies(to: context.version), rule.ignoredOutsideItsCondition != nil, message[rule.name] == nil,
-                  let value = rule.format.example else { return nil }
+            guard rule.applies(to: context.version), rule.ignoredOutsideItsCondition != nil, rule.presence.isConditional,
+                  message[rule.name] == nil, let value = rule.format.example else { return nil }
             var spoilt = message
             spoilt.set(rule.name, value)
             let taken = check(spoilt, context: context).violations.isEmpty

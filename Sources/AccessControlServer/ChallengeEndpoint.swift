@@ -171,7 +171,7 @@ extension AccessControlServer {
         let (creq, kid, known) = (opened.creq, opened.acsTransID, opened.known)
         var oobContinuation: CheckResult?
         // A final CRes the SDK must refuse: its end is judged by the Erro that follows it (or its absence, at the case's deadline).
-        let refusalDueIfFinal = opened.transaction.faults.on(.sdk, round: creq.counter).contains { $0.erroDue.codes != nil }
+        let refusalDueIfFinal = ErroDue(answerSpoiltBy: opened.transaction.faults.on(.sdk, round: creq.counter)).codes != nil
         var finalRefusalDue = false
         let step: Result<ChallengeSession.Decision, ChallengeRefusal>? = transactions.update(kid) { transaction in
             guard case .challenge(var state) = transaction.phase else {
@@ -212,6 +212,7 @@ extension AccessControlServer {
         let creq = opened.creq
         // acsSignedContent's faults are the ARes's: none of them spoils a CRes.
         let faults = opened.transaction.faults.on(.sdk, round: creq.counter).filter { !$0.isOnSignedContent }
+        if faults.contains(where: { $0.erroInstead != nil }) { return await erroInstead(of: content, answering: opened, faults: faults) }
         let (message, cresBytes) = faults.write(CRes(answering: creq, content: content).json,
                                                 previousCounter: creq.counter > 0 ? CReq.counterText(creq.counter - 1) : nil)
         let sealed: String
@@ -238,6 +239,24 @@ extension AccessControlServer {
             journal?.check(opened.dsTransID, .pass(.challengeEnd, "no CReq is due after this answer: a correct SDK stops with a \(expectation?.sdk?.rawValue ?? "runtime error")"))
         }
         return await FaultyAnswer.transport(response, faults: faults, about: message, from: .acs)
+    }
+
+    /// The Erro the scenario sends in place of the CRes, spoilt by the leg's content faults, as `application/json`: a correct
+    /// SDK stops (protocolError) and answers nothing, also when the Erro is in error (EMVCo FAQ Q52).
+    private func erroInstead(of content: CRes.Content, answering opened: OpenedCReq, faults: [Fault]) async -> HTTPResponse {
+        let response = await FaultyAnswer.answer(CRes(answering: opened.creq, content: content).json, faults: faults, from: .acs)
+        journal?.message(opened.dsTransID, from: .accessControlServer, to: .sdk, type: MessageType.erro.rawValue, body: response.body,
+                         note: "in place of the CRes; spoilt by the scenario: " + faults.map(\.name).joined(separator: ", "),
+                         isJSON: (try? JSONReader.parse(response.body)) != nil)
+        let expectation = opened.transaction.expectation
+        if expectation?.sdk == .protocolError, expectation?.sdkErro == nil {
+            transactions.update(opened.acsTransID) { transaction in
+                transaction.lastCResAt = settings.clock.instant()
+                transaction.noCReqDue = true
+            }
+            journal?.check(opened.dsTransID, .pass(.challengeEnd, "no CReq is due after this answer: a correct SDK stops with a protocolError"))
+        }
+        return response
     }
 
     /// An SDK's Erro about a CRes: the challenge ends (transaction error, or the SDK's
@@ -380,7 +399,9 @@ extension AccessControlServer {
         // The element the SDK-leg fault spoilt, which the Erro's errorDetail names (Table A.4). A spoilt envelope is read two
         // ways (another message's type: 101, another version: 102; or either as an invalid value: 203), and either is taken,
         // as from a 3DS Server.
-        let spoilt = transaction.faults.filter { $0.leg == .sdk }.lazy.map(\.fault.erroDue).first { $0.errorCodes != nil }
+        // An Erro in place of a CRes is answered by none (EMVCo FAQ Q52), whatever spoils it.
+        let sdkFaults = transaction.faults.filter { $0.leg == .sdk }.map(\.fault)
+        let spoilt = sdkFaults.contains { $0.erroInstead != nil } ? nil : sdkFaults.lazy.map(\.erroDue).first { $0.errorCodes != nil }
         let field = spoilt?.field
         let readings = spoilt?.claimed != nil ? spoilt?.errorCodes ?? [] : []
         let allowed = Set(readings + [transaction.expectedSDKErro].compactMap { $0 })
@@ -392,6 +413,9 @@ extension AccessControlServer {
                 journal.check(dsTransID, .pass(.sdkErro, "Erro \(erro.errorCode.rawValue) received" + after))
             }
         case let due?: journal.check(dsTransID, .fail(.sdkErro, "Erro \(erro.errorCode.rawValue) received\(after), expected \(due.rawValue)"))
+        case nil where sdkFaults.contains { $0.erroInstead != nil }:
+            journal.check(dsTransID, .fail(.sdkErro, "Erro \(erro.errorCode.rawValue) (\(erro.errorDescription))\(after) answered the ACS's Erro: "
+                                            + "an Erro is never answered, also when it is in error (EMVCo 3DS FAQ Q52)"))
         case nil: journal.check(dsTransID, .fail(.sdkErro, "unexpected Erro \(erro.errorCode.rawValue) (\(erro.errorDescription))\(after)"))
         }
     }

@@ -79,7 +79,12 @@ extension DirectoryServer {
             logger.warning("3DS Server gave no usable RRes", metadata: ["reason": "\(error)"])
             journal?.check(dsTransID, .fail(faults.isEmpty ? .rresValid : .rreqErro, (faults.isEmpty ? "no usable RRes: " : "no usable answer: ") + "\(error)"))
             journal?.end(dsTransID, because: "no usable RRes from the 3DS Server")
-            if case .invalid(_, let invalid) = error { return await refuse(invalid, of: rreq.dsTransID, transaction, about: "RRes") }
+            switch error {
+            case .invalid(_, let invalid): return await refuse(invalid, of: rreq.dsTransID, transaction, about: "RRes")
+            // An Erro in error is never answered (EMVCo 3DS FAQ Q52): the ACS alone is told.
+            case .invalidErro(_, let invalid): return await refuse(invalid, of: rreq.dsTransID, transaction, about: "Erro", tellingTheSender: false)
+            default: break
+            }
             var erro = ErroMessage(messageVersion: rreq.messageVersion.rawValue, errorCode: .systemConnectionFailure,
                                    errorComponent: .directoryServer, errorDetail: "threeDSServerURL", errorMessageType: MessageType.rReq.rawValue,
                                    threeDSServerTransID: rreq.threeDSServerTransID, acsTransID: rreq.acsTransID,
@@ -93,11 +98,18 @@ extension DirectoryServer {
 
     /// An RReq or RRes of a known transaction that the DS cannot relay: the Erro, in the
     /// transaction's version and with its ids, answers the ACS and goes to the 3DS Server.
-    func refuse(_ invalid: InvalidMessage, of dsTransID: String, _ transaction: Transaction, about message: String) async -> HTTPResponse {
+    /// `tellingTheSender` false: the 3DS Server sent an Erro, which is never answered; the ACS alone gets the DS's.
+    func refuse(_ invalid: InvalidMessage, of dsTransID: String, _ transaction: Transaction, about message: String,
+                tellingTheSender: Bool = true) async -> HTTPResponse {
         var erro = InvalidMessage(violations: invalid.violations, messageType: message, claimedVersion: transaction.version.rawValue,
                                   ids: transaction.ids).erro(from: .directoryServer)
         erro.dsTransID = dsTransID
         journal?.message(dsTransID, from: .directoryServer, to: .accessControlServer, erro.json)
+        guard tellingTheSender else {
+            journal?.end(dsTransID, because: "an Erro in error from the 3DS Server about the RReq")
+            record(dsTransID, "sent to the ACS: Erro \(erro.errorCode.rawValue) about the 3DS Server's Erro in error")
+            return .emv(erro.json)
+        }
         journal?.message(dsTransID, from: .directoryServer, to: .threeDSServer, erro.json)
         journal?.end(dsTransID, because: "Erro \(erro.errorCode.rawValue) about the \(message)")
         let failure = await peer.notify(erro, url: transaction.threeDSServerURL)

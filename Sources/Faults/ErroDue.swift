@@ -20,7 +20,8 @@ public enum ErroDue: Sendable, Equatable {
     /// sending component of an Error Message, also when it is in error" (EMVCo 3DS FAQ, Technical Questions, April 2026, Q52).
     public init(answerSpoiltBy faults: [Fault]) {
         guard !faults.contains(where: { $0.erroInstead != nil }) else {
-            self = .forbidden
+            // Unless the Erro does not arrive as one (an HTTP status, a cut, bytes that are no JSON): then nothing is graded.
+            self = faults.contains { $0.erroDue == .ungraded || $0 == .malformedJSON } ? .ungraded : .forbidden
             return
         }
         self = faults.lazy.map(\.erroDue).first { $0 != .forbidden } ?? .forbidden

@@ -107,7 +107,7 @@ extension Fault {
         case "unknown-member": self = .unknownMember(value)
         case "other-version-member":
             guard Self.spoiltMessages.contains(where: { $0.rules.fields.contains { $0.name == value } }) else {
-                throw .value("\(value) is an element of no message: unknown-member adds a member no one defines")
+                throw .value("\(value) is an element of no message the harness sends: unknown-member adds a member no one defines")
             }
             self = .otherVersionMember(value)
         case "misplaced-member":

@@ -10,7 +10,7 @@ struct RunCommand: AsyncParsableCommand {
         commandName: "run",
         abstract: "Start a test run of a suite on a running harness, and wait for its verdict.",
         discussion: """
-            --suite sdk-app (an SDK in an app), sdk-negative (its CRes and acsSignedContent parsers, through the negative cases of the field tables), \
+            --suite sdk-app (an SDK in an app), sdk-negative (its CRes, Erro and acsSignedContent parsers, through the negative cases of the field tables), \
             3ds-server or 3ds-server-browser (a 3DS Server sending AReqs to this DS), 3ds-server-negative (its ARes, RReq, PRes and Erro parsers), \
             or a YAML file (name, party: sdk | 3ds-server, scenarios, versions, channels). The harness answers the cases: \
             for each, the card to use and the answers to type (a PRes case: the POST /admin/ds/pres-faults that arms it). \

@@ -48,7 +48,7 @@ public struct Suite: Sendable, Equatable {
     /// `sdk-app`: an SDK in an app, through every scenario whose faults are on its leg (or none).
     /// `3ds-server`: a 3DS Server sending AReqs to this DS, through every scenario without SDK-leg faults.
     /// `3ds-server-browser`: the same in the browser channel (3DS Method, challenge pages).
-    /// `sdk-negative`: an SDK's CRes and acsSignedContent parsers, through the negative cases generated from the field tables.
+    /// `sdk-negative`: an SDK's CRes, Erro and acsSignedContent parsers, through the negative cases generated from the field tables.
     /// `3ds-server-negative`: a 3DS Server's ARes, RReq, PRes and Erro parsers, the same way.
     public static let builtIn: [Suite] = [
         Suite(name: "sdk-app", party: .sdk),

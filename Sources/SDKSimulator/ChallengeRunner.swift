@@ -145,6 +145,10 @@ public struct ChallengeRunner: Sendable {
         /// Takes a CRes that carries transStatus as the final one, whatever its challengeCompletionInd: a reader that looks
         /// for the outcome rather than for the end of the challenge, and stops a challenge an ACS has not ended.
         case endsOnTransStatus = "ends-on-trans-status"
+        /// Answers an Erro from the ACS that it cannot read (no errorCode, an errorComponent outside C, S, D and A) with an
+        /// Erro naming what is wrong, as it answers an invalid CRes: a receiver never answers an Erro, also one in error
+        /// (EMVCo 3DS FAQ Q52).
+        case answersAnInvalidErro = "answers-an-invalid-erro"
     }
 
     /// The channel of the first challenge, for ``Misbehaviour/staleChannelKey``.
@@ -412,7 +416,14 @@ struct Session {
     private func read(_ response: HTTPResponse, answering creq: CReq) async throws(Ended) -> CRes {
         // A JSON answer is an Erro from the ACS (how Android SDKs read it).
         if response.headers.mediaType == "application/json" {
-            let erro = (try? JSONReader.parse(response.body).value).flatMap { try? ErroMessage(json: $0) }
+            var (erro, problem): (ErroMessage?, MessageError?) = (nil, nil)
+            if let json = (try? JSONReader.parse(response.body))?.value {
+                do { erro = try ErroMessage(json: json) } catch { problem = error }
+            }
+            if runner.misbehaviour == .answersAnInvalidErro, let violation = problem?.violation {
+                throw Ended(.protocolError("an Erro from the ACS that does not read"),
+                            erroSent: await sendErro(violation.code, violation.field, violation.reason))
+            }
             throw Ended(.protocolError(erro.map { "Erro \($0.errorCode.rawValue) from the ACS: \($0.errorDescription)" }
                                            ?? "a JSON answer that is not an Erro"))
         }
@@ -510,7 +521,7 @@ struct Session {
             readings = [example]
         case .withholdErro, .repeatCounter, .oobAsDataEntry, .oobAppURLSupported, .acceptsDuplicates, .kdfWithoutReference, .staleChannelKey,
              .trustsAnyChain, .ignoresIntermediates, .ignoresSDKKeyEcho, .refusesUnknownMembers, .ignoresEnvelope, .infersAlgFromKey,
-             .assumesP256Key, .endsOnTransStatus:
+             .assumesP256Key, .endsOnTransStatus, .answersAnInvalidErro:
             return nil
         }
         for reading in readings {

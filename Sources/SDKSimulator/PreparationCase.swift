@@ -48,6 +48,10 @@ public struct PreparationExchange: Sendable {
         ], version: version)
         let answer = try await client.post(url, body: JSONWriter.write(preq), headers: headers)
         guard mistake != .takesAnyPRes else { return Outcome(answer: answer, erroSent: nil) }
+        // An Erro in place of the PRes is never answered, also when it is in error (EMVCo 3DS FAQ Q52).
+        if (try? JSONReader.parse(answer.body))?.value["messageType"]?.stringValue == MessageType.erro.rawValue {
+            return Outcome(answer: answer, erroSent: nil)
+        }
         do throws(InvalidMessage) {
             let envelope = try MessageEnvelope.read(answer.body, rules: PreparationRules.pRes, request: preq)
             try envelope.answers(.pReq, in: version)

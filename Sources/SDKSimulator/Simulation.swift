@@ -172,6 +172,9 @@ public struct Simulator: Sendable {
         case .completed, .cancelled, .runtimeError:
             // The ACS sends the RReq before the final CRes; after a runtime error there is no result to wait for.
             try await record(id)
+        case .protocolError where report.erroSent == nil:
+            // Ended by the ACS's Erro in place of a CRes, which the SDK does not answer: no Erro of the SDK's brings an RReq.
+            try await record(id)
         case .protocolError, .timedOut:
             // An Erro either way ends the transaction; its RReq follows shortly.
             try await awaitResult(id, limit: .seconds(5))

@@ -76,6 +76,44 @@ public enum NegativeScenarios {
         }
     }
 
+    /// The cases of an SDK's reading of an Erro the ACS sends in place of the text screen's first CRes (an `erro` fault on
+    /// the `sdk` leg, as `application/json`), spoilt from the Erro table as the 3DS Server's Erro is (``erro(from:)``), in
+    /// every version: `negative-cres-01-erro-<mutation>-<element>`. Whatever is wrong with it, the SDK ends the challenge
+    /// (protocolError) and sends the ACS nothing about it: "A receiving component never responds to the sending component
+    /// of an Error Message, also when it is in error" (EMVCo 3DS FAQ, Technical Questions, April 2026, Q52). `sdk.erro`
+    /// fails an Erro that comes, `challenge.end` a CReq.
+    public static func cresErro(from scenarios: [Scenario]) -> [Scenario] {
+        guard let base = scenarios.first(where: { showsFirst(.text, $0) }) else { return [] }
+        var found: [FoundCase] = []
+        for version in MessageVersion.allCases {
+            // The Erro takes its ids and version from the CRes it replaces.
+            let cres = CRes(messageVersion: version, ids: placeholderIDs, counter: 0, content: .final(.authenticated)).json
+            let erro = Fault.erroMessage(erroInsteadOfTheCRes, insteadOf: cres, from: .acs).json
+            for spoil in probe(erro, rules: ErroRules.rules, context: MessageContext(version: version, channel: .app), final: false) {
+                add(spoil, in: version, to: &found)
+            }
+        }
+        found.append(FoundCase(spoil: Spoil(.unknownMember, unknownMember), versions: MessageVersion.allCases))
+        return found.enumerated().map { index, found in
+            var scenario = base
+            scenario.name = name("cres-\(ACSUIType.text.rawValue)-erro", found.spoil)
+            scenario.pan = card(cresErroCardPrefix, serial: index + 1)
+            scenario.versions = Set(found.versions)
+            scenario.faults = [FaultInjection(.erro(erroInsteadOfTheCRes), on: .sdk), FaultInjection(found.spoil.fault, on: .sdk)]
+            scenario.description = "The Erro the ACS answers the first CReq with, in place of the CRes, \(found.spoil.change) "
+                + "(\(found.versions.map(\.rawValue).joined(separator: ", ")))."
+            scenario.expectation = Expectation(sdk: .protocolError, text: "The SDK ends the challenge (protocolError) and sends the ACS nothing about the "
+                                                   + "Erro, in error or not (EMVCo FAQ Q52; graded: sdk.erro, challenge.end).")
+            return scenario
+        }
+    }
+
+    /// The code of the Erro the ACS answers the first CReq with in the SDK's Erro cases: a transient system failure.
+    static let erroInsteadOfTheCRes = ErrorCode.transientSystemFailure
+
+    /// The SDK's Erro cases' cards.
+    static let cresErroCardPrefix = "400000013"
+
     /// What a message's table (the CRes's unless said) refuses of `message` for one element alone: each element left out,
     /// sent empty, given a value outside its version's set, sent as a JSON value of another type, or of a length outside
     /// its format's bounds; and its envelope (``envelopeSpoils(_:rules:context:final:)``).

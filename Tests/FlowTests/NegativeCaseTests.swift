@@ -23,7 +23,17 @@ struct NegativeCaseTests {
 
     /// Whether the case is one the SDK must not refuse: a member no version defines, or one another version defines, an
     /// extension not marked critical.
-    static func isIgnored(_ name: String) -> Bool { ["-unknown-", "-undefined-", "-misplaced-", "-noncritical-"].contains { name.contains($0) } }
+    static func isIgnored(_ name: String) -> Bool { ["-unknown-", "-undefined-", "-misplaced-", "-noncritical-", "-erro-"].contains { name.contains($0) } }
+
+    /// Whether the Erro case `scenario` (an Erro in place of an answer, spoilt) leaves an Erro that no longer reads as one
+    /// (no errorCode, an errorComponent outside C, S, D and A): its content faults applied to such an Erro.
+    static func leavesAnUnreadableErro(_ scenario: Scenario) -> Bool {
+        let erro = ErroMessage(messageVersion: "2.2.0", errorCode: .transientSystemFailure, errorComponent: .directoryServer,
+                               errorDetail: "harness fault", errorMessageType: "ARes", threeDSServerTransID: "00000000-0000-4000-8000-000000000000",
+                               dsTransID: "00000000-0000-4000-8000-000000000000").json
+        let spoilt = scenario.faults.map(\.fault).filter { $0.erroInstead == nil }.apply(to: erro)
+        return (try? ErroMessage(json: spoilt)) == nil
+    }
 
     @Test func eachScreenHasACaseForEachElementItRequiresInTheVersionsThatRequireIt() throws {
         let cases = Dictionary(uniqueKeysWithValues: Self.catalog.negative.map { ($0.name, $0) })
@@ -77,7 +87,7 @@ struct NegativeCaseTests {
         #expect(versions("negative-cres-01-duplicate-acsCounterAtoS") == ["2.1.0", "2.2.0", "2.3.1"])
         #expect(cases["negative-cres-01-duplicate-acsCounterAtoS"]?.expectation?.sdkErro == .duplicateElement)
         #expect(versions("negative-cres-01-final-duplicate-acsCounterAtoS") == ["2.1.0", "2.2.0", "2.3.1"])
-        #expect(Self.catalog.negative.filter { $0.name.hasPrefix("negative-cres-") && $0.name.contains("-duplicate-") }.count == 2)
+        #expect(Self.catalog.negative.filter { $0.name.hasPrefix("negative-cres-") && $0.name.contains("-duplicate-") && !$0.name.contains("-erro-") }.count == 2)
         // The final CRes's own: transStatus of another type.
         #expect(versions("negative-cres-01-final-type-transStatus") == ["2.1.0", "2.2.0", "2.3.1"])
         // Members no version defines, in the first and the final CRes: ignored, so no Erro is due.
@@ -117,7 +127,9 @@ struct NegativeCaseTests {
         for scenario in Self.catalog.negative where scenario.name.hasPrefix("negative-cres-") {
             #expect(scenario.pan.map { CardNumber.isLuhnValid($0) && !filePANs.contains($0) } == true, "\(scenario.name)")
             let ignored = Self.isIgnored(scenario.name)
-            #expect(ignored ? scenario.expectation == nil
+            // An Erro in place of the CRes ends the challenge (protocolError) with none back.
+            let erroInstead = scenario.name.contains("-erro-") && scenario.expectation?.sdk == .protocolError && scenario.expectation?.sdkErro == nil
+            #expect(ignored ? scenario.expectation == nil || erroInstead
                             : [.requiredElementMissing, .formatInvalid, .criticalExtensionNotRecognised, .duplicateElement, .versionNotSupported,
                                .messageNotRecognised].contains(scenario.expectation?.sdkErro),
                     "\(scenario.name)")
@@ -159,12 +171,15 @@ struct NegativeCaseTests {
             let finished = try JSONReader.parse(try await harness.post("/admin/runs/\(id)/finish", []).body).value
             let entries = finished["cases"]?.arrayValue ?? []
             if withholdsErro {
-                // An unknown member, another version's element or a non-critical extension is ignored: no Erro is due, and the
-                // SDK that sends none passes those cases (2.3.1: the two unknown members, the extension, 2.2.0's
-                // whitelistingInfoText, 2.1.0 and 2.2.0's challengeAddInfo and acsHTMLRefresh, transStatus in the first CRes).
+                // An unknown member, another version's element or a non-critical extension is ignored, and an Erro is never
+                // answered: no Erro is due, and the SDK that sends none passes those cases (2.3.1: the two unknown members, the
+                // extension, 2.2.0's whitelistingInfoText, 2.1.0 and 2.2.0's challengeAddInfo and acsHTMLRefresh, transStatus in
+                // the first CRes, and the Erro cases).
                 let (ignored, refused) = (entries.filter { Self.isIgnored($0["scenario"]?.stringValue ?? "") },
                                           entries.filter { !Self.isIgnored($0["scenario"]?.stringValue ?? "") })
-                #expect(ignored.count == 7 && ignored.allSatisfy { $0["status"]?.stringValue == "passed" }, "\(ignored.map { $0["id"] ?? .null })")
+                let erroCases = Self.catalog.negative.count { $0.name.hasPrefix("negative-cres-01-erro-") && $0.versions?.contains(.v2_3_1) != false }
+                #expect(erroCases >= 20)
+                #expect(ignored.count == 7 + erroCases && ignored.allSatisfy { $0["status"]?.stringValue == "passed" }, "\(ignored.map { $0["id"] ?? .null })")
                 #expect(refused.allSatisfy { $0["status"]?.stringValue == "failed" }, "\(finished["summary"] ?? .null)")
                 #expect(refused.allSatisfy { entry in
                     entry["checks"]?.arrayValue?.contains { $0["id"]?.stringValue == "sdk.erro" && $0["verdict"]?.stringValue == "fail" } == true
@@ -253,11 +268,34 @@ struct NegativeCaseTests {
         }
     }
 
+    /// An Erro in place of the CRes is never answered, also when it is in error (EMVCo 3DS FAQ, Technical Questions, April 2026,
+    /// Q52): an SDK that answers one it cannot read with an Erro fails `sdk.erro` in the cases whose Erro does not read
+    /// (no errorCode, an errorComponent outside the four), and passes the others.
+    @Test func anSDKThatAnswersAnErroInErrorFailsTheCasesOfAnUnreadableErro() async throws {
+        try await withHarness { harness in
+            let entries = try await played(harness, misbehaving: .answersAnInvalidErro, casesOf: "erro")
+            #expect(entries.count >= 20)
+            var failedSome = false
+            for entry in entries {
+                let name = entry["scenario"]?.stringValue ?? ""
+                let scenario = try #require(Self.catalog.negative.first { $0.name == name })
+                let unreadable = Self.leavesAnUnreadableErro(scenario)
+                failedSome = failedSome || unreadable
+                #expect(entry["status"]?.stringValue == (unreadable ? "failed" : "passed"), "\(JSONWriter.string(entry))")
+                #expect((verdict(entry, "sdk.erro") == "fail") == unreadable, "\(name)")
+            }
+            #expect(failedSome)
+        }
+    }
+
     /// The run's entries of the CRes cases of 2.2.0 whose names carry `mutation`, played by an SDK with `misbehaviour`.
     func played(_ harness: RunningHarness, misbehaving misbehaviour: ChallengeRunner.Misbehaviour, casesOf mutation: String) async throws -> [JSONValue] {
         let group = EventLoopGroup(loopCount: 1)
         defer { group.shutdown() }
-        let names = Set(Self.catalog.negative.filter { $0.name.hasPrefix("negative-cres-") && $0.name.contains("-\(mutation)-") && $0.versions?.contains(.v2_2_0) != false }.map(\.name))
+        let names = Set(Self.catalog.negative.filter { scenario in
+            scenario.name.hasPrefix("negative-cres-") && scenario.name.contains("-\(mutation)-") && scenario.versions?.contains(.v2_2_0) != false
+                && (mutation == "erro" || !scenario.name.contains("-erro-"))  // the Erro cases' classes are the Erro's, not the CRes's
+        }.map(\.name))
         let cases = try await harness.simulator.scenarios(negative: true).filter { names.contains($0["name"]?.stringValue ?? "") }.compactMap { SimulationCase(scenario: $0) }
         let run = JSONValue.object([("suite", .object([("name", .string(mutation)), ("party", .string("sdk")), ("negative", .bool(true)),
                                                        ("versions", .array([.string("2.2.0")])), ("only", .array(names.sorted().map(JSONValue.string)))]))])

@@ -14,7 +14,7 @@ import TestSupport
 /// outside its version's set, with an unknown critical extension, or with a member no version defines. A correct 3DS Server refuses each spoilt ARes with the Erro
 /// the table names (Core specification: the 3DS Server validates the ARes and sends the DS an Error Message; Table A.4)
 /// and takes the unknown member; each kind of wrong 3DS Server fails the cases of the classes it gets wrong (`ares.erro`).
-@Suite("Negative cases of a 3DS Server, generated from the ARes and RReq tables")
+@Suite("Negative cases of a 3DS Server, generated from the ARes, RReq and Erro tables")
 struct ThreeDSServerNegativeCaseTests {
     static var cases: [Scenario] {
         NegativeCaseTests.catalog.negative.filter { ["negative-ares-", "negative-rreq-", "negative-pres-", "negative-erro-"].contains(where: $0.name.hasPrefix) }
@@ -141,15 +141,9 @@ struct ThreeDSServerNegativeCaseTests {
         return finished["cases"]?.arrayValue ?? []
     }
 
-    /// Whether the Erro case `name` spoils the DS's Erro so that it no longer reads as one (no errorCode, an errorComponent
-    /// outside C, S, D and A): its faults applied to such an Erro.
+    /// Whether the Erro case `name` spoils the DS's Erro so that it no longer reads as one.
     static func unreadable(_ name: String) -> Bool {
-        guard let scenario = cases.first(where: { $0.name == name }) else { return false }
-        let erro = ErroMessage(messageVersion: "2.2.0", errorCode: .systemConnectionFailure, errorComponent: .directoryServer,
-                               errorDetail: "harness fault", errorMessageType: "ARes", threeDSServerTransID: "00000000-0000-4000-8000-000000000000",
-                               dsTransID: "00000000-0000-4000-8000-000000000000").json
-        let spoilt = scenario.faults.map(\.fault).filter { $0.erroInstead == nil }.apply(to: erro)
-        return (try? ErroMessage(json: spoilt)) == nil
+        cases.first { $0.name == name }.map(NegativeCaseTests.leavesAnUnreadableErro) ?? false
     }
 
     /// Whether the case failed on the check of the 3DS Server's Erro about its message: `ares.erro` or `rreq.erro`.
@@ -257,7 +251,8 @@ struct ThreeDSServerNegativeCaseTests {
     /// answers every RReq with an RRes fails every RReq refusal, and one stricter than Annex A about the RReq (Erro 203
     /// about interactionCounter, whatever came) every RReq case; one that checks transStatusReason for an ARes N alone
     /// fails the ARes R's and U's cases and passes the rest; one that refuses a member its version does not define fails
-    /// the unknown member's and the other versions' elements' cases, of the ARes and of the RReq.
+    /// the unknown member's and the other versions' elements' cases, of the ARes and of the RReq; one that answers an Erro it
+    /// cannot read with an Erro fails the Erro cases that leave one so, and no other (EMVCo FAQ Q52).
     @Test(arguments: [SimulatedThreeDSServer.Bug.noErroAboutInvalidARes, .sameErroCodeForEverything, .erroAboutValidARes,
                       .rresToEveryRReq, .erroAboutValidRReq, .reasonCheckedForNOnly, .refusesMembersItsVersionDoesNotDefine, .answersAnInvalidErro])
     func aWrong3DSServerFailsTheClassesItGetsWrong(_ bug: SimulatedThreeDSServer.Bug) async throws {

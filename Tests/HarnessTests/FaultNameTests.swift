@@ -32,7 +32,7 @@ struct FaultNameTests {
         #expect(throws: Fault.SpecError.value("\"700000\" is not 0-600000 milliseconds")) { try Fault(name: "latency", value: "700000") }
         #expect(throws: Fault.SpecError.value("\"acsUiType=x\" is not field=length (0-100000 characters)")) { try Fault(name: "field-length", value: "acsUiType=x") }
         #expect(throws: Fault.SpecError.value("\"acsUiType=x\" is not field=break (letter, http, ftp, month, base64)")) { try Fault(name: "field-format", value: "acsUiType=x") }
-        #expect(throws: Fault.SpecError.value("harnessUnknownMember is an element of no message: unknown-member adds a member no one defines")) {
+        #expect(throws: Fault.SpecError.value("harnessUnknownMember is an element of no message the harness sends: unknown-member adds a member no one defines")) {
             try Fault(name: "other-version-member", value: "harnessUnknownMember")
         }
         #expect(throws: Fault.SpecError.value("acsURL is no element a rule has the receiver ignore where its condition does not hold: one of transStatus")) {

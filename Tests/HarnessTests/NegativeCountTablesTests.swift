@@ -31,7 +31,7 @@ struct NegativeCountTablesTests {
                     parts.removeFirst()
                 }
             }
-            if let group = parts.first, ["final", "challenge", "declined", "rejected", "unavailable", "decoupled"].contains(group) {
+            if let group = parts.first, ["final", "challenge", "declined", "rejected", "unavailable", "decoupled", "erro"].contains(group) {
                 message += "-" + group
                 parts.removeFirst()
             }
@@ -108,8 +108,10 @@ struct NegativeCountTablesTests {
             ("`\(mutation)` (runtime error, no CReq)", { (candidate: Case) in candidate.message == "signed-content-key" && candidate.mutation == mutation })
         } + [("`unknown` (taken)", { (candidate: Case) in candidate.message == "signed-content-key" && candidate.mutation == "unknown" })]
         // No row names an Erro: none is due about an Erro, in error or not (EMVCo FAQ Q52).
-        let erroRows: [Row] = (present("erro") + ["unknown"]).map { (mutation: String) -> Row in
-            ("`\(mutation)`", { (candidate: Case) in candidate.message == "erro" && candidate.mutation == mutation })
+        func erroRows(_ message: String) -> [Row] {
+            (present(message) + ["unknown"]).map { (mutation: String) -> Row in
+                ("`\(mutation)`", { (candidate: Case) in candidate.message == message && candidate.mutation == mutation })
+            }
         }
         return [
             ("CRes", table(cresRows, of: cases)),
@@ -121,7 +123,8 @@ struct NegativeCountTablesTests {
             ("acsSignedContent's payload", table(payloadRows, of: cases)),
             ("acsSignedContent's header", table(headerRows, of: cases)),
             ("acsSignedContent's key", table(keyRows, of: cases)),
-            ("Erro", table(erroRows, of: cases)),
+            ("Erro", table(erroRows("erro"), of: cases)),
+            ("Erro in place of the CRes", table(erroRows("cres-erro"), of: cases)),
             ("PRes", table(present("pres").map { row($0, message: "pres") } + [row("critical", message: "pres"), row("unknown", message: "pres"),
                                                                                  row("undefined", message: "pres")], of: cases)),
         ]

@@ -94,16 +94,24 @@ public enum NegativeScenarios {
             }
         }
         found.append(FoundCase(spoil: Spoil(.unknownMember, unknownMember), versions: MessageVersion.allCases))
-        return found.enumerated().map { index, found in
+        return erroCases(found, base: base, message: "cres-\(ACSUIType.text.rawValue)-erro", cardPrefix: cresErroCardPrefix,
+                         code: erroInsteadOfTheCRes, on: .sdk, spoilt: "The Erro the ACS answers the first CReq with, in place of the CRes,",
+                         expectation: Expectation(sdk: .protocolError, text: "The SDK ends the challenge (protocolError) and sends the ACS nothing "
+                                                      + "about the Erro, in error or not (EMVCo FAQ Q52; graded: sdk.erro, challenge.end)."))
+    }
+
+    /// The scenarios of the Erro cases of `found`: `base` with an `erro` fault of `code` on `leg`, the case's spoil of that
+    /// Erro after it on the same leg, and `expectation`, whatever the spoil (an Erro is never answered).
+    static func erroCases(_ found: [FoundCase], base: Scenario, message: String, cardPrefix: String, code: ErrorCode, on leg: FaultLeg,
+                          spoilt: String, expectation: Expectation) -> [Scenario] {
+        found.enumerated().map { index, found in
             var scenario = base
-            scenario.name = name("cres-\(ACSUIType.text.rawValue)-erro", found.spoil)
-            scenario.pan = card(cresErroCardPrefix, serial: index + 1)
+            scenario.name = name(message, found.spoil)
+            scenario.pan = card(cardPrefix, serial: index + 1)
             scenario.versions = Set(found.versions)
-            scenario.faults = [FaultInjection(.erro(erroInsteadOfTheCRes), on: .sdk), FaultInjection(found.spoil.fault, on: .sdk)]
-            scenario.description = "The Erro the ACS answers the first CReq with, in place of the CRes, \(found.spoil.change) "
-                + "(\(found.versions.map(\.rawValue).joined(separator: ", ")))."
-            scenario.expectation = Expectation(sdk: .protocolError, text: "The SDK ends the challenge (protocolError) and sends the ACS nothing about the "
-                                                   + "Erro, in error or not (EMVCo FAQ Q52; graded: sdk.erro, challenge.end).")
+            scenario.faults = [FaultInjection(.erro(code), on: leg), FaultInjection(found.spoil.fault, on: leg)]
+            scenario.description = "\(spoilt) \(found.spoil.change) (\(found.versions.map(\.rawValue).joined(separator: ", ")))."
+            scenario.expectation = expectation
             return scenario
         }
     }

@@ -89,18 +89,10 @@ extension NegativeScenarios {
         }
         let found = agreeingInBothChannels(in: MessageVersion.allCases, rules: ErroRules.rules, probe: probe)
             + [FoundCase(spoil: Spoil(.unknownMember, unknownMember), versions: MessageVersion.allCases)]
-        return found.enumerated().map { index, found in
-            var scenario = base
-            scenario.name = name("erro", found.spoil)
-            scenario.pan = card(erroCardPrefix, serial: index + 1)
-            scenario.versions = Set(found.versions)
-            scenario.faults = [FaultInjection(.erro(erroInsteadOfTheARes), on: .directoryServer), FaultInjection(found.spoil.fault, on: .directoryServer)]
-            scenario.description = "The Erro the DS answers the AReq with \(found.spoil.change) (\(found.versions.map(\.rawValue).joined(separator: ", ")))."
-            scenario.expectation = Expectation(threeDSServerState: "error",
-                                               text: "The 3DS Server ends the transaction in error and sends the DS nothing about the Erro, "
-                                                   + "in error or not (EMVCo FAQ Q52; graded: ares.erro).")
-            return scenario
-        }
+        return erroCases(found, base: base, message: "erro", cardPrefix: erroCardPrefix, code: erroInsteadOfTheARes, on: .directoryServer,
+                         spoilt: "The Erro the DS answers the AReq with",
+                         expectation: Expectation(threeDSServerState: "error", text: "The 3DS Server ends the transaction in error and sends the DS "
+                                                      + "nothing about the Erro, in error or not (EMVCo FAQ Q52; graded: ares.erro)."))
     }
 
     /// The code of the Erro the DS answers the AReq with in the Erro's cases: the ACS could not be reached.

@@ -249,12 +249,13 @@ extension AccessControlServer {
                          note: "in place of the CRes; spoilt by the scenario: " + faults.map(\.name).joined(separator: ", "),
                          isJSON: (try? JSONReader.parse(response.body)) != nil)
         let expectation = opened.transaction.expectation
-        if expectation?.sdk == .protocolError, expectation?.sdkErro == nil {
-            transactions.update(opened.acsTransID) { transaction in
-                transaction.lastCResAt = settings.clock.instant()
-                transaction.noCReqDue = true
-            }
-            journal?.check(opened.dsTransID, .pass(.challengeEnd, "no CReq is due after this answer: a correct SDK stops with a protocolError"))
+        let stopsSDK = expectation?.sdk == .runtimeError || (expectation?.sdk == .protocolError && expectation?.sdkErro == nil)
+        transactions.update(opened.acsTransID) { transaction in
+            transaction.lastCResAt = settings.clock.instant()
+            if stopsSDK { transaction.noCReqDue = true }
+        }
+        if stopsSDK {
+            journal?.check(opened.dsTransID, .pass(.challengeEnd, "no CReq is due after this answer: a correct SDK stops with a \(expectation?.sdk?.rawValue ?? "protocolError")"))
         }
         return response
     }
@@ -413,7 +414,7 @@ extension AccessControlServer {
                 journal.check(dsTransID, .pass(.sdkErro, "Erro \(erro.errorCode.rawValue) received" + after))
             }
         case let due?: journal.check(dsTransID, .fail(.sdkErro, "Erro \(erro.errorCode.rawValue) received\(after), expected \(due.rawValue)"))
-        case nil where sdkFaults.contains { $0.erroInstead != nil }:
+        case nil where sdkFaults.contains { $0.erroInstead != nil } && ErroDue(answerSpoiltBy: sdkFaults) == .forbidden:
             journal.check(dsTransID, .fail(.sdkErro, "Erro \(erro.errorCode.rawValue) (\(erro.errorDescription))\(after) answered the ACS's Erro: "
                                             + "an Erro is never answered, also when it is in error (EMVCo 3DS FAQ Q52)"))
         case nil: journal.check(dsTransID, .fail(.sdkErro, "unexpected Erro \(erro.errorCode.rawValue) (\(erro.errorDescription))\(after)"))

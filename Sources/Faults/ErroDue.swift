@@ -18,13 +18,17 @@ public enum ErroDue: Sendable, Equatable {
     /// What is due about an answer the DS spoilt with `faults` (none: a valid ARes or the ACS's Erro). An Erro sent instead
     /// of the answer is never answered, also when the other faults spoil it: "A receiving component never responds to the
     /// sending component of an Error Message, also when it is in error" (EMVCo 3DS FAQ, Technical Questions, April 2026, Q52).
+    /// What keeps the answer from arriving as a message (an HTTP status, a cut, no answer, another Content-Type) leaves
+    /// nothing to grade, whatever else spoils it and in whatever order the faults are listed.
     public init(answerSpoiltBy faults: [Fault]) {
-        guard !faults.contains(where: { $0.erroInstead != nil }) else {
-            // Unless the Erro does not arrive as one (an HTTP status, a cut, bytes that are no JSON): then nothing is graded.
-            self = faults.contains { $0.erroDue == .ungraded || $0 == .malformedJSON } ? .ungraded : .forbidden
-            return
+        if faults.contains(where: { $0.erroDue == .ungraded }) {
+            self = .ungraded
+        } else if faults.contains(where: { $0.erroInstead != nil }) {
+            // An Erro cut to bytes that are no JSON is no Erro either.
+            self = faults.contains(.malformedJSON) ? .ungraded : .forbidden
+        } else {
+            self = faults.lazy.map(\.erroDue).first { $0 != .forbidden } ?? .forbidden
         }
-        self = faults.lazy.map(\.erroDue).first { $0 != .forbidden } ?? .forbidden
     }
 
     /// The codes due, as text ("201"); nil unless an Erro is required.

@@ -173,7 +173,8 @@ public struct Simulator: Sendable {
             // The ACS sends the RReq before the final CRes; after a runtime error there is no result to wait for.
             try await record(id)
         case .protocolError where report.erroSent == nil:
-            // Ended by the ACS's Erro in place of a CRes, which the SDK does not answer: no Erro of the SDK's brings an RReq.
+            // No Erro of the SDK's brings an RReq: the ACS's Erro in place of a CRes, which the SDK does not answer, or the
+            // ACS's refusal of a CReq, whose RReq it sends before answering.
             try await record(id)
         case .protocolError, .timedOut:
             // An Erro either way ends the transaction; its RReq follows shortly.

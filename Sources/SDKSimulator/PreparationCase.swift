@@ -32,6 +32,9 @@ public struct PreparationExchange: Sendable {
         case erro203ForEverything = "erro-203-for-everything"
         /// Refuses a PRes with a member its table does not define (Erro 203 naming it): stricter than Annex A.
         case refusesUnknownMembers = "refuses-unknown-members"
+        /// Answers an Erro in place of the PRes that does not read (no errorCode, an errorComponent outside C, S, D and A)
+        /// with an Erro naming what is wrong: a receiver never answers an Erro, also one in error (EMVCo 3DS FAQ Q52).
+        case answersAnInvalidErro = "answers-an-invalid-erro"
     }
 
     public init(client: HTTPClient, url: String, threeDSServerRefNumber: String) {
@@ -49,8 +52,14 @@ public struct PreparationExchange: Sendable {
         let answer = try await client.post(url, body: JSONWriter.write(preq), headers: headers)
         guard mistake != .takesAnyPRes else { return Outcome(answer: answer, erroSent: nil) }
         // An Erro in place of the PRes is never answered, also when it is in error (EMVCo 3DS FAQ Q52).
-        if (try? JSONReader.parse(answer.body))?.value["messageType"]?.stringValue == MessageType.erro.rawValue {
-            return Outcome(answer: answer, erroSent: nil)
+        if let json = (try? JSONReader.parse(answer.body))?.value, json["messageType"]?.stringValue == MessageType.erro.rawValue {
+            var problem: MessageError?
+            do { _ = try ErroMessage(json: json) } catch { problem = error }
+            guard mistake == .answersAnInvalidErro, let violation = problem?.violation else { return Outcome(answer: answer, erroSent: nil) }
+            var erro = InvalidMessage(violation, about: json).erro(from: .threeDSServer, answering: preq)
+            erro.errorMessageType = MessageType.erro.rawValue
+            _ = try await client.post(url, body: JSONWriter.write(erro.json), headers: headers)
+            return Outcome(answer: answer, erroSent: erro)
         }
         do throws(InvalidMessage) {
             let envelope = try MessageEnvelope.read(answer.body, rules: PreparationRules.pRes, request: preq)

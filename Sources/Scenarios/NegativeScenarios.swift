@@ -101,9 +101,10 @@ public enum NegativeScenarios {
     }
 
     /// The scenarios of the Erro cases of `found`: `base` with an `erro` fault of `code` on `leg`, the case's spoil of that
-    /// Erro after it on the same leg, and `expectation`, whatever the spoil (an Erro is never answered).
+    /// Erro after it on the same leg, and `expectation`, whatever the spoil (an Erro is never answered); without one (a
+    /// PRes case, whose expectation says an Erro is due), `ignored` ends the description.
     static func erroCases(_ found: [FoundCase], base: Scenario, message: String, cardPrefix: String, code: ErrorCode, on leg: FaultLeg,
-                          spoilt: String, expectation: Expectation) -> [Scenario] {
+                          spoilt: String, expectation: Expectation?, ignored: String = "") -> [Scenario] {
         found.enumerated().map { index, found in
             var scenario = base
             scenario.name = name(message, found.spoil)
@@ -111,6 +112,7 @@ public enum NegativeScenarios {
             scenario.versions = Set(found.versions)
             scenario.faults = [FaultInjection(.erro(code), on: leg), FaultInjection(found.spoil.fault, on: leg)]
             scenario.description = "\(spoilt) \(found.spoil.change) (\(found.versions.map(\.rawValue).joined(separator: ", ")))."
+                + (expectation == nil ? " " + ignored : "")
             scenario.expectation = expectation
             return scenario
         }

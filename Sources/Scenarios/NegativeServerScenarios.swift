@@ -361,12 +361,25 @@ extension NegativeScenarios {
             }
         }
         found += [Spoil(.criticalExtension, "messageExtension"), Spoil(.unknownMember, unknownMember)].map { FoundCase(spoil: $0, versions: MessageVersion.allCases) }
-        return serverCases(found, base: base, message: "pres", cardPrefix: presCardPrefix, leg: .preparation,
-                           spoilt: "The PRes to the PReq it is armed for",
-                           ignored: "The 3DS Server takes it, and posts no Erro about it (graded: pres.erro).",
-                           refusedState: "completed") { code, naming in
+        // And the Erro the DS may answer a PReq with, spoilt as the ARes's Erro is: never answered (EMVCo FAQ Q52).
+        var erroFound: [FoundCase] = []
+        for version in MessageVersion.allCases {
+            let erro = Fault.erroMessage(erroInsteadOfThePRes, insteadOf: presProbe(version: version), from: .directoryServer).json
+            for spoil in Self.probe(erro, rules: ErroRules.rules, context: MessageContext(version: version), final: false) {
+                add(spoil, in: version, to: &erroFound)
+            }
+        }
+        erroFound.append(FoundCase(spoil: Spoil(.unknownMember, unknownMember), versions: MessageVersion.allCases))
+        let erroCases = erroCases(erroFound, base: base, message: "pres-erro", cardPrefix: presErroCardPrefix, code: erroInsteadOfThePRes,
+                                  on: .preparation, spoilt: "The Erro the DS answers the PReq it is armed for with", expectation: nil,
+                                  ignored: "The 3DS Server keeps the card ranges it had and posts the DS nothing about the Erro, in error or not "
+                                      + "(EMVCo FAQ Q52; graded: pres.erro).")
+        return (serverCases(found, base: base, message: "pres", cardPrefix: presCardPrefix, leg: .preparation,
+                            spoilt: "The PRes to the PReq it is armed for",
+                            ignored: "The 3DS Server takes it, and posts no Erro about it (graded: pres.erro).",
+                            refusedState: "completed") { code, naming in
             "The 3DS Server posts the DS Erro \(code.rawValue) naming \(naming) about the PRes (graded: pres.erro), and keeps the card ranges it had."
-        }.map { scenario in
+        } + erroCases).map { scenario in
             var scenario = scenario
             scenario.channel = .app
             return scenario
@@ -375,6 +388,10 @@ extension NegativeScenarios {
 
     /// The generated PRes cases' cards (a transaction on one is the base's frictionless Y: the case is its PRes).
     static let presCardPrefix = "400000010"
+
+    /// The cards of the cases of the Erro in place of the PRes, and that Erro's code: a transient system failure.
+    static let presErroCardPrefix = "400000014"
+    static let erroInsteadOfThePRes = ErrorCode.transientSystemFailure
 
     /// A PRes as the harness's DS answers a PReq without serialNum: its serial and one card range.
     static func presProbe(version: MessageVersion) -> JSONValue {

@@ -57,7 +57,7 @@ struct PResNegativeCaseTests {
     @Test func aCorrect3DSServerPassesEveryPResCase() async throws {
         try await withHarness { harness in
             let cases = try await played(harness, mistake: nil)
-            #expect(cases.count == 22, "\(cases.keys.sorted())")
+            #expect(cases.count == 44, "\(cases.keys.sorted())")
             for (name, graded) in cases {
                 #expect(graded.status == "passed" && graded.verdict == "pass", "\(name): \(graded)")
             }
@@ -103,13 +103,13 @@ struct PResNegativeCaseTests {
         }
     }
 
-    /// `simulate --negative --only pres` plays the PRes cases alone (22 PReqs in 2.2.0, no transaction); a part that names
+    /// `simulate --negative --only pres` plays the PRes cases alone (44 PReqs in 2.2.0, no transaction); a part that names
     /// no case is refused with the reason.
     @Test func simulateOnlyPlaysTheCasesItNames() async throws {
         try await withHarness { harness in
             let arguments = ["simulate", "--url", harness.baseURL, "--negative", "--version", "2.2.0", "--style", "android"]
             let played = try await offThePool { try ChildProcess.run(harnessBinary, arguments + ["--only", "pres"], timeout: 120) }
-            #expect(played.status == 0 && played.output.contains("all passed (0 transactions; 22 PReqs of PRes cases)"), "\(played.output.suffix(800))")
+            #expect(played.status == 0 && played.output.contains("all passed (0 transactions; 44 PReqs of PRes cases)"), "\(played.output.suffix(800))")
             let none = try await offThePool { try ChildProcess.run(harnessBinary, arguments + ["--only", "no-such-part"], timeout: 60) }
             #expect(none.status != 0 && none.output.contains("names no scenario"), "\(none.output.suffix(500))")
         }
@@ -123,10 +123,15 @@ struct PResNegativeCaseTests {
             #expect(!cases.isEmpty)
             for (name, graded) in cases {
                 let unknown = ["-unknown-", "-undefined-"].contains { name.contains($0) }
-                let failsIt = switch mistake {
-                case .takesAnyPRes: !unknown
-                case .erro203ForEverything: ["-missing-", "-duplicate-", "-critical-"].contains { name.contains($0) }
-                case .refusesUnknownMembers: unknown
+                // An Erro in place of the PRes is answered by none (EMVCo FAQ Q52): only the server that answers one it cannot read fails.
+                let erroCase = name.hasPrefix("negative-pres-erro-") ? NegativeCaseTests.catalog.negative.first { $0.name == name } : nil
+                let failsIt = if let erroCase { mistake == .answersAnInvalidErro && NegativeCaseTests.leavesAnUnreadableErro(erroCase) } else {
+                    switch mistake {
+                    case .takesAnyPRes: !unknown
+                    case .erro203ForEverything: ["-missing-", "-duplicate-", "-critical-"].contains { name.contains($0) }
+                    case .refusesUnknownMembers: unknown
+                    case .answersAnInvalidErro: false
+                    }
                 }
                 #expect(graded.status == (failsIt ? "failed" : "passed") && graded.verdict == (failsIt ? "fail" : "pass"), "\(mistake) \(name): \(graded)")
             }

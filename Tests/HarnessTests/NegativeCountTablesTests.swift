@@ -125,6 +125,7 @@ struct NegativeCountTablesTests {
             ("acsSignedContent's key", table(keyRows, of: cases)),
             ("Erro", table(erroRows("erro"), of: cases)),
             ("Erro in place of the CRes", table(erroRows("cres-erro"), of: cases)),
+            ("Erro in place of the PRes", table(erroRows("pres-erro"), of: cases)),
             ("PRes", table(present("pres").map { row($0, message: "pres") } + [row("critical", message: "pres"), row("unknown", message: "pres"),
                                                                                  row("undefined", message: "pres")], of: cases)),
         ]

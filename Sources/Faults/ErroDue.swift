@@ -26,6 +26,9 @@ public enum ErroDue: Sendable, Equatable {
         } else if faults.contains(where: { $0.erroInstead != nil }) {
             // An Erro cut to bytes that are no JSON is no Erro either.
             self = faults.contains(.malformedJSON) ? .ungraded : .forbidden
+        } else if faults.contains(.malformedJSON) {
+            // Bytes that are no JSON are no message whatever else was spoilt before they were cut (101).
+            self = Fault.malformedJSON.erroDue
         } else {
             self = faults.lazy.map(\.erroDue).first { $0 != .forbidden } ?? .forbidden
         }

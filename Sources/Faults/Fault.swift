@@ -116,7 +116,7 @@ public enum Fault: Sendable, Equatable {
              .otherVersionMember, .misplacedMember, .fieldValue, .fieldType, .fieldLength, .fieldFormat, .duplicateMember, .nonCriticalExtension:
             Set(FaultLeg.allCases)
         case .latency, .noAnswer, .closeMidResponse, .erro, .httpStatus, .contentType:
-            [.directoryServer, .accessControlServer, .sdk]
+            [.directoryServer, .accessControlServer, .sdk, .preparation]
         case .wrongCounter, .repeatedCounter, .selectInfoShape, .signedContent, .signedPayload, .signedHeader, .signedKey, .cresEncryption:
             [.sdk]
         }

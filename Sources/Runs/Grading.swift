@@ -218,7 +218,8 @@ public struct GradedRun: Sendable {
                         waiting.append("the 3DS Server's Erro \(codes.joined(separator: " or ")) about the PRes of transaction \(dsTransID)")
                     }
                 } else if settled {
-                    checks.append((dsTransID, .pass(.presErro, "no Erro about the PRes, which the 3DS Server takes")))
+                    checks.append((dsTransID, .pass(.presErro, "no Erro about the DS's answer to the PReq, which the 3DS Server takes "
+                                                                 + "(or, an Erro itself, leaves unanswered)")))
                 } else {
                     waiting.append("the case's deadline or the run's end: no Erro is due about the PRes of transaction \(dsTransID), and none may come")
                 }

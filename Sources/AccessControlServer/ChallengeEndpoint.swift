@@ -228,9 +228,16 @@ extension AccessControlServer {
         journal?.message(opened.dsTransID, from: .accessControlServer, to: .sdk, type: MessageType.cRes.rawValue, body: cresBytes,
                          note: "plaintext, encrypted to the SDK (\(opened.encryption.rawValue))" + spoilt,
                          isJSON: faults.isEmpty || (try? JSONReader.parse(cresBytes)) != nil)
-        // A correct SDK stops at a runtime error, or at an Erro the ACS sends in place of the CRes.
+        recordAnswerSent(opened, spoilt: !faults.isEmpty)
+        return await FaultyAnswer.transport(response, faults: faults, about: message, from: .acs)
+    }
+
+    /// Records when the answer to the CReq went (the SDK's time limit counts from it) and, where the scenario's faults
+    /// spoilt it so that a correct SDK stops (a runtime error, or an Erro in place of the CRes that it answers with none),
+    /// that no CReq is due after it.
+    private func recordAnswerSent(_ opened: OpenedCReq, spoilt: Bool) {
         let expectation = opened.transaction.expectation
-        let stopsSDK = !faults.isEmpty && (expectation?.sdk == .runtimeError || (expectation?.sdk == .protocolError && expectation?.sdkErro == nil))
+        let stopsSDK = spoilt && (expectation?.sdk == .runtimeError || (expectation?.sdk == .protocolError && expectation?.sdkErro == nil))
         transactions.update(opened.acsTransID) { transaction in
             transaction.lastCResAt = settings.clock.instant()
             if stopsSDK { transaction.noCReqDue = true }
@@ -238,7 +245,6 @@ extension AccessControlServer {
         if stopsSDK {
             journal?.check(opened.dsTransID, .pass(.challengeEnd, "no CReq is due after this answer: a correct SDK stops with a \(expectation?.sdk?.rawValue ?? "runtime error")"))
         }
-        return await FaultyAnswer.transport(response, faults: faults, about: message, from: .acs)
     }
 
     /// The Erro the scenario sends in place of the CRes, spoilt by the leg's content faults, as `application/json`: a correct
@@ -248,15 +254,7 @@ extension AccessControlServer {
         journal?.message(opened.dsTransID, from: .accessControlServer, to: .sdk, type: MessageType.erro.rawValue, body: response.body,
                          note: "in place of the CRes; spoilt by the scenario: " + faults.map(\.name).joined(separator: ", "),
                          isJSON: (try? JSONReader.parse(response.body)) != nil)
-        let expectation = opened.transaction.expectation
-        let stopsSDK = expectation?.sdk == .runtimeError || (expectation?.sdk == .protocolError && expectation?.sdkErro == nil)
-        transactions.update(opened.acsTransID) { transaction in
-            transaction.lastCResAt = settings.clock.instant()
-            if stopsSDK { transaction.noCReqDue = true }
-        }
-        if stopsSDK {
-            journal?.check(opened.dsTransID, .pass(.challengeEnd, "no CReq is due after this answer: a correct SDK stops with a \(expectation?.sdk?.rawValue ?? "protocolError")"))
-        }
+        recordAnswerSent(opened, spoilt: true)
         return response
     }
 

@@ -70,8 +70,7 @@ extension Fault {
     /// version has the receiver ignore it outside its condition. Nil, leaving the message as it is, when the message names
     /// no table, carries the element already (a final CRes's own transStatus), or no such rule covers it.
     static func valueOutsideItsCondition(of name: String, in message: JSONValue) -> JSONValue? {
-        guard message[name] == nil, let type = message["messageType"]?.stringValue, let rules = MessageTables.named(type)?.rules,
-              let version = message["messageVersion"]?.stringValue.flatMap(MessageVersion.init(rawValue:)),
+        guard message[name] == nil, let (rules, version) = tableAndVersion(of: message),
               rules.ignoredOutsideItsCondition(name, in: version) != nil else { return nil }
         return rules.format(of: name, in: version)?.example
     }
@@ -81,10 +80,15 @@ extension Fault {
     /// own version defines the element (an id or a label of its own is not another version's), when it carries the
     /// element already, or when no other version defines it.
     static func valueFromAnotherVersion(of name: String, in message: JSONValue) -> JSONValue? {
-        guard message[name] == nil, let type = message["messageType"]?.stringValue, let rules = MessageTables.named(type)?.rules,
-              let version = message["messageVersion"]?.stringValue.flatMap(MessageVersion.init(rawValue:)),
-              !rules.defines(name, in: version) else { return nil }
+        guard message[name] == nil, let (rules, version) = tableAndVersion(of: message), !rules.defines(name, in: version) else { return nil }
         return rules.exampleFromAnotherVersion(of: name, besides: version)
+    }
+
+    /// The table of `message`'s type and its version, as its envelope names them; nil when it names no table or version.
+    private static func tableAndVersion(of message: JSONValue) -> (MessageRules, MessageVersion)? {
+        guard let type = message["messageType"]?.stringValue, let rules = MessageTables.named(type)?.rules,
+              let version = message["messageVersion"]?.stringValue.flatMap(MessageVersion.init(rawValue:)) else { return nil }
+        return (rules, version)
     }
 }
 

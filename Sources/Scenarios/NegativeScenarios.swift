@@ -84,20 +84,28 @@ public enum NegativeScenarios {
     /// fails an Erro that comes, `challenge.end` a CReq.
     public static func cresErro(from scenarios: [Scenario]) -> [Scenario] {
         guard let base = scenarios.first(where: { showsFirst(.text, $0) }) else { return [] }
-        var found: [FoundCase] = []
-        for version in MessageVersion.allCases {
-            // The Erro takes its ids and version from the CRes it replaces.
-            let cres = CRes(messageVersion: version, ids: placeholderIDs, counter: 0, content: .final(.authenticated)).json
-            let erro = Fault.erroMessage(erroInsteadOfTheCRes, insteadOf: cres, from: .acs).json
-            for spoil in probe(erro, rules: ErroRules.rules, context: MessageContext(version: version, channel: .app), final: false) {
-                add(spoil, in: version, to: &found)
-            }
+        // The Erro takes its ids and version from the CRes it replaces.
+        let found = erroSpoils(code: erroInsteadOfTheCRes, from: .acs, channel: .app) { version in
+            CRes(messageVersion: version, ids: placeholderIDs, counter: 0, content: .final(.authenticated)).json
         }
-        found.append(FoundCase(spoil: Spoil(.unknownMember, unknownMember), versions: MessageVersion.allCases))
         return erroCases(found, base: base, message: "cres-\(ACSUIType.text.rawValue)-erro", cardPrefix: cresErroCardPrefix,
                          code: erroInsteadOfTheCRes, on: .sdk, spoilt: "The Erro the ACS answers the first CReq with, in place of the CRes,",
                          expectation: Expectation(sdk: .protocolError, text: "The SDK ends the challenge (protocolError) and sends the ACS nothing "
                                                       + "about the Erro, in error or not (EMVCo FAQ Q52; graded: sdk.erro, challenge.end)."))
+    }
+
+    /// The spoils of the Erro a party sends with `code` instead of the answer `answer` gives for each version, read with the
+    /// Erro table in `channel`, with the versions of each; and the member no one defines, in every version.
+    static func erroSpoils(code: ErrorCode, from component: ErrorComponent, channel: DeviceChannel? = nil,
+                           answer: (MessageVersion) -> JSONValue) -> [FoundCase] {
+        var found: [FoundCase] = []
+        for version in MessageVersion.allCases {
+            let erro = Fault.erroMessage(code, insteadOf: answer(version), from: component).json
+            for spoil in probe(erro, rules: ErroRules.rules, context: MessageContext(version: version, channel: channel), final: false) {
+                add(spoil, in: version, to: &found)
+            }
+        }
+        return found + [FoundCase(spoil: Spoil(.unknownMember, unknownMember), versions: MessageVersion.allCases)]
     }
 
     /// The scenarios of the Erro cases of `found`: `base` with an `erro` fault of `code` on `leg`, the case's spoil of that

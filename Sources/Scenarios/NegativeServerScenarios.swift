@@ -362,14 +362,7 @@ extension NegativeScenarios {
         }
         found += [Spoil(.criticalExtension, "messageExtension"), Spoil(.unknownMember, unknownMember)].map { FoundCase(spoil: $0, versions: MessageVersion.allCases) }
         // And the Erro the DS may answer a PReq with, spoilt as the ARes's Erro is: never answered (EMVCo FAQ Q52).
-        var erroFound: [FoundCase] = []
-        for version in MessageVersion.allCases {
-            let erro = Fault.erroMessage(erroInsteadOfThePRes, insteadOf: presProbe(version: version), from: .directoryServer).json
-            for spoil in Self.probe(erro, rules: ErroRules.rules, context: MessageContext(version: version), final: false) {
-                add(spoil, in: version, to: &erroFound)
-            }
-        }
-        erroFound.append(FoundCase(spoil: Spoil(.unknownMember, unknownMember), versions: MessageVersion.allCases))
+        let erroFound = erroSpoils(code: erroInsteadOfThePRes, from: .directoryServer, answer: presProbe)
         let erroCases = erroCases(erroFound, base: base, message: "pres-erro", cardPrefix: presErroCardPrefix, code: erroInsteadOfThePRes,
                                   on: .preparation, spoilt: "The Erro the DS answers the PReq it is armed for with", expectation: nil,
                                   ignored: "The 3DS Server keeps the card ranges it had and posts the DS nothing about the Erro, in error or not "

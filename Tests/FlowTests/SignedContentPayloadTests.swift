@@ -71,13 +71,9 @@ struct SignedContentPayloadTests {
         let leaf = try CertificateBuilder.issue(CertificateProfile(commonName: "Interop ACS", validFor: 30, isCA: true),
                                                 publicKey: leafKey.publicKey, issuer: nil, issuerKey: leafKey)
         let identity = ACSSigningIdentity(key: leafKey, chain: [leaf], rootKey: leafKey)
-        let payload = AcsSignedContent.payload(acsURL: "https://acs.example/challenge", acsEphemeralKey: try PrivateKey.generateP256().publicKey.jwk(),
-                                               sdkEphemPubKey: try PrivateKey.generateP256().publicKey.emvJWK)
-        let keyCases = Self.cases.filter { $0.name.hasPrefix("negative-signed-content-key-") }
+        let keyCases = try Self.signed("negative-signed-content-key-", by: identity)
         #expect(keyCases.count == 5)
-        for scenario in keyCases {
-            let fault = try #require(scenario.faults.first?.fault)
-            let compact = try FaultySignedContent.sign(fault, payload: payload, identity: identity)
+        for (scenario, fault, compact) in keyCases {
             let signed = try JSONReader.parse(try JWS(compact: compact).payload).value
             let key = try #require(signed["acsEphemPubKey"], "\(scenario.name)")
             let verdict = try ChildProcess.run("python3", [repositoryRoot + "/Tests/JOSETests/Interop/joserfc_peer.py", "import-jwk", JSONWriter.string(key)])
@@ -103,13 +99,9 @@ struct SignedContentPayloadTests {
         let leaf = try CertificateBuilder.issue(CertificateProfile(commonName: "Interop ACS", validFor: 30),
                                                 publicKey: leafKey.publicKey, issuer: root, issuerKey: rootKey)
         let identity = ACSSigningIdentity(key: leafKey, chain: [leaf, root], rootKey: rootKey)
-        let payload = AcsSignedContent.payload(acsURL: "https://acs.example/challenge", acsEphemeralKey: try PrivateKey.generateP256().publicKey.jwk(),
-                                               sdkEphemPubKey: try PrivateKey.generateP256().publicKey.emvJWK)
-        let headerCases = Self.cases.filter { $0.name.hasPrefix("negative-signed-content-header-") }
+        let headerCases = try Self.signed("negative-signed-content-header-", by: identity)
         #expect(headerCases.count == 4)
-        for scenario in headerCases {
-            let fault = try #require(scenario.faults.first?.fault)
-            let compact = try FaultySignedContent.sign(fault, payload: payload, identity: identity)
+        for (scenario, fault, compact) in headerCases {
             let verdict = try ChildProcess.run("python3", [repositoryRoot + "/Tests/JOSETests/Interop/joserfc_peer.py", "verify-rfc",
                                                            leafKey.publicKey.jwk().jsonString, "ES256,PS256", compact])
             #expect((verdict.status != 0) == fault.signedContentRefusedBySDK, "\(scenario.name): \(verdict.output)")
@@ -118,6 +110,17 @@ struct SignedContentPayloadTests {
             if let expected = why.first(where: { scenario.name.contains($0.key) })?.value {
                 #expect(verdict.output.contains(expected), "\(scenario.name): \(verdict.output)")
             }
+        }
+    }
+
+    /// The cases whose names start with `prefix`, each with its fault and the acsSignedContent the ACS signs with `identity`
+    /// over a payload of fresh keys as that fault spoils it.
+    static func signed(_ prefix: String, by identity: ACSSigningIdentity) throws -> [(scenario: Scenario, fault: Fault, compact: String)] {
+        let payload = AcsSignedContent.payload(acsURL: "https://acs.example/challenge", acsEphemeralKey: try PrivateKey.generateP256().publicKey.jwk(),
+                                               sdkEphemPubKey: try PrivateKey.generateP256().publicKey.emvJWK)
+        return try cases.filter { $0.name.hasPrefix(prefix) }.map { scenario in
+            let fault = try #require(scenario.faults.first?.fault, "\(scenario.name)")
+            return (scenario, fault, try FaultySignedContent.sign(fault, payload: payload, identity: identity))
         }
     }
 

@@ -36,7 +36,7 @@ final class HarnessCluster: @unchecked Sendable {
         database = try TemporaryPostgres()
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("cluster-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let balancerPort = try RefusingPort().port
+        let balancerPort = try ChildProcessPort.free()
         publicURL = "http://127.0.0.1:\(balancerPort)"
         // The second FlowTests pass of `./harness test` has the roles call each other over HTTP, each at its own instance.
         let roleCalls = ProcessInfo.processInfo.environment["THREEDS_HARNESS_TEST_ROLE_CALLS"] ?? "in-process"
@@ -128,10 +128,12 @@ final class HarnessCluster: @unchecked Sendable {
         return status
     }
 
-    /// A `serve` process of the cluster's configuration, once it says which port it took (`port`, or any free one).
-    private static func startInstance(folder: String, index: Int, port: Int = 0) throws -> (process: ChildProcess, url: String) {
+    /// A `serve` process of the cluster's configuration, once it says which port it took: `port`, or one below the
+    /// ephemeral range, which no outgoing connection can hold when a restart takes the port again.
+    private static func startInstance(folder: String, index: Int, port: Int? = nil) throws -> (process: ChildProcess, url: String) {
         let serve = try ChildProcess(harnessBinary, ["serve", "--config", folder + "/harness.yaml", "--data-directory", folder + "/data-\(index)",
-                                                     "--http-port", String(port), "--https-port", "0", "--loops", "1"], directory: repositoryRoot)
+                                                     "--http-port", String(try port ?? ChildProcessPort.free()), "--https-port", "0", "--loops", "1"],
+                                     directory: repositoryRoot)
         let log = serve.awaitOutput { $0.contains("one instance of a cluster") ? $0 : nil } ?? ""
         guard let port = log.range(of: "http=127.0.0.1:").map({ Int(log[$0.upperBound...].prefix { $0.isNumber }) ?? 0 }), port > 0 else {
             throw TemporaryPostgres.Failure("instance \(index) did not start: \(serve.output)")

@@ -11,6 +11,18 @@ import TestSupport
 struct PostgresStoreTests {
     private static let retention = SQLiteArchive.Retention(maxRecords: 1000, maxAgeSeconds: 86_400)
 
+    /// The test server's own start: a port taken between its draw and the server's bind (by any process) is drawn
+    /// again, where the server would have stopped with "could not bind" and failed the suite that needed it.
+    @Test(.enabled(if: TemporaryPostgres.missing == nil, Comment(rawValue: TemporaryPostgres.missing ?? "")))
+    func aTestServerWhosePortIsTakenBeforeItBindsStartsOnAnother() throws {
+        let taken = try RefusingPort()
+        var drawn: [Int] = []
+        let server = try TemporaryPostgres { drawn.append(drawn.isEmpty ? taken.port : try ChildProcessPort.free()); return drawn.last ?? 0 }
+        defer { server.stop() }
+        #expect(drawn.count == 2 && !server.url.contains(":\(taken.port)/"))
+        #expect(try server.psql("SELECT 1") == "1")
+    }
+
     @Test(.enabled(if: TemporaryPostgres.missing == nil, Comment(rawValue: TemporaryPostgres.missing ?? "")))
     func aConnectionRunsQueriesInOrderOnItsLoopAndSaysWhatTheServerRefused() async throws {
         let server = try TemporaryPostgres()

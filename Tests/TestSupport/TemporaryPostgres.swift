@@ -1,10 +1,10 @@
 import Foundation
 
-/// A PostgreSQL server of Debian's package in a temporary directory, on a free loopback port, as an
-/// unprivileged user (the `postgres` account when the tests run as root: the server refuses root).
+/// A PostgreSQL server of Debian's package in a temporary directory, on a free loopback port below the
+/// kernel's ephemeral range, as an unprivileged user (the `postgres` account when the tests run as root: the server refuses root).
 /// Made with `initdb` and `pg_ctl` for one suite; `stop()` removes it.
 public final class TemporaryPostgres: @unchecked Sendable {
-    public let url: String
+    public private(set) var url = ""
     private let directory: String
     private let binaries: String
     /// The server's options: its socket folder, address and port.
@@ -24,18 +24,29 @@ public final class TemporaryPostgres: @unchecked Sendable {
             .flatMap { FileManager.default.isExecutableFile(atPath: $0 + "/initdb") ? $0 : nil }
     }()
 
-    /// Starts a server; fails with the failing command's output.
-    public init() throws {
+    /// Starts a server on a port of `ports`, drawing again while the server finds the port taken; fails with the
+    /// failing command's output and the end of the server's log.
+    public init(ports: () throws -> Int = ChildProcessPort.free) throws {
         guard let binaries = Self.binariesDirectory else { throw Failure("no PostgreSQL server installed") }
         self.binaries = binaries
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("postgres-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         if getuid() == 0 { try FileManager.default.setAttributes([.ownerAccountName: "postgres"], ofItemAtPath: directory) }
-        let port = try Self.freePort()
-        url = "postgresql://harness@127.0.0.1:\(port)/postgres"
         try run(binaries + "/initdb", ["-D", directory + "/data", "-A", "trust", "-U", "harness", "-E", "UTF8", "--no-sync"])
-        options = "-k \(directory) -c listen_addresses=127.0.0.1 -p \(port) -c fsync=off"
-        try run(binaries + "/pg_ctl", ["-D", directory + "/data", "-l", directory + "/log", "-w", "start", "-o", options])
+        var attempt = 1
+        while true {
+            let port = try ports()
+            options = "-k \(directory) -c listen_addresses=127.0.0.1 -p \(port) -c fsync=off -c lc_messages=C"
+            try? FileManager.default.removeItem(atPath: directory + "/log")
+            do {
+                try start()
+                url = "postgresql://harness@127.0.0.1:\(port)/postgres"
+                return
+            } catch is Failure where attempt < 5 && log.contains("could not bind") {
+                // Another process took the port between the probe and the server's bind: try another.
+                attempt += 1
+            }
+        }
     }
 
     /// Stops the server (cleanly: its connections are closed, what it acknowledged is kept) and starts
@@ -51,9 +62,18 @@ public final class TemporaryPostgres: @unchecked Sendable {
     }
 
     /// Starts the server ``pause()`` stopped, on the same port and files.
-    public func resume() throws {
-        try run(binaries + "/pg_ctl", ["-D", directory + "/data", "-l", directory + "/log", "-w", "start", "-o", options])
+    public func resume() throws { try start() }
+
+    /// `pg_ctl start`; a failure carries the end of the server's log, which says why it did not start.
+    private func start() throws {
+        do {
+            try run(binaries + "/pg_ctl", ["-D", directory + "/data", "-l", directory + "/log", "-w", "start", "-o", options])
+        } catch let failure as Failure {
+            throw Failure(failure.description + "\nthe server's log ends:\n" + log.split(separator: "\n").suffix(20).joined(separator: "\n"))
+        }
     }
+
+    private var log: String { (try? String(contentsOfFile: directory + "/log", encoding: .utf8)) ?? "" }
 
     /// Stops the server at once (as a crash would) or cleanly, and removes its files.
     public func stop(immediately: Bool = true) {
@@ -73,9 +93,6 @@ public final class TemporaryPostgres: @unchecked Sendable {
         let result = try ChildProcess.run(command.0, command.1, directory: directory, timeout: 60)
         guard result.status == 0 else { throw Failure("\(executable) \(arguments.joined(separator: " ")): \(result.output)") }
     }
-
-    /// A loopback port free now: held by a bound socket, then let go for the server to take.
-    private static func freePort() throws -> Int { try RefusingPort().port }
 
     public struct Failure: Error, CustomStringConvertible {
         public let description: String

@@ -63,10 +63,9 @@ public struct BrowserSimulator: Sendable {
         }
         let (outcome, pages) = try await runChallenge(acsURL: acsURL, creq: creq, sessionData: sessionData, answers: answers)
         lines += pages
-        // A decoupled fallback (2.3.1) ends by the RReq of the 3RI authentication after the final CRes: a second AReq, the
-        // decoupled delay and the RReq, which a loaded machine may take more than a few seconds for. As the app's run waits.
-        let final = outcome == .completed(.decoupled) ? try await simulator.awaitResult(transactionID)
-                                                      : try await simulator.awaitResult(transactionID, limit: .seconds(5))
+        // As the app's run reads it: the ACS sends the RReq before the final CRes; a decoupled fallback (2.3.1) ends by the
+        // RReq of the 3RI authentication after it.
+        let final = try await simulator.record(transactionID, after: ChallengeRunner.Report(outcome: outcome))
         var transaction = TransactionRun(authentication: authentication, challenge: ChallengeRunner.Report(outcome: outcome), final: final)
         transaction.channel = .browser
         return Run(transaction: transaction, lines: lines)

@@ -26,6 +26,10 @@ public struct SimulationResult: Sendable {
             .compactMap { $0["message"] }
     }
 
+    /// Whether the 3DS Server refused the RReq with an Erro: the result it carried will never be taken, and no other RReq
+    /// follows (an ACS retries an RReq nobody answered, not one refused).
+    public var refusedTheRReq: Bool { record["erroSent"]?["errorMessageType"]?.stringValue == "RReq" }
+
     /// The AReq the 3DS Server sent.
     public var sentAReq: JSONValue? { messages("sent", "AReq").first }
 
@@ -125,13 +129,15 @@ public struct Simulator: Sendable {
     }
 
     /// Waits until the 3DS Server has the result of a challenge or decoupled authentication
-    /// (its RReq), or `limit` passes; returns the record as it is then.
+    /// (its RReq), or has refused the RReq, or `limit` passes; returns the record as it is then.
     public func awaitResult(_ threeDSServerTransID: String, limit: Duration = .seconds(30)) async throws(SimulationError) -> SimulationResult {
         let deadline = ContinuousClock.now + limit
         while true {
             let result = try await record(threeDSServerTransID)
             // A decoupled fallback (2.3.1) ends by the RReq of the 3RI authentication that follows.
-            if !["challenge", "decoupledFallback"].contains(result.state) || ContinuousClock.now >= deadline { return result }
+            if !["challenge", "decoupledFallback"].contains(result.state) || result.refusedTheRReq || ContinuousClock.now >= deadline {
+                return result
+            }
             try? await Task.sleep(for: .milliseconds(100))
         }
     }

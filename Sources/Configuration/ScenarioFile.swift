@@ -3,6 +3,7 @@ import Faults
 import Foundation
 import JSON
 public import Scenarios
+import Synchronization
 import Yams
 
 /// The scenario file (`config/scenarios.yaml`): the named outcomes and their test PANs.
@@ -14,8 +15,24 @@ public enum ScenarioFile {
         return try parse(text, source: path)
     }
 
-    /// Parses scenario YAML; errors name `source`, the scenario and the field.
+    /// Parses scenario YAML; errors name `source`, the scenario and the field. A text read before gives the catalog it
+    /// gave then: the same bytes (`==` on strings would take another normalisation of the screens' texts for the same).
     public static func parse(_ text: String, source: String = "scenarios") throws(ConfigurationError) -> ScenarioCatalog {
+        if let known = recent.withLock({ entries in entries.last { $0.text.utf8.elementsEqual(text.utf8) }?.catalog }) { return known }
+        let catalog = try read(text, source: source)
+        recent.withLock { entries in
+            entries.append((text, catalog))
+            if entries.count > 4 { entries.removeFirst() }
+        }
+        return catalog
+    }
+
+    /// The catalogs of the last texts read, newest last. Reading one costs a tenth of a second in a debug build (the
+    /// YAML, and the negative cases probed element by element against the field tables), and a process reads the same
+    /// file again for each harness it starts, each team and each reload.
+    private static let recent = Mutex<[(text: String, catalog: ScenarioCatalog)]>([])
+
+    private static func read(_ text: String, source: String) throws(ConfigurationError) -> ScenarioCatalog {
         let location = YAMLLocation(text)
         let document: Document
         do { document = try YAMLDecoder().decode(Document.self, from: text) } catch let error as DecodingError {

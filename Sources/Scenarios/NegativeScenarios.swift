@@ -16,6 +16,14 @@ public enum NegativeScenarios {
     /// The generated CRes cases' cards (``card(_:serial:)``).
     static let cardPrefix = "400000009"
 
+    /// Every generated case over `scenarios`: the SDK's (CRes, the Erro in its place, acsSignedContent), then the 3DS
+    /// Server's (ARes, the Erro in its place, RReq, PRes).
+    static func all(from scenarios: [Scenario]) -> [Scenario] {
+        cres(from: scenarios) + cresErro(from: scenarios) + signedContent(from: scenarios) + ares(from: scenarios) + challengeAres(from: scenarios)
+            + otherOutcomeAres(from: scenarios) + erro(from: scenarios) + rreq(from: scenarios) + challengeRReq(from: scenarios)
+            + pres(from: scenarios)
+    }
+
     /// The cases of each screen type, on the scripted challenge of that type (the first of `scenarios` without faults, of a
     /// card): its first CRes without each element required there, or with each string element empty, in the versions
     /// where the table says so.

@@ -141,10 +141,7 @@ public struct ScenarioCatalog: Sendable {
         }
         self.scenarios = scenarios
         self.fallback = fallback
-        negative = (NegativeScenarios.cres(from: scenarios) + NegativeScenarios.cresErro(from: scenarios) + NegativeScenarios.signedContent(from: scenarios) + NegativeScenarios.ares(from: scenarios) + NegativeScenarios.challengeAres(from: scenarios)
-                    + NegativeScenarios.otherOutcomeAres(from: scenarios) + NegativeScenarios.erro(from: scenarios)
-                    + NegativeScenarios.rreq(from: scenarios) + NegativeScenarios.challengeRReq(from: scenarios)
-                    + NegativeScenarios.pres(from: scenarios)).filter { byPAN[$0.pan ?? ""] == nil }
+        negative = NegativeScenarios.all(from: scenarios).filter { byPAN[$0.pan ?? ""] == nil }
         for scenario in negative { if let pan = scenario.pan { byPAN[pan] = scenario } }
         self.byPAN = byPAN
     }

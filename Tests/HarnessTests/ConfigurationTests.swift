@@ -4,6 +4,7 @@ import Scenarios
 import TestSupport
 import Testing
 import EMV3DS
+import Foundation
 import Net
 
 @Suite("Configuration file")
@@ -199,6 +200,22 @@ struct ScenarioFileTests {
         } catch {
             #expect(error.description.hasPrefix(message), "\(error.description)")
         }
+    }
+
+    /// A text read before gives the catalog it gave then (reading one probes every element of every message for the
+    /// negative cases); another text gives its own, and a text refused before is refused again.
+    @Test func aScenarioTextReadAgainGivesItsCatalogAndAnotherItsOwn() throws {
+        let file = try String(contentsOfFile: repositoryRoot + "/config/scenarios.yaml", encoding: .utf8)
+        let small = "defaultScenario: a\nscenarios:\n  - {name: a, description: d, transStatus: Y, pan: \"4000000000001000\"}"
+        let first = try ScenarioFile.parse(file)
+        let other = try ScenarioFile.parse(small)
+        #expect(other.scenarios.map(\.name) == ["a"] && other.negative != first.negative)
+        #expect(try ScenarioFile.parse(file).negative == first.negative && ScenarioFile.parse(file).scenarios == first.scenarios)
+        #expect(try ScenarioFile.parse(small).scenarios == other.scenarios)
+        // The same names with one answer changed: an edited file reloaded.
+        let edited = try ScenarioFile.parse(file.replacingOccurrences(of: "answer: \"1234\"", with: "answer: \"4321\""))
+        #expect(edited.scenarios.map(\.name) == first.scenarios.map(\.name) && edited.scenarios != first.scenarios && edited.negative != first.negative)
+        for _ in 0..<2 { #expect(throws: ConfigurationError.self) { try ScenarioFile.parse(small + "\n  - {name: a}") } }
     }
 
     @Test(arguments: [

@@ -63,9 +63,13 @@ public struct BrowserSimulator: Sendable {
         }
         let (outcome, pages) = try await runChallenge(acsURL: acsURL, creq: creq, sessionData: sessionData, answers: answers)
         lines += pages
-        // As the app's run reads it: the ACS sends the RReq before the final CRes; a decoupled fallback (2.3.1) ends by the
-        // RReq of the 3RI authentication after it.
-        let final = try await simulator.record(transactionID, after: ChallengeRunner.Report(outcome: outcome))
+        // As the app's run reads it after a final CRes (the ACS sends the RReq before it; a decoupled fallback's comes
+        // after). An error page in place of one may come of a time limit, which ends the challenge before its RReq.
+        let final = if case .protocolError = outcome {
+            try await simulator.awaitResult(transactionID, limit: .seconds(5))
+        } else {
+            try await simulator.record(transactionID, after: ChallengeRunner.Report(outcome: outcome), limit: resultWait)
+        }
         var transaction = TransactionRun(authentication: authentication, challenge: ChallengeRunner.Report(outcome: outcome), final: final)
         transaction.channel = .browser
         return Run(transaction: transaction, lines: lines)

@@ -59,7 +59,7 @@ extension Simulator {
             let ran = await challenger.run(transaction, parameters: ChallengeParameters(threeDSServerTransID: server, acsTransID: acs, acsSignedContent: signed),
                                            answers: answers, style: style, encryption: encryption)
             report = ran
-            final = try await record(id, after: ran)
+            final = try await record(id, after: ran, limit: resultWait)
         case TransStatus.decoupled.rawValue?:
             final = try await awaitResult(id, limit: resultWait)
         default:
@@ -162,7 +162,7 @@ extension Simulator {
             let ran = await challenger.run(sdk, parameters: ChallengeParameters(threeDSServerTransID: id, acsTransID: acs, acsSignedContent: signed),
                                            answers: answers, style: style, encryption: encryption)
             report = ran
-            final = try await record(id, after: ran)
+            final = try await record(id, after: ran, limit: resultWait)
             let claimed: String = if case .completed(let status) = ran.outcome { status.rawValue } else { "U" }
             // As the components send it: compact, `threeDSResult` with the authorisationToken and no paymentData.
             let details: JSONValue = compact

@@ -26,9 +26,10 @@ public struct SimulationResult: Sendable {
             .compactMap { $0["message"] }
     }
 
-    /// Whether the 3DS Server refused the RReq with an Erro: the result it carried will never be taken, and no other RReq
-    /// follows (an ACS retries an RReq nobody answered, not one refused).
-    public var refusedTheRReq: Bool { record["erroSent"]?["errorMessageType"]?.stringValue == "RReq" }
+    /// Whether the 3DS Server sent an Erro: while it awaits a result, about the RReq, the one message it answers then. The
+    /// result that RReq carried is never taken, and no other follows (an ACS retries an RReq nobody answered, not one
+    /// refused).
+    public var sentAnErro: Bool { record["erroSent"] != nil }
 
     /// The AReq the 3DS Server sent.
     public var sentAReq: JSONValue? { messages("sent", "AReq").first }
@@ -135,7 +136,7 @@ public struct Simulator: Sendable {
         while true {
             let result = try await record(threeDSServerTransID)
             // A decoupled fallback (2.3.1) ends by the RReq of the 3RI authentication that follows.
-            if !["challenge", "decoupledFallback"].contains(result.state) || result.refusedTheRReq || ContinuousClock.now >= deadline {
+            if !["challenge", "decoupledFallback"].contains(result.state) || result.sentAnErro || ContinuousClock.now >= deadline {
                 return result
             }
             try? await Task.sleep(for: .milliseconds(100))
@@ -166,17 +167,21 @@ public struct Simulator: Sendable {
         }
         guard let parameters = ChallengeParameters(record: authentication.record) else { throw .unreadable("no challenge parameters in the record") }
         let report = await challenger.run(transaction, parameters: parameters, answers: answers, style: style, encryption: encryption)
-        return TransactionRun(authentication: authentication, challenge: report, final: try await record(id, after: report))
+        return TransactionRun(authentication: authentication, challenge: report, final: try await record(id, after: report, limit: resultWait))
     }
 
-    /// The record once a challenge ended as `report` says.
-    func record(_ id: String, after report: ChallengeRunner.Report) async throws(SimulationError) -> SimulationResult {
+    /// The record once a challenge ended as `report` says, waiting at most `limit` for a result due.
+    func record(_ id: String, after report: ChallengeRunner.Report, limit: Duration) async throws(SimulationError) -> SimulationResult {
         switch report.outcome {
         case .completed(.decoupled):
             // A decoupled fallback (2.3.1): the 3DS Server's 3RI authentication brings the result after the final CRes.
             try await awaitResult(id)
-        case .completed, .cancelled, .runtimeError:
-            // The ACS sends the RReq before the final CRes; after a runtime error there is no result to wait for.
+        case .completed, .cancelled:
+            // The ACS sends the RReq before the final CRes, unless its first attempt failed and it is retrying: the
+            // first read is the result but for that.
+            try await awaitResult(id, limit: limit)
+        case .runtimeError:
+            // There is no result to wait for.
             try await record(id)
         case .protocolError where report.erroSent == nil:
             // No Erro of the SDK's brings an RReq: the ACS's Erro in place of a CRes, which the SDK does not answer, or the

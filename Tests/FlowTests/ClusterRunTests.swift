@@ -14,17 +14,18 @@ struct ClusterRunTests {
     /// in one instance in `simulate --all`'s flow tests. With the roles calling each other over HTTP (the second pass of
     /// `./harness test`) too: a role begins its leg at its own instance, not through the balancer, so the ACS of a
     /// transaction is where its DS keeps the journal entry, and each case is graded whole (an SDK's Erro, which the ACS
-    /// records, among what it grades).
+    /// records, among what it grades). One device data style: a DS decrypts with the same PKI files at every instance,
+    /// and the flow tests play each style.
     @Test func everyScenarioPassesInBothChannelsThroughThreeInstancesInRoundRobin() async throws {
         let cluster = try await HarnessCluster.start()
         defer { cluster.stop() }
         let junit = FileManager.default.temporaryDirectory.appendingPathComponent("cluster-\(UUID().uuidString).xml").path
         defer { try? FileManager.default.removeItem(atPath: junit) }
         let simulate = try await offThePool {
-            try ChildProcess.run(harnessBinary, ["simulate", "--url", cluster.publicURL, "--all", "--version", "2.3.1", "--junit", junit], timeout: 900)
+            try ChildProcess.run(harnessBinary, ["simulate", "--url", cluster.publicURL, "--all", "--version", "2.3.1", "--style", "android", "--junit", junit], timeout: 900)
         }
         #expect(simulate.status == 0, "\(simulate.output.suffix(3000))")
-        #expect(simulate.output.contains("all passed (264 transactions"), "\(simulate.output.suffix(500))")
+        #expect(simulate.output.contains("all passed (118 transactions"), "\(simulate.output.suffix(500))")
         let report = (try? String(contentsOfFile: junit, encoding: .utf8)) ?? ""
         #expect(report.contains("failures=\"0\"") && report.contains("tests=\"118\""), "\(report.prefix(600))")
         #expect(try await cluster.psql("SELECT count(DISTINCT home) FROM transactions WHERE role = 'ds'") == "3")
@@ -34,7 +35,7 @@ struct ClusterRunTests {
         #expect(failedChecks == "0", "\(failedChecks) journal entries with a failed check")
         // Not all on one instance: hundreds of CReqs, RReqs and notifications went to the instance that held their transaction.
         let passedOn = try await cluster.metric("threeds_cluster_passed_on_total", labels: "outcome=\"answered\"")
-        #expect(passedOn > 300, "\(passedOn) requests passed on")
+        #expect(passedOn > 200, "\(passedOn) requests passed on")
         #expect(try await cluster.metric("threeds_cluster_passed_on_total", labels: "outcome=\"home-unreachable\"") == 0)
         // Each scrape names the instance it read.
         for instance in cluster.instances {

@@ -53,7 +53,10 @@ final class HarnessCluster: @unchecked Sendable {
               enabled: true
             \(configuration)
             """.write(toFile: config, atomically: true, encoding: .utf8)
-        for index in 0..<count { instances.append(try Self.startInstance(folder: folder, index: index)) }
+        // Started together (the schema is made under an advisory lock), each taken once it says where it listens.
+        var launched: [ChildProcess] = []
+        for index in 0..<count { launched.append(try Self.launchInstance(folder: folder, index: index)) }
+        for (index, serve) in launched.enumerated() { instances.append(try Self.started(serve, index: index)) }
         try Self.balancerConfiguration(port: balancerPort, servers: instances.map(\.url)).write(toFile: folder + "/haproxy.cfg", atomically: true, encoding: .utf8)
         balancer = try ChildProcess(Self.haproxy, ["-db", "-f", folder + "/haproxy.cfg"])
         let ready = (0..<100).contains { _ in
@@ -128,12 +131,20 @@ final class HarnessCluster: @unchecked Sendable {
         return status
     }
 
-    /// A `serve` process of the cluster's configuration, once it says which port it took: `port`, or one below the
-    /// ephemeral range, which no outgoing connection can hold when a restart takes the port again.
+    /// A `serve` process of the cluster's configuration, once it says which port it took: `port`, or a ``ChildProcessPort``,
+    /// which no outgoing connection can hold when a restart takes the port again.
     private static func startInstance(folder: String, index: Int, port: Int? = nil) throws -> (process: ChildProcess, url: String) {
-        let serve = try ChildProcess(harnessBinary, ["serve", "--config", folder + "/harness.yaml", "--data-directory", folder + "/data-\(index)",
-                                                     "--http-port", String(try port ?? ChildProcessPort.free()), "--https-port", "0", "--loops", "1"],
-                                     directory: repositoryRoot)
+        try started(try launchInstance(folder: folder, index: index, port: port), index: index)
+    }
+
+    private static func launchInstance(folder: String, index: Int, port: Int? = nil) throws -> ChildProcess {
+        try ChildProcess(harnessBinary, ["serve", "--config", folder + "/harness.yaml", "--data-directory", folder + "/data-\(index)",
+                                         "--http-port", String(try port ?? ChildProcessPort.free()), "--https-port", "0", "--loops", "1"],
+                         directory: repositoryRoot)
+    }
+
+    /// The instance `serve` is, once it says where it listens.
+    private static func started(_ serve: ChildProcess, index: Int) throws -> (process: ChildProcess, url: String) {
         let log = serve.awaitOutput { $0.contains("one instance of a cluster") ? $0 : nil } ?? ""
         guard let port = log.range(of: "http=127.0.0.1:").map({ Int(log[$0.upperBound...].prefix { $0.isNumber }) ?? 0 }), port > 0 else {
             throw TemporaryPostgres.Failure("instance \(index) did not start: \(serve.output)")

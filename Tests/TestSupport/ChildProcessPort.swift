@@ -1,9 +1,9 @@
 import Foundation
 
-/// A loopback port for a child process to listen on (PostgreSQL, HAProxy), free when drawn. It is
-/// drawn below the kernel's ephemeral range: a port of that range, let go for the child to take, can
-/// meanwhile become another test's listener or the local end of any outgoing connection, and the
-/// child then fails to start.
+/// A loopback port for a child process to listen on (PostgreSQL, HAProxy, a harness instance), free
+/// when drawn. It is drawn below the kernel's ephemeral range where the range leaves room: a port of
+/// that range, let go for the child to take, can meanwhile become another test's listener or the local
+/// end of any outgoing connection, and the child then fails to start.
 public enum ChildProcessPort {
     public static func free() throws -> Int {
         let firstEphemeral = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))

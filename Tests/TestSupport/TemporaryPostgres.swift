@@ -1,7 +1,7 @@
 import Foundation
 
-/// A PostgreSQL server of Debian's package in a temporary directory, on a free loopback port below the
-/// kernel's ephemeral range, as an unprivileged user (the `postgres` account when the tests run as root: the server refuses root).
+/// A PostgreSQL server of Debian's package in a temporary directory, on a free loopback port
+/// (``ChildProcessPort``), as an unprivileged user (the `postgres` account when the tests run as root: the server refuses root).
 /// Made with `initdb` and `pg_ctl` for one suite; `stop()` removes it.
 public final class TemporaryPostgres: @unchecked Sendable {
     public private(set) var url = ""

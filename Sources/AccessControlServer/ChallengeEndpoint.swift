@@ -248,13 +248,18 @@ extension AccessControlServer {
     }
 
     /// The Erro the scenario sends in place of the CRes, spoilt by the leg's content faults, as `application/json`: a correct
-    /// SDK stops (protocolError) and answers nothing, also when the Erro is in error (EMVCo FAQ Q52).
+    /// SDK stops (protocolError) and answers nothing, also when the Erro is in error (EMVCo FAQ Q52). The ACS that sent it
+    /// has ended the challenge: as for a CReq it refuses, the RReq (`challengeCancel` 10 from 2.3.1, 06 before) goes first,
+    /// where the 3DS Server would otherwise wait out the challenge's time limit for a timeout that never was.
     private func erroInstead(of content: CRes.Content, answering opened: OpenedCReq, faults: [Fault]) async -> HTTPResponse {
         let response = await FaultyAnswer.answer(CRes(answering: opened.creq, content: content).json, faults: faults, from: .acs)
+        let sent = try? JSONReader.parse(response.body).value
         journal?.message(opened.dsTransID, from: .accessControlServer, to: .sdk, type: MessageType.erro.rawValue, body: response.body,
-                         note: "in place of the CRes; spoilt by the scenario: " + faults.map(\.name).joined(separator: ", "),
-                         isJSON: (try? JSONReader.parse(response.body)) != nil)
+                         note: "in place of the CRes; spoilt by the scenario: " + faults.map(\.name).joined(separator: ", "), isJSON: sent != nil)
         recordAnswerSent(opened, spoilt: true)
+        let erro = sent.flatMap { try? ErroMessage(json: $0) }
+        await end(opened.acsTransID, because: "Erro \(erro?.errorCode.rawValue ?? "in error") sent to the SDK in place of the CRes",
+                  cancel: .erroToSDK, erro: erro, ending: .erroInsteadOfCRes(erro?.errorCode.rawValue ?? "in error"))
         return response
     }
 
@@ -287,19 +292,24 @@ extension AccessControlServer {
 
     /// Ends an open challenge after an error, and reports it; from 2.3.1 an RReq about an
     /// Erro carries it as `challengeErrorReporting`.
-    func end(_ acsTransID: String, because reason: String, cancel: ChallengeCancel, erro: ErroMessage? = nil, atSDKTimeout: Bool = false) async {
+    /// `ending`: how the checks of the SDK read it, where the cancel code does not say.
+    func end(_ acsTransID: String, because reason: String, cancel: ChallengeCancel, erro: ErroMessage? = nil, atSDKTimeout: Bool = false,
+             ending: ChallengeEnding? = nil) async {
         let ended: (interactions: Int, transaction: Transaction)? = transactions.update(acsTransID) { transaction in
             guard case .challenge(let state) = transaction.phase else { return nil }
             transaction.leaveChallenge(for: .ended(reason))
             return (state.session.interactions, transaction)
         } ?? nil
         guard let (interactions, transaction) = ended else { return }
-        switch cancel {
-        case .timedOutAtSDK where atSDKTimeout: journalChallengeEnd(transaction, .sdkTimedOut)
-        case .erroFromSDK, .timedOutAtSDK: journalChallengeEnd(transaction, .erroFromSDK(erro?.errorCode.rawValue ?? "?"))
-        case .erroToSDK: journalChallengeEnd(transaction, .erroToSDK(erro?.errorCode.rawValue ?? "?"))
-        default: journalChallengeEnd(transaction, .timedOut)
-        }
+        let code = erro?.errorCode.rawValue ?? "?"
+        journalChallengeEnd(transaction, ending ?? {
+            switch cancel {
+            case .timedOutAtSDK where atSDKTimeout: .sdkTimedOut
+            case .erroFromSDK, .timedOutAtSDK: .erroFromSDK(code)
+            case .erroToSDK: .erroToSDK(code)
+            default: .timedOut
+            }
+        }())
         var result = ChallengeResult.cancelled(cancel.available(in: transaction.version), interactions: interactions)
         if [.erroFromSDK, .erroToSDK].contains(result.cancel) { result.errorReport = erro?.json }
         await report(acsTransID, result)
@@ -341,6 +351,8 @@ enum ChallengeEnding {
     case cancelledBySDK(String)
     case erroFromSDK(String)
     case erroToSDK(String)
+    /// The scenario's Erro in place of a CRes: the SDK is to stop there (protocolError) and answer nothing.
+    case erroInsteadOfCRes(String)
     /// No CReq came in time (the ACS's limit).
     case timedOut
     /// The SDK's Erro 402 at the AReq's sdkMaxTimeout: the cardholder did not finish in time.
@@ -352,6 +364,7 @@ enum ChallengeEnding {
         case .cancelledBySDK(let code): "cancelled by the SDK (challengeCancel \(code))"
         case .erroFromSDK(let code): "ended by the SDK's Erro \(code)"
         case .erroToSDK(let code): "ended by the ACS's Erro \(code) about a CReq"
+        case .erroInsteadOfCRes(let code): "ended by the ACS's Erro \(code) in place of a CRes"
         case .timedOut: "timed out at the ACS"
         case .sdkTimedOut: "ended by the SDK's challenge timeout (Erro 402 at sdkMaxTimeout)"
         }
@@ -365,7 +378,7 @@ extension AccessControlServer {
         let dsTransID = transaction.ids.dsTransID
         let expected = transaction.expectation?.sdk ?? (transaction.expectedSDKErro != nil ? .protocolError : .completed)
         let met: Bool = switch (expected, ending) {
-        case (.completed, .completed), (.protocolError, .erroFromSDK), (.timedOut, .erroFromSDK): true
+        case (.completed, .completed), (.protocolError, .erroFromSDK), (.timedOut, .erroFromSDK), (.protocolError, .erroInsteadOfCRes): true
         // A cardholder's cancel is challengeCancel 01, whatever other codes the version defines.
         case (.cancelled, .cancelledBySDK(let code)): code == ChallengeCancel.cardholderCancelled.rawValue
         // An SDK that meets a runtime error stops sending CReqs: the ACS's time limit is the right end.

@@ -149,6 +149,9 @@ public struct ChallengeRunner: Sendable {
         /// Erro naming what is wrong, as it answers an invalid CRes: a receiver never answers an Erro, also one in error
         /// (EMVCo 3DS FAQ Q52).
         case answersAnInvalidErro = "answers-an-invalid-erro"
+        /// Takes an Erro from the ACS in place of a CRes for an answer lost on the way and goes on with its next CReq, once:
+        /// the ACS that sent the Erro has ended the challenge, and the SDK is to end it too (a protocol error).
+        case continuesAfterACSErro = "continues-after-acs-erro"
     }
 
     /// The channel of the first challenge, for ``Misbehaviour/staleChannelKey``.
@@ -359,7 +362,11 @@ struct Session {
     func exchange(counter: Int, action: CReq.Action, whitelisting: String?, answering screen: ACSUIType?) async -> Step {
         let creq = makeCReq(counter: counter, action: action, whitelisting: whitelisting)
         do {
-            let response = try await post(creq, answering: screen)
+            var (creq, response) = (creq, try await post(creq, answering: screen))
+            if runner.misbehaviour == .continuesAfterACSErro, response.headers.mediaType == "application/json" {
+                creq = makeCReq(counter: counter + 1, action: action, whitelisting: whitelisting)
+                response = try await post(creq, answering: screen)
+            }
             let cres = try await read(response, answering: creq)
             switch cres.content {
             case .final(let status):
@@ -521,7 +528,7 @@ struct Session {
             readings = [example]
         case .withholdErro, .repeatCounter, .oobAsDataEntry, .oobAppURLSupported, .acceptsDuplicates, .kdfWithoutReference, .staleChannelKey,
              .trustsAnyChain, .ignoresIntermediates, .ignoresSDKKeyEcho, .refusesUnknownMembers, .ignoresEnvelope, .infersAlgFromKey,
-             .assumesP256Key, .endsOnTransStatus, .answersAnInvalidErro:
+             .assumesP256Key, .endsOnTransStatus, .answersAnInvalidErro, .continuesAfterACSErro:
             return nil
         }
         for reading in readings {

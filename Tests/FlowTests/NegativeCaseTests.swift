@@ -288,6 +288,28 @@ struct NegativeCaseTests {
         }
     }
 
+    /// The ACS that answers a CReq with an Erro has ended the challenge, and reported it first: the 3DS Server has its
+    /// RReq (U, `challengeCancel` 06 "Transaction Error" before 2.3.1; 10 from it, "Error Message in response to the CReq
+    /// message", 2.3.1 Table A.1) when the SDK reads the Erro, where it would wait out the challenge's time limit. The SDK ends the challenge too: one that takes the Erro for a lost answer and goes on with
+    /// its next CReq fails `challenge.end` in every Erro case, readable or not, and sends no Erro (`sdk.erro` holds).
+    @Test func anSDKThatGoesOnAfterAnErroFromTheACSFailsEveryErroCase() async throws {
+        try await withHarness { harness in
+            let pan = "4000000000410003"  // fault-acs-erro
+            for (version, cancel) in [(MessageVersion.v2_2_0, "06"), (.v2_3_1, "10")] {
+                let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: version, style: .android)
+                let run = try await harness.simulator.run(sdk, pan: pan, answers: ChallengeAnswers(["1234"]), challenger: harness.challenger, style: .android)
+                #expect(run.final.state == "completed" && run.final.transStatus == "U", "\(run.final.record)")
+                #expect(run.final.messages("received", "RReq").first?["challengeCancel"] == .string(cancel), "\(run.final.record)")
+            }
+            let entries = try await played(harness, misbehaving: .continuesAfterACSErro, casesOf: "erro")
+            #expect(entries.count >= 20)
+            for entry in entries {
+                #expect(entry["status"]?.stringValue == "failed" && verdict(entry, "challenge.end") == "fail", "\(JSONWriter.string(entry))")
+                #expect(verdict(entry, "sdk.erro") != "fail", "\(JSONWriter.string(entry))")
+            }
+        }
+    }
+
     /// The run's entries of the CRes cases of 2.2.0 whose names carry `mutation`, played by an SDK with `misbehaviour`.
     func played(_ harness: RunningHarness, misbehaving misbehaviour: ChallengeRunner.Misbehaviour, casesOf mutation: String) async throws -> [JSONValue] {
         let group = EventLoopGroup(loopCount: 1)

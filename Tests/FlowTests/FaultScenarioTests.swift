@@ -68,6 +68,25 @@ struct FaultScenarioTests {
         }
     }
 
+    /// An Erro in place of the CRes that a transport fault or a delay keeps from the SDK ends the challenge as the SDK
+    /// ends it: one whose connection is held unanswered times out with Erro 402, and passes `sdk.erro` and
+    /// `challenge.end` where its scenario expects that (the Erro delivered: NegativeCaseTests).
+    @Test func anErroInPlaceOfTheCResThatNeverArrivesEndsTheChallengeAsTheSDKEndsIt() async throws {
+        try await withHarness(configure: quickTimeouts) { harness in
+            let group = EventLoopGroup(loopCount: 1)
+            defer { group.shutdown() }
+            let sdk = try impatientSDK(harness, group: group)
+            let step = #"{"steps":[{"uiType":"text","header":"Bank","label":"Code","text":"Test code: 1234.","answer":"1234"}]}"#
+            let held = #"[{"leg":"sdk","fault":"erro","value":"403"},{"leg":"sdk","fault":"no-answer"}]"#
+            let pin = #"{"pan":"4000000000110009","scenario":{"name":"p","description":"d","challenge":\#(step),"faults":\#(held),"expect":{"sdk":"timedOut","sdkErro":"402","text":"t"}}}"#
+            #expect(try await harness.post("/admin/pins", Array(pin.utf8)).status.code == 201)
+            let run = try await runTransaction(harness, pan: "4000000000110009", answers: ["1234"], challenger: sdk)
+            #expect(run.challenge?.erroSent?.errorCode == .transactionTimedOut, "\(run.summary)")
+            #expect(try await harness.check("sdk.erro", of: run.final.record) == "pass")
+            #expect(try await harness.check("challenge.end", of: run.final.record) == "pass")
+        }
+    }
+
     @Test func aTriggerSelectsByRangeAmountAndCategory() async throws {
         try await withHarness { harness in
             let ranged = try await runTransaction(harness, pan: "4000000000912347", answers: [])  // in range-rejected's range

@@ -299,7 +299,10 @@ struct NegativeCaseTests {
                 let sdk = try SimulatedSDKTransaction(directoryServer: directoryServer("A000000003", .android), messageVersion: version, style: .android)
                 let run = try await harness.simulator.run(sdk, pan: pan, answers: ChallengeAnswers(["1234"]), challenger: harness.challenger, style: .android)
                 #expect(run.final.state == "completed" && run.final.transStatus == "U", "\(run.final.record)")
-                #expect(run.final.messages("received", "RReq").first?["challengeCancel"] == .string(cancel), "\(run.final.record)")
+                let rreq = run.final.messages("received", "RReq").first
+                #expect(rreq?["challengeCancel"] == .string(cancel), "\(run.final.record)")
+                // 2.3.1: the Erro the ACS sent, as challengeErrorReporting (required with challengeCancel 10).
+                #expect((rreq?["challengeErrorReporting"]?["errorCode"] == .string("403")) == (version == .v2_3_1), "\(run.final.record)")
             }
             let entries = try await played(harness, misbehaving: .continuesAfterACSErro, casesOf: "erro")
             #expect(entries.count >= 20)

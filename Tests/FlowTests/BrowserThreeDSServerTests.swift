@@ -281,8 +281,9 @@ struct BrowserThreeDSServerTests {
         }
     }
 
-    /// The form the 3DS Server's page posts to the acsURL is graded on its transaction: a correct one
-    /// passes creq.browser-form, one without threeDSSessionData, or posted twice, fails it.
+    /// The form the 3DS Server's page posts to the acsURL is graded on its transaction: a correct one passes
+    /// creq.browser-form, and so does one without threeDSSessionData (optional) or posted twice (refused, not graded);
+    /// a CReq of another messageVersion than its transaction's fails it.
     @Test func theBrowserCReqFormIsGradedAsThe3DSServersDoing() async throws {
         try await withHarness { harness in
             func started() async throws -> (id: String, challenge: JSONValue) {

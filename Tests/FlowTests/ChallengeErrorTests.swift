@@ -106,6 +106,27 @@ struct ChallengeErrorTests {
         }
     }
 
+    /// `oobContinue` answers an out-of-band screen and no other (Annex A: oobContinue, "after an OOB screen"): an SDK that
+    /// sends it on a text screen fails `creq.oob-continue`; the same screen answered with its code passes it.
+    @Test func oobContinueOnATextScreenFailsOOBContinuation() async throws {
+        try await withHarness { harness in
+            let wrong = try await OpenChallenge(harness)
+            let first = try await wrong.exchange(wrong.creq(0))
+            guard case .screen(let screen) = first.content else {
+                Issue.record("no first screen: \(first.json)")
+                return
+            }
+            #expect(screen.uiType == .text)
+            _ = try await wrong.exchange(wrong.creq(1, .oobContinue))
+            let (verdict, detail) = try await wrong.check("creq.oob-continue")
+            #expect(verdict == "fail" && detail?.contains("acsUiType 01") == true, "\(detail ?? "none")")
+            let right = try await OpenChallenge(harness)
+            _ = try await right.exchange(right.creq(0))
+            _ = try await right.exchange(right.creq(1, .dataEntry("1234")))
+            #expect(try await right.check("creq.oob-continue").verdict != "fail")
+        }
+    }
+
     @Test func tamperedHeader() async throws {
         try await withHarness { harness in
             let challenge = try await OpenChallenge(harness)

@@ -20,4 +20,20 @@ struct RehearsalDocumentationTests {
             #expect(columns.count == 5 && columns[4].contains("`"), "\(row.prefix(60))")
         }
     }
+
+    /// A check's row is in the section of the party it judges: a reader rehearsing a 3DS Server reads that table alone.
+    @Test func eachCheckIsListedUnderThePartyItJudges() throws {
+        let text = try String(contentsOfFile: repositoryRoot + "/docs/rehearsal.md", encoding: .utf8)
+        var section = ""
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("## ") { section = String(line.dropFirst(3)) }
+            guard line.hasPrefix("| `"), let id = line.dropFirst(3).split(separator: "`").first,
+                  let check = ConformanceCheck(rawValue: String(id)) else { continue }
+            switch section {
+            case "Checks of a 3DS Server", "Card ranges by serial number": #expect(check.party == .threeDSServer, "\(id) under \(section)")
+            case "Checks of an SDK": #expect(check.party == .sdk, "\(id) under \(section)")
+            default: #expect(section == "Warnings", "\(id) under \(section)")
+            }
+        }
+    }
 }

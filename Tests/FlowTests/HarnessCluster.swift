@@ -53,9 +53,15 @@ final class HarnessCluster: @unchecked Sendable {
               enabled: true
             \(configuration)
             """.write(toFile: config, atomically: true, encoding: .utf8)
-        // Started together (the schema is made under an advisory lock), each taken once it says where it listens.
+        // Started together (the schema is made under an advisory lock), each taken once it says where it listens. Their
+        // ports are drawn before any is bound: each another (and not the balancer's).
         var launched: [ChildProcess] = []
-        for index in 0..<count { launched.append(try Self.launchInstance(folder: folder, index: index)) }
+        var ports: Set<Int> = [balancerPort]
+        for index in 0..<count {
+            var port = try ChildProcessPort.free()
+            while !ports.insert(port).inserted { port = try ChildProcessPort.free() }
+            launched.append(try Self.launchInstance(folder: folder, index: index, port: port))
+        }
         for (index, serve) in launched.enumerated() { instances.append(try Self.started(serve, index: index)) }
         try Self.balancerConfiguration(port: balancerPort, servers: instances.map(\.url)).write(toFile: folder + "/haproxy.cfg", atomically: true, encoding: .utf8)
         balancer = try ChildProcess(Self.haproxy, ["-db", "-f", folder + "/haproxy.cfg"])

@@ -32,7 +32,9 @@ public final class TemporaryPostgres: @unchecked Sendable {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("postgres-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         if getuid() == 0 { try FileManager.default.setAttributes([.ownerAccountName: "postgres"], ofItemAtPath: directory) }
-        try run(binaries + "/initdb", ["-D", directory + "/data", "-A", "trust", "-U", "harness", "-E", "UTF8", "--no-sync"])
+        // The template's copy keeps the owner and modes initdb gave them; without one, initdb.
+        let copied = Self.template.map { (try? ChildProcess.run("/bin/cp", ["-a", $0, directory + "/data"]))?.status == 0 } ?? false
+        if !copied { try Self.initdb(binaries, into: directory) }
         var attempt = 1
         while true {
             let port = try ports()
@@ -88,11 +90,35 @@ public final class TemporaryPostgres: @unchecked Sendable {
         return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    private func run(_ executable: String, _ arguments: [String]) throws {
+    private func run(_ executable: String, _ arguments: [String]) throws { try Self.run(executable, arguments, in: directory) }
+
+    private static func run(_ executable: String, _ arguments: [String], in directory: String) throws {
         let command = getuid() == 0 ? ("/usr/sbin/runuser", ["-u", "postgres", "--", executable] + arguments) : (executable, arguments)
         let result = try ChildProcess.run(command.0, command.1, directory: directory, timeout: 60)
         guard result.status == 0 else { throw Failure("\(executable) \(arguments.joined(separator: " ")): \(result.output)") }
     }
+
+    /// A new cluster's data folder in `directory`/data.
+    private static func initdb(_ binaries: String, into directory: String) throws {
+        try run(binaries + "/initdb", ["-D", directory + "/data", "-A", "trust", "-U", "harness", "-E", "UTF8", "--no-sync"], in: directory)
+    }
+
+    /// A data folder `initdb` made once in this process and copied for each server (initdb is most of a server's
+    /// start); removed as the process exits. Nil where it could not be made: each server then runs initdb.
+    private static let template: String? = {
+        guard let binaries = binariesDirectory else { return nil }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("postgres-template-\(getpid())").path
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            if getuid() == 0 { try FileManager.default.setAttributes([.ownerAccountName: "postgres"], ofItemAtPath: folder) }
+            try initdb(binaries, into: folder)
+        } catch {
+            try? FileManager.default.removeItem(atPath: folder)
+            return nil
+        }
+        atexit { TemporaryPostgres.template.map { try? FileManager.default.removeItem(atPath: ($0 as NSString).deletingLastPathComponent) } }
+        return folder + "/data"
+    }()
 
     public struct Failure: Error, CustomStringConvertible {
         public let description: String

@@ -251,8 +251,9 @@ extension AccessControlServer {
     /// SDK stops (protocolError) and answers nothing, also when the Erro is in error (EMVCo FAQ Q52). The ACS that sent it
     /// has ended the challenge, if still open: as for a CReq it refuses, the RReq (`challengeCancel` 10 from 2.3.1, 06
     /// before) goes first, where the 3DS Server would otherwise wait out the challenge's time limit for a timeout that never
-    /// was. Unless the Erro does not reach the SDK as one in its wait (a transport fault, a delay): the challenge then ends
-    /// as the SDK ends it, or at the limit.
+    /// was; also where the Erro is cut or under another Content-Type, which the SDK still reads and stops at. Unless the
+    /// answer never reaches the SDK as a body in its wait (silence, a cut connection, an HTTP error, a delay past 10 s): the
+    /// challenge then ends as the SDK ends it, or at the limit.
     private func erroInstead(of content: CRes.Content, answering opened: OpenedCReq, faults: [Fault]) async -> HTTPResponse {
         let response = await FaultyAnswer.answer(CRes(answering: opened.creq, content: content).json, faults: faults, from: .acs)
         let sent = try? JSONReader.parse(response.body).value
@@ -260,8 +261,7 @@ extension AccessControlServer {
                          note: "in place of the CRes; spoilt by the scenario: " + faults.map(\.name).joined(separator: ", "), isJSON: sent != nil)
         recordAnswerSent(opened, spoilt: true)
         let erro = sent.flatMap { try? ErroMessage(json: $0) }
-        let delayed = faults.contains { if case .latency = $0 { true } else { false } }
-        guard ErroDue(answerSpoiltBy: faults) == .forbidden, !delayed else { return response }
+        guard !faults.contains(where: \.keepsTheAnswerFromTheSDK) else { return response }
         await end(opened.acsTransID, because: "Erro \(erro?.errorCode.rawValue ?? "in error") sent to the SDK in place of the CRes",
                   cancel: .erroToSDK, erro: erro, ending: .erroInsteadOfCRes(erro?.errorCode.rawValue ?? "in error"))
         return response

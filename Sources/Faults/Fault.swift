@@ -108,6 +108,19 @@ public enum Fault: Sendable, Equatable {
     // Crypto on the CRes JWE.
     case cresEncryption(CResEncryptionFault)
 
+    /// How long an SDK waits for a CRes before it gives up with Erro 402.
+    public static let sdkCResWaitMilliseconds = 10_000
+
+    /// Whether an answer with this fault never reaches an SDK as a body it reads: silence, a cut, an HTTP error, or a
+    /// delay past its CRes wait.
+    public var keepsTheAnswerFromTheSDK: Bool {
+        switch self {
+        case .noAnswer, .closeMidResponse, .httpStatus: true
+        case .latency(let milliseconds): milliseconds >= Self.sdkCResWaitMilliseconds
+        default: false
+        }
+    }
+
     /// The legs where this fault means something.
     public var legs: Set<FaultLeg> {
         switch self {

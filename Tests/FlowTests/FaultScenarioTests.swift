@@ -70,7 +70,8 @@ struct FaultScenarioTests {
 
     /// An Erro in place of the CRes that a transport fault or a delay keeps from the SDK ends the challenge as the SDK
     /// ends it: one whose connection is held unanswered times out with Erro 402, and passes `sdk.erro` and
-    /// `challenge.end` where its scenario expects that (the Erro delivered: NegativeCaseTests).
+    /// `challenge.end` where its scenario expects that. One cut short or a little late still reaches the SDK, which stops
+    /// there: the ACS has ended the challenge (U, 06) and `challenge.end` passes.
     @Test func anErroInPlaceOfTheCResThatNeverArrivesEndsTheChallengeAsTheSDKEndsIt() async throws {
         try await withHarness(configure: quickTimeouts) { harness in
             let group = EventLoopGroup(loopCount: 1)
@@ -84,6 +85,15 @@ struct FaultScenarioTests {
             #expect(run.challenge?.erroSent?.errorCode == .transactionTimedOut, "\(run.summary)")
             #expect(try await harness.check("sdk.erro", of: run.final.record) == "pass")
             #expect(try await harness.check("challenge.end", of: run.final.record) == "pass")
+            // Cut short, or a little late, it still reaches the SDK, which stops there: the ACS has ended the challenge.
+            for also in [#"{"leg":"sdk","fault":"malformed-json"}"#, #"{"leg":"sdk","fault":"latency","value":"300"}"#] {
+                let faults = #"[{"leg":"sdk","fault":"erro","value":"403"},\#(also)]"#
+                let pin = #"{"pan":"4000000000110009","scenario":{"name":"p","description":"d","challenge":\#(step),"faults":\#(faults),"expect":{"sdk":"protocolError","text":"t"}}}"#
+                #expect(try await harness.post("/admin/pins", Array(pin.utf8)).status.code == 201)
+                let read = try await runTransaction(harness, pan: "4000000000110009", answers: ["1234"], challenger: sdk)
+                #expect(read.final.state == "completed" && read.final.record["challengeCancel"]?.stringValue == "06", "\(also): \(read.summary)")
+                #expect(try await harness.check("challenge.end", of: read.final.record) == "pass", "\(also)")
+            }
         }
     }
 

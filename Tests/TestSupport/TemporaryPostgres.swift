@@ -2,7 +2,7 @@ import Foundation
 
 /// A PostgreSQL server of Debian's package in a temporary directory, on a free loopback port
 /// (``ChildProcessPort``), as an unprivileged user (the `postgres` account when the tests run as root: the server refuses root).
-/// Made with `initdb` and `pg_ctl` for one suite; `stop()` removes it.
+/// Made from a copy of one `initdb`'d folder (or by `initdb`) and `pg_ctl` for one suite; `stop()` removes it.
 public final class TemporaryPostgres: @unchecked Sendable {
     public private(set) var url = ""
     private let directory: String
@@ -34,7 +34,10 @@ public final class TemporaryPostgres: @unchecked Sendable {
         if getuid() == 0 { try FileManager.default.setAttributes([.ownerAccountName: "postgres"], ofItemAtPath: directory) }
         // The template's copy keeps the owner and modes initdb gave them; without one, initdb.
         let copied = Self.template.map { (try? ChildProcess.run("/bin/cp", ["-a", $0, directory + "/data"]))?.status == 0 } ?? false
-        if !copied { try Self.initdb(binaries, into: directory) }
+        if !copied {
+            try? FileManager.default.removeItem(atPath: directory + "/data")  // what a failed copy left
+            try Self.initdb(binaries, into: directory)
+        }
         var attempt = 1
         while true {
             let port = try ports()

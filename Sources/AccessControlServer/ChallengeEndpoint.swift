@@ -96,13 +96,15 @@ extension AccessControlServer {
         let dsTransID = transaction.ids.dsTransID
         if let late = transaction.sdkTimeout?.check(creqAt: settings.clock.instant()) { journal?.check(dsTransID, late) }
         if transaction.noCReqDue {
-            journal?.check(dsTransID, .fail(.challengeEnd, "the SDK sent a CReq after a runtime error (acsSignedContent or a CRes it must reject)"))
+            journal?.check(dsTransID, .fail(.challengeEnd, "the SDK sent a CReq after an answer it must stop at (an acsSignedContent or a CRes "
+                                                          + "it must reject, an Erro from the ACS)"))
         }
         guard case .challenge(let state) = transaction.phase else {
             journal?.message(dsTransID, from: .sdk, to: .accessControlServer, type: MessageType.cReq.rawValue, body: body, note: "after the challenge ended",
                              isJSON: false)
             // An SDK sends nothing after the final CRes: graded, not only answered (after the ACS's own time limit, only answered).
-            throw ChallengeRefusal("acsTransID", .transactionIDNotRecognised, Self.afterTheEnd, about: known, fails: transaction.creqAfterEndFails)
+            throw ChallengeRefusal("acsTransID", .transactionIDNotRecognised, Self.afterTheEnd(transaction), about: known,
+                                   fails: transaction.creqAfterEndFails)
         }
         guard case .secureChannel(let channel) = state.medium else {
             throw ChallengeRefusal("acsTransID", .transactionIDNotRecognised, "is a browser challenge: its CReq goes to the acsURL as a form", about: known)
@@ -163,8 +165,11 @@ extension AccessControlServer {
                           encryption: jwe.contentEncryption, known: known)
     }
 
-    /// Why a CReq after the end is refused (Erro 301), and what fails `challenge.end`.
-    static let afterTheEnd = "the challenge has ended: no CReq is due after the final CRes"
+    /// Why a CReq after the end is refused (Erro 301), and what fails `challenge.end`: how the challenge ended.
+    static func afterTheEnd(_ transaction: Transaction) -> String {
+        guard case .ended(let why) = transaction.phase else { return "the challenge has ended: no CReq is due" }
+        return "the challenge has ended (\(why)): no CReq is due after it"
+    }
 
     /// Claims the counter and takes the decision at once, so a replayed or concurrent CReq cannot pass.
     private func decide(_ opened: OpenedCReq) throws(ChallengeRefusal) -> ChallengeSession.Decision {
@@ -175,7 +180,7 @@ extension AccessControlServer {
         var finalRefusalDue = false
         let step: Result<ChallengeSession.Decision, ChallengeRefusal>? = transactions.update(kid) { transaction in
             guard case .challenge(var state) = transaction.phase else {
-                return .failure(ChallengeRefusal("acsTransID", .transactionIDNotRecognised, Self.afterTheEnd, about: known,
+                return .failure(ChallengeRefusal("acsTransID", .transactionIDNotRecognised, Self.afterTheEnd(transaction), about: known,
                                                  fails: transaction.creqAfterEndFails))
             }
             guard creq.counter == state.nextCounter else {

@@ -65,8 +65,8 @@ extension AccessControlServer {
         var expectation: Expectation?
         var expectedSDKErro: ErrorCode? { expectation?.sdkErro }
         var sdkErroReceived: ErrorCode?
-        /// Set once the ACS has spoilt what a correct SDK stops at with a runtime error
-        /// (acsSignedContent, a CRes's HTTP answer): from then on no CReq is due.
+        /// Set once the ACS has spoilt what a correct SDK stops at, with a runtime error (acsSignedContent, a CRes's HTTP
+        /// answer) or a protocol error (an Erro in place of the CRes): from then on no CReq is due.
         var noCReqDue = false
         /// The time limit of its challenge when not the ACS's: a load mix's (``Scenario/challengeTimeout``).
         var challengeTimeout: Double?

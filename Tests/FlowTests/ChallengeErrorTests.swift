@@ -236,7 +236,7 @@ struct ChallengeErrorTests {
             #expect(late.errorDescription.contains("ended"))
             // A CReq after the final CRes fails the SDK's challenge.end (it passed when the challenge completed).
             let graded = try await challenge.check("challenge.end")
-            #expect(graded.verdict == "fail" && graded.detail?.contains("no CReq is due after the final CRes") == true, "\(graded)")
+            #expect(graded.verdict == "fail" && graded.detail?.contains("the challenge has ended (challenge completed): no CReq is due") == true, "\(graded)")
             // The result stays what the challenge decided.
             let record = try await harness.simulator.record(challenge.parameters.threeDSServerTransID)
             #expect(record.transStatus == "Y")

@@ -267,8 +267,9 @@ extension AccessControlServer {
         recordAnswerSent(opened, spoilt: true)
         let erro = sent.flatMap { try? ErroMessage(json: $0) }
         guard !faults.contains(where: \.keepsTheAnswerFromTheSDK) else { return response }
-        await end(opened.acsTransID, because: "Erro \(erro?.errorCode.rawValue ?? "in error") sent to the SDK in place of the CRes",
-                  cancel: .erroToSDK, erro: erro, ending: .erroInsteadOfCRes(erro?.errorCode.rawValue ?? "in error"))
+        let code = erro?.errorCode.rawValue ?? "in error"
+        await end(opened.acsTransID, because: "Erro \(code) sent to the SDK in place of the CRes", cancel: .erroToSDK, erro: erro,
+                  ending: .erroInsteadOfCRes(code))
         return response
     }
 
@@ -422,7 +423,8 @@ extension AccessControlServer {
         // as from a 3DS Server.
         // An Erro in place of a CRes is answered by none (EMVCo FAQ Q52), whatever spoils it.
         let sdkFaults = transaction.faults.filter { $0.leg == .sdk }.map(\.fault)
-        let spoilt = sdkFaults.contains { $0.erroInstead != nil } ? nil : sdkFaults.lazy.map(\.erroDue).first { $0.errorCodes != nil }
+        let erroInstead = sdkFaults.contains { $0.erroInstead != nil }
+        let spoilt = erroInstead ? nil : sdkFaults.lazy.map(\.erroDue).first { $0.errorCodes != nil }
         let field = spoilt?.field
         let readings = spoilt?.claimed != nil ? spoilt?.errorCodes ?? [] : []
         let allowed = Set(readings + [transaction.expectedSDKErro].compactMap { $0 })
@@ -434,7 +436,7 @@ extension AccessControlServer {
                 journal.check(dsTransID, .pass(.sdkErro, "Erro \(erro.errorCode.rawValue) received" + after))
             }
         case let due?: journal.check(dsTransID, .fail(.sdkErro, "Erro \(erro.errorCode.rawValue) received\(after), expected \(due.rawValue)"))
-        case nil where sdkFaults.contains { $0.erroInstead != nil } && ErroDue(answerSpoiltBy: sdkFaults) == .forbidden:
+        case nil where erroInstead && ErroDue(answerSpoiltBy: sdkFaults) == .forbidden:
             journal.check(dsTransID, .fail(.sdkErro, "Erro \(erro.errorCode.rawValue) (\(erro.errorDescription))\(after) answered the ACS's Erro: "
                                             + "an Erro is never answered, also when it is in error (EMVCo 3DS FAQ Q52)"))
         case nil: journal.check(dsTransID, .fail(.sdkErro, "unexpected Erro \(erro.errorCode.rawValue) (\(erro.errorDescription))\(after)"))

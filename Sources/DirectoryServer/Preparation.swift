@@ -104,9 +104,9 @@ extension DirectoryServer {
         entry.caseTag = request.harnessCase
         entry.add(from: .threeDSServer, to: .directoryServer, type: MessageType.pReq.rawValue, body: request.body)
         // An Erro may go in place of the PRes (an erro fault): the journal names what went.
-        let sent = (try? JSONReader.parse(answer.body))?.value["messageType"]?.stringValue ?? MessageType.pRes.rawValue
-        entry.add(from: .directoryServer, to: .threeDSServer, type: sent, body: answer.body,
-                  note: "spoilt by the scenario: \(faults)", isJSON: (try? JSONReader.parse(answer.body)) != nil)
+        let read = try? JSONReader.parse(answer.body)
+        let sent = read?.value["messageType"]?.stringValue ?? MessageType.pRes.rawValue
+        entry.add(from: .directoryServer, to: .threeDSServer, type: sent, body: answer.body, note: "spoilt by the scenario: \(faults)", isJSON: read != nil)
         entry.end(transStatus: nil, because: "the \(sent) to the PReq (\(faults)): the 3DS Server's Erro about it is graded")
         await journal.open(entry)
         return id

@@ -13,21 +13,9 @@ public enum ChildProcessPort {
         let range = 10_000..<firstEphemeral
         for _ in 0..<100 {
             let port = Int.random(in: range)
-            if isFree(port) { return port }
+            // Free if it can be bound; let go at once for the child.
+            if (try? RefusingPort(port: port)) != nil { return port }
         }
         throw POSIXError(.EADDRINUSE)
-    }
-
-    private static func isFree(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
     }
 }

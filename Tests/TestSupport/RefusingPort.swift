@@ -7,10 +7,12 @@ public final class RefusingPort {
     private let fd: Int32
     public let port: Int
 
-    public init() throws {
+    /// `port` 0: one the kernel chooses. Fails where `port` is bound already.
+    public init(port: Int = 0) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
@@ -21,7 +23,7 @@ public final class RefusingPort {
             throw POSIXError(.EADDRNOTAVAIL)
         }
         self.fd = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = Int(UInt16(bigEndian: address.sin_port))
     }
 
     deinit { Foundation.close(fd) }

@@ -30,8 +30,7 @@ public final class TemporaryPostgres: @unchecked Sendable {
         guard let binaries = Self.binariesDirectory else { throw Failure("no PostgreSQL server installed") }
         self.binaries = binaries
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("postgres-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        if getuid() == 0 { try FileManager.default.setAttributes([.ownerAccountName: "postgres"], ofItemAtPath: directory) }
+        try Self.makeServersFolder(at: directory)
         // The template's copy keeps the owner and modes initdb gave them; without one, initdb.
         let copied = Self.template.map { (try? ChildProcess.run("/bin/cp", ["-a", $0, directory + "/data"]))?.status == 0 } ?? false
         if !copied {
@@ -101,6 +100,12 @@ public final class TemporaryPostgres: @unchecked Sendable {
         guard result.status == 0 else { throw Failure("\(executable) \(arguments.joined(separator: " ")): \(result.output)") }
     }
 
+    /// A new folder at `path` that the server's account owns (the `postgres` account when the tests run as root).
+    private static func makeServersFolder(at path: String) throws {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        if getuid() == 0 { try FileManager.default.setAttributes([.ownerAccountName: "postgres"], ofItemAtPath: path) }
+    }
+
     /// A new cluster's data folder in `directory`/data.
     private static func initdb(_ binaries: String, into directory: String) throws {
         try run(binaries + "/initdb", ["-D", directory + "/data", "-A", "trust", "-U", "harness", "-E", "UTF8", "--no-sync"], in: directory)
@@ -112,8 +117,7 @@ public final class TemporaryPostgres: @unchecked Sendable {
         guard let binaries = binariesDirectory else { return nil }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("postgres-template-\(getpid())").path
         do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            if getuid() == 0 { try FileManager.default.setAttributes([.ownerAccountName: "postgres"], ofItemAtPath: folder) }
+            try makeServersFolder(at: folder)
             try initdb(binaries, into: folder)
         } catch {
             try? FileManager.default.removeItem(atPath: folder)
